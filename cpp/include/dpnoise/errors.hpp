@@ -1,0 +1,15 @@
+// dpnoise/errors.hpp -- the library-specific exception of the C++ core.
+// Everything else uses the standard std::invalid_argument / std::domain_error /
+// std::overflow_error; the bindings map them to ValueError / OverflowError.
+#pragma once
+#include <stdexcept>
+#include <string>
+
+namespace dpnoise {
+
+// The operating system could not supply entropy; never fall back to a weaker source.
+struct entropy_error : std::runtime_error {
+    explicit entropy_error(const std::string& what) : std::runtime_error(what) {}
+};
+
+}  // namespace dpnoise

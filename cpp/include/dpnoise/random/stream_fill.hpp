@@ -1,0 +1,40 @@
+// dpnoise/random/stream_fill.hpp -- fill an output array, chunk by chunk, each chunk from its
+// own ChaCha20 stream, over up to `threads` workers. Chunk c of a request always uses stream
+// first_stream + c, so the output does not depend on the number of threads.
+#pragma once
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#include "dpnoise/parallel.hpp"
+#include "dpnoise/random/bit_source.hpp"
+#include "dpnoise/random/generator.hpp"
+#include "dpnoise/random/keystream.hpp"
+
+namespace dpnoise::random {
+
+inline uint64_t streams_needed(size_t n) {
+    return std::max<uint64_t>(1, (n + kSamplesPerStream - 1) / kSamplesPerStream);
+}
+
+// sample(BitReader<KeystreamWords>&, size_t index) -> T
+template <class T, class SampleOne>
+void fill_from_streams(const StreamReservation& r, T* out, size_t n, unsigned threads, SampleOne&& sample) {
+    const size_t nchunks = (n + kSamplesPerStream - 1) / kSamplesPerStream;
+    parallel_tasks(nchunks, threads, [&](size_t chunk) {
+        KeystreamWords words(r.key, r.first_stream + chunk);
+        BitReader<KeystreamWords> bits(words);
+        const size_t begin = chunk * kSamplesPerStream;
+        const size_t end = std::min(n, begin + kSamplesPerStream);
+        for (size_t i = begin; i < end; ++i) out[i] = sample(bits, i);
+    });
+}
+
+// Reserves the streams a request of n samples needs, then fills it.
+template <class T, class SampleOne>
+void sample_into(ChaCha20Generator& gen, T* out, size_t n, unsigned threads, SampleOne&& sample) {
+    const StreamReservation r = gen.reserve_streams(streams_needed(n));
+    fill_from_streams(r, out, n, threads, std::forward<SampleOne>(sample));
+}
+
+}  // namespace dpnoise::random

@@ -1,0 +1,1 @@
+from dpnoise._core import ChaCha20Core as ChaCha20

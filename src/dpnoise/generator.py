@@ -1,0 +1,2 @@
+Generator = None
+def default_rng(seed=None): pass
