@@ -1,2 +1,211 @@
-Generator = None
-def default_rng(seed=None): pass
+"""Generator and default_rng: the NumPy-style API over dpnoise's exact samplers.
+
+Every sampler draws with integer/rational arithmetic only, from the ChaCha20 stream of the
+generator's bit generator. Parameters accept int, float, fractions.Fraction (and NumPy
+scalars), or array-likes of them that broadcast against ``size`` as in NumPy. Floats are used at
+their exact binary value; a value that does not fit the core's 62-bit numerators and
+denominators is rounded toward more noise (scales and variances up).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Optional, Tuple, Union
+
+import numpy as np
+import numpy.typing as npt
+
+from dpnoise import _core
+from dpnoise import _rational as R
+from dpnoise.bit_generator import ChaCha20, _check_count, _check_threads
+
+Size = Union[None, int, Tuple[int, ...]]
+_INT64_MIN = -(1 << 63)
+_INT64_MAX = (1 << 63) - 1
+
+
+def _shape_of(size: Size) -> Optional[Tuple[int, ...]]:
+    if size is None:
+        return None
+    if isinstance(size, tuple):
+        return tuple(_check_count(s) for s in size)
+    if isinstance(size, list):
+        raise TypeError("size must be an int, a tuple of ints or None, got list")
+    return (_check_count(size),)
+
+
+def _is_scalar(value: Any) -> bool:
+    return np.ndim(value) == 0 and not isinstance(value, np.ndarray)
+
+
+class Generator:
+    """Exact DP noise from a ChaCha20 bit generator (NumPy ``Generator``-style methods).
+
+    Use :func:`default_rng` to make one. ``is_secure`` tells whether the stream is keyed from
+    the operating system (secure) or from a seed (reproducible, for tests only).
+    """
+
+    def __init__(self, bit_generator: ChaCha20) -> None:
+        if not isinstance(bit_generator, ChaCha20):
+            raise TypeError(
+                f"bit_generator must be a dpnoise.ChaCha20, got {type(bit_generator).__name__}"
+            )
+        self._bit_generator = bit_generator
+        self._core = bit_generator._core
+
+    @property
+    def bit_generator(self) -> ChaCha20:
+        return self._bit_generator
+
+    @property
+    def is_secure(self) -> bool:
+        return self._bit_generator.is_secure
+
+    def __repr__(self) -> str:
+        return f"Generator({self._bit_generator!r})"
+
+    def __reduce__(self) -> Any:
+        raise TypeError("dpnoise Generators cannot be pickled or copied: a copy would repeat the same noise")
+
+    # -- the sampling driver ---------------------------------------------------------------
+    def _draw(
+        self,
+        name: str,
+        value: Any,
+        pname: str,
+        convert: Callable[[Any, str], R.Pair],
+        size: Size,
+        threads: Optional[int],
+    ) -> Any:
+        shape = _shape_of(size)
+        nthreads = _check_threads(threads)
+        same = getattr(_core, name)
+        if _is_scalar(value):
+            num, den = convert(value.item() if isinstance(value, np.generic) else value, pname)
+            if shape is None:
+                return same(self._core, num, den, 1, 1)[0]
+            n = int(np.prod(shape, dtype=np.int64))
+            return same(self._core, num, den, n, nthreads).reshape(shape)
+        pshape, nums, dens, index = R.parameter_table(value, pname, convert)
+        if shape is None:
+            shape = pshape
+        else:
+            try:
+                ok = np.broadcast_shapes(pshape, shape) == shape
+            except ValueError:
+                ok = False
+            if not ok:
+                raise ValueError(f"{pname} with shape {pshape} does not broadcast to size {shape}")
+        index = np.ascontiguousarray(np.broadcast_to(index.reshape(pshape), shape)).reshape(-1)
+        each = getattr(_core, name + "_each")
+        return each(self._core, nums, dens, index, nthreads).reshape(shape)
+
+    # -- samplers ----------------------------------------------------------------------------
+    def discrete_laplace(self, scale: Any, size: Size = None, *, threads: Optional[int] = None) -> Any:
+        """Discrete Laplace noise: P(x) proportional to exp(-|x| / scale), x an integer (int64).
+
+        Canonne, Kamath & Steinke (2020), Algorithm 2, exact for rational ``scale``. A float scale
+        is used at its exact value when it lies in [2^-62, 2^62] with at most 62 significant
+        bits (every ordinary double); otherwise it is rounded up (more noise). ``scale=0``
+        gives zeros. ``threads`` splits large requests; the output is the same for any value.
+        """
+        return self._draw("discrete_laplace", scale, "scale", R.scale_pair, size, threads)
+
+    def discrete_gaussian(
+        self,
+        sigma: Any = None,
+        size: Size = None,
+        *,
+        variance: Any = None,
+        threads: Optional[int] = None,
+    ) -> Any:
+        """Discrete Gaussian noise: P(x) proportional to exp(-x^2 / (2 sigma^2)), x an integer.
+
+        Canonne, Kamath & Steinke (2020), Algorithm 3, exact for rational sigma^2. Give either
+        ``sigma`` (sigma^2 is then computed exactly from it) or ``variance`` (any rational, e.g.
+        ``Fraction(1, 2 * rho)`` for zCDP). A variance whose exact value does not fit is
+        rounded up (more noise, relative change below 2^-45). ``sigma=0`` gives zeros.
+        """
+        if (sigma is None) == (variance is None):
+            raise TypeError("discrete_gaussian takes exactly one of sigma or variance")
+        if variance is not None:
+            return self._draw("discrete_gaussian", variance, "variance", R.variance_pair, size, threads)
+        return self._draw("discrete_gaussian", sigma, "sigma", R.sigma_to_variance_pair, size, threads)
+
+    def geometric(
+        self, *args: Any, scale: Any = None, size: Size = None, threads: Optional[int] = None
+    ) -> Any:
+        """One-sided geometric noise: P(k) = (1 - e^(-1/scale)) e^(-k/scale), k = 0, 1, 2, ...
+
+        This is the exponential parameterisation used by DP (the geometric mechanism), NOT
+        NumPy's ``geometric(p)`` (trials until success); ``scale`` is therefore keyword-only.
+        Exact for rational scale (CKS 2020, Algorithm 2 without the sign).
+        """
+        if args:
+            raise TypeError(
+                "geometric takes scale= as a keyword: dpnoise's geometric is "
+                "P(k) ~ exp(-k/scale) for k >= 0, not numpy's geometric(p)"
+            )
+        if scale is None:
+            raise TypeError("geometric() missing required keyword argument: 'scale'")
+        return self._draw("geometric", scale, "scale", R.scale_pair, size, threads)
+
+    def bernoulli(self, p: Any, size: Size = None, *, threads: Optional[int] = None) -> Any:
+        """Bernoulli(p) as bool, exact for rational p (a float p is exact unless it is below
+        2^-62 in granularity, in which case it is rounded to the nearest multiple of 2^-62)."""
+        return self._draw("bernoulli", p, "p", R.probability_pair, size, threads)
+
+    def bernoulli_exp(self, gamma: Any, size: Size = None, *, threads: Optional[int] = None) -> Any:
+        """Bernoulli(exp(-gamma)) as bool, exact for rational gamma >= 0 (CKS 2020, Algorithm 1).
+        A gamma that does not fit 62-bit parts is rounded up."""
+        return self._draw("bernoulli_exp", gamma, "gamma", R.gamma_pair, size, threads)
+
+    def integers(
+        self,
+        low: int,
+        high: Optional[int] = None,
+        size: Size = None,
+        *,
+        endpoint: bool = False,
+        threads: Optional[int] = None,
+    ) -> Any:
+        """Uniform integers in [low, high) (or [low, high] with ``endpoint=True``), unbiased
+        (rejection sampling). With ``high=None`` the range is [0, low). Bounds must be ints
+        within int64; array bounds are not supported."""
+        for nm, v in (("low", low), ("high", high)):
+            if v is None:
+                continue
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+                raise TypeError(f"{nm} must be an int, got {type(v).__name__}")
+            if not _INT64_MIN <= int(v) <= _INT64_MAX + 1:
+                raise OverflowError(f"{nm}={v} is out of the int64 range")
+        lo, hi = (0, int(low)) if high is None else (int(low), int(high))
+        top = hi if endpoint else hi - 1
+        if top < lo:
+            raise ValueError(f"high must be greater than low (low={lo}, high={hi}, endpoint={endpoint})")
+        if top > _INT64_MAX or lo < _INT64_MIN:
+            raise OverflowError(f"the range [{lo}, {top}] does not fit in int64")
+        shape = _shape_of(size)
+        nthreads = _check_threads(threads)
+        n = 1 if shape is None else int(np.prod(shape, dtype=np.int64))
+        out = _core.integers(self._core, lo, top - lo, n, nthreads)
+        return out[0] if shape is None else out.reshape(shape)
+
+    def random_raw(self, size: Size = None, *, threads: Optional[int] = None) -> Any:
+        """Raw uint64 words of the generator's sequential ChaCha20 stream."""
+        return self._bit_generator.random_raw(size, threads=threads)
+
+
+def default_rng(seed: Union[None, int, ChaCha20, Generator] = None) -> Generator:
+    """A dpnoise Generator.
+
+    ``default_rng()`` is secure (keyed from the operating system). ``default_rng(seed)`` is
+    reproducible and NOT secure: use it only for tests and benchmarks; its ``is_secure`` is
+    False and its repr says so. A ChaCha20 or Generator passed in is wrapped or returned.
+    """
+    if isinstance(seed, Generator):
+        return seed
+    if isinstance(seed, ChaCha20):
+        return Generator(seed)
+    return Generator(ChaCha20(seed))
+
+
+__all__ = ["Generator", "default_rng"]

@@ -20,24 +20,48 @@ namespace dpnoise::exact {
 
 // Bernoulli(a/b) with 0 <= a and 1 <= b; a >= b gives true. U is uint64_t, u128 or WideUint,
 // and b must leave the top bit of U clear (checked by the callers that build b).
+//
+// Where the width allows, the comparison takes k = 16 (or 64) digits at once without division:
+// with u = the next k random bits and x = a 2^k,
+//   (u+1) b <= x  means  u/2^k + 2^-k <= p: the uniform is below p whatever its other bits;
+//   u b >= x      means  u/2^k >= p: it is not below p;
+//   otherwise p lies strictly inside [u/2^k, (u+1)/2^k) and the comparison continues with
+//   the remainder p' = (x - u b)/b against the uniform's next digits.
 template <class Bits, class U>
 inline bool bernoulli_rational(Bits& bits, U a, const U& b) {
     if (a >= b) return true;
     if (is_zero(a)) return false;
     if constexpr (std::is_same_v<U, uint64_t>) {
-        if (b <= (uint64_t{1} << 32)) {
-            // 32 digits of p at a time: D = floor(a 2^32 / b) against 32 random bits.
+        if (b < (uint64_t{1} << 48)) {
             for (;;) {
-                const uint64_t x = a << 32;
-                const uint64_t digits = x / b;
-                a = x % b;
-                const uint64_t u = bits.bits(32);
-                if (u != digits) return u < digits;
-                if (a == 0) return false;
+                const uint64_t x = a << 16;
+                const uint64_t low = bits.bits(16) * b;
+                if (low + b <= x) return true;
+                if (low >= x) return false;
+                a = x - low;
+            }
+        }
+        for (;;) {  // b < 2^63: 64 digits at a time in 128-bit arithmetic
+            const u128 x = static_cast<u128>(a) << 64;
+            const u128 low = static_cast<u128>(bits.bits(64)) * b;
+            if (low + b <= x) return true;
+            if (low >= x) return false;
+            a = static_cast<uint64_t>(x - low);
+        }
+    } else if constexpr (std::is_same_v<U, u128>) {
+        if (b < (static_cast<u128>(1) << 48))
+            return bernoulli_rational<Bits, uint64_t>(bits, static_cast<uint64_t>(a), static_cast<uint64_t>(b));
+        if (b < (static_cast<u128>(1) << 111)) {
+            for (;;) {
+                const u128 x = a << 16;
+                const u128 low = static_cast<u128>(bits.bits(16)) * b;
+                if (low + b <= x) return true;
+                if (low >= x) return false;
+                a = x - low;
             }
         }
     }
-    for (;;) {
+    for (;;) {  // one digit at a time (wide integers, or b too close to the type's limit)
         double_in_place(a);
         const bool digit = a >= b;
         if (digit) a -= b;

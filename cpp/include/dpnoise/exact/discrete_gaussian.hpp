@@ -65,6 +65,12 @@ inline int64_t discrete_gaussian(Bits& bits, const DiscreteGaussianParams& p) {
         const bool ybt_fits = !__builtin_mul_overflow(static_cast<u128>(abs_y), p.bt, &ybt);
         if (ybt_fits && p.den_fits128) {
             const u128 d = ybt >= p.a ? ybt - p.a : p.a - ybt;
+            if (d < (static_cast<u128>(1) << 32) && p.den128 < (static_cast<u128>(1) << 40)) {
+                // Common case (moderate sigma, central Y): everything fits in 64 bits.
+                const uint64_t d64 = static_cast<uint64_t>(d);
+                if (bernoulli_exp_minus<Bits, uint64_t>(bits, d64 * d64, static_cast<uint64_t>(p.den128))) return y;
+                continue;
+            }
             if ((d >> 63) == 0) {
                 if (bernoulli_exp_minus<Bits, u128>(bits, d * d, p.den128)) return y;
                 continue;
