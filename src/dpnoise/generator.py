@@ -122,7 +122,8 @@ class Generator:
         Canonne, Kamath & Steinke (2020), Algorithm 3, exact for rational sigma^2. Give either
         ``sigma`` (sigma^2 is then computed exactly from it) or ``variance`` (any rational, e.g.
         ``Fraction(1, 2 * rho)`` for zCDP). A variance whose exact value does not fit is
-        rounded up (more noise, relative change below 2^-45). ``sigma=0`` gives zeros.
+        rounded up (more noise; relative change below 2^-40 for sigma in [1e-3, 2^31];
+        sigma above 2^31 is refused, and a variance below 2^-62 becomes 2^-62). ``sigma=0`` gives zeros.
         """
         if (sigma is None) == (variance is None):
             raise TypeError("discrete_gaussian takes exactly one of sigma or variance")
