@@ -122,7 +122,7 @@ class Generator:
         Canonne, Kamath & Steinke (2020), Algorithm 3, exact for rational sigma^2. Give either
         ``sigma`` (sigma^2 is then computed exactly from it) or ``variance`` (any rational, e.g.
         ``Fraction(1, 2 * rho)`` for zCDP). A variance whose exact value does not fit is
-        rounded up (more noise; relative change below 2^-40 for sigma in [1e-3, 2^31];
+        rounded up (more noise; relative change below 2^-40 for sigma in [0.01, 2^31];
         sigma above 2^31 is refused, and a variance below 2^-62 becomes 2^-62). ``sigma=0`` gives zeros.
         """
         if (sigma is None) == (variance is None):
