@@ -50,10 +50,14 @@ def to_fraction(value: Any, name: str) -> Fraction:
     )
 
 
+def _show(value: Any) -> str:
+    return str(value) if isinstance(value, Fraction) else repr(value)
+
+
 def nonnegative(value: Any, name: str) -> Fraction:
     fr = to_fraction(value, name)
     if fr < 0:
-        raise ValueError(f"{name} must be >= 0, got {value!r}")
+        raise ValueError(f"{name} must be >= 0, got {_show(value)}")
     return fr
 
 
