@@ -279,3 +279,13 @@ def test_numpy_style_geometric_call_is_refused(seeded):
 def test_generator_requires_a_chacha20():
     with pytest.raises(TypeError, match="bit_generator"):
         dpnoise.Generator(np.random.PCG64())
+
+
+def test_sampling_requests_and_sequential_stream_do_not_disturb_each_other():
+    """docs/reproducibility.md, promise 3."""
+    a, b = dpnoise.default_rng(17), dpnoise.default_rng(17)
+    a.discrete_laplace(5, 1000)
+    assert np.array_equal(a.random_raw(10), b.random_raw(10))  # sampling left stream 0 alone
+    c, d = dpnoise.default_rng(17), dpnoise.default_rng(17)
+    c.random_raw(12345)
+    assert np.array_equal(c.discrete_laplace(5, 100), d.discrete_laplace(5, 100))  # same stream id 1
