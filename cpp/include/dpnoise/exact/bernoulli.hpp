@@ -80,7 +80,8 @@ inline bool bernoulli_one_over(Bits& bits, uint64_t k) {
 // Bernoulli(exp(-1)): Algorithm 1 with gamma = 1 (the first trial, Bernoulli(1/1), always succeeds).
 template <class Bits>
 inline bool bernoulli_exp_minus_one(Bits& bits) {
-    uint64_t k = 2;
+    if (!bits.bit()) return false;  // K = 2: Bernoulli(1/2) is one fair bit
+    uint64_t k = 3;
     while (bernoulli_one_over(bits, k)) ++k;
     return (k & 1u) != 0;
 }
