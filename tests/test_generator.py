@@ -96,9 +96,9 @@ def test_chacha20_is_a_numpy_bit_generator():
     g = np.random.Generator(bg)
     x = g.standard_normal(10000)
     assert abs(x.mean()) < 0.05 and abs(x.std() - 1) < 0.05
-    # NumPy's raw words come from the same sequential stream as random_raw
-    a = np.random.Generator(dpnoise.ChaCha20(8)).integers(0, 2**63, size=4, dtype=np.uint64, endpoint=False)
-    assert a.dtype == np.uint64
+    # NumPy reads the same sequential stream as random_raw: a full-range uint64 draw is the raw word
+    a = np.random.Generator(dpnoise.ChaCha20(8)).integers(0, 2**64 - 1, size=4, dtype=np.uint64, endpoint=True)
+    assert np.array_equal(a, dpnoise.ChaCha20(8).random_raw(4))
 
 
 def test_generators_refuse_to_be_copied():

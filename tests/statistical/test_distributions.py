@@ -75,20 +75,20 @@ def run_gof(samples, cdf, span):
 SCALES = [0.3, Fraction(7, 3), 10, 10**6]
 
 
-@pytest.mark.parametrize("scale", SCALES, ids=str)
+FAMILIES = {
+    # name: (draw, exact cdf, half-width of the binned range in units of the parameter)
+    "discrete_laplace": (lambda rng, v: rng.discrete_laplace(v, N), laplace_cdf, 40),
+    "discrete_gaussian": (lambda rng, v: rng.discrete_gaussian(v, N), gaussian_cdf, 12),
+}
+
+
+@pytest.mark.parametrize("param", SCALES, ids=str)
 @pytest.mark.parametrize("which", ["seeded", "secure"])
-def test_discrete_laplace_fits_exact_pmf(scale, which):
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_sampler_fits_exact_pmf(family, param, which):
+    draw, cdf, width = FAMILIES[family]
     rng = dpnoise.default_rng(1234) if which == "seeded" else dpnoise.default_rng()
-    x = rng.discrete_laplace(scale, N)
-    run_gof(x, laplace_cdf(scale), int(40 * float(scale)) + 10)
-
-
-@pytest.mark.parametrize("sigma", SCALES, ids=str)
-@pytest.mark.parametrize("which", ["seeded", "secure"])
-def test_discrete_gaussian_fits_exact_pmf(sigma, which):
-    rng = dpnoise.default_rng(4321) if which == "seeded" else dpnoise.default_rng()
-    x = rng.discrete_gaussian(sigma, N)
-    run_gof(x, gaussian_cdf(sigma), int(12 * float(sigma)) + 10)
+    run_gof(draw(rng, param), cdf(param), int(width * float(param)) + 10)
 
 
 @pytest.mark.parametrize("scale", SCALES[:3], ids=str)
@@ -150,7 +150,6 @@ def test_integers_are_uniform(n):
     bins = min(n, 50)
     edges = np.linspace(0, n, bins + 1)
     counts = np.histogram(x, bins=edges)[0]
-    probs = np.diff(np.floor(edges - 1e-9).clip(0)) if False else None  # noqa: F841
     # exact bin probabilities: number of integers in each [edge_i, edge_{i+1})
     ints = np.diff(np.ceil(edges)).astype(float)
     expected = ints / n * N
