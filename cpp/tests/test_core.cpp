@@ -1,0 +1,125 @@
+// C++ unit tests of the dpnoise core (no Python). Built by CMake with
+// -DDPNOISE_BUILD_CPP_TESTS=ON and run through ctest (tests/test_cpp_core.py does both).
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+#include <vector>
+
+#include "dpnoise/exact/bernoulli.hpp"
+#include "dpnoise/exact/discrete_gaussian.hpp"
+#include "dpnoise/exact/wide_uint.hpp"
+#include "dpnoise/random/bit_source.hpp"
+#include "dpnoise/random/chacha20.hpp"
+#include "dpnoise/random/keystream.hpp"
+
+using namespace dpnoise;
+
+static int failures = 0;
+#define CHECK(cond)                                                        \
+    do {                                                                   \
+        if (!(cond)) {                                                     \
+            std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+            ++failures;                                                    \
+        }                                                                  \
+    } while (0)
+
+// A bit source whose first bits(k) call returns a chosen value; any further read is recorded
+// (it means the comparison was not decided by the first digit) and answered with zeros.
+struct ScriptedBits {
+    uint64_t first;
+    bool used_first = false;
+    bool read_more = false;
+    uint64_t bits(unsigned) {
+        if (!used_first) { used_first = true; return first; }
+        read_more = true;
+        return 0;
+    }
+    bool bit() { read_more = true; return false; }
+};
+
+static void test_rfc8439_block() {
+    uint32_t state[16] = {0x61707865, 0x3320646e, 0x79622d32, 0x6b206574};
+    for (int i = 0; i < 8; ++i) {
+        const uint32_t b = static_cast<uint32_t>(4 * i);
+        state[4 + i] = b | ((b + 1) << 8) | ((b + 2) << 16) | ((b + 3) << 24);
+    }
+    state[12] = 1; state[13] = 0x09000000; state[14] = 0x4a000000; state[15] = 0;
+    uint32_t out[16];
+    random::chacha20_block(state, out);
+    // RFC 8439 §2.3.2, the block as words
+    const uint32_t expect[16] = {0xe4e7f110, 0x15593bd1, 0x1fdd0f50, 0xc47120a3, 0xc7f4d1c7, 0x0368c033,
+                                 0x9aaa2204, 0x4e6cd4c3, 0x466482d2, 0x09aa9f07, 0x05d7c214, 0xa2028bd9,
+                                 0xd19c12b5, 0xb94e16de, 0xe883d0cb, 0x4e3c50a2};
+    for (int i = 0; i < 16; ++i) CHECK(out[i] == expect[i]);
+}
+
+// Bernoulli(a/b) through 16-bit digits: over all 2^16 first digits u, exactly floor(a 2^16 / b)
+// decide "true" at once, one digit (when b does not divide a 2^16) is undecided and reads on,
+// and the rest decide "false": so P[true] = (floor(a 2^16/b) + frac)/2^16 = a/b exactly.
+static void test_bernoulli_first_digit_partition(uint64_t a, uint64_t b) {
+    uint64_t decided_true = 0, undecided = 0;
+    for (uint64_t u = 0; u < 65536; ++u) {
+        ScriptedBits s{u};
+        const bool r = exact::bernoulli_rational<ScriptedBits, uint64_t>(s, a, b);
+        if (s.read_more) ++undecided;
+        else if (r) ++decided_true;
+    }
+    const exact::u128 x = static_cast<exact::u128>(a) << 16;
+    CHECK(decided_true == static_cast<uint64_t>(x / b));
+    CHECK(undecided == (x % b != 0 ? 1u : 0u));
+}
+
+static void test_wide_uint() {
+    const exact::u128 big = (static_cast<exact::u128>(0xfedcba9876543210ull) << 64) | 0x0123456789abcdefull;
+    exact::WideUint w(big);
+    const exact::WideUint sq = exact::wide_multiply(w, w);
+    exact::WideUint back = sq;
+    back -= sq;
+    CHECK(back.is_zero());
+    CHECK(w < sq);
+    exact::WideUint one(static_cast<exact::u128>(1));
+    for (int i = 0; i < 500; ++i) one.double_in_place();
+    bool threw = false;
+    try {
+        for (int i = 0; i < 20; ++i) one.double_in_place();
+    } catch (const std::overflow_error&) {
+        threw = true;
+    }
+    CHECK(threw);
+}
+
+static void test_gaussian_parameters() {
+    exact::DiscreteGaussianParams p(100, 1);  // sigma = 10
+    CHECK(p.t == 11);
+    exact::DiscreteGaussianParams q(49, 9);   // sigma = 7/3
+    CHECK(q.t == 3);
+    exact::DiscreteGaussianParams r(1, 4);    // sigma = 1/2
+    CHECK(r.t == 1);
+}
+
+static void test_bit_reader_consumes_words_in_order() {
+    random::StreamKey k{};
+    random::KeystreamWords a(k, 3), b(k, 3);
+    random::BitReader<random::KeystreamWords> bits(a);
+    const uint64_t w0 = b.next_u64(), w1 = b.next_u64();
+    CHECK(bits.bits(16) == (w0 & 0xffff));
+    CHECK(bits.bits(48) == (w0 >> 16));
+    CHECK(bits.bits(64) == w1);
+}
+
+int main() {
+    test_rfc8439_block();
+    const uint64_t cases[][2] = {{1, 3}, {2, 3}, {1, 2}, {7, 10}, {1, 65536}, {65535, 65536},
+                                 {12345, 99991}, {1, (1ull << 47) + 1}, {5, 7 * 11 * 13}};
+    for (const auto& c : cases) test_bernoulli_first_digit_partition(c[0], c[1]);
+    test_wide_uint();
+    test_gaussian_parameters();
+    test_bit_reader_consumes_words_in_order();
+    if (failures) {
+        std::fprintf(stderr, "%d check(s) failed\n", failures);
+        return 1;
+    }
+    std::printf("all C++ core checks passed\n");
+    return 0;
+}
