@@ -289,3 +289,9 @@ def test_sampling_requests_and_sequential_stream_do_not_disturb_each_other():
     c, d = dpnoise.default_rng(17), dpnoise.default_rng(17)
     c.random_raw(12345)
     assert np.array_equal(c.discrete_laplace(5, 100), d.discrete_laplace(5, 100))  # same stream id 1
+
+
+def test_core_integers_refuses_a_range_beyond_int64(seeded):
+    with pytest.raises(OverflowError):
+        _core.integers(seeded.bit_generator._core, -5, 2**63 + 4, 1, 1)
+    assert _core.integers(seeded.bit_generator._core, -5, 2**63 + 3, 3, 1).dtype == np.int64

@@ -104,8 +104,7 @@ void register_exact(py::module_& m) {
     m.def(
         "integers",
         [](GeneratorHandle& h, int64_t low, uint64_t span_minus_one, size_t n, unsigned threads) {
-            if (span_minus_one > static_cast<uint64_t>(INT64_MAX) - static_cast<uint64_t>(low) &&
-                low >= 0)
+            if (static_cast<__int128>(low) + static_cast<__int128>(span_minus_one) > INT64_MAX)
                 throw std::overflow_error("integers: low + span exceeds int64");
             return sample_same<int64_t, uint64_t>(h, span_minus_one, n, threads, [low](Bits& bits, uint64_t m) {
                 // low + u computed in unsigned arithmetic: the caller guarantees low + m <= INT64_MAX.
