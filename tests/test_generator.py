@@ -293,5 +293,5 @@ def test_sampling_requests_and_sequential_stream_do_not_disturb_each_other():
 
 def test_core_integers_refuses_a_range_beyond_int64(seeded):
     with pytest.raises(OverflowError):
-        _core.integers(seeded.bit_generator._core, -5, 2**63 + 4, 1, 1)
-    assert _core.integers(seeded.bit_generator._core, -5, 2**63 + 3, 3, 1).dtype == np.int64
+        _core.integers(seeded.bit_generator._core, -5, 2**63 + 5, 1, 1)
+    assert _core.integers(seeded.bit_generator._core, -5, 2**63 + 4, 3, 1).dtype == np.int64
