@@ -30,14 +30,17 @@ std::unique_ptr<GeneratorHandle> make_handle(std::unique_ptr<random::ChaCha20Gen
     return h;
 }
 
+// The little-endian 32-bit word at p (RFC 8439 §2.3 reads keys and nonces this way).
+uint32_t load_le32(const char* p) {
+    const auto* b = reinterpret_cast<const unsigned char*>(p);
+    return uint32_t(b[0]) | (uint32_t(b[1]) << 8) | (uint32_t(b[2]) << 16) | (uint32_t(b[3]) << 24);
+}
+
 random::StreamKey key_from_bytes(const py::bytes& b, const char* name) {
     const std::string s = b;
     if (s.size() != 32) throw std::invalid_argument(std::string(name) + " must be exactly 32 bytes");
     random::StreamKey k;
-    for (int i = 0; i < 8; ++i) {
-        const auto* p = reinterpret_cast<const unsigned char*>(s.data()) + 4 * i;
-        k.words[i] = uint32_t(p[0]) | (uint32_t(p[1]) << 8) | (uint32_t(p[2]) << 16) | (uint32_t(p[3]) << 24);
-    }
+    for (int i = 0; i < 8; ++i) k.words[i] = load_le32(s.data() + 4 * i);
     return k;
 }
 
@@ -82,10 +85,7 @@ void register_random(py::module_& m) {
             for (int i = 0; i < 4; ++i) state[i] = random::kChaChaConstants[i];
             for (int i = 0; i < 8; ++i) state[4 + i] = k.words[i];
             state[12] = counter;
-            for (int i = 0; i < 3; ++i) {
-                const auto* p = reinterpret_cast<const unsigned char*>(n.data()) + 4 * i;
-                state[13 + i] = uint32_t(p[0]) | (uint32_t(p[1]) << 8) | (uint32_t(p[2]) << 16) | (uint32_t(p[3]) << 24);
-            }
+            for (int i = 0; i < 3; ++i) state[13 + i] = load_le32(n.data() + 4 * i);
             random::chacha20_block(state, out);
             std::string bytes(64, '\0');
             for (int i = 0; i < 16; ++i)

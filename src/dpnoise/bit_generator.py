@@ -11,26 +11,9 @@ from typing import Any, Optional
 import numpy as np
 
 from dpnoise import _core
+from dpnoise._arguments import check_threads, count_of, shape_of
 
 _SEED_LIMIT = 1 << 256
-
-
-def _check_threads(threads: Any) -> int:
-    if threads is None:
-        return 1
-    if isinstance(threads, (bool, np.bool_)) or not isinstance(threads, (int, np.integer)):
-        raise TypeError(f"threads must be a positive int or None, got {type(threads).__name__}")
-    if not 1 <= int(threads) <= 4096:
-        raise ValueError(f"threads must be between 1 and 4096, got {threads!r}")
-    return int(threads)
-
-
-def _check_count(size: Any) -> int:
-    if isinstance(size, (bool, np.bool_)) or not isinstance(size, (int, np.integer)):
-        raise TypeError(f"size must be an int, a tuple of ints or None, got {type(size).__name__}")
-    if int(size) < 0:
-        raise ValueError(f"size must be non-negative, got {size!r}")
-    return int(size)
 
 
 class ChaCha20:
@@ -86,12 +69,11 @@ class ChaCha20:
         ``size=None`` returns one Python int. The words of a request are the same for any
         ``threads``; blocks are generated in parallel when ``threads > 1``.
         """
-        nthreads = _check_threads(threads)
-        if size is None:
+        nthreads = check_threads(threads)
+        shape = shape_of(size)
+        if shape is None:
             return int(self._core.next_u64())
-        shape = (_check_count(size),) if not isinstance(size, tuple) else tuple(_check_count(s) for s in size)
-        n = int(np.prod(shape, dtype=np.int64)) if shape else 1
-        return self._core.random_raw(n, nthreads).reshape(shape)
+        return self._core.random_raw(count_of(shape), nthreads).reshape(shape)
 
     def __repr__(self) -> str:
         if self.is_secure:

@@ -8,28 +8,17 @@ denominators is rounded toward more noise (scales and variances up).
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Tuple, Union
+from typing import Any, Callable, Optional, Union
 
 import numpy as np
-import numpy.typing as npt
 
 from dpnoise import _core
 from dpnoise import _rational as R
-from dpnoise.bit_generator import ChaCha20, _check_count, _check_threads
+from dpnoise._arguments import Size, check_threads, count_of, shape_of
+from dpnoise.bit_generator import ChaCha20
 
-Size = Union[None, int, Tuple[int, ...]]
 _INT64_MIN = -(1 << 63)
 _INT64_MAX = (1 << 63) - 1
-
-
-def _shape_of(size: Size) -> Optional[Tuple[int, ...]]:
-    if size is None:
-        return None
-    if isinstance(size, tuple):
-        return tuple(_check_count(s) for s in size)
-    if isinstance(size, list):
-        raise TypeError("size must be an int, a tuple of ints or None, got list")
-    return (_check_count(size),)
 
 
 def _is_scalar(value: Any) -> bool:
@@ -75,15 +64,14 @@ class Generator:
         size: Size,
         threads: Optional[int],
     ) -> Any:
-        shape = _shape_of(size)
-        nthreads = _check_threads(threads)
+        shape = shape_of(size)
+        nthreads = check_threads(threads)
         same = getattr(_core, name)
         if _is_scalar(value):
             num, den = convert(value.item() if isinstance(value, np.generic) else value, pname)
             if shape is None:
                 return same(self._core, num, den, 1, 1)[0]
-            n = int(np.prod(shape, dtype=np.int64))
-            return same(self._core, num, den, n, nthreads).reshape(shape)
+            return same(self._core, num, den, count_of(shape), nthreads).reshape(shape)
         pshape, nums, dens, index = R.parameter_table(value, pname, convert)
         if shape is None:
             shape = pshape
@@ -184,10 +172,9 @@ class Generator:
             raise ValueError(f"high must be greater than low (low={lo}, high={hi}, endpoint={endpoint})")
         if top > _INT64_MAX or lo < _INT64_MIN:
             raise OverflowError(f"the range [{lo}, {top}] does not fit in int64")
-        shape = _shape_of(size)
-        nthreads = _check_threads(threads)
-        n = 1 if shape is None else int(np.prod(shape, dtype=np.int64))
-        out = _core.integers(self._core, lo, top - lo, n, nthreads)
+        shape = shape_of(size)
+        nthreads = check_threads(threads)
+        out = _core.integers(self._core, lo, top - lo, count_of(shape), nthreads)
         return out[0] if shape is None else out.reshape(shape)
 
     def random_raw(self, size: Size = None, *, threads: Optional[int] = None) -> Any:
