@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import dpnoise
-from conftest import RESULTS, record, throughput
+from conftest import record, throughput
 
 N = 10**7
 rng = dpnoise.default_rng()  # the secure generator: what users get
