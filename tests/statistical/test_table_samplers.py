@@ -7,6 +7,7 @@ when every decisive comparison is forced through the exact refinement path, and 
 table path and the CKS path produce the same law (two-sample chi-square). Each statistical
 test is a chi-square at false-alarm rate ALPHA = 1e-6 with fixed seeds.
 """
+import math
 from decimal import Decimal, getcontext
 from fractions import Fraction
 
@@ -38,11 +39,12 @@ def test_enclosures_contain_the_exact_value(negative, num, den, limbs):
 
 def draw(kind, param, n, seed, path):
     gen = dpnoise.default_rng(seed)._core
-    if kind == "laplace":
+    if kind in ("laplace", "geometric"):
         num, den = scale_pair(to_fraction(param, "scale"), "scale")
     else:
         num, den = sigma_to_variance_pair(to_fraction(param, "sigma"), "sigma")
-    return getattr(_core, f"_discrete_{kind}_{path}")(gen, num, den, n, 1)
+    name = "geometric" if kind == "geometric" else f"discrete_{kind}"
+    return getattr(_core, f"_{name}_{path}")(gen, num, den, n, 1)
 
 
 def fit(samples, cdf, span):
@@ -53,7 +55,7 @@ def fit(samples, cdf, span):
 
 @pytest.mark.parametrize("kind,param,n", [
     ("laplace", 0.3, 3000), ("laplace", Fraction(7, 3), 3000), ("laplace", 10, 3000), ("laplace", 1025, 3000),
-    ("laplace", 123457, 3000), ("gaussian", 0.3, 3000), ("gaussian", Fraction(7, 3), 3000), ("gaussian", 10, 3000),
+    ("laplace", 123457, 3000), ("laplace", Fraction(10**6 + 1, 3), 3000), ("gaussian", 0.3, 3000), ("gaussian", Fraction(7, 3), 3000), ("gaussian", 10, 3000),
     # sigma >= 146 uses bucketed rejection, whose exact path sums a series (ms per draw)
     ("gaussian", 3823.9, 300), ("gaussian", 10**6, 300),
 ])
@@ -72,6 +74,10 @@ def test_exact_refinement_path_fits(kind, param, n):
 
 @pytest.mark.parametrize("kind,param", [
     ("laplace", 0.5), ("laplace", 10), ("laplace", 10**6), ("laplace", 2**40 + 17),
+    # large scales with a denominator (sampled as e^(-s/t) directly), just past the direct
+    # path's limit of 146, and beyond 2^48 (where l and the other fields take two reads)
+    ("laplace", Fraction(10**6 + 1, 3)), ("laplace", Fraction(14631, 100)), ("laplace", 2**52 + 5),
+    ("geometric", Fraction(7, 3)), ("geometric", 10**6), ("geometric", Fraction(7 * 10**5 + 1, 9)),
     ("gaussian", 0.5), ("gaussian", 10), ("gaussian", 146.5), ("gaussian", 3823.9), ("gaussian", 10**6),
 ])
 def test_table_and_cks_paths_agree(kind, param):
@@ -86,3 +92,47 @@ def test_table_and_cks_paths_agree(kind, param):
     table = np.vstack([ca[keep], cb[keep]])
     _, p, _, _ = stats.chi2_contingency(table)
     assert p > ALPHA, f"table and CKS samples differ (p = {p:.2g})"
+
+
+def residue_bin_probabilities(kind, scale, block, nbins):
+    """Exact law of (|Y| mod block) grouped into nbins equal ranges, for the geometric law
+    P[Y = y] = (1 - q) q^y (y >= 0) or the discrete Laplace P[Y = y] = c q^|y|, c = (1-q)/(1+q),
+    with q = e^(-1/scale). Sums of q^y over residue classes are geometric series."""
+    tau = float(scale)
+    width = block // nbins
+    whole = -math.expm1(-block / tau)  # 1 - q^block
+
+    def run(a, b):  # sum of q^y for y = a..b-1 over all blocks, times (1 - q)
+        return math.exp(-a / tau) * -math.expm1(-(b - a) / tau) / whole
+
+    edges = [i * width for i in range(nbins)] + [block]
+    if kind == "geometric":
+        probs = [run(a, b) for a, b in zip(edges[:-1], edges[1:])]
+    else:
+        one_minus_q, q = -math.expm1(-1 / tau), math.exp(-1 / tau)
+        c = one_minus_q / (1 + q)
+        # |Y| = 0 has mass c, |Y| = y >= 1 mass 2 c q^y; in residue terms: 2 x (geometric law)
+        # scaled by c / (1 - q), minus the missing half at y = 0
+        probs = [2 * c / one_minus_q * run(a, b) for a, b in zip(edges[:-1], edges[1:])]
+        probs[0] -= c
+    return np.array(edges, dtype=float), np.array(probs)
+
+
+@pytest.mark.parametrize("kind", ["laplace", "geometric"])
+@pytest.mark.parametrize("scale", [Fraction(14631, 100), 10**6, Fraction(10**6 + 1, 3), 2**52 + 5])
+def test_large_scale_residues_follow_the_exact_law(kind, scale):
+    """The large-scale path writes |Y| = H 2^k + L and draws L by rejection; the distribution
+    of L is a fine structure (a tilt of a few percent across each block of 2^k values) that
+    the whole-range tests cannot see. This checks the residues |Y| mod 2^k, for the block
+    size 2^k that path uses, against their exact law (chi-square, 10^6 samples)."""
+    tau = float(scale)
+    k = 0
+    while math.ceil(tau / 2**k) > 32:
+        k += 1
+    block = 2**k
+    nbins = min(block, 16)
+    s = np.abs(draw(kind, scale, 10**6, 31, "table")) % block
+    edges, probs = residue_bin_probabilities(kind, scale, block, nbins)
+    assert abs(probs.sum() - 1) < 1e-12
+    stat, crit = chi_square_ok(s, edges, probs)
+    assert stat < crit, f"chi-square {stat:.1f} >= {crit:.1f}"

@@ -2,6 +2,7 @@
 // The first exception thrown by any task is rethrown on the calling thread after all join.
 #pragma once
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <exception>
 #include <mutex>
@@ -19,12 +20,17 @@ void parallel_tasks(size_t ntasks, unsigned threads, Task&& task) {
     }
     std::exception_ptr error;
     std::mutex error_mutex;
-    auto worker = [&](size_t w) {
+    // Tasks are claimed one at a time from a shared counter, so a worker slowed down (by another
+    // process on a shared machine, say) simply takes fewer of them. Results never depend on
+    // which worker runs a task: every task writes its own slice from its own stream.
+    std::atomic<size_t> next{0};
+    auto worker = [&](size_t) {
         try {
-            // Static interleaving: task i always runs on worker i mod nworkers. Results never
-            // depend on it, because every task writes its own slice from its own stream.
-            for (size_t i = w; i < ntasks; i += nworkers) task(i);
+            for (size_t i = next.fetch_add(1, std::memory_order_relaxed); i < ntasks;
+                 i = next.fetch_add(1, std::memory_order_relaxed))
+                task(i);
         } catch (...) {
+            next.store(ntasks, std::memory_order_relaxed);  // the others stop after their current task
             std::lock_guard<std::mutex> lock(error_mutex);
             if (!error) error = std::current_exception();
         }

@@ -154,15 +154,20 @@ inline bool bernoulli_certified(Bits& bits, const Bounds32& b, Eval&& eval) {
 // D = #{d >= 1 : R < S_d} for one uniform R (d <= m, or unbounded when `tail` is set, in which
 // case thresholds beyond m are compared exactly). Since the S_d decrease, {d : R < S_d} is a
 // prefix: the first 32 bits of R settle D unless they fall in the uncertain band of S_{D+1}.
+// Usually fewer do: R's first guide_bits bits name a bucket, and in most buckets (all but a few
+// percent of the mass) every R gives the same D, which the guide table then holds. R's further
+// bits are drawn only when needed (they are independent, so drawing them later is exact).
 struct Thresholds {
     static constexpr unsigned kGuideBits = 12;  // at most; finish() picks fewer for small scales
     unsigned guide_bits = kGuideBits;
     std::vector<uint32_t> lo;     // lo[d-1] for S_d, non-increasing
     std::vector<uint32_t> hi_m1;  // hi[d-1] - 1 (hi >= 1 always; hi = 2^32 is stored as 2^32 - 1)
     bool tail = false;          // thresholds continue beyond m (compared exactly)
-    // guide[b] = #{i : lo[i] > w} at the largest w whose top kGuideBits are b: a lower bound
-    // for every w in that bucket, from which a short forward scan finds the count
-    // (Chen & Asau 1974's indexed search).
+    // guide[b] = 2 c + settled, c = #{i : lo[i] > w} at the largest w whose top guide_bits are
+    // b: a lower bound for every w in that bucket, from which a short forward scan finds the
+    // count (Chen & Asau 1974's indexed search). `settled` marks buckets in which every w
+    // already decides D = c (no lower bound inside the bucket, and the whole bucket at or
+    // above S_{c+1}'s upper bound): there one load answers.
     std::vector<uint32_t> guide;
 
     void push(const struct Bounds32& b);
@@ -180,17 +185,22 @@ inline void Thresholds::finish(uint64_t scale) {
     // lo must be non-increasing for the prefix property; enforce it (lowering a lower bound
     // keeps it valid)
     for (size_t i = 1; i < lo.size(); ++i) lo[i] = std::min(lo[i], lo[i - 1]);
-    // about 8 buckets per threshold spacing near R = 1, where the mass is
+    // about 256 buckets per threshold spacing near R = 1, where the mass is (at most 2^12
+    // buckets, 16 KiB): the unsettled buckets then carry a few percent of the mass
     guide_bits = kGuideBits;
     if (scale) {
-        unsigned g = 3;
-        while (g < kGuideBits && (uint64_t{1} << g) < 8 * scale) ++g;
+        unsigned g = 6;
+        while (g < kGuideBits && (uint64_t{1} << g) < 256 * scale) ++g;
         guide_bits = g;
     }
     guide.resize(size_t{1} << guide_bits);
+    const size_t m = hi_m1.size();
     for (size_t b = 0; b < guide.size(); ++b) {
+        const uint32_t wmin = static_cast<uint32_t>(static_cast<uint64_t>(b) << (32 - guide_bits));
         const uint32_t wmax = static_cast<uint32_t>(((static_cast<uint64_t>(b) + 1) << (32 - guide_bits)) - 1);
-        guide[b] = static_cast<uint32_t>(count_certainly_below(lo, wmax));
+        const size_t c = count_certainly_below(lo, wmax);
+        const bool settled = c < m && count_certainly_below(lo, wmin) == c && wmin > hi_m1[c];
+        guide[b] = static_cast<uint32_t>(2 * c + (settled ? 1 : 0));
     }
     // sentinels: lo[m] = lo[m+1] = 0 is never > w, so the scan below needs no bounds check
     lo.push_back(0);
@@ -208,23 +218,45 @@ inline size_t count_certainly_below(const std::vector<uint32_t>& lo, uint32_t w)
     return base + ((n == 1 && lo[base] > w) ? 1 : 0);
 }
 
+// The rare end of invert(): the first 32 bits w of R left D undecided between k and more.
 template <class Bits, class Exact>
-inline uint64_t invert(Bits& bits, const Thresholds& th, Exact&& less_exact) {
-    const size_t m = th.hi_m1.size();  // lo carries two zero sentinels beyond m
-    const uint32_t w = static_cast<uint32_t>(bits.bits(32));
-    size_t k = th.guide[w >> (32 - th.guide_bits)];
-    k += th.lo[k] > w ? 1 : 0;  // two branch-free steps settle almost every draw
-    k += th.lo[k] > w ? 1 : 0;
-    while (th.lo[k] > w) ++k;  // R < S_d for sure for d <= k (stops at a sentinel)
-    if (!force_refinement_for_testing().load(std::memory_order_relaxed)) {
-        if (k < m && w > th.hi_m1[k]) return k;  // w >= hi: R >= S_{k+1} for sure
-    }
+[[gnu::noinline]] uint64_t invert_refine(Bits& bits, const Thresholds& th, uint32_t w, uint64_t k, Exact& less_exact) {
+    const size_t m = th.hi_m1.size();
     if (k == m && !th.tail) return m;
-    // rare: compare R exactly with S_{k+1}, S_{k+2}, ... (R's first word completed lazily)
+    // compare R exactly with S_{k+1}, S_{k+2}, ... (R's first word completed lazily)
     std::vector<uint64_t> words{(static_cast<uint64_t>(w) << 32) | bits.bits(32)};
     uint64_t d = k;
     while ((d < m || th.tail) && less_exact(bits, words, d + 1)) ++d;
     return d;
+}
+
+// invert_bucket() for a bucket that its guide entry does not settle: R's next 32 - guide_bits
+// bits complete w, then the scan.
+template <class Bits, class Exact>
+[[gnu::noinline]] uint64_t invert_scan(Bits& bits, const Thresholds& th, uint32_t bucket, Exact& less_exact) {
+    const size_t m = th.hi_m1.size();  // lo carries two zero sentinels beyond m
+    const unsigned rest = 32 - th.guide_bits;
+    const uint32_t w = (bucket << rest) | static_cast<uint32_t>(bits.bits(rest));
+    size_t k = th.guide[bucket] >> 1;
+    while (th.lo[k] > w) ++k;  // R < S_d for sure for d <= k (stops at a sentinel)
+    if (!force_refinement_for_testing().load(std::memory_order_relaxed)) {
+        if (k < m && w > th.hi_m1[k]) return k;  // w >= hi: R >= S_{k+1} for sure
+    }
+    return invert_refine(bits, th, w, k, less_exact);
+}
+
+// D for a uniform R whose first guide_bits bits are `bucket` (already drawn); R's later bits
+// are drawn from `bits` only when the bucket does not settle D.
+template <class Bits, class Exact>
+inline uint64_t invert_bucket(Bits& bits, const Thresholds& th, uint32_t bucket, Exact&& less_exact) {
+    const uint32_t g = th.guide[bucket];
+    if ((g & 1) && !force_refinement_for_testing().load(std::memory_order_relaxed)) return g >> 1;
+    return invert_scan(bits, th, bucket, less_exact);
+}
+
+template <class Bits, class Exact>
+inline uint64_t invert(Bits& bits, const Thresholds& th, Exact&& less_exact) {
+    return invert_bucket(bits, th, static_cast<uint32_t>(bits.bits(th.guide_bits)), less_exact);
 }
 
 // ---------------------------------------------------------------- small certified exponentials
@@ -292,19 +324,21 @@ inline Bounds32 exp_small_bounds32(uint64_t xlo, uint64_t xhi) {
 }
 
 // ---------------------------------------------------------------- geometric / discrete Laplace
-// X with P[X = x] proportional to q^x, q = e^{-1/t}, x >= 0 (then Y = floor(X/s), which is
-// geometric_exp's law):
+// Y with P[Y = y] proportional to q^y, q = e^{-s/t}, y >= 0 (geometric_exp's law):
 //
-// * small scales (t <= 146 s): Y itself by inversion, P[Y >= k] = e^{-k s/t}; for the discrete
+// * small scales (t <= 146 s): Y by inversion, P[Y >= k] = e^{-k s/t}; for the discrete
 //   Laplace, |Y| by inversion with P[|Y| >= k] = 2 e^{-k s/t} / (1 + e^{-s/t}) and a fair sign
-//   (this is the discrete Laplace law with scale t/s: P[Y = y] = (1-q')/(1+q') q'^{|y|}).
-// * large scales: X = H 2^k + L with L = X mod 2^k, where 2^k < t/16. H and L are independent
-//   (the law of X factorises as (q^{2^k})^H q^L); H is geometric with the small scale t/2^k <= 32
-//   (direct inversion) and L, with P[L = l] proportional to e^{-l/t} on [0, 2^k), is drawn as a
-//   uniform k-bit l accepted with probability e^{-l/t} >= e^{-1/16}: first against 1 - l/t (a
-//   lower bound, one subtraction), then against the series bounds of exp_small_*, and exactly
-//   in the rare band between them. The sign is then drawn as in CKS
-//   Algorithm 2 (rejecting "-0").
+//   (this is the discrete Laplace law with scale t/s: P[Y = y] = (1-q)/(1+q) q^{|y|}).
+// * large scales: Y = H 2^k + L with L = Y mod 2^k, where 2^k s < t/16. H and L are independent
+//   (the law of Y factorises as (q^{2^k})^H q^L); H is geometric with the small scale
+//   t/(s 2^k) <= 32 (inversion) and L, with P[L = l] proportional to e^{-l s/t} on [0, 2^k), is
+//   a uniform k-bit l accepted with probability e^{-x}, x = l s/t < 1/16: first by 16 bits of
+//   the uniform against a lower bound of 1 - x <= e^{-x} (one multiplication), and only when
+//   those do not decide (about x + 2^-15 of the time) by 32 bits against the series bounds of
+//   exp_small_*, then exactly. For the discrete Laplace a sign bit is drawn with l (it is
+//   independent of everything else, and discarded with l on rejection) and "-0" is rejected as
+//   in CKS Algorithm 2. In the common case l, the 16 bits and the sign come from one draw of
+//   k + 17 bits and H from 32 more: one 64-bit word per sample when k <= 15 (t < about 10^6 s).
 struct GeometricTable {
     static constexpr uint64_t kDirectMax = 146;  // direct path: scales up to 146
     static constexpr uint64_t kHighMax = 32;     // large path: H has scale <= 32 (table in L1)
@@ -313,8 +347,10 @@ struct GeometricTable {
     bool direct = false;
     Thresholds geo_direct, lap_direct;   // direct: Y and |Y|
     unsigned low_bits = 0;               // k
-    u128 recip = 0;                      // floor((2^128 - 1) / t)
-    Thresholds high;                     // H = X >> k, P[H >= h] = e^{-h 2^k / t}
+    uint64_t x_step = 0;                 // floor(2^64 s / t) + 1 > 2^64 s/t
+    u128 x_recip = 0;                    // floor(2^128 s / t)
+    u128 high_a = 0;                     // s 2^k
+    Thresholds high;                     // H = Y >> k, P[H >= h] = e^{-h s 2^k / t}
 
     GeometricTable() = default;
     GeometricTable(uint64_t t_, uint64_t s_) : t(t_), s(s_) {
@@ -322,28 +358,31 @@ struct GeometricTable {
         if (s == 0) throw std::invalid_argument("scale denominator must be >= 1");
         const int L = 3;
         const BigUint T(static_cast<u128>(t));
-        if (t <= kDirectMax * s) {
+        if (static_cast<u128>(t) <= static_cast<u128>(kDirectMax) * s) {
             direct = true;
             build_power_thresholds(geo_direct, &lap_direct, BigUint(static_cast<u128>(s)), T, (t + s - 1) / s, L);
             return;
         }
-        low_bits = low_bits_for(t);
-        recip = ~static_cast<u128>(0) / t;
-        build_power_thresholds(high, nullptr, BigUint(static_cast<u128>(1) << low_bits), T,
-                               (t + (uint64_t{1} << low_bits) - 1) >> low_bits, L);
+        low_bits = low_bits_for(t, s);
+        high_a = static_cast<u128>(s) << low_bits;  // < t/16 < 2^60
+        const u128 hi_num = static_cast<u128>(s) << 64;
+        x_step = static_cast<uint64_t>(hi_num / t) + 1;  // s/t < 1/146: fits
+        x_recip = (static_cast<u128>(x_step - 1) << 64) | static_cast<uint64_t>((static_cast<u128>(hi_num % t) << 64) / t);
+        build_power_thresholds(high, nullptr, BigUint(high_a), T,
+                               static_cast<uint64_t>((static_cast<u128>(t) + high_a - 1) / high_a), L);
     }
 
-    // the least k with ceil(t / 2^k) <= 32; then t / 2^k > 16, so l/t < 1/16 for l < 2^k
-    static unsigned low_bits_for(uint64_t t) {
+    // the least k with ceil(t / (s 2^k)) <= 32; then t / (s 2^k) > 16, so l s/t < 1/16 for l < 2^k
+    static unsigned low_bits_for(uint64_t t, uint64_t s) {
         unsigned k = 0;
-        while (((t + (uint64_t{1} << k) - 1) >> k) > kHighMax) ++k;
+        while ((static_cast<u128>(t) + (static_cast<u128>(s) << k) - 1) / (static_cast<u128>(s) << k) > kHighMax) ++k;
         return k;
     }
 
     static size_t entries_for(uint64_t t, uint64_t s = 1) {
         if (t == 0) return 0;
         const size_t guide = size_t{1} << Thresholds::kGuideBits;
-        if (t <= kDirectMax * s) return 2 * (28 * ((t + s - 1) / s) + 1 + guide);
+        if (static_cast<u128>(t) <= static_cast<u128>(kDirectMax) * s) return 2 * (28 * ((t + s - 1) / s) + 1 + guide);
         return 28 * kHighMax + 1 + guide;
     }
 
@@ -387,82 +426,106 @@ inline bool less_power(Bits& b, std::vector<uint64_t>& words, uint64_t k, u128 a
     });
 }
 
-// X (before division by s) for the large-scale path
-template <class Bits>
-inline u128 geometric_table_x(Bits& bits, const GeometricTable& g) {
-    const unsigned k = g.low_bits;
-    uint64_t l;
-    for (;;) {
-        l = bits.bits(k);
-        if (l == 0) break;
-        // x = l/t with x·2^64 in [xlo, xlo + 2]: l·recip / 2^64 where recip = floor((2^128-1)/t)
-        const uint64_t r_hi = static_cast<uint64_t>(g.recip >> 64), r_lo = static_cast<uint64_t>(g.recip);
-        const uint64_t xlo = static_cast<uint64_t>(static_cast<u128>(l) * r_hi + ((static_cast<u128>(l) * r_lo) >> 64));
-        const bool forced = force_refinement_for_testing().load(std::memory_order_relaxed);
-        // R's first 16 bits settle R < 1 - x <= e^{-x} almost always; R's next 16 bits are
-        // drawn only when they do not (R's bits are independent, so drawing them later is exact)
-        const uint32_t w16 = static_cast<uint32_t>(bits.bits(16));
-        if (!forced && w16 < static_cast<uint32_t>((~(xlo + 2)) >> 48)) break;
-        const uint32_t w = (w16 << 16) | static_cast<uint32_t>(bits.bits(16));
-        if (!forced) {
-            // 1 - x <= e^{-x}: (2^64 - xhi) >> 32 is a 32-bit lower bound
-            if (w < static_cast<uint32_t>((~(xlo + 2)) >> 32)) break;
-            const Bounds32 b = exp_small_bounds32(xlo, xlo + 2);
-            if (w < b.lo) break;
-            if (static_cast<uint64_t>(w) >= b.hi) continue;
-        }
-        std::vector<uint64_t> words{(static_cast<uint64_t>(w) << 32) | bits.bits(32)};
-        if (less_power(bits, words, l, 1, g.t)) break;
+// The rare part of the large-scale L acceptance: R < e^{-l s/t} for a uniform R whose first
+// `First` bits r did not decide it against 1 - x. Kept out of line so that the common path
+// stays small.
+template <unsigned First, class Bits>
+[[gnu::noinline]] bool accept_low_part_slow(Bits& bits, const GeometricTable& g, uint64_t l, uint32_t r) {
+    // x 2^64 in [xlo, xlo + 2): l floor(2^128 s/t) / 2^64, rounded down
+    const uint64_t r_hi = static_cast<uint64_t>(g.x_recip >> 64), r_lo = static_cast<uint64_t>(g.x_recip);
+    const uint64_t xlo = static_cast<uint64_t>(static_cast<u128>(l) * r_hi + ((static_cast<u128>(l) * r_lo) >> 64));
+    const bool forced = force_refinement_for_testing().load(std::memory_order_relaxed);
+    const uint32_t w = (r << (32 - First)) | static_cast<uint32_t>(bits.bits(32 - First));  // R's next bits
+    if (!forced) {
+        if (w < static_cast<uint32_t>((~(xlo + 2)) >> 32)) return true;  // R < 1 - x <= e^{-x}
+        const Bounds32 b = exp_small_bounds32(xlo, xlo + 2);
+        if (w < b.lo) return true;
+        if (static_cast<uint64_t>(w) >= b.hi) return false;
     }
-    const u128 high_a = static_cast<u128>(1) << k;
-    const uint64_t h = invert(bits, g.high, [&](Bits& b, std::vector<uint64_t>& words, uint64_t kk) {
-        return less_power(b, words, kk, high_a, g.t);
-    });
-    return (static_cast<u128>(h) << k) + l;
+    std::vector<uint64_t> words{(static_cast<uint64_t>(w) << 32) | bits.bits(32)};
+    return less_power(bits, words, l, g.s, g.t);
+}
+
+// H for the large-scale path from the bucket of its uniform, when the guide does not settle it.
+template <class Bits>
+[[gnu::noinline]] uint64_t geometric_high_scan(Bits& bits, const GeometricTable& g, uint32_t bucket) {
+    auto exact = [&g](Bits& b, std::vector<uint64_t>& words, uint64_t kk) { return less_power(b, words, kk, g.high_a, g.t); };
+    return invert_scan(bits, g.high, bucket, exact);
+}
+
+// The large-scale path: Y (Signed = false) or the discrete Laplace sign * Y (Signed = true).
+// One read of k + guide_bits + 8 (+ 1) bits gives l, the first 8 bits of L's acceptance
+// uniform, H's bucket and the sign; on rejection all of them are dropped (unused independent
+// bits may always be discarded) and drawn afresh.
+template <bool Signed, class Bits>
+inline int64_t geometric_table_large(Bits& bits, const GeometricTable& g) {
+    constexpr unsigned kFirst = 8;  // bits of L's acceptance uniform in the first look
+    const unsigned k = g.low_bits, gb = g.high.guide_bits;
+    const unsigned extra = kFirst + gb + (Signed ? 1 : 0);
+    const uint64_t mask = (uint64_t{1} << k) - 1;  // k <= 59
+    for (;;) {
+        uint64_t l, v;
+        if (k + extra <= 64) {
+            v = bits.bits(k + extra);
+            l = v & mask;
+            v >>= k;
+        } else {
+            l = bits.bits(k);
+            v = bits.bits(extra);
+        }
+        const uint32_t r = static_cast<uint32_t>(v & ((1u << kFirst) - 1));
+        // R < (r + 1) / 2^8 <= 1 - ceil(x 2^8) / 2^8 <= 1 - x <= e^{-x}, with
+        // x 2^8 < l x_step / 2^56 (x_step > 2^64 s/t; l x_step < 2^60 + 2^k, no overflow)
+        const uint32_t x8 = static_cast<uint32_t>((l * g.x_step) >> (64 - kFirst)) + 1;
+        if (r + x8 > (1u << kFirst) - 1 || force_refinement_for_testing().load(std::memory_order_relaxed)) {
+            if (!accept_low_part_slow<kFirst>(bits, g, l, r)) continue;
+        }
+        v >>= kFirst;
+        const uint32_t bucket = static_cast<uint32_t>(v & ((1u << gb) - 1));
+        const uint32_t e = g.high.guide[bucket];
+        uint64_t h = e >> 1;
+        if (!(e & 1) || force_refinement_for_testing().load(std::memory_order_relaxed))
+            h = geometric_high_scan(bits, g, bucket);
+        // Y = h 2^k + l <= INT64_MAX exactly when h < 2^(63 - k), as l < 2^k
+        if ((h >> (63 - k)) != 0) throw std::overflow_error("sample does not fit in int64");
+        const int64_t y = static_cast<int64_t>((h << k) | l);
+        if (!Signed) return y;
+        const bool negative = ((v >> gb) & 1) != 0;
+        if (negative && y == 0) continue;  // "-0": CKS Algorithm 2 rejects it
+        return negative ? -y : y;
+    }
 }
 
 template <class Bits>
 inline uint64_t geometric_table(Bits& bits, const GeometricTable& g) {
     if (g.t == 0) return 0;
-    if (g.direct) {
-        return invert(bits, g.geo_direct, [&](Bits& b, std::vector<uint64_t>& words, uint64_t k) {
-            return less_power(b, words, k, g.s, g.t);
-        });
-    }
-    const u128 x = geometric_table_x(bits, g);
-    u128 y = x;
-    if (g.s != 1) y = x / g.s;  // (a conditional expression here compiled to an unconditional division)
-    if (y > static_cast<u128>(INT64_MAX)) throw std::overflow_error("geometric sample does not fit in int64");
-    return static_cast<uint64_t>(y);
+    if (!g.direct) return static_cast<uint64_t>(geometric_table_large<false>(bits, g));
+    return invert(bits, g.geo_direct, [&](Bits& b, std::vector<uint64_t>& words, uint64_t k) {
+        return less_power(b, words, k, g.s, g.t);
+    });
 }
 
 template <class Bits>
 inline int64_t discrete_laplace_table(Bits& bits, const GeometricTable& g) {
     if (g.t == 0) return 0;
-    if (g.direct) {
-        // |Y| = #{k >= 1 : R < 2 q^k/(1+q)}, q = e^{-s/t}; then a fair sign for |Y| > 0
-        const uint64_t a = invert(bits, g.lap_direct, [&](Bits& b, std::vector<uint64_t>& words, uint64_t k) {
-            return lazy_less_ratio(b, words, [&](int L) {
-                const BigUint T(static_cast<u128>(g.t)), Sd(static_cast<u128>(g.s));
-                const Enclosure qk = exp_rational(mul(BigUint(static_cast<u128>(k)), Sd), T, true, L);
-                const Enclosure q = exp_rational(Sd, T, true, L);
-                const BigUint S = scale_one(L);
-                return RatioEnclosure{Enclosure{shift_left(qk.lo, 1), shift_left(qk.hi, 1)},
-                                      Enclosure{add(S, q.lo), add(S, q.hi)}};
-            });
+    if (!g.direct) return geometric_table_large<true>(bits, g);
+    // |Y| = #{k >= 1 : R < 2 q^k/(1+q)}, q = e^{-s/t}, then a fair sign; the bucket of R and
+    // the sign come from one read (the sign is dropped when |Y| = 0)
+    const unsigned gb = g.lap_direct.guide_bits;
+    const uint64_t v = bits.bits(gb + 1);
+    const uint64_t a = invert_bucket(bits, g.lap_direct, static_cast<uint32_t>(v & ((1u << gb) - 1)),
+                                     [&](Bits& b, std::vector<uint64_t>& words, uint64_t k) {
+        return lazy_less_ratio(b, words, [&](int L) {
+            const BigUint T(static_cast<u128>(g.t)), Sd(static_cast<u128>(g.s));
+            const Enclosure qk = exp_rational(mul(BigUint(static_cast<u128>(k)), Sd), T, true, L);
+            const Enclosure q = exp_rational(Sd, T, true, L);
+            const BigUint S = scale_one(L);
+            return RatioEnclosure{Enclosure{shift_left(qk.lo, 1), shift_left(qk.hi, 1)},
+                                  Enclosure{add(S, q.lo), add(S, q.hi)}};
         });
-        if (a == 0) return 0;
-        if (a > static_cast<uint64_t>(INT64_MAX)) throw std::overflow_error("sample does not fit in int64");
-        return bits.bit() ? -static_cast<int64_t>(a) : static_cast<int64_t>(a);
-    }
-    for (;;) {
-        u128 y = geometric_table_x(bits, g);
-        if (g.s != 1) y /= g.s;  // an if, not ?: (GCC made the latter an unconditional division)
-        if (y > static_cast<u128>(INT64_MAX)) throw std::overflow_error("sample does not fit in int64");
-        const bool negative = bits.bit();
-        if (negative && y == 0) continue;
-        return negative ? -static_cast<int64_t>(y) : static_cast<int64_t>(y);
-    }
+    });
+    if (a > static_cast<uint64_t>(INT64_MAX)) throw std::overflow_error("sample does not fit in int64");
+    return (v >> gb) != 0 ? -static_cast<int64_t>(a) : static_cast<int64_t>(a);
 }
 
 // ---------------------------------------------------------------- discrete Gaussian
