@@ -24,13 +24,6 @@ public:
         return buffer_[pos_++];
     }
 
-    // The next word without consuming it; advance(true) then consumes it (for branch-free readers).
-    uint64_t peek_u64() {
-        if (pos_ == kWords) refill();
-        return buffer_[pos_];
-    }
-    void advance(bool consume) { pos_ += consume ? 1u : 0u; }
-
     uint64_t next_block() const { return next_block_; }
 
     // Discards buffered words (after a re-key) so that none of them is handed out again.
