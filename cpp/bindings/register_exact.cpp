@@ -74,13 +74,14 @@ auto draw_bernoulli_exp = [](Bits& bits, const exact::Rational& r) {
     return exact::bernoulli_exp_minus<Bits, uint64_t>(bits, r.num, r.den);
 };
 
-// A request this large amortises building the tables of table_samplers.hpp (about the cost of
-// one sample per entry); smaller ones use the CKS samplers directly. Both are exact and have
-// the same distribution; the choice depends only on (parameter, n), so seeded output stays a
-// function of the calls made.
-bool use_tables(size_t n, size_t entries) { return n >= 256 + 2 * entries; }
+// A request this large repays building the tables of table_samplers.hpp; smaller ones use the
+// CKS samplers directly. Calibrated by measurement (2026-11-22): a table costs about 40 us plus
+// 60 ns per certified entry to build and saves 50-80 ns per sample, so the break-even request
+// is about 800 + 1.2 entries samples (from about 900 for geometric(10) to 15000 for the
+// discrete Gaussian at sigma 145). Both paths are exact and have the same distribution; the
+// choice depends only on (parameter, n), so seeded output stays a function of the calls made.
+bool use_tables(size_t n, size_t entries) { return n >= 1024 + entries; }
 
-size_t geometric_table_entries(uint64_t t, uint64_t s = 1) { return exact::GeometricTable::entries_for(t, s); }
 
 template <class T, class Param, class Build, class Draw>
 void def_family(py::module_& m, const char* name, Build build, Draw draw, const char* doc) {
@@ -135,31 +136,28 @@ void def_tabled_family(py::module_& m, const char* name, Build build, MakeTable 
           py::arg("gen"), py::arg("nums"), py::arg("dens"), py::arg("index"), py::arg("threads"), doc);
 }
 
+template <exact::GeometricTable::Law L>
 struct MakeGeometricTable {
-    exact::GeometricTable operator()(const exact::Rational& r) const { return exact::GeometricTable(r.num, r.den); }
-    size_t entries(const exact::Rational& r) const { return geometric_table_entries(r.num, r.den); }
+    exact::GeometricTable operator()(const exact::Rational& r) const { return exact::GeometricTable(r.num, r.den, L); }
+    size_t entries(const exact::Rational& r) const { return exact::GeometricTable::entries_for(r.num, r.den); }
 };
 
 struct MakeGaussianTable {
     exact::DiscreteGaussianTable operator()(const exact::DiscreteGaussianParams& p) const {
         return exact::DiscreteGaussianTable(p);
     }
-    size_t entries(const exact::DiscreteGaussianParams& p) const {
-        if (p.a == 0) return 0;
-        return geometric_table_entries(p.t) + static_cast<size_t>(std::min<exact::u128>(
-            exact::DiscreteGaussianTable::kMaxTable, static_cast<exact::u128>(40) * p.t + 1)) + 2048;  // + the shared exp tables
-    }
+    size_t entries(const exact::DiscreteGaussianParams& p) const { return exact::DiscreteGaussianTable::entries_for(p); }
 };
 
 }  // namespace
 
 void register_exact(py::module_& m) {
     def_tabled_family<exact::GeometricTable, exact::Rational>(
-        m, "discrete_laplace", build_scale, MakeGeometricTable{}, draw_laplace,
+        m, "discrete_laplace", build_scale, MakeGeometricTable<exact::GeometricTable::Law::laplace>{}, draw_laplace,
         [](Bits& bits, const exact::GeometricTable& g) { return exact::discrete_laplace_table(bits, g); },
         "Discrete Laplace, scale num/den: P(x) ~ exp(-|x| den/num).");
     def_tabled_family<exact::GeometricTable, exact::Rational>(
-        m, "geometric", build_scale, MakeGeometricTable{}, draw_geometric,
+        m, "geometric", build_scale, MakeGeometricTable<exact::GeometricTable::Law::geometric>{}, draw_geometric,
         [](Bits& bits, const exact::GeometricTable& g) { return static_cast<int64_t>(exact::geometric_table(bits, g)); },
         "Geometric on {0,1,...}, scale num/den: P(k) ~ exp(-k den/num).");
     def_tabled_family<exact::DiscreteGaussianTable, exact::DiscreteGaussianParams>(

@@ -179,8 +179,6 @@ inline void Thresholds::push(const Bounds32& b) {
     hi_m1.push_back(static_cast<uint32_t>(std::max<uint64_t>(b.hi, 1) - 1));
 }
 
-inline size_t count_certainly_below(const std::vector<uint32_t>& lo, uint32_t w);
-
 inline void Thresholds::finish(uint64_t scale) {
     // lo must be non-increasing for the prefix property; enforce it (lowering a lower bound
     // keeps it valid)
@@ -195,28 +193,24 @@ inline void Thresholds::finish(uint64_t scale) {
     }
     guide.resize(size_t{1} << guide_bits);
     const size_t m = hi_m1.size();
+    // #{i : lo[i] > w} is the length of a prefix (lo is non-increasing) and shrinks as w grows:
+    // one sweep over the buckets in increasing w finds it at each bucket's ends
+    size_t at_min = m;
     for (size_t b = 0; b < guide.size(); ++b) {
         const uint32_t wmin = static_cast<uint32_t>(static_cast<uint64_t>(b) << (32 - guide_bits));
         const uint32_t wmax = static_cast<uint32_t>(((static_cast<uint64_t>(b) + 1) << (32 - guide_bits)) - 1);
-        const size_t c = count_certainly_below(lo, wmax);
-        const bool settled = c < m && count_certainly_below(lo, wmin) == c && wmin > hi_m1[c];
+        while (at_min > 0 && lo[at_min - 1] <= wmin) --at_min;
+        size_t c = at_min;
+        while (c > 0 && lo[c - 1] <= wmax) --c;
+        const bool settled = c < m && at_min == c && wmin > hi_m1[c];
         guide[b] = static_cast<uint32_t>(2 * c + (settled ? 1 : 0));
+        at_min = c;  // the next bucket starts above this one's wmax
     }
     // sentinels: lo[m] = lo[m+1] = 0 is never > w, so the scan below needs no bounds check
     lo.push_back(0);
     lo.push_back(0);
 }
 
-inline size_t count_certainly_below(const std::vector<uint32_t>& lo, uint32_t w) {
-    // #{i : w < lo[i]} for non-increasing lo (a prefix): branch-free binary search
-    size_t n = lo.size(), base = 0;
-    while (n > 1) {
-        const size_t half = n / 2;
-        base = (lo[base + half - 1] > w) ? base + half : base;
-        n -= half;
-    }
-    return base + ((n == 1 && lo[base] > w) ? 1 : 0);
-}
 
 // The rare end of invert(): the first 32 bits w of R left D undecided between k and more.
 template <class Bits, class Exact>
@@ -332,20 +326,21 @@ inline Bounds32 exp_small_bounds32(uint64_t xlo, uint64_t xhi) {
 // * large scales: Y = H 2^k + L with L = Y mod 2^k, where 2^k s < t/16. H and L are independent
 //   (the law of Y factorises as (q^{2^k})^H q^L); H is geometric with the small scale
 //   t/(s 2^k) <= 32 (inversion) and L, with P[L = l] proportional to e^{-l s/t} on [0, 2^k), is
-//   a uniform k-bit l accepted with probability e^{-x}, x = l s/t < 1/16: first by 16 bits of
+//   a uniform k-bit l accepted with probability e^{-x}, x = l s/t < 1/16: first by 8 bits of
 //   the uniform against a lower bound of 1 - x <= e^{-x} (one multiplication), and only when
-//   those do not decide (about x + 2^-15 of the time) by 32 bits against the series bounds of
+//   those do not decide (about x + 2^-7 of the time) by 32 bits against the series bounds of
 //   exp_small_*, then exactly. For the discrete Laplace a sign bit is drawn with l (it is
 //   independent of everything else, and discarded with l on rejection) and "-0" is rejected as
-//   in CKS Algorithm 2. In the common case l, the 16 bits and the sign come from one draw of
-//   k + 17 bits and H from 32 more: one 64-bit word per sample when k <= 15 (t < about 10^6 s).
+//   in CKS Algorithm 2.
 struct GeometricTable {
     static constexpr uint64_t kDirectMax = 146;  // direct path: scales up to 146
     static constexpr uint64_t kHighMax = 32;     // large path: H has scale <= 32 (table in L1)
+    enum class Law { geometric, laplace };       // which law the direct-path table serves
 
     uint64_t t = 0, s = 1;
+    Law law = Law::geometric;
     bool direct = false;
-    Thresholds geo_direct, lap_direct;   // direct: Y and |Y|
+    Thresholds direct_table;             // direct: Y (geometric) or |Y| (laplace)
     unsigned low_bits = 0;               // k
     uint64_t x_step = 0;                 // floor(2^64 s / t) + 1 > 2^64 s/t
     u128 x_recip = 0;                    // floor(2^128 s / t)
@@ -353,14 +348,14 @@ struct GeometricTable {
     Thresholds high;                     // H = Y >> k, P[H >= h] = e^{-h s 2^k / t}
 
     GeometricTable() = default;
-    GeometricTable(uint64_t t_, uint64_t s_) : t(t_), s(s_) {
+    GeometricTable(uint64_t t_, uint64_t s_, Law law_) : t(t_), s(s_), law(law_) {
         if (t == 0) return;
         if (s == 0) throw std::invalid_argument("scale denominator must be >= 1");
         const int L = 3;
         const BigUint T(static_cast<u128>(t));
-        if (static_cast<u128>(t) <= static_cast<u128>(kDirectMax) * s) {
+        if (is_direct(t, s)) {
             direct = true;
-            build_power_thresholds(geo_direct, &lap_direct, BigUint(static_cast<u128>(s)), T, (t + s - 1) / s, L);
+            build_power_thresholds(direct_table, law == Law::laplace, BigUint(static_cast<u128>(s)), T, (t + s - 1) / s, L);
             return;
         }
         low_bits = low_bits_for(t, s);
@@ -368,9 +363,11 @@ struct GeometricTable {
         const u128 hi_num = static_cast<u128>(s) << 64;
         x_step = static_cast<uint64_t>(hi_num / t) + 1;  // s/t < 1/146: fits
         x_recip = (static_cast<u128>(x_step - 1) << 64) | static_cast<uint64_t>((static_cast<u128>(hi_num % t) << 64) / t);
-        build_power_thresholds(high, nullptr, BigUint(high_a), T,
+        build_power_thresholds(high, false, BigUint(high_a), T,
                                static_cast<uint64_t>((static_cast<u128>(t) + high_a - 1) / high_a), L);
     }
+
+    static bool is_direct(uint64_t t, uint64_t s) { return static_cast<u128>(t) <= static_cast<u128>(kDirectMax) * s; }
 
     // the least k with ceil(t / (s 2^k)) <= 32; then t / (s 2^k) > 16, so l s/t < 1/16 for l < 2^k
     static unsigned low_bits_for(uint64_t t, uint64_t s) {
@@ -379,19 +376,19 @@ struct GeometricTable {
         return k;
     }
 
-    static size_t entries_for(uint64_t t, uint64_t s = 1) {
+    // certified thresholds the constructor computes (the guide is a cheap sweep on top)
+    static size_t entries_for(uint64_t t, uint64_t s) {
         if (t == 0) return 0;
-        const size_t guide = size_t{1} << Thresholds::kGuideBits;
-        if (static_cast<u128>(t) <= static_cast<u128>(kDirectMax) * s) return 2 * (28 * ((t + s - 1) / s) + 1 + guide);
-        return 28 * kHighMax + 1 + guide;
+        if (is_direct(t, s)) return 28 * ((t + s - 1) / s) + 1;
+        return 28 * kHighMax + 1;
     }
 
-    // thresholds e^{-k a/T} (k = 1..28 ceil(T/a)), and optionally 2 e^{-k a/T} / (1 + e^{-a/T})
-    static void build_power_thresholds(Thresholds& geo, Thresholds* lap, const BigUint& a, const BigUint& T,
+    // thresholds e^{-k a/T} (geometric) or 2 e^{-k a/T} / (1 + e^{-a/T}) (laplace), k = 1..28 ceil(T/a)
+    static void build_power_thresholds(Thresholds& out, bool laplace, const BigUint& a, const BigUint& T,
                                        uint64_t scale_ceil, int L) {
         const FxInterval q = fx_interval(exp_rational(a, T, true, L));
         FxInterval two_over{};
-        if (lap) {
+        if (laplace) {
             // 2/(1+q), enclosed: [2 S^2 / (S + q.hi), 2 S^2 / (S + q.lo)]
             const BigUint S = scale_one(L), S2x2 = shift_left(mul(S, S), 1);
             auto [lo_q, lo_r] = divmod(S2x2, add(S, fx_to_big(q.hi)));
@@ -402,21 +399,16 @@ struct GeometricTable {
         const uint64_t m = 28 * scale_ceil + 1;
         FxInterval qk = q;
         for (uint64_t k = 1; k <= m; ++k) {
-            geo.push(bounds32(qk));
-            if (lap) lap->push(bounds32(fx_mul(qk, two_over)));
+            out.push(bounds32(laplace ? fx_mul(qk, two_over) : qk));
             qk = fx_mul(qk, q);
         }
-        geo.tail = true;
-        geo.finish(scale_ceil);
-        if (lap) {
-            lap->tail = true;
-            lap->finish(scale_ceil);
-        }
+        out.tail = true;
+        out.finish(scale_ceil);
     }
 
-
-    size_t entries() const { return geo_direct.hi_m1.size() + lap_direct.hi_m1.size() + high.hi_m1.size(); }
+    size_t entries() const { return direct_table.hi_m1.size() + high.hi_m1.size(); }
 };
+
 
 // R < e^{-k a / t} exactly
 template <class Bits>
@@ -500,7 +492,8 @@ template <class Bits>
 inline uint64_t geometric_table(Bits& bits, const GeometricTable& g) {
     if (g.t == 0) return 0;
     if (!g.direct) return static_cast<uint64_t>(geometric_table_large<false>(bits, g));
-    return invert(bits, g.geo_direct, [&](Bits& b, std::vector<uint64_t>& words, uint64_t k) {
+    if (g.law != GeometricTable::Law::geometric) throw std::logic_error("table built for the discrete Laplace");
+    return invert(bits, g.direct_table, [&](Bits& b, std::vector<uint64_t>& words, uint64_t k) {
         return less_power(b, words, k, g.s, g.t);
     });
 }
@@ -511,9 +504,10 @@ inline int64_t discrete_laplace_table(Bits& bits, const GeometricTable& g) {
     if (!g.direct) return geometric_table_large<true>(bits, g);
     // |Y| = #{k >= 1 : R < 2 q^k/(1+q)}, q = e^{-s/t}, then a fair sign; the bucket of R and
     // the sign come from one read (the sign is dropped when |Y| = 0)
-    const unsigned gb = g.lap_direct.guide_bits;
+    if (g.law != GeometricTable::Law::laplace) throw std::logic_error("table built for the geometric law");
+    const unsigned gb = g.direct_table.guide_bits;
     const uint64_t v = bits.bits(gb + 1);
-    const uint64_t a = invert_bucket(bits, g.lap_direct, static_cast<uint32_t>(v & ((1u << gb) - 1)),
+    const uint64_t a = invert_bucket(bits, g.direct_table, static_cast<uint32_t>(v & ((1u << gb) - 1)),
                                      [&](Bits& b, std::vector<uint64_t>& words, uint64_t k) {
         return lazy_less_ratio(b, words, [&](int L) {
             const BigUint T(static_cast<u128>(g.t)), Sd(static_cast<u128>(g.s));
@@ -629,6 +623,8 @@ inline u128 shr192_saturated(uint64_t x2, uint64_t x1, uint64_t x0, unsigned s) 
 // (terms until below the working precision, the rest bounded) at increasing precision.
 struct GaussianBuckets {
     static constexpr uint64_t kMinSigma = 146;
+    // at most about 240 buckets (B > sigma/16 and terms down to 2^-160)
+    static constexpr size_t kEntries = 256;
 
     uint64_t a = 0, b = 1;
     unsigned k = 0;            // B = 2^k
@@ -789,19 +785,33 @@ struct DiscreteGaussianTable {
     uint64_t inv = 0;               // floor(2^P / D) in (2^62, 2^63]
     unsigned P = 0;
 
+    // bucketed rejection for sigma >= 146 with a < 2^62 and b < 2^30 (keeps N in 128 bits)
+    static bool uses_buckets(const DiscreteGaussianParams& q) {
+        return q.t > GaussianBuckets::kMinSigma && q.a < (uint64_t{1} << 62) && q.b < (uint64_t{1} << 30);
+    }
+
+    // The constructor's cost in units of one certified threshold (about 60 ns here): the
+    // proposal's thresholds, the acceptance entries (two products each, about 3 units) or the
+    // buckets, and a fixed part (big-integer setup and guides, about 1024 units).
+    static size_t entries_for(const DiscreteGaussianParams& q) {
+        if (q.a == 0) return 0;
+        const size_t fixed = 1024;
+        if (uses_buckets(q)) return GaussianBuckets::kEntries + fixed;
+        return GeometricTable::entries_for(q.t, 1) + 3 * static_cast<size_t>(std::min<uint64_t>(kMaxTable, 40 * q.t + 1)) + fixed;
+    }
+
     DiscreteGaussianTable() = default;
     explicit DiscreteGaussianTable(const DiscreteGaussianParams& params) : p(params) {
         if (p.a == 0) return;
-        proposal = GeometricTable(p.t, 1);
         const BigUint A(static_cast<u128>(p.a)), B(static_cast<u128>(p.b)), T(static_cast<u128>(p.t));
         den = mul(mul(BigUint(2), mul(A, B)), mul(T, T));
         exp_tables = &ExpTables::get();
-        // bucketed rejection for sigma >= 146 with a < 2^62 and b < 2^30 (keeps N in 128 bits)
-        if (p.t > GaussianBuckets::kMinSigma && p.a < (uint64_t{1} << 62) && p.b < (uint64_t{1} << 30)) {
+        if (uses_buckets(p)) {
             use_buckets = true;
             large = GaussianBuckets(p.a, p.b);
             return;
         }
+        proposal = GeometricTable(p.t, 1, GeometricTable::Law::laplace);
         // table by products (certified_exp.hpp enclosures): e^{-f(y)} = g(y) k(y) c with
         // g(y) = e^{-y^2 b/(2a)}, g(y+1) = g(y) h(y), h(y) = e^{-(2y+1) b/(2a)}, h(y+1) = h(y) e^{-b/a},
         // k(y) = e^{y/t}, c = e^{-a/(2 b t^2)}; y <= 40 t keeps k(y) < 2^60 inside Fx
