@@ -1,23 +1,20 @@
 // dpnoise/exact/table_samplers.hpp -- the same exact distributions as geometric.hpp,
 // discrete_laplace.hpp and discrete_gaussian.hpp, faster for many samples with one parameter.
 //
-// The CKS algorithms spend their time in Bernoulli(e^{-x}) trials for a few recurring x:
-// e^{-U/t} (U < t), e^{-1}, and the Gaussian acceptance e^{-f(|Y|)}. Each such trial is
-// "uniform real R < c" for a constant c. Here every recurring c gets certified 64-bit bounds
-// lo64/2^64 <= c <= hi64/2^64 (certified_exp.hpp, integer arithmetic only), so one keystream
-// word W (the first 64 bits of R) decides the trial unless lo64 <= W < hi64; in that rare case
-// (probability about 2^-63) more words of R are drawn and c is evaluated at higher precision
-// until the comparison is decided. Each trial is therefore an exact Bernoulli(c), and the
-// samplers below are the CKS algorithms with those exact trials:
+// Every random decision here has the form "uniform real R < c" for a constant c (a tail
+// probability, or an acceptance probability e^{-x}). Each c gets certified integer bounds
+// (certified_exp.hpp: Taylor series with outward rounding, no floating point), and R's bits
+// are drawn only as far as the bounds need: usually 8 or 12 bits decide, then up to 32 against
+// 32-bit bounds, and in the rare band that 32 bits do not decide (about 2^-31), more words of
+// R while c is evaluated at increasing precision until the comparison is decided. Each decision
+// is therefore an exact Bernoulli(c), and R's bits, being independent, may be drawn lazily.
 //
-// * e^{-U/t} factorises over the base-4096 digits of U, e^{-U/t} = prod_j e^{-d_j 4096^j / t},
-//   and a conjunction of independent Bernoullis has the product probability; so one table of
-//   at most 4096 entries per digit serves any t < 2^62.
-// * V = #{v >= 1 : R < e^{-v}} for one uniform R has P(V >= v) = e^{-v}, the law of the number
-//   of successes of Bernoulli(e^{-1}) before the first failure (CKS Algorithm 2's V).
-// * The discrete Gaussian accepts a proposal Y with probability e^{-f(|Y|)},
-//   f(y) = (y b t - a)^2 / (2 a b t^2); a table covers |Y| < 2^14 and the CKS test (same
-//   probability) handles larger |Y|.
+// * Geometric and discrete Laplace, scale t/s <= 146: inversion of Y (or |Y|) over certified
+//   tail thresholds, with a guide table on R's first 12 bits (Thresholds, invert()).
+// * Larger scales: Y = H 2^k + L, H by inversion and L by certified rejection.
+// * Discrete Gaussian: |Y| = j B + o with the bucket j by inversion over certified tail sums
+//   of e^{-i^2 c}, the offset o uniform and accepted with probability e^{-x} (B = 1, no
+//   acceptance, for sigma < 146).
 //
 // Tables cost O(entries) to build, so callers use these samplers for large requests only; the
 // output distribution is identical either way.
@@ -523,14 +520,11 @@ inline int64_t discrete_laplace_table(Bits& bits, const GeometricTable& g) {
 }
 
 // ---------------------------------------------------------------- discrete Gaussian
-// CKS Algorithm 3 with the proposal above and the acceptance e^{-f(y)}, f(y) = u^2 / D with
-// u = |y| b t - a and D = 2 a b t^2, decided per sample: f is computed in fixed point (32
-// fraction bits) from a precomputed reciprocal of D with certified error, and
-// e^{-f} = e^{-K} e^{-j/256} e^{-delta} is
-// bounded from two small certified tables and the alternating series of e^{-delta}
-// (K = floor f, j the next 8 bits, delta < 2^-8). Small |y| use a precomputed table instead. Where the
-// bounds do not decide, the comparison is refined exactly; where u or D are too large for
-// this arithmetic, the CKS acceptance test (same probability) is used.
+// ---------------------------------------------------------------- certified e^{-f} in fixed point
+// For the discrete Gaussian's acceptance e^{-f} (f known to 32 fraction bits with a certified
+// error): e^{-f} = e^{-K} e^{-j1/2^8} e^{-j2/2^16} e^{-delta} is bounded from small certified
+// tables and the alternating series of e^{-delta}; where the bounds do not decide, the
+// comparison is refined exactly.
 struct ExpTables {
     // 64-bit bounds (scaled by 2^64) of e^{-k} (k = 0..24), e^{-j/2^8} and e^{-j/2^16} (j = 0..255)
     uint64_t int_lo[25], f1_lo[256], f2_lo[256];
@@ -612,32 +606,42 @@ inline u128 shr192_saturated(uint64_t x2, uint64_t x1, uint64_t x0, unsigned s) 
     return low | (x2 ? (static_cast<u128>(x2) << (128 - s)) : 0);
 }
 
-// ---------------------------------------------------------------- large sigma: bucketed rejection
-// For sigma^2 = a/b >= 146^2: |Y| is proposed as y = j B + o with the bucket j drawn by
-// inversion, P[bucket >= d] = T_d / T_0 with T_d = sum_{i >= d} e^{-i^2 c}, c = B^2 b / (2a)
-// (B = 2^k in (sigma/16, sigma/8]), and the offset o uniform in [0, B); y is accepted with
-// probability e^{-(2 j B o + o^2) b / (2a)} = e^{-y^2/(2 sigma^2)} / e^{-(jB)^2/(2 sigma^2)}, and
-// y = 0 with a further fair bit (it has one sign, the others two). The accepted law is
-// P[|Y| = y] proportional to (1 or 2) e^{-y^2/(2 sigma^2)}: the discrete Gaussian's. The bucket
-// thresholds are certified like every other constant here; the exact path sums the series
-// (terms until below the working precision, the rest bounded) at increasing precision.
+// ---------------------------------------------------------------- discrete Gaussian: buckets
+// |Y| is proposed as y = j B + o with the bucket j drawn by inversion, P[bucket >= d] = T_d / T_0
+// with T_d = sum_{i >= d} e^{-i^2 c}, c = B^2 b / (2a), and the offset o uniform in [0, B);
+// y is accepted with probability e^{-(2 j B o + o^2) b / (2a)} = e^{-y^2/(2 sigma^2)} /
+// e^{-(jB)^2/(2 sigma^2)}, and y = 0 with a further fair bit (it has one sign, the others two).
+// The accepted law is P[|Y| = y] proportional to (1 or 2) e^{-y^2/(2 sigma^2)}: the discrete
+// Gaussian's. B = 2^k is the least power of two with sigma / B < 146: for sigma < 146, B = 1
+// and the inversion alone gives |Y| (no acceptance step; the thresholds are then those of |Y|
+// itself, P[|Y| >= d] = 2 T_d / (2 T_0 - 1), so y = 0 needs no extra bit); above, sigma / B is in [73, 146), so
+// about 15 sigma / B <= 2200 buckets cover the mass down to 2^-160 and the acceptance exponent
+// is below about 1/70 for typical y, decided by 8 random bits (against 1 - x) almost always.
+// The bucket thresholds are certified like every other constant here; the exact path sums the
+// series (terms until below the working precision, the rest bounded) at increasing precision.
 struct GaussianBuckets {
-    static constexpr uint64_t kMinSigma = 146;
-    // at most about 240 buckets (B > sigma/16 and terms down to 2^-160)
-    static constexpr size_t kEntries = 256;
+    static constexpr uint64_t kSigmaPerBucket = 146;
 
     uint64_t a = 0, b = 1;
     unsigned k = 0;            // B = 2^k
+    bool folded = false;       // k = 0: the thresholds are |Y|'s (zero weighted 1, the rest 2)
     Thresholds buckets;        // d = 1..J
+    uint64_t x_step = 0;       // floor(2^64 b / (2a)) + 1 > 2^64 b/(2a) (when k > 0)
     uint64_t inv = 0;          // floor(2^P / (2a)), for x·2^32 = N 2^32 / (2a)
     unsigned P = 0;
 
+    // the least k with 146 2^k > floor(sigma); t = floor(sigma) + 1
+    static unsigned bits_for(uint64_t t) {
+        unsigned k = 0;
+        while ((static_cast<u128>(kSigmaPerBucket) << k) <= t - 1) ++k;
+        return k;
+    }
+
+    // about how many buckets the constructor certifies
+    static size_t buckets_for(uint64_t t) { return static_cast<size_t>(15 * ((static_cast<u128>(t) >> bits_for(t)) + 1)); }
+
     GaussianBuckets() = default;
-    GaussianBuckets(uint64_t a_, uint64_t b_) : a(a_), b(b_) {
-        // k = floor(log2(sigma / 8)) from isqrt(a/b)
-        const uint64_t sigma_floor = static_cast<uint64_t>(isqrt_u128(static_cast<u128>(a) * b) / b);
-        const uint64_t s8 = sigma_floor / 8;
-        k = 63 - static_cast<unsigned>(__builtin_clzll(s8));
+    GaussianBuckets(uint64_t a_, uint64_t b_, uint64_t t) : a(a_), b(b_), k(bits_for(t)), folded(k == 0) {
         const int L = 3;
         const BigUint A2(static_cast<u128>(a) * 2), Bb(static_cast<u128>(b));
         const BigUint cnum = mul(shift_left(BigUint(1), 2 * k), Bb);  // c = B^2 b / (2a)
@@ -648,270 +652,205 @@ struct GaussianBuckets {
         std::vector<FxInterval> gs;
         for (;;) {
             gs.push_back(g);
-            if (g.hi.w[3] == 0 && g.hi.w[2] == 0 && g.hi.w[1] == 0 && g.hi.w[0] < (uint64_t{1} << 32)) break;  // g < 2^-160
+            // stop below 2^-160, with at least two terms (the tail bound below needs J >= 2)
+            if (gs.size() >= 2 && g.hi.w[3] == 0 && g.hi.w[2] == 0 && g.hi.w[1] == 0 && g.hi.w[0] < (uint64_t{1} << 32)) break;
             g = fx_mul(g, h);
             h = fx_mul(h, h_step);
             if (gs.size() > 100000) throw std::logic_error("bucket series did not decay");
         }
-        // suffix sums T_d, with the tail beyond the last term enclosed by [0, last term]
+        // suffix sums T_d; the tail beyond the last term g_{J-1} is at most
+        // integral_{J-1}^inf e^{-c x^2} dx <= g_{J-1} / (2 c (J-1)), and 1/(2c(J-1)) = a / (B^2 b (J-1))
         const size_t J = gs.size();
+        const BigUint tail_factor = add_small(divmod(BigUint(static_cast<u128>(a)),
+                                                     mul(cnum, BigUint(static_cast<u128>(J - 1)))).first, 1);
         std::vector<BigUint> t_lo(J + 1), t_hi(J + 1);
         t_lo[J] = BigUint();
-        t_hi[J] = fx_to_big(gs[J - 1].hi);
+        t_hi[J] = mul(fx_to_big(gs[J - 1].hi), tail_factor);
         for (size_t d = J; d-- > 0;) {
             t_lo[d] = add(t_lo[d + 1], fx_to_big(gs[d].lo));
             t_hi[d] = add(t_hi[d + 1], fx_to_big(gs[d].hi));
         }
-        // S_d = T_d / T_0: one certified reciprocal of T_0 (at scale 2^192), then products
-        const BigUint S2 = shift_left(BigUint(1), 384);
-        auto [inv_lo_q, r1] = divmod(S2, t_hi[0]);
+        // S_d = T_d / T_0 (or 2 T_d / (2 T_0 - 1) when folded; g_0 = 1 exactly): one certified
+        // reciprocal of the denominator (at scale 2^192), then products
+        const BigUint S2 = shift_left(BigUint(1), 384), one = shift_left(BigUint(1), 192);
+        const BigUint den_lo = folded ? sub(shift_left(t_lo[0], 1), one) : t_lo[0];
+        const BigUint den_hi = folded ? sub(shift_left(t_hi[0], 1), one) : t_hi[0];
+        auto [inv_lo_q, r1] = divmod(S2, den_hi);
         (void)r1;
-        auto [inv_hi_q, r2] = divmod(S2, t_lo[0]);
+        auto [inv_hi_q, r2] = divmod(S2, den_lo);
         const FxInterval inv0{fx_from(inv_lo_q), fx_from(r2.is_zero() ? inv_hi_q : add_small(inv_hi_q, 1))};
+        const size_t up = folded ? 1 : 0;
         for (size_t d = 1; d < J; ++d) {
-            const FxInterval td{fx_from(t_lo[d]), fx_from(t_hi[d])};
+            const FxInterval td{fx_from(shift_left(t_lo[d], up)), fx_from(shift_left(t_hi[d], up))};
             buckets.push(bounds32(fx_mul(td, inv0)));
         }
         buckets.tail = true;
         buckets.finish(J);
-        // reciprocal of 2a for the acceptance exponent
+        if (k == 0) return;  // no offsets, no acceptance step
+        // the acceptance exponent x = N / (2a): 8-bit first look and 32-bit fixed point
+        x_step = static_cast<uint64_t>((static_cast<u128>(b) << 64) / (static_cast<u128>(a) * 2)) + 1;  // b/(2a) < 2^-15
         const BigUint two_a(static_cast<u128>(a) * 2);
         P = static_cast<unsigned>(two_a.bit_length()) + 62;
         inv = divmod(shift_left(BigUint(1), P), two_a).first.limb[0];
     }
 
-    static uint64_t to_u64(const BigUint& x) {
-        if (x.limb.size() > 1) return UINT64_MAX;
-        return x.is_zero() ? 0 : x.limb[0];
-    }
-
-    // T_d and T_0 enclosed at precision L (the exact path): terms until below 2^-(64L+64),
-    // the remainder bounded by the last term (the series decays faster than geometrically)
+    // T_d and T_0 enclosed at precision L (the exact path): the terms by the same recurrence as
+    // the constructor (g_{i+1} = g_i h_i, h_{i+1} = h_i e^{-2c}, each product rounded outward),
+    // until past i >= d and below 2^32 units of 2^-64L; the remainder after term i is at most
+    // g_i / (2 c i) (the integral bound), i.e. g_i.hi (a / (B^2 b i) + 1) units.
     RatioEnclosure ratio(uint64_t d, int L) const {
         const BigUint A2(static_cast<u128>(a) * 2), cnum = mul(shift_left(BigUint(1), 2 * k), BigUint(static_cast<u128>(b)));
-        const BigUint tiny = BigUint(1);
+        const BigUint one = scale_one(L), small = shift_left(BigUint(1), 32);
+        const Enclosure step = exp_rational(mul(BigUint(2), cnum), A2, true, L);
+        Enclosure gi{one, one}, hi = exp_rational(cnum, A2, true, L);
         Enclosure T0{BigUint(), BigUint()}, Td{BigUint(), BigUint()};
         for (uint64_t i = 0;; ++i) {
-            const BigUint ii(static_cast<u128>(i) * i);
-            const Enclosure gi = exp_rational(mul(ii, cnum), A2, true, L);
             T0.lo = add(T0.lo, gi.lo);
             T0.hi = add(T0.hi, gi.hi);
             if (i >= d) {
                 Td.lo = add(Td.lo, gi.lo);
                 Td.hi = add(Td.hi, gi.hi);
             }
-            if (i >= d && compare(gi.hi, tiny) <= 0) {
-                // remaining terms: each at most the last, decaying at least geometrically by 1/2
-                T0.hi = add(T0.hi, BigUint(2));
-                Td.hi = add(Td.hi, BigUint(2));
-                return RatioEnclosure{Td, T0};
+            if (i >= 1 && i >= d && compare(gi.hi, small) < 0) {
+                const BigUint factor = add_small(divmod(BigUint(static_cast<u128>(a)), mul(cnum, BigUint(static_cast<u128>(i)))).first, 1);
+                const BigUint rest = mul(gi.hi, factor);
+                T0.hi = add(T0.hi, rest);
+                Td.hi = add(Td.hi, rest);
+                if (!folded) return RatioEnclosure{Td, T0};
+                // 2 T_d / (2 T_0 - 1); g_0 = 1 is exact, so subtracting it keeps the enclosure
+                return RatioEnclosure{Enclosure{shift_left(Td.lo, 1), shift_left(Td.hi, 1)},
+                                      Enclosure{sub(shift_left(T0.lo, 1), one), sub(shift_left(T0.hi, 1), one)}};
             }
+            gi = enclosure_mul(gi, hi, L);
+            hi = enclosure_mul(hi, step, L);
+            if (i > 100000000) throw std::logic_error("bucket series did not decay");
         }
     }
 };
 
+// Bucket j from its guide bucket when the guide does not settle it.
+template <class Bits>
+[[gnu::noinline]] uint64_t gaussian_bucket_scan(Bits& bits, const GaussianBuckets& g, uint32_t bucket) {
+    auto exact = [&g](Bits& bb, std::vector<uint64_t>& words, uint64_t d) {
+        return lazy_less_ratio(bb, words, [&](int L) { return g.ratio(d, L); });
+    };
+    return invert_scan(bits, g.buckets, bucket, exact);
+}
+
+// The acceptance R < e^{-x}, x = (2 j B o + o^2) b / (2a), when R's first 8 bits r8 did not
+// decide it: R's next 24 bits, then 32-bit fixed-point bounds of e^{-x}, then exactly.
+template <class Bits>
+[[gnu::noinline]] bool gaussian_offset_accept_slow(Bits& bits, const GaussianBuckets& g, const ExpTables& T,
+                                                   uint64_t j, uint64_t o, uint32_t r8) {
+    const uint64_t B = uint64_t{1} << g.k;
+    // x = N / (2a), N = (2 j B o + o^2) b; x·2^32 in [flo, flo + extra + 3]
+    const u128 jbo2 = static_cast<u128>(j) * B * o * 2 + static_cast<u128>(o) * o;  // j < 2^64, B o < 2^60
+    u128 N;
+    if (__builtin_mul_overflow(jbo2, static_cast<u128>(g.b), &N)) {
+        N = ~static_cast<u128>(0);  // a lower bound: x >= 2^64, so e^{-x} is compared from above below
+    }
+    const unsigned sh = g.P - 32;
+    const uint64_t nh = static_cast<uint64_t>(N >> 64), nl = static_cast<uint64_t>(N);
+    u128 flo, extra;
+    if (sh >= 64) {
+        const u128 top = static_cast<u128>(nh) * g.inv + ((static_cast<u128>(nl) * g.inv) >> 64);
+        flo = sh - 64 >= 128 ? 0 : top >> (sh - 64);
+        extra = sh - 64 >= 64 ? 0 : static_cast<u128>(nh >> (sh - 64));
+    } else {
+        // small a: N·inv fits comfortably; compute with the 192-bit helper
+        const u128 lo = static_cast<u128>(nl) * g.inv, hi = static_cast<u128>(nh) * g.inv;
+        const u128 mid = (lo >> 64) + static_cast<uint64_t>(hi);
+        flo = shr192_saturated(static_cast<uint64_t>(hi >> 64) + static_cast<uint64_t>(mid >> 64),
+                               static_cast<uint64_t>(mid), static_cast<uint64_t>(lo), sh);
+        extra = N >> sh;
+    }
+    const u128 fhi = flo + extra + 3;
+    const uint32_t w = (r8 << 24) | static_cast<uint32_t>(bits.bits(24));
+    const bool forced = force_refinement_for_testing().load(std::memory_order_relaxed);
+    if (!forced && fhi < (static_cast<u128>(1) << 32) && w < static_cast<uint32_t>((static_cast<u128>(1) << 32) - fhi - 1))
+        return true;  // R < 1 - x <= e^{-x}
+    if (!forced && w < exp_lower32_fixed(T, fhi)) return true;
+    if (!forced && static_cast<uint64_t>(w) >= exp_upper32_fixed(T, flo)) return false;
+    std::vector<uint64_t> words{(static_cast<uint64_t>(w) << 32) | bits.bits(32)};
+    return lazy_less(bits, words, [&](int L) {
+        return exp_rational(mul(BigUint(jbo2), BigUint(static_cast<u128>(g.b))), BigUint(static_cast<u128>(g.a) * 2), true, L);
+    });
+}
+
+// One read gives the guide bucket of j, the sign (or, for y = 0, the fair bit), the first 8
+// bits of the acceptance uniform and the offset o; on rejection all are dropped and redrawn.
 template <class Bits>
 inline int64_t discrete_gaussian_buckets(Bits& bits, const GaussianBuckets& g, const ExpTables& T) {
-    const uint64_t B = uint64_t{1} << g.k;
+    constexpr unsigned kFirst = 8;
+    const unsigned k = g.k, gb = g.buckets.guide_bits;
+    const unsigned head = gb + 1 + (k != 0 ? kFirst : 0);
+    const uint64_t B = uint64_t{1} << k;
     for (;;) {
-        const uint64_t j = invert(bits, g.buckets, [&](Bits& bb, std::vector<uint64_t>& words, uint64_t d) {
-            return lazy_less_ratio(bb, words, [&](int L) { return g.ratio(d, L); });
-        });
-        const uint64_t o = bits.bits(g.k);
+        uint64_t v, o = 0;
+        if (head + k <= 64) {
+            v = bits.bits(head + k);
+            o = k != 0 ? v >> head : 0;
+        } else {
+            v = bits.bits(head);
+            o = bits.bits(k);
+        }
+        const uint32_t bucket = static_cast<uint32_t>(v & ((1u << gb) - 1));
+        const bool sign = ((v >> gb) & 1) != 0;
+        const uint32_t e = g.buckets.guide[bucket];
+        uint64_t j = e >> 1;
+        if (!(e & 1) || force_refinement_for_testing().load(std::memory_order_relaxed))
+            j = gaussian_bucket_scan(bits, g, bucket);
+        if (o != 0) {
+            // R < (r8 + 1)/2^8 <= 1 - ceil(x 2^8)/2^8 <= e^{-x} when r8 + x8 <= 255, with
+            // x 2^8 < M x_step / 2^56 for M = 2 j B o + o^2 < 2^64 (x_step > 2^64 b/(2a))
+            const uint32_t r8 = static_cast<uint32_t>((v >> (gb + 1)) & ((1u << kFirst) - 1));
+            const u128 M = static_cast<u128>(j) * (2 * B * o) + static_cast<u128>(o) * o;
+            bool decided = false;
+            if ((M >> 64) == 0 && !force_refinement_for_testing().load(std::memory_order_relaxed)) {
+                const u128 x8 = ((static_cast<u128>(static_cast<uint64_t>(M)) * g.x_step) >> (64 - kFirst)) + 1;
+                decided = r8 + x8 <= (1u << kFirst) - 1;
+            }
+            if (!decided && !gaussian_offset_accept_slow(bits, g, T, j, o, r8)) continue;
+        }
         const u128 y = static_cast<u128>(j) * B + o;
         if (y > static_cast<u128>(INT64_MAX)) throw std::overflow_error("discrete Gaussian sample does not fit in int64");
-        bool ok = true;
-        if (o != 0) {
-            // x = N / (2a), N = (2 j B o + o^2) b; x·2^32 in [flo, flo + extra + 3]
-            const u128 jbo2 = static_cast<u128>(j) * B * o * 2 + static_cast<u128>(o) * o;
-            u128 N;
-            if (__builtin_mul_overflow(jbo2, static_cast<u128>(g.b), &N)) {
-                N = ~static_cast<u128>(0);  // x is then astronomically large: reject below
-            }
-            const unsigned sh = g.P - 32;
-            const uint64_t nh = static_cast<uint64_t>(N >> 64), nl = static_cast<uint64_t>(N);
-            u128 flo, extra;
-            if (sh >= 64) {
-                const u128 top = static_cast<u128>(nh) * g.inv + ((static_cast<u128>(nl) * g.inv) >> 64);
-                flo = sh - 64 >= 128 ? 0 : top >> (sh - 64);
-                extra = sh - 64 >= 64 ? 0 : static_cast<u128>(nh >> (sh - 64));
-            } else {
-                // small a: N·inv fits comfortably; compute with the 192-bit helper
-                const u128 lo = static_cast<u128>(nl) * g.inv, hi = static_cast<u128>(nh) * g.inv;
-                const u128 mid = (lo >> 64) + static_cast<uint64_t>(hi);
-                flo = shr192_saturated(static_cast<uint64_t>(hi >> 64) + static_cast<uint64_t>(mid >> 64),
-                                       static_cast<uint64_t>(mid), static_cast<uint64_t>(lo), sh);
-                extra = N >> sh;
-            }
-            const u128 fhi = flo + extra + 3;
-            const uint32_t w = static_cast<uint32_t>(bits.bits(32));
-            const bool forced = force_refinement_for_testing().load(std::memory_order_relaxed);
-            if (!forced && fhi < (static_cast<u128>(1) << 32) && w < static_cast<uint32_t>((static_cast<u128>(1) << 32) - fhi - 1)) {
-                ok = true;  // R < 1 - x <= e^{-x}
-            } else if (!forced && w < exp_lower32_fixed(T, fhi)) {
-                ok = true;
-            } else if (!forced && static_cast<uint64_t>(w) >= exp_upper32_fixed(T, flo)) {
-                ok = false;
-            } else {
-                std::vector<uint64_t> words{(static_cast<uint64_t>(w) << 32) | bits.bits(32)};
-                const u128 jbo2c = jbo2;
-                ok = lazy_less(bits, words, [&](int L) {
-                    return exp_rational(mul(BigUint(jbo2c), BigUint(static_cast<u128>(g.b))),
-                                        BigUint(static_cast<u128>(g.a) * 2), true, L);
-                });
-            }
-        }
-        if (!ok) continue;
         if (y == 0) {
-            if (bits.bit()) return 0;
+            if (g.folded || sign) return 0;  // unfolded: the fair bit keeps y = 0 half of the time
             continue;
         }
-        return bits.bit() ? -static_cast<int64_t>(y) : static_cast<int64_t>(y);
+        return sign ? -static_cast<int64_t>(y) : static_cast<int64_t>(y);
     }
 }
 
+// Tables for many discrete Gaussian samples with one sigma^2 = a/b (the buckets above, for
+// every sigma; the shared ExpTables serve the rare slow acceptance).
 struct DiscreteGaussianTable {
-    static constexpr uint64_t kMaxTable = 4096;
-
     DiscreteGaussianParams p;
-    GeometricTable proposal;        // discrete Laplace with scale t
-    std::vector<Bounds32> accept;   // accept[y] bounds e^{-f(y)} for y < min(4096, 40 t + 1)
-    BigUint den;                    // D = 2 a b t^2
+    GaussianBuckets buckets;
     const ExpTables* exp_tables = nullptr;
-    bool use_buckets = false;       // large sigma: bucketed rejection (GaussianBuckets)
-    GaussianBuckets large;
-    bool fast = false;              // D < 2^126 and b t < 2^64: fixed-point acceptance available
-    uint64_t bt64 = 0;
-    uint64_t inv = 0;               // floor(2^P / D) in (2^62, 2^63]
-    unsigned P = 0;
 
-    // bucketed rejection for sigma >= 146 with a < 2^62 and b < 2^30 (keeps N in 128 bits)
-    static bool uses_buckets(const DiscreteGaussianParams& q) {
-        return q.t > GaussianBuckets::kMinSigma && q.a < (uint64_t{1} << 62) && q.b < (uint64_t{1} << 30);
-    }
-
-    // The constructor's cost in units of one certified threshold (about 60 ns here): the
-    // proposal's thresholds, the acceptance entries (two products each, about 3 units) or the
-    // buckets, and a fixed part (big-integer setup and guides, about 1024 units).
+    // The constructor's cost in units of one certified geometric threshold (about 60 ns here):
+    // about 7 per bucket (series terms, suffix sums and a certified ratio each) and a fixed
+    // part (big-integer reciprocals and the guide, about 1700 units).
     static size_t entries_for(const DiscreteGaussianParams& q) {
         if (q.a == 0) return 0;
-        const size_t fixed = 1024;
-        if (uses_buckets(q)) return GaussianBuckets::kEntries + fixed;
-        return GeometricTable::entries_for(q.t, 1) + 3 * static_cast<size_t>(std::min<uint64_t>(kMaxTable, 40 * q.t + 1)) + fixed;
+        return 7 * GaussianBuckets::buckets_for(q.t) + 1700;
     }
 
     DiscreteGaussianTable() = default;
     explicit DiscreteGaussianTable(const DiscreteGaussianParams& params) : p(params) {
         if (p.a == 0) return;
-        const BigUint A(static_cast<u128>(p.a)), B(static_cast<u128>(p.b)), T(static_cast<u128>(p.t));
-        den = mul(mul(BigUint(2), mul(A, B)), mul(T, T));
         exp_tables = &ExpTables::get();
-        if (uses_buckets(p)) {
-            use_buckets = true;
-            large = GaussianBuckets(p.a, p.b);
-            return;
-        }
-        proposal = GeometricTable(p.t, 1, GeometricTable::Law::laplace);
-        // table by products (certified_exp.hpp enclosures): e^{-f(y)} = g(y) k(y) c with
-        // g(y) = e^{-y^2 b/(2a)}, g(y+1) = g(y) h(y), h(y) = e^{-(2y+1) b/(2a)}, h(y+1) = h(y) e^{-b/a},
-        // k(y) = e^{y/t}, c = e^{-a/(2 b t^2)}; y <= 40 t keeps k(y) < 2^60 inside Fx
-        {
-            const int L = 3;
-            const uint64_t size = std::min<uint64_t>(kMaxTable, 40 * p.t + 1);
-            const FxInterval c = fx_interval(exp_rational(A, mul(mul(BigUint(2), B), mul(T, T)), true, L));
-            FxInterval h = fx_interval(exp_rational(B, mul(BigUint(2), A), true, L));
-            const FxInterval h_step = fx_interval(exp_rational(B, A, true, L));
-            const FxInterval k_step = fx_interval(exp_rational(BigUint(1), T, false, L));
-            FxInterval gg = fx_interval(Enclosure{scale_one(L), scale_one(L)});
-            FxInterval kk = gg;
-            accept.resize(size);
-            for (uint64_t y = 0; y < size; ++y) {
-                accept[y] = bounds32(fx_mul(fx_mul(gg, kk), c));
-                gg = fx_mul(gg, h);
-                h = fx_mul(h, h_step);
-                if (y + 1 < size) kk = fx_mul(kk, k_step);
-            }
-        }
-        if (den.bit_length() <= 126 && (p.bt >> 64) == 0) {
-            fast = true;
-            bt64 = static_cast<uint64_t>(p.bt);
-            P = static_cast<unsigned>(den.bit_length()) + 62;
-            const BigUint q = divmod(shift_left(BigUint(1), P), den).first;
-            inv = q.limb[0];
-        }
+        buckets = GaussianBuckets(p.a, p.b, p.t);
     }
 
-    size_t entries() const { return use_buckets ? large.buckets.hi_m1.size() : proposal.entries() + accept.size(); }
+    size_t entries() const { return buckets.buckets.hi_m1.size(); }
 };
 
 template <class Bits>
 inline int64_t discrete_gaussian_table(Bits& bits, const DiscreteGaussianTable& g) {
     if (g.p.a == 0) return 0;
-    if (g.use_buckets) return discrete_gaussian_buckets(bits, g.large, *g.exp_tables);
-    for (;;) {
-        const int64_t y = discrete_laplace_table(bits, g.proposal);
-        const uint64_t ay = abs_u64(y);
-        if (ay < g.accept.size()) {
-            const bool ok_t = bernoulli_certified(bits, g.accept[ay], [&](int L) {
-                const BigUint ybt = mul(BigUint(static_cast<u128>(ay)), BigUint(g.p.bt));
-                const BigUint a(static_cast<u128>(g.p.a));
-                const BigUint d = compare(ybt, a) >= 0 ? sub(ybt, a) : sub(a, ybt);
-                return exp_rational(mul(d, d), g.den, true, L);
-            });
-            if (ok_t) return y;
-            continue;
-        }
-        // u = |y| b t - a
-        const u128 ybt = static_cast<u128>(ay) * g.bt64;  // both < 2^64: cannot overflow
-        bool ok;
-        if (g.fast && (ybt >> 64) == 0) {
-            const uint64_t u = ybt >= g.p.a ? static_cast<uint64_t>(ybt - g.p.a) : static_cast<uint64_t>(g.p.a - ybt);
-            // f·2^32 = u^2 2^32 / D lies in [a, a + b) with a = u^2 inv / 2^sh, b = u^2 / 2^sh
-            // (inv <= 2^P/D < inv + 1), so in [flo, flo + extra + 3] where flo = floor(a) and
-            // extra >= floor(b) - 1 (floor(a + b) <= floor(a) + floor(b) + 1)
-            const u128 u2 = static_cast<u128>(u) * u;
-            const unsigned sh = g.P - 32;
-            u128 flo, extra;
-            if (sh >= 64 && sh < 128) {
-                // two 64x64 products: (u2_hi inv 2^64 + u2_lo inv) >> sh, the low product's
-                // fraction dropped (floor stays a lower bound)
-                const uint64_t u2h = static_cast<uint64_t>(u2 >> 64), u2l = static_cast<uint64_t>(u2);
-                const u128 top = static_cast<u128>(u2h) * g.inv + ((static_cast<u128>(u2l) * g.inv) >> 64);
-                flo = top >> (sh - 64);
-                extra = sh - 64 >= 64 ? 0 : static_cast<u128>(u2h >> (sh - 64));
-            } else {
-                auto times = [&](uint64_t m, uint64_t& x2, uint64_t& x1, uint64_t& x0) {
-                    const u128 lo = static_cast<u128>(static_cast<uint64_t>(u2)) * m;
-                    const u128 hi = static_cast<u128>(static_cast<uint64_t>(u2 >> 64)) * m;
-                    x0 = static_cast<uint64_t>(lo);
-                    const u128 mid = (lo >> 64) + static_cast<uint64_t>(hi);
-                    x1 = static_cast<uint64_t>(mid);
-                    x2 = static_cast<uint64_t>(hi >> 64) + static_cast<uint64_t>(mid >> 64);
-                };
-                uint64_t a2, a1, a0;
-                times(g.inv, a2, a1, a0);
-                flo = shr192_saturated(a2, a1, a0, sh);
-                extra = sh >= 128 ? 0 : (u2 >> sh);
-            }
-            const u128 fhi = flo + extra + 3;
-            const uint32_t w = static_cast<uint32_t>(bits.bits(32));
-            const bool forced = force_refinement_for_testing().load(std::memory_order_relaxed);
-            if (!forced && w < exp_lower32_fixed(*g.exp_tables, fhi)) {
-                ok = true;                                             // R < lower <= e^{-f}
-            } else if (!forced && static_cast<uint64_t>(w) >= exp_upper32_fixed(*g.exp_tables, flo)) {
-                ok = false;                                            // R >= upper >= e^{-f}
-            } else {
-                std::vector<uint64_t> words{(static_cast<uint64_t>(w) << 32) | bits.bits(32)};
-                ok = lazy_less(bits, words, [&](int L) {
-                    const BigUint U(static_cast<u128>(u));
-                    return exp_rational(mul(U, U), g.den, true, L);
-                });
-            }
-        } else {
-            ok = discrete_gaussian_accept(bits, g.p, ay);
-        }
-        if (ok) return y;
-    }
+    return discrete_gaussian_buckets(bits, g.buckets, *g.exp_tables);
 }
 
 }  // namespace dpnoise::exact
