@@ -7,7 +7,7 @@ import pytest
 from dpnoise.accounting import (
     KINDS, RDP, ZCDP, Accountant, ApproxDP, DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace,
     PoissonSampled, PrivacyLossDistribution, PureDP, RandomizedResponse, ReportNoisyMax,
-    group_privacy, parallel_composition, supported_by,
+    group_privacy, loss_from_dict, parallel_composition, supported_by,
 )
 from dpnoise.accounting import conversions as conv
 
@@ -33,7 +33,7 @@ def balle_wang_epsilon(delta, sigma):
 
 ALL_LOSSES = [
     PureDP(0.5), ApproxDP(0.5, 1e-7), ZCDP(0.02), RDP((2.0, 4.0, 8.0, 32.0), (0.05, 0.1, 0.2, 0.8)),
-    Laplace(2.0), DiscreteLaplace(3.0, 2), Gaussian(4.0), DiscreteGaussian(4.0, 1),
+    Laplace(2.0), DiscreteLaplace(3.0, 2), Gaussian(4.0), DiscreteGaussian(4.0, 1), DiscreteGaussian(4.0, 1, 2),
     RandomizedResponse(0.7), RandomizedResponse(1.1, categories=4),
     ReportNoisyMax(0.5, "laplace"), ReportNoisyMax(0.5, "permute_and_flip"),
     ReportNoisyMax(0.5, "exponential_mechanism"),
@@ -182,6 +182,30 @@ def test_single_use_profiles():
     eps = 0.3
     direct = sum(max(0.0, pmf[i] - math.exp(eps) * (pmf[i - d] if i - d >= 0 else 0)) for i in range(len(xs)))
     assert DiscreteGaussian(s, d).delta_for_epsilon(eps) == pytest.approx(direct, rel=1e-9)
+
+
+@pytest.mark.parametrize("sigma,sens,coords", [(2.0, 1, 2), (1.3, 2, 2), (3.0, 1, 3)])
+def test_discrete_gaussian_on_several_coordinates(sigma, sens, coords):
+    """A shift of `coords` independent discrete Gaussians by `sens` each: δ(ε) by brute-force
+    summation over all output tuples, ρ = cΔ²/2σ², and never looser than one output shifted by
+    the L1 total (sensitivity cΔ), which is what the replace-one histogram used before."""
+    xs = np.arange(-40, 41)
+    w = np.exp(-xs**2 / (2 * sigma * sigma))
+    pmf = w / w.sum()
+    shifted = np.exp(-(xs - sens) ** 2 / (2 * sigma * sigma)) / w.sum()
+    p, q = pmf, shifted
+    for _ in range(coords - 1):  # joint pmfs of the tuples, flattened
+        p, q = np.outer(p, pmf).ravel(), np.outer(q, shifted).ravel()
+    loss = DiscreteGaussian(sigma, sens, coords)
+    for eps in (0.0, 0.4, 1.5):
+        direct = np.sum(np.clip(q - math.exp(eps) * p, 0, None))
+        assert loss.delta_for_epsilon(eps) == pytest.approx(direct, rel=1e-9, abs=1e-300)
+        assert loss.delta_for_epsilon(eps) <= DiscreteGaussian(sigma, sens * coords).delta_for_epsilon(eps)
+    assert loss.zcdp_rho() == pytest.approx(coords * sens**2 / (2 * sigma**2))
+    assert loss_from_dict(loss.to_dict()) == loss
+    assert group_privacy(loss, 3) == DiscreteGaussian(sigma, 3 * sens, coords)
+    with pytest.raises(TypeError, match="coordinates"):
+        DiscreteGaussian(sigma, sens, 2.0)
 
 
 def test_poisson_profile_is_amplified_and_matches_formula():

@@ -178,6 +178,13 @@ def test_histogram_sensitivity_and_coverage():
     assert fails <= 50 + 4.75 * math.sqrt(45)
     g = Histogram(1.0, delta=1e-6, categories=3, noise="gaussian", rng=seeded(52))
     assert g(np.array([0, 1, 1, 2])).shape == (3,)
+    # replace-one with Gaussian noise: two counts move by 1 (L2 √2), not one count by 2
+    gr = Histogram(1.0, delta=1e-6, categories=3, noise="gaussian", neighbours="replace")
+    loss = gr.privacy_loss()
+    assert (loss.sensitivity, loss.coordinates) == (1, 2)
+    assert loss.delta_for_epsilon(1.0) <= 1e-6
+    coarse = DiscreteGaussianMechanism(1.0, 1e-6, 2).sigma
+    assert gr._inner.sigma < 0.75 * coarse  # about 1/√2 of the old calibration
     with pytest.raises(ValueError, match="range"):
         Histogram(1.0, bins=10)
 

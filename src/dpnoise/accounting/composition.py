@@ -31,7 +31,8 @@ def group_privacy(loss: PrivacyLoss, k: int) -> PrivacyLoss:
     if isinstance(loss, DiscreteLaplace):
         return DiscreteLaplace(loss.scale, loss.sensitivity * k)
     if isinstance(loss, DiscreteGaussian):
-        return DiscreteGaussian(loss.sigma, loss.sensitivity * k)
+        # k neighbours move the same c coordinates by up to kΔ each (the L2 worst case)
+        return DiscreteGaussian(loss.sigma, loss.sensitivity * k, loss.coordinates)
     if isinstance(loss, Parallel):
         return Parallel(tuple(group_privacy(x, k) for x in loss.losses))
     if isinstance(loss, ZCDP):

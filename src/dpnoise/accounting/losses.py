@@ -464,21 +464,36 @@ _DG_MAX_SUPPORT = 4_000_000
 @dataclass(frozen=True)
 class DiscreteGaussian(_GaussianNoise):
     """Discrete Gaussian on Z, P(x) ∝ exp(-x²/2σ²), integer sensitivity Δ: ρ = Δ²/(2σ²)-zCDP
-    (Canonne, Kamath & Steinke 2020, Prop. 5); exact profile by summing the pmf (CKS Thm 7)."""
+    (Canonne, Kamath & Steinke 2020, Prop. 5); exact profile by summing the pmf (CKS Thm 7).
+
+    ``coordinates`` = c describes noise added independently to several integer outputs of which
+    one neighbour moves at most c, each by at most Δ (a histogram under replace-one neighbours:
+    two bins, by 1). The worst case shifts all c by Δ (the discrete Gaussian is log-concave, so
+    a larger shift is never less distinguishable); its privacy loss is the sum of c independent
+    one-coordinate losses, so ρ = cΔ²/(2σ²) (the L2 sensitivity √c Δ), and the exact profile
+    comes from the c-fold convolution of the one-coordinate loss distribution."""
 
     sigma: float
     sensitivity: int = 1
+    coordinates: int = 1
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "sigma", check.positive(self.sigma, "sigma"))
         object.__setattr__(self, "sensitivity", check.integer_sensitivity(self.sensitivity))
+        object.__setattr__(self, "coordinates", check.count(self.coordinates, "coordinates"))
+
+    def zcdp_rho(self) -> float:
+        return self.coordinates * self.sensitivity**2 / (2 * self.sigma**2)
 
     def _support(self) -> np.ndarray:
         k = math.ceil(14 * self.sigma) + 1  # mass beyond 14σ is below 1e-43
         return np.arange(-k, self.sensitivity + k + 1, dtype=float)
 
     def _large(self) -> bool:
-        return 28 * self.sigma + self.sensitivity > _DG_MAX_SUPPORT
+        return (28 * self.sigma + self.sensitivity) * self.coordinates > _DG_MAX_SUPPORT
+
+    def _continuous(self) -> Gaussian:
+        return Gaussian(self.sigma, self.sensitivity * math.sqrt(self.coordinates))
 
     def _loss_atoms(self, direction: str) -> Optional[Atoms]:
         if self._large():
@@ -487,25 +502,31 @@ class DiscreteGaussian(_GaussianNoise):
         s2 = 2 * self.sigma**2
         logp = -((x - self.sensitivity) ** 2) / s2  # P centred at Δ
         w = np.exp(logp - logp.max())
-        masses = w / w.sum()
-        losses = (2 * x * self.sensitivity - self.sensitivity**2) / s2
+        one = w / w.sum()
+        # one coordinate: loss (2xΔ - Δ²)/2σ² at x; c coordinates: the sum S of c independent x,
+        # whose masses are the c-fold convolution, with loss (2SΔ - cΔ²)/2σ²
+        masses = one
+        for _ in range(self.coordinates - 1):
+            masses = np.convolve(masses, one)
+        total = x[0] * self.coordinates + np.arange(masses.size, dtype=float)
+        losses = (2 * total * self.sensitivity - self.coordinates * self.sensitivity**2) / s2
         keep = masses > 0
-        return losses[keep], masses[keep], 1e-43
+        return losses[keep], masses[keep], 1e-43 * self.coordinates
 
     def _loss_tails(self, eps: np.ndarray, direction: str) -> Optional[Tails]:
         if not self._large():
             return None
-        return Gaussian(self.sigma, self.sensitivity)._loss_tails(eps, direction)
+        return self._continuous()._loss_tails(eps, direction)
 
     def _profile(self, eps: np.ndarray, direction: str) -> np.ndarray:
         if self._large():
-            return Gaussian(self.sigma, self.sensitivity)._profile(eps, direction)
+            return self._continuous()._profile(eps, direction)
         atoms = self._loss_atoms(direction)
         assert atoms is not None
         return _atoms_profile(atoms, eps)
 
     def to_dict(self) -> Dict[str, Any]:
-        return _fields(self, "sigma", "sensitivity")
+        return _fields(self, "sigma", "sensitivity", "coordinates")
 
 
 # ------------------------------------------------------------------ discrete outputs

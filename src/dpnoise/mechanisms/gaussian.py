@@ -7,7 +7,7 @@ from typing import Any, Dict, Optional, Tuple, Union
 import numpy as np
 
 from ..accounting._numeric import least_meeting
-from ..accounting._validate import integer_sensitivity, nonnegative
+from ..accounting._validate import count as check_count, integer_sensitivity, nonnegative
 from ..accounting.budget import PrivacyBudget
 from ..accounting.conversions import zcdp_to_epsilon
 from ..accounting.losses import ZCDP, DiscreteGaussian, Gaussian
@@ -190,15 +190,22 @@ class GaussianMechanism(Mechanism):
 
 class DiscreteGaussianMechanism(Mechanism):
     """Discrete Gaussian noise for integer queries with integer L2 sensitivity Δ (CKS 2020):
-    σ from the exact discrete-Gaussian profile (least σ meeting (ε, δ)), or from ``rho``."""
+    σ from the exact discrete-Gaussian profile (least σ meeting (ε, δ)), or from ``rho``.
+
+    ``coordinates`` = c: one neighbour moves up to c of the outputs, each by at most Δ (for
+    example a histogram under replace-one neighbours moves two bins by 1, c = 2, Δ = 1). The
+    guarantee then follows the exact profile of that shift (L2 sensitivity √c Δ), not the
+    coarser single-output bound with sensitivity cΔ."""
 
     def __init__(self, epsilon: Optional[float] = None, delta: Optional[float] = None,
-                 sensitivity: int = 1, *, rho: Optional[float] = None,
+                 sensitivity: int = 1, *, rho: Optional[float] = None, coordinates: int = 1,
                  rng: Optional[Generator] = None, budget: Optional[PrivacyBudget] = None,
                  threads: Optional[int] = None):
         super().__init__(rng, budget)
         self.sensitivity = integer_sensitivity(sensitivity)
+        self.coordinates = check_count(coordinates, "coordinates")
         self.threads = threads
+        l2 = self.sensitivity * math.sqrt(self.coordinates)
         if rho is not None:
             if epsilon is not None or delta is not None:
                 raise TypeError("give either epsilon and delta, or rho, not both")
@@ -207,21 +214,24 @@ class DiscreteGaussianMechanism(Mechanism):
                 raise ValueError("rho must be > 0")
             self.epsilon: Optional[float] = None
             self.delta: Optional[float] = None
-            self.sigma = self.sensitivity / math.sqrt(2 * self.rho)
+            self.sigma = l2 / math.sqrt(2 * self.rho)
         else:
             if epsilon is None or delta is None:
                 raise TypeError("DiscreteGaussianMechanism needs epsilon and delta, or rho=")
             self.epsilon, self.delta, self.rho = check_epsilon(epsilon), check_delta(delta), None
             if self.delta == 0:
                 raise ValueError("delta must be > 0 for the Gaussian mechanism (or give rho=)")
-            s = analytic_gaussian_sigma(self.epsilon, self.delta, self.sensitivity)
-            while float(DiscreteGaussian(s, self.sensitivity).delta_for_epsilon(self.epsilon)) > self.delta:
+            s = analytic_gaussian_sigma(self.epsilon, self.delta, l2)
+            while float(self._loss(s).delta_for_epsilon(self.epsilon)) > self.delta:
                 s *= 1 + 1e-6
             self.sigma = s
         self.sigma = _grid.round_up_short(self.sigma)
 
+    def _loss(self, sigma: float) -> DiscreteGaussian:
+        return DiscreteGaussian(sigma, self.sensitivity, self.coordinates)
+
     def privacy_loss(self) -> DiscreteGaussian:
-        return DiscreteGaussian(self.sigma, self.sensitivity)
+        return self._loss(self.sigma)
 
     def accuracy(self, beta: float, count: int = 1) -> float:
         return float(math.ceil(self.sigma * math.sqrt(2 * math.log(2 * count / check_beta(beta)))))

@@ -21,9 +21,9 @@ class Histogram(Mechanism):
 
     Sensitivity (lecture seed 000; Dwork–Roth §3.3): one record changes one count by 1 under
     add/remove neighbours (L1 = L2 = 1); under replace-one it moves from one bin to another, so
-    L1 = 2 and L2 = 2 for the discrete Laplace/geometric noise (integer sensitivities) and the
-    Gaussian is calibrated to the integer L2 bound 2 as well (√2 rounded up to an integer, since
-    the exact discrete profile needs an integer shift).
+    L1 = 2 for the discrete Laplace/geometric noise, and the discrete Gaussian is calibrated to
+    the exact profile of two counts each moving by 1 (L2 sensitivity √2; ``coordinates=2`` of
+    ``DiscreteGaussian``).
 
     Bins are given once and must not depend on the data: ``bins`` as an int needs ``range``
     (NumPy would otherwise take the range from the data, which leaks it), or give the edges;
@@ -42,6 +42,7 @@ class Histogram(Mechanism):
         self.epsilon = check_epsilon(epsilon)
         self.delta = check_delta(delta)
         self.neighbours, self.noise = neighbours, noise
+        # L1 sensitivity (for the Laplace/geometric noise); the Gaussian uses 2 coordinates by 1
         self.sensitivity = 1 if neighbours == "add_remove" else 2
         if (bins is None) == (categories is None):
             raise TypeError("give either bins= (with range= for an int) or categories=")
@@ -68,7 +69,7 @@ class Histogram(Mechanism):
             if self.delta == 0:
                 raise ValueError("noise='gaussian' needs delta > 0")
             self._inner: Mechanism = DiscreteGaussianMechanism(
-                self.epsilon, self.delta, self.sensitivity, rng=self.rng)
+                self.epsilon, self.delta, 1, coordinates=1 if neighbours == "add_remove" else 2, rng=self.rng)
         else:
             self._inner = DiscreteLaplaceMechanism(self.epsilon, self.sensitivity, delta=self.delta, rng=self.rng)
 
