@@ -308,3 +308,26 @@ def test_more_bad_input_names_the_argument():
         Histogram(1.0, categories=3, noise="cauchy")
     with pytest.raises(ValueError, match="delta"):
         Histogram(1.0, categories=3, noise="gaussian")
+
+
+def test_grid_conversions_equal_ldexp_and_refuse_overflow():
+    """to_grid/from_grid multiply by 2^k instead of calling np.ldexp (several times faster);
+    they must give the same values for every exponent a granularity can have, including
+    subnormal results and ties, and refuse results that overflow a double."""
+    from dpnoise.mechanisms import _grid
+
+    rng = np.random.default_rng(1)
+    for k in [-1074, -1060, -1030, -1022, -60, -30, -1, 0, 1, 30, 1000, 1023]:
+        x = np.concatenate([rng.normal(size=500) * 2.0 ** rng.integers(-1074, 1000, 500),
+                            np.array([0.5, 1.5, 2.5, -0.5, -2.5]) * 2.0 ** max(min(k, 1000), -1000)])
+        with np.errstate(over="ignore", invalid="ignore"):
+            expected = np.rint(np.ldexp(x, -k))
+        if np.all(np.abs(expected) <= 2**52):
+            assert np.array_equal(_grid.to_grid(x, k), expected.astype(np.int64)), k
+        else:
+            with pytest.raises(OverflowError):
+                _grid.to_grid(x, k)
+        v = rng.integers(-2**53, 2**53, 500) if k <= 970 else rng.integers(-1, 2, 500)
+        assert np.array_equal(_grid.from_grid(v, k), np.ldexp(v, k)), k
+    with pytest.raises(OverflowError, match="overflows"):
+        _grid.from_grid(np.array([3], dtype=np.int64), 1023)

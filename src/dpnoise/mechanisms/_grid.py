@@ -38,10 +38,21 @@ def default_exponent(sensitivity: float, spread: float) -> int:
     return math.floor(math.log2(sensitivity / (WIDENING * spread)))
 
 
+def _times_power_of_two(x: np.ndarray, e: int) -> np.ndarray:
+    """x * 2^e, exactly as np.ldexp: a product with a normal power of two is exact unless it
+    overflows (inf, caught by the callers' range checks) or lands below 2^-1022, where it is
+    still exact for the callers' values (multiples of 2^e with at most 53 significant bits) or,
+    in to_grid, so small that it rounds to 0 either way. np.ldexp is several times slower."""
+    if -1022 <= e <= 1023:
+        with np.errstate(over="ignore", under="ignore"):
+            return np.asarray(np.multiply(x, 2.0**e))
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.asarray(np.ldexp(x, e))
+
+
 def to_grid(x: np.ndarray, k: int) -> np.ndarray:
     """round(x / 2^k) as int64 (ties to even); OverflowError if the result is not exact."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        scaled = np.asarray(np.ldexp(x, -k))  # exact: multiplying by a power of two
+    scaled = _times_power_of_two(x, -k)  # exact: multiplying by a power of two
     scaled = np.rint(scaled, out=scaled) if scaled.ndim else np.rint(scaled)
     if scaled.size and not (-EXACT_FLOAT / 2 <= scaled.min() and scaled.max() <= EXACT_FLOAT / 2):
         raise OverflowError(f"value is too large for the grid 2^{k}: at most 2^52 grid steps are supported")
@@ -49,9 +60,15 @@ def to_grid(x: np.ndarray, k: int) -> np.ndarray:
 
 
 def from_grid(v: np.ndarray, k: int) -> np.ndarray:
-    if v.size and not (-EXACT_FLOAT <= int(v.min()) and int(v.max()) <= EXACT_FLOAT):
-        raise OverflowError("the noisy value does not fit exactly in a double (beyond 2^53 grid steps)")
-    return np.asarray(np.ldexp(v, k))  # int64 -> float64 is exact below 2^53; the power of two is exact
+    if v.size:
+        lo, hi = int(v.min()), int(v.max())
+        if not (-EXACT_FLOAT <= lo and hi <= EXACT_FLOAT):
+            raise OverflowError("the noisy value does not fit exactly in a double (beyond 2^53 grid steps)")
+        try:
+            math.ldexp(float(max(-lo, hi)), k)
+        except OverflowError:
+            raise OverflowError(f"the noisy value times the grid 2^{k} overflows a double") from None
+    return _times_power_of_two(v.astype(np.float64), k)  # int64 -> float64 is exact below 2^53
 
 
 def round_up_short(x: float, bits: int = 21) -> float:
