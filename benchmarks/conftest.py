@@ -6,7 +6,7 @@ RESULTS: dict = {}
 TIMES: dict = {}  # wall-clock seconds of one call (for things that are not sample streams)
 
 
-def record(benchmark, key, fn, n, rounds=3):
+def record(benchmark, key, fn, n, rounds=5):
     """Run fn under pytest-benchmark and remember the best time per sample for key."""
     out = benchmark.pedantic(fn, rounds=rounds, iterations=1, warmup_rounds=1)
     if not benchmark.disabled and benchmark.stats is not None:

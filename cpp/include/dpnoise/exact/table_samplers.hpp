@@ -4,13 +4,13 @@
 // Every random decision here has the form "uniform real R < c" for a constant c (a tail
 // probability, or an acceptance probability e^{-x}). Each c gets certified integer bounds
 // (certified_exp.hpp: Taylor series with outward rounding, no floating point), and R's bits
-// are drawn only as far as the bounds need: usually 8 or 12 bits decide, then up to 32 against
+// are drawn only as far as the bounds need: usually 8 to 13 bits decide, then up to 32 against
 // 32-bit bounds, and in the rare band that 32 bits do not decide (about 2^-31), more words of
 // R while c is evaluated at increasing precision until the comparison is decided. Each decision
 // is therefore an exact Bernoulli(c), and R's bits, being independent, may be drawn lazily.
 //
 // * Geometric and discrete Laplace, scale t/s <= 146: inversion of Y (or |Y|) over certified
-//   tail thresholds, with a guide table on R's first 12 bits (Thresholds, invert()).
+//   tail thresholds, with a guide table on R's first 12 or 13 bits (Thresholds, invert()).
 // * Larger scales: Y = H 2^k + L, H by inversion and L by certified rejection.
 // * Discrete Gaussian: |Y| = j B + o with the bucket j by inversion over certified tail sums
 //   of e^{-i^2 c}, the offset o uniform and accepted with probability e^{-x} (B = 1, no
@@ -155,7 +155,7 @@ inline bool bernoulli_certified(Bits& bits, const Bounds32& b, Eval&& eval) {
 // percent of the mass) every R gives the same D, which the guide table then holds. R's further
 // bits are drawn only when needed (they are independent, so drawing them later is exact).
 struct Thresholds {
-    static constexpr unsigned kGuideBits = 12;  // at most; finish() picks fewer for small scales
+    static constexpr unsigned kGuideBits = 13;  // at most; finish() picks fewer for small scales
     unsigned guide_bits = kGuideBits;
     std::vector<uint32_t> lo;     // lo[d-1] for S_d, non-increasing
     std::vector<uint32_t> hi_m1;  // hi[d-1] - 1 (hi >= 1 always; hi = 2^32 is stored as 2^32 - 1)
@@ -165,7 +165,7 @@ struct Thresholds {
     // count (Chen & Asau 1974's indexed search). `settled` marks buckets in which every w
     // already decides D = c (no lower bound inside the bucket, and the whole bucket at or
     // above S_{c+1}'s upper bound): there one load answers.
-    std::vector<uint32_t> guide;
+    std::vector<uint16_t> guide;  // 16 bits: every table here has m < 2^15 thresholds
 
     void push(const struct Bounds32& b);
     void finish(uint64_t scale = 0);  // scale: about 1/(1 - S_1); sizes the guide
@@ -180,7 +180,7 @@ inline void Thresholds::finish(uint64_t scale) {
     // lo must be non-increasing for the prefix property; enforce it (lowering a lower bound
     // keeps it valid)
     for (size_t i = 1; i < lo.size(); ++i) lo[i] = std::min(lo[i], lo[i - 1]);
-    // about 256 buckets per threshold spacing near R = 1, where the mass is (at most 2^12
+    // about 256 buckets per threshold spacing near R = 1, where the mass is (at most 2^13
     // buckets, 16 KiB): the unsettled buckets then carry a few percent of the mass
     guide_bits = kGuideBits;
     if (scale) {
@@ -190,6 +190,7 @@ inline void Thresholds::finish(uint64_t scale) {
     }
     guide.resize(size_t{1} << guide_bits);
     const size_t m = hi_m1.size();
+    if (2 * m + 1 > UINT16_MAX) throw std::logic_error("too many thresholds for a 16-bit guide");
     // #{i : lo[i] > w} is the length of a prefix (lo is non-increasing) and shrinks as w grows:
     // one sweep over the buckets in increasing w finds it at each bucket's ends
     size_t at_min = m;
@@ -200,7 +201,7 @@ inline void Thresholds::finish(uint64_t scale) {
         size_t c = at_min;
         while (c > 0 && lo[c - 1] <= wmax) --c;
         const bool settled = c < m && at_min == c && wmin > hi_m1[c];
-        guide[b] = static_cast<uint32_t>(2 * c + (settled ? 1 : 0));
+        guide[b] = static_cast<uint16_t>(2 * c + (settled ? 1 : 0));
         at_min = c;  // the next bucket starts above this one's wmax
     }
     // sentinels: lo[m] = lo[m+1] = 0 is never > w, so the scan below needs no bounds check
