@@ -1,7 +1,6 @@
 """Calibration: the least noise that meets an (ε, δ) target under an accountant."""
 from __future__ import annotations
 
-import math
 from typing import Optional
 
 from . import _validate as check
@@ -18,11 +17,8 @@ _NOISE = {
     "gaussian": lambda v, s: Gaussian(v, s),
     "discrete_gaussian": lambda v, s: DiscreteGaussian(v, s),
 }
-_EPSILON = {
-    "pure": lambda v, s: PureDP(v),
-    "randomized_response": lambda v, s: RandomizedResponse(v, 2),
-}
-FAMILIES = tuple(_NOISE) + tuple(_EPSILON)
+_EPSILON = ("pure", "randomized_response")  # these return the largest ε per use
+FAMILIES = tuple(_NOISE) + _EPSILON
 
 
 def calibrate(family: str, epsilon: float, delta: float = 0.0, count: int = 1,
@@ -49,11 +45,14 @@ def calibrate(family: str, epsilon: float, delta: float = 0.0, count: int = 1,
     rtol = check.positive(rtol, "rtol")
     if family in ("discrete_laplace", "discrete_gaussian"):
         check.integer_sensitivity(sensitivity)
-    if family == "randomized_response":
-        _EPSILON["randomized_response"] = lambda v, s: RandomizedResponse(v, categories)
 
     def make(v: float) -> PrivacyLoss:
-        base = (_NOISE.get(family) or _EPSILON[family])(v, sensitivity)
+        if family == "pure":
+            base: PrivacyLoss = PureDP(v)
+        elif family == "randomized_response":
+            base = RandomizedResponse(v, categories)
+        else:
+            base = _NOISE[family](v, sensitivity)
         return base if rate is None else PoissonSampled(base, rate)
 
     def meets(v: float) -> bool:
@@ -68,22 +67,12 @@ def calibrate(family: str, epsilon: float, delta: float = 0.0, count: int = 1,
         except TargetNotMet:
             raise ValueError(f"no {family} noise meets epsilon={epsilon}, delta={delta} "
                              f"with the {accountant!r} accountant") from None
-    # ε per use: larger = less private; find lo that meets, hi that does not
-    lo = epsilon / count
-    while not meets(lo):
-        lo /= 4
-        if lo < 1e-12 * epsilon:
-            raise ValueError(f"no per-use epsilon meets epsilon={epsilon}, delta={delta} "
-                             f"with the {accountant!r} accountant")
-    hi = lo * 4
-    while meets(hi):
-        lo, hi = hi, hi * 4
-        if hi > 1e6:
-            return lo
-    while hi / lo - 1 > rtol:
-        mid = math.sqrt(lo * hi)
-        if meets(mid):
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    # ε per use: the largest that meets, i.e. the least u = 1/ε with meets(1/u) (capped at
+    # ε = 10^6, beyond which every target is met)
+    try:
+        u = least_meeting(lambda u: u >= 1e-6 and meets(1.0 / u), count / epsilon, rel=rtol,
+                          limit=1e12 / epsilon)
+    except TargetNotMet:
+        raise ValueError(f"no per-use epsilon meets epsilon={epsilon}, delta={delta} "
+                         f"with the {accountant!r} accountant") from None
+    return 1.0 / u
