@@ -331,3 +331,14 @@ def test_grid_conversions_equal_ldexp_and_refuse_overflow():
         assert np.array_equal(_grid.from_grid(v, k), np.ldexp(v, k)), k
     with pytest.raises(OverflowError, match="overflows"):
         _grid.from_grid(np.array([3], dtype=np.int64), 1023)
+
+
+@pytest.mark.parametrize("sensitivity", [1e-3, 1e-9, 0.5, 3.7, 1e5])
+def test_gaussian_mechanism_accepts_any_positive_sensitivity(sensitivity):
+    """Sensitivities below 1 used to fail while estimating the grid (an integer part of 0
+    reached the discrete-Gaussian descriptor). Scalar releases still meet (ε, δ) exactly."""
+    m = GaussianMechanism(1.0, 1e-5, sensitivity, rng=seeded(61))
+    assert m.privacy_loss().delta_for_epsilon(1.0) <= 1e-5
+    assert 3.7 < m.sigma / sensitivity < 3.8  # the analytic σ for (1, 1e-5), plus the grid's widening
+    assert np.isfinite(m(0.25))
+    assert m(np.full(4, 0.25)).shape == (4,)

@@ -109,17 +109,22 @@ class GaussianMechanism(Mechanism):
         self.threads = threads
         self._cache: Dict[int, Tuple[int, float, float]] = {}
 
-    def _sigma_units(self, sens: float, count: int) -> float:
+    def _sigma_estimate(self, sens: float, count: int) -> float:
+        """σ for a real L2 sensitivity from the calibration formula alone (no discrete check)."""
         if self.rho is not None:
             return sens / math.sqrt(2 * self.rho)
         assert self.epsilon is not None and self.delta is not None
         sigma = _SIGMA[self.calibration](self.epsilon, self.delta, sens)
-        if count == 1:
-            isens = int(sens)
-            while float(DiscreteGaussian(sigma, isens).delta_for_epsilon(self.epsilon)) > self.delta:
+        return sigma if count == 1 else max(sigma, _zcdp_sigma(sens, self.epsilon, self.delta))
+
+    def _sigma_units(self, sens: float, count: int) -> float:
+        """σ in grid units for the widened sensitivity (an integer when count == 1)."""
+        sigma = self._sigma_estimate(sens, count)
+        if count == 1 and self.rho is None:
+            # the scalar claim is checked on the exact discrete-Gaussian profile
+            while float(DiscreteGaussian(sigma, int(sens)).delta_for_epsilon(self.epsilon)) > self.delta:
                 sigma *= 1 + 1e-6
-            return sigma
-        return max(sigma, _zcdp_sigma(sens, self.epsilon, self.delta))
+        return sigma
 
     def grid(self, count: int = 1) -> Tuple[int, float, float]:
         """(k, L2 sensitivity in grid units, σ in grid units) for ``count`` coordinates."""
@@ -128,8 +133,9 @@ class GaussianMechanism(Mechanism):
             k = self.granularity_exponent
             if k is None:
                 k = _grid.default_exponent(self.sensitivity, spread)
-                # keep σ within the sampler's range: σ_real ≈ σ(Δ)·(1 + 1/1024)
-                est = self._sigma_units(self.sensitivity * (1 + 2 / _grid.WIDENING), count)
+                # keep σ within the sampler's range: σ_real ≈ σ(Δ)·(1 + 1/1024), and the
+                # discrete check raises it by far less than the 1/1000 added here
+                est = self._sigma_estimate(self.sensitivity * (1 + 2 / _grid.WIDENING), count) * 1.001
                 k = max(k, math.ceil(math.log2(est / MAX_SIGMA)))
             if count == 1:
                 sens: float = math.floor(self.sensitivity / 2.0**k) + 1
