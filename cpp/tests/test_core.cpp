@@ -1,5 +1,6 @@
 // C++ unit tests of the dpnoise core (no Python). Built by CMake with
 // -DDPNOISE_BUILD_CPP_TESTS=ON and run through ctest (tests/test_cpp_core.py does both).
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -8,6 +9,7 @@
 
 #include "dpnoise/exact/bernoulli.hpp"
 #include "dpnoise/exact/discrete_gaussian.hpp"
+#include "dpnoise/exact/table_samplers.hpp"
 #include "dpnoise/exact/wide_uint.hpp"
 #include "dpnoise/random/bit_source.hpp"
 #include "dpnoise/random/chacha20.hpp"
@@ -108,6 +110,70 @@ static void test_bit_reader_consumes_words_in_order() {
     CHECK(bits.bits(64) == w1);
 }
 
+// Every guide bucket marked settled must decide D for every w in it: w below lo for exactly the
+// first c thresholds, and w above the upper band of threshold c + 1. Checked at both ends of
+// each bucket (lo is non-increasing, so the ends bound the whole bucket) by direct counting.
+static void check_guide(const exact::Thresholds& th) {
+    const size_t m = th.hi_m1.size();
+    CHECK(th.lo.size() == m + 2);  // two sentinels
+    for (size_t i = 0; i < m; ++i) CHECK(static_cast<uint64_t>(th.lo[i]) <= static_cast<uint64_t>(th.hi_m1[i]) + 1);
+    for (size_t i = 1; i < m; ++i) CHECK(th.lo[i] <= th.lo[i - 1]);
+    size_t settled = 0;
+    for (size_t b = 0; b < th.guide.size(); ++b) {
+        const uint32_t wmin = static_cast<uint32_t>(static_cast<uint64_t>(b) << (32 - th.guide_bits));
+        const uint32_t wmax = static_cast<uint32_t>(((static_cast<uint64_t>(b) + 1) << (32 - th.guide_bits)) - 1);
+        const size_t c = th.guide[b] >> 1;
+        size_t at_max = 0;
+        while (at_max < m && th.lo[at_max] > wmax) ++at_max;
+        CHECK(c == at_max);  // the guide's count: a lower bound for the whole bucket
+        if (th.guide[b] & 1) {
+            ++settled;
+            size_t at_min = 0;
+            while (at_min < m && th.lo[at_min] > wmin) ++at_min;
+            CHECK(at_min == c);
+            CHECK(c < m && wmin > th.hi_m1[c]);
+        }
+    }
+    CHECK(settled > th.guide.size() / 2);
+}
+
+static void test_guides() {
+    using Law = exact::GeometricTable::Law;
+    for (uint64_t t : {1ull, 3ull, 10ull, 146ull})
+        for (Law law : {Law::geometric, Law::laplace}) check_guide(exact::GeometricTable(t, 1, law).direct_table);
+    check_guide(exact::GeometricTable(1, 2, Law::laplace).direct_table);
+    for (uint64_t t : {147ull, 1000000ull, 1000000007ull}) check_guide(exact::GeometricTable(t, 1, Law::laplace).high);
+    for (uint64_t a : {1ull, 100ull, 21025ull, 21317ull, 1000000000000ull})
+        check_guide(exact::GaussianBuckets(a, 1, exact::DiscreteGaussianParams(a, 1).t).buckets);
+}
+
+// The certified bucket thresholds of the discrete Gaussian against an independent long double
+// evaluation of the same tail sums: S_d = T_d / T_0 (T_d = sum_{i >= d} e^{-i^2 c}), or
+// 2 T_d / (2 T_0 - 1) for sigma < 146 where the table inverts |Y| itself. The long double
+// value must lie in [lo, hi] / 2^32 up to its own rounding (1e-15 relative).
+static void test_gaussian_bucket_thresholds(uint64_t a, uint64_t b) {
+    const exact::DiscreteGaussianParams p(a, b);
+    const exact::GaussianBuckets g(a, b, p.t);
+    const long double B = std::ldexp(1.0L, static_cast<int>(g.k));
+    const long double c = B * B * static_cast<long double>(b) / (2.0L * static_cast<long double>(a));
+    std::vector<long double> terms;
+    for (uint64_t i = 0;; ++i) {
+        const long double x = std::exp(-static_cast<long double>(i) * static_cast<long double>(i) * c);
+        terms.push_back(x);
+        if (x < 1e-60L) break;
+    }
+    std::vector<long double> tail(terms.size() + 1, 0.0L);
+    for (size_t i = terms.size(); i-- > 0;) tail[i] = tail[i + 1] + terms[i];
+    const long double den = g.folded ? 2.0L * tail[0] - 1.0L : tail[0];
+    const long double scale = 4294967296.0L;
+    for (size_t d = 1; d <= g.buckets.hi_m1.size() && d < tail.size(); ++d) {
+        const long double s = (g.folded ? 2.0L * tail[d] : tail[d]) / den * scale;
+        CHECK(s >= static_cast<long double>(g.buckets.lo[d - 1]) * (1 - 1e-15L) - 1e-9L);
+        CHECK(s <= (static_cast<long double>(g.buckets.hi_m1[d - 1]) + 1) * (1 + 1e-15L) + 1e-9L);
+    }
+    CHECK(g.folded == (g.k == 0));
+}
+
 int main() {
     test_rfc8439_block();
     const uint64_t cases[][2] = {{1, 3}, {2, 3}, {1, 2}, {7, 10}, {1, 65536}, {65535, 65536},
@@ -116,6 +182,9 @@ int main() {
     test_wide_uint();
     test_gaussian_parameters();
     test_bit_reader_consumes_words_in_order();
+    test_guides();
+    const uint64_t sigma2[][2] = {{1, 4}, {9, 1}, {100, 1}, {21025, 1}, {21317, 1}, {1000000, 1}, {1000000000000ull, 1}, {5, 3}};
+    for (const auto& q : sigma2) test_gaussian_bucket_thresholds(q[0], q[1]);
     if (failures) {
         std::fprintf(stderr, "%d check(s) failed\n", failures);
         return 1;
