@@ -90,7 +90,9 @@ class Generator:
     def discrete_laplace(self, scale: Any, size: Size = None, *, threads: Optional[int] = None) -> Any:
         """Discrete Laplace noise: P(x) proportional to exp(-|x| / scale), x an integer (int64).
 
-        Canonne, Kamath & Steinke (2020), Algorithm 2, exact for rational ``scale``. A float scale
+        Exact for rational ``scale``: Canonne, Kamath & Steinke (2020), Algorithm 2 for small
+        requests, and for large ones inversion over certified tail probabilities (the same law,
+        from fewer random bits; see docs/security.md). A float scale
         is used at its exact value when it lies in [2^-62, 2^62] with at most 62 significant
         bits (every ordinary double); otherwise it is rounded up (more noise). ``scale=0``
         gives zeros. ``threads`` splits large requests; the output is the same for any value.
@@ -107,7 +109,9 @@ class Generator:
     ) -> Any:
         """Discrete Gaussian noise: P(x) proportional to exp(-x^2 / (2 sigma^2)), x an integer.
 
-        Canonne, Kamath & Steinke (2020), Algorithm 3, exact for rational sigma^2. Give either
+        Exact for rational sigma^2: Canonne, Kamath & Steinke (2020), Algorithm 3 for small
+        requests, and for large ones inversion over certified tail sums (bucketed, with an
+        exact acceptance step, for sigma >= 146; see docs/security.md). Give either
         ``sigma`` (sigma^2 is then computed exactly from it) or ``variance`` (any rational, e.g.
         ``Fraction(1, 2 * rho)`` for zCDP). A variance whose exact value does not fit is
         rounded up (more noise; relative change below 2^-40 for sigma in [0.01, 2^31];
