@@ -3,6 +3,7 @@
 //   NAME_each(gen, nums, dens, index, threads)  sample i uses parameter index[i]
 // Parameters are validated (GIL held) before any randomness is drawn; the loops run with the
 // GIL released.
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -42,12 +43,12 @@ py::array_t<T> sample_each(GeneratorHandle& h, const u64_array& nums, const u64_
     for (py::ssize_t k = 0; k < nums.size(); ++k) params.push_back(build(nums.data()[k], dens.data()[k]));
     const int64_t* idx = index.data();
     const size_t n = static_cast<size_t>(index.size());
-    for (size_t i = 0; i < n; ++i)
-        if (idx[i] < 0 || idx[i] >= static_cast<int64_t>(params.size()))
-            throw std::invalid_argument("parameter index out of range");
     py::array_t<T> out(static_cast<py::ssize_t>(n));
     T* p = out.mutable_data();
     py::gil_scoped_release release;
+    for (size_t i = 0; i < n; ++i)  // before any randomness is drawn
+        if (idx[i] < 0 || idx[i] >= static_cast<int64_t>(params.size()))
+            throw std::invalid_argument("parameter index out of range");
     random::sample_into(*h.gen, p, n, threads,
                         [&](Bits& bits, size_t i) { return draw(bits, params[static_cast<size_t>(idx[i])]); });
     return out;
@@ -128,10 +129,37 @@ void def_tabled_family(py::module_& m, const char* name, Build build, MakeTable 
               return run(h, num, den, n, threads, 1);
           },
           py::arg("gen"), py::arg("num"), py::arg("den"), py::arg("n"), py::arg("threads"));
+    // NAME_each: per-element parameters; a parameter used by enough elements of the request
+    // (the same rule as above, on its own count) gets its tables, the others use CKS.
     m.def((std::string(name) + "_each").c_str(),
-          [build, draw_cks](GeneratorHandle& h, const u64_array& nums, const u64_array& dens, const i64_array& index,
-                            unsigned threads) {
-              return sample_each<int64_t, Param>(h, nums, dens, index, threads, build, draw_cks);
+          [build, make_table, draw_cks, draw_table](GeneratorHandle& h, const u64_array& nums, const u64_array& dens,
+                                                    const i64_array& index, unsigned threads) {
+              if (nums.size() != dens.size())
+                  throw std::invalid_argument("numerator and denominator arrays differ in length");
+              std::vector<Param> params;
+              params.reserve(static_cast<size_t>(nums.size()));
+              for (py::ssize_t k = 0; k < nums.size(); ++k) params.push_back(build(nums.data()[k], dens.data()[k]));
+              const int64_t* idx = index.data();
+              const size_t n = static_cast<size_t>(index.size());
+              py::array_t<int64_t> out(static_cast<py::ssize_t>(n));
+              int64_t* p = out.mutable_data();
+              py::gil_scoped_release release;
+              std::vector<size_t> uses(params.size(), 0);
+              for (size_t i = 0; i < n; ++i) {
+                  if (idx[i] < 0 || idx[i] >= static_cast<int64_t>(params.size()))
+                      throw std::invalid_argument("parameter index out of range");
+                  ++uses[static_cast<size_t>(idx[i])];
+              }
+              std::vector<std::unique_ptr<Table>> tables(params.size());
+              for (size_t k = 0; k < params.size(); ++k)
+                  if (use_tables(uses[k], make_table.entries(params[k])))
+                      tables[k] = std::make_unique<Table>(make_table(params[k]));
+              random::sample_into(*h.gen, p, n, threads, [&](Bits& bits, size_t i) {
+                  const size_t k = static_cast<size_t>(idx[i]);
+                  const Table* table = tables[k].get();
+                  return table ? draw_table(bits, *table) : draw_cks(bits, params[k]);
+              });
+              return out;
           },
           py::arg("gen"), py::arg("nums"), py::arg("dens"), py::arg("index"), py::arg("threads"), doc);
 }

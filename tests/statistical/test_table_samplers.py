@@ -166,3 +166,22 @@ def test_gaussian_offsets_follow_the_exact_law(sigma, block):
     stat = ((counts - expected) ** 2 / expected).sum()
     crit = stats.chi2.isf(ALPHA, nbins - 1)
     assert stat < crit, f"chi-square {stat:.1f} >= {crit:.1f}"
+
+
+@pytest.mark.parametrize("kind", ["laplace", "gaussian"])
+def test_per_element_parameters_use_tables_and_keep_the_law(kind):
+    """With an array of parameters, each distinct value used by enough elements gets its own
+    tables (the others use CKS). Every column must still follow its exact law (chi-square at
+    ALPHA per column); the mix includes a value used once per row block and one used rarely."""
+    params = np.array([0.5, 10.0, 3000.0])
+    n = 200_000
+    rng = dpnoise.default_rng(71)
+    draw_fn = rng.discrete_laplace if kind == "laplace" else rng.discrete_gaussian
+    x = draw_fn(params, size=(n, 3))
+    rare = draw_fn(np.array([7.0] * 50 + [2.0]), size=51)  # 2.0 is used once: the CKS path
+    assert rare.shape == (51,)
+    for j, p in enumerate(params):
+        cdf = laplace_cdf(p) if kind == "laplace" else gaussian_cdf(p)
+        edges, probs, _ = bins_from_cdf(cdf, -int(40 * p) - 40, int(40 * p) + 40, target=30)
+        stat, crit = chi_square_ok(x[:, j], edges, probs)
+        assert stat < crit, f"{kind}({p}): chi-square {stat:.1f} >= {crit:.1f}"
