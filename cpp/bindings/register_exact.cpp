@@ -34,9 +34,12 @@ py::array_t<T> sample_same(GeneratorHandle& h, const Param& param, size_t n, uns
     return out;
 }
 
-template <class T, class Param, class Build, class Draw>
+// Per-element parameters: sample i uses params[index[i]]. With the GIL released and before any
+// randomness is drawn, the indices are checked and counted; plan(params, uses) then returns
+// draw(bits, k), the sampler for parameter k (it may build tables for the much-used ones).
+template <class T, class Param, class Build, class Plan>
 py::array_t<T> sample_each(GeneratorHandle& h, const u64_array& nums, const u64_array& dens,
-                           const i64_array& index, unsigned threads, Build build, Draw draw) {
+                           const i64_array& index, unsigned threads, Build build, Plan plan) {
     if (nums.size() != dens.size()) throw std::invalid_argument("numerator and denominator arrays differ in length");
     std::vector<Param> params;
     params.reserve(static_cast<size_t>(nums.size()));
@@ -46,11 +49,15 @@ py::array_t<T> sample_each(GeneratorHandle& h, const u64_array& nums, const u64_
     py::array_t<T> out(static_cast<py::ssize_t>(n));
     T* p = out.mutable_data();
     py::gil_scoped_release release;
-    for (size_t i = 0; i < n; ++i)  // before any randomness is drawn
+    std::vector<size_t> uses(params.size(), 0);
+    for (size_t i = 0; i < n; ++i) {
         if (idx[i] < 0 || idx[i] >= static_cast<int64_t>(params.size()))
             throw std::invalid_argument("parameter index out of range");
+        ++uses[static_cast<size_t>(idx[i])];
+    }
+    const auto draw = plan(params, uses);
     random::sample_into(*h.gen, p, n, threads,
-                        [&](Bits& bits, size_t i) { return draw(bits, params[static_cast<size_t>(idx[i])]); });
+                        [&](Bits& bits, size_t i) { return draw(bits, static_cast<size_t>(idx[i])); });
     return out;
 }
 
@@ -96,7 +103,12 @@ void def_family(py::module_& m, const char* name, Build build, Draw draw, const 
     m.def(
         (std::string(name) + "_each").c_str(),
         [build, draw](GeneratorHandle& h, const u64_array& nums, const u64_array& dens, const i64_array& index,
-                      unsigned threads) { return sample_each<T, Param>(h, nums, dens, index, threads, build, draw); },
+                      unsigned threads) {
+            return sample_each<T, Param>(h, nums, dens, index, threads, build,
+                                         [&draw](const std::vector<Param>& params, const std::vector<size_t>&) {
+                                             return [&](Bits& bits, size_t k) { return draw(bits, params[k]); };
+                                         });
+        },
         py::arg("gen"), py::arg("nums"), py::arg("dens"), py::arg("index"), py::arg("threads"), doc);
 }
 
@@ -134,32 +146,18 @@ void def_tabled_family(py::module_& m, const char* name, Build build, MakeTable 
     m.def((std::string(name) + "_each").c_str(),
           [build, make_table, draw_cks, draw_table](GeneratorHandle& h, const u64_array& nums, const u64_array& dens,
                                                     const i64_array& index, unsigned threads) {
-              if (nums.size() != dens.size())
-                  throw std::invalid_argument("numerator and denominator arrays differ in length");
-              std::vector<Param> params;
-              params.reserve(static_cast<size_t>(nums.size()));
-              for (py::ssize_t k = 0; k < nums.size(); ++k) params.push_back(build(nums.data()[k], dens.data()[k]));
-              const int64_t* idx = index.data();
-              const size_t n = static_cast<size_t>(index.size());
-              py::array_t<int64_t> out(static_cast<py::ssize_t>(n));
-              int64_t* p = out.mutable_data();
-              py::gil_scoped_release release;
-              std::vector<size_t> uses(params.size(), 0);
-              for (size_t i = 0; i < n; ++i) {
-                  if (idx[i] < 0 || idx[i] >= static_cast<int64_t>(params.size()))
-                      throw std::invalid_argument("parameter index out of range");
-                  ++uses[static_cast<size_t>(idx[i])];
-              }
-              std::vector<std::unique_ptr<Table>> tables(params.size());
-              for (size_t k = 0; k < params.size(); ++k)
-                  if (use_tables(uses[k], make_table.entries(params[k])))
-                      tables[k] = std::make_unique<Table>(make_table(params[k]));
-              random::sample_into(*h.gen, p, n, threads, [&](Bits& bits, size_t i) {
-                  const size_t k = static_cast<size_t>(idx[i]);
-                  const Table* table = tables[k].get();
-                  return table ? draw_table(bits, *table) : draw_cks(bits, params[k]);
-              });
-              return out;
+              return sample_each<int64_t, Param>(
+                  h, nums, dens, index, threads, build,
+                  [&](const std::vector<Param>& params, const std::vector<size_t>& uses) {
+                      std::vector<std::shared_ptr<const Table>> tables(params.size());
+                      for (size_t k = 0; k < params.size(); ++k)
+                          if (use_tables(uses[k], make_table.entries(params[k])))
+                              tables[k] = std::make_shared<const Table>(make_table(params[k]));
+                      return [&params, &draw_table = draw_table, &draw_cks = draw_cks, tables = std::move(tables)](Bits& bits, size_t k) {
+                          const Table* table = tables[k].get();
+                          return table ? draw_table(bits, *table) : draw_cks(bits, params[k]);
+                      };
+                  });
           },
           py::arg("gen"), py::arg("nums"), py::arg("dens"), py::arg("index"), py::arg("threads"), doc);
 }

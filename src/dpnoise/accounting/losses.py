@@ -600,6 +600,12 @@ class ReportNoisyMax(PrivacyLoss):
 
 
 # ------------------------------------------------------------------ transformations
+def _log_or_minus_inf(arg: np.ndarray) -> np.ndarray:
+    """log(arg) where arg > 0, and -inf elsewhere (a threshold no loss value is below)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(arg > 0, np.log(np.where(arg > 0, arg, 1.0)), -np.inf)
+
+
 @_register
 @dataclass(frozen=True)
 class PoissonSampled(PrivacyLoss):
@@ -686,19 +692,13 @@ class PoissonSampled(PrivacyLoss):
         e = np.asarray(eps, dtype=float)
         if direction == "remove":
             # {log(1-q+q e^L) > ε} = {L > g}, g = log((e^ε - 1 + q)/q)
-            arg = np.expm1(e) / q + 1.0
-            with np.errstate(divide="ignore", invalid="ignore"):
-                g = np.where(arg > 0, np.log(np.where(arg > 0, arg, 1.0)), -np.inf)
-            t = self.loss._loss_tails(g, "remove")
+            t = self.loss._loss_tails(_log_or_minus_inf(np.expm1(e) / q + 1.0), "remove")
             if t is None:
                 return None
             p_sf, q_sf, p_cdf, q_cdf = t
             return ((1 - q) * q_sf + q * p_sf, q_sf, (1 - q) * q_cdf + q * p_cdf, q_cdf)
         # add: pair (Q, P'), loss -log(1-q+q e^L) > ε  <=>  L < g2, g2 = log((e^-ε - 1 + q)/q)
-        arg = np.expm1(-e) / q + 1.0
-        with np.errstate(divide="ignore", invalid="ignore"):
-            g2 = np.where(arg > 0, np.log(np.where(arg > 0, arg, 1.0)), -np.inf)
-        t = self.loss._loss_tails(g2, "remove")
+        t = self.loss._loss_tails(_log_or_minus_inf(np.expm1(-e) / q + 1.0), "remove")
         if t is None:
             return None
         p_sf, q_sf, p_cdf, q_cdf = t
