@@ -134,18 +134,6 @@ inline Bounds32 bounds32(const FxInterval& v) {
     return b;
 }
 
-// Bernoulli(c) with c known by 32-bit bounds and exactly by eval(L) (an Enclosure).
-template <class Bits, class Eval>
-inline bool bernoulli_certified(Bits& bits, const Bounds32& b, Eval&& eval) {
-    const uint32_t w = static_cast<uint32_t>(bits.bits(32));
-    if (!force_refinement_for_testing().load(std::memory_order_relaxed)) {
-        if (w < b.lo) return true;                             // R < (w+1)/2^32 <= c
-        if (static_cast<uint64_t>(w) >= b.hi) return false;    // R >= w/2^32 >= c
-    }
-    std::vector<uint64_t> words{(static_cast<uint64_t>(w) << 32) | bits.bits(32)};
-    return lazy_less(bits, words, eval);
-}
-
 // ---------------------------------------------------------------- inversion over thresholds
 // Thresholds 1 > S_1 >= S_2 >= ... >= S_m > 0 with 32-bit bounds; invert() returns
 // D = #{d >= 1 : R < S_d} for one uniform R (d <= m, or unbounded when `tail` is set, in which
