@@ -35,20 +35,23 @@ py::array_t<T> sample_same(GeneratorHandle& h, const Param& param, size_t n, uns
 }
 
 // Per-element parameters: sample i uses params[index[i]]. With the GIL released and before any
-// randomness is drawn, the indices are checked and counted; plan(params, uses) then returns
+// randomness is drawn, the parameters are built and the indices checked and counted; plan(params, uses) then returns
 // draw(bits, k), the sampler for parameter k (it may build tables for the much-used ones).
 template <class T, class Param, class Build, class Plan>
 py::array_t<T> sample_each(GeneratorHandle& h, const u64_array& nums, const u64_array& dens,
                            const i64_array& index, unsigned threads, Build build, Plan plan) {
     if (nums.size() != dens.size()) throw std::invalid_argument("numerator and denominator arrays differ in length");
-    std::vector<Param> params;
-    params.reserve(static_cast<size_t>(nums.size()));
-    for (py::ssize_t k = 0; k < nums.size(); ++k) params.push_back(build(nums.data()[k], dens.data()[k]));
+    const uint64_t* num = nums.data();
+    const uint64_t* den = dens.data();
+    const size_t nparams = static_cast<size_t>(nums.size());
     const int64_t* idx = index.data();
     const size_t n = static_cast<size_t>(index.size());
     py::array_t<T> out(static_cast<py::ssize_t>(n));
     T* p = out.mutable_data();
     py::gil_scoped_release release;
+    std::vector<Param> params;
+    params.reserve(nparams);
+    for (size_t k = 0; k < nparams; ++k) params.push_back(build(num[k], den[k]));
     std::vector<size_t> uses(params.size(), 0);
     for (size_t i = 0; i < n; ++i) {
         if (idx[i] < 0 || idx[i] >= static_cast<int64_t>(params.size()))
