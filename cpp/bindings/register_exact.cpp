@@ -3,6 +3,7 @@
 //   NAME_each(gen, nums, dens, index, threads)  sample i uses parameter index[i]
 // Parameters are validated (GIL held) before any randomness is drawn; the loops run with the
 // GIL released.
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -93,6 +94,9 @@ auto draw_bernoulli_exp = [](Bits& bits, const exact::Rational& r) {
 // choice depends only on (parameter, n), so seeded output stays a function of the calls made.
 bool use_tables(size_t n, size_t entries) { return n >= 1024 + entries; }
 
+// Per-element parameters: tables for at most this many distinct values per request.
+constexpr size_t kMaxTablesPerRequest = 64;
+
 
 template <class T, class Param, class Build, class Draw>
 void def_family(py::module_& m, const char* name, Build build, Draw draw, const char* doc) {
@@ -152,10 +156,16 @@ void def_tabled_family(py::module_& m, const char* name, Build build, MakeTable 
               return sample_each<int64_t, Param>(
                   h, nums, dens, index, threads, build,
                   [&](const std::vector<Param>& params, const std::vector<size_t>& uses) {
-                      std::vector<std::shared_ptr<const Table>> tables(params.size());
+                      // at most kMaxTablesPerRequest tables (tens of KiB each), for the most-used
+                      // parameters (ties by position): a function of the arguments only
+                      std::vector<size_t> candidates;
                       for (size_t k = 0; k < params.size(); ++k)
-                          if (use_tables(uses[k], make_table.entries(params[k])))
-                              tables[k] = std::make_shared<const Table>(make_table(params[k]));
+                          if (use_tables(uses[k], make_table.entries(params[k]))) candidates.push_back(k);
+                      std::stable_sort(candidates.begin(), candidates.end(),
+                                       [&](size_t x, size_t y) { return uses[x] > uses[y]; });
+                      if (candidates.size() > kMaxTablesPerRequest) candidates.resize(kMaxTablesPerRequest);
+                      std::vector<std::shared_ptr<const Table>> tables(params.size());
+                      for (size_t k : candidates) tables[k] = std::make_shared<const Table>(make_table(params[k]));
                       return [&params, &draw_table = draw_table, &draw_cks = draw_cks, tables = std::move(tables)](Bits& bits, size_t k) {
                           const Table* table = tables[k].get();
                           return table ? draw_table(bits, *table) : draw_cks(bits, params[k]);
