@@ -474,23 +474,18 @@ inline int64_t geometric_table_large(Bits& bits, const GeometricTable& g) {
     }
 }
 
+// The direct path (t/s <= 146) alone, for callers that dispatch once per request.
 template <class Bits>
-inline uint64_t geometric_table(Bits& bits, const GeometricTable& g) {
-    if (g.t == 0) return 0;
-    if (!g.direct) return static_cast<uint64_t>(geometric_table_large<false>(bits, g));
-    if (g.law != GeometricTable::Law::geometric) throw std::logic_error("table built for the discrete Laplace");
+inline uint64_t geometric_direct(Bits& bits, const GeometricTable& g) {
     return invert(bits, g.direct_table, [&](Bits& b, std::vector<uint64_t>& words, uint64_t k) {
         return less_power(b, words, k, g.s, g.t);
     });
 }
 
 template <class Bits>
-inline int64_t discrete_laplace_table(Bits& bits, const GeometricTable& g) {
-    if (g.t == 0) return 0;
-    if (!g.direct) return geometric_table_large<true>(bits, g);
+inline int64_t discrete_laplace_direct(Bits& bits, const GeometricTable& g) {
     // |Y| = #{k >= 1 : R < 2 q^k/(1+q)}, q = e^{-s/t}, then a fair sign; the bucket of R and
     // the sign come from one read (the sign is dropped when |Y| = 0)
-    if (g.law != GeometricTable::Law::laplace) throw std::logic_error("table built for the geometric law");
     const unsigned gb = g.direct_table.guide_bits;
     const uint64_t v = bits.bits(gb + 1);
     const uint64_t a = invert_bucket(bits, g.direct_table, static_cast<uint32_t>(v & ((1u << gb) - 1)),
@@ -508,7 +503,23 @@ inline int64_t discrete_laplace_table(Bits& bits, const GeometricTable& g) {
     return (v >> gb) != 0 ? -static_cast<int64_t>(a) : static_cast<int64_t>(a);
 }
 
-// ---------------------------------------------------------------- discrete Gaussian
+// Either path, chosen per call (for mixed per-element requests and other C++ callers).
+template <class Bits>
+inline uint64_t geometric_table(Bits& bits, const GeometricTable& g) {
+    if (g.t == 0) return 0;
+    if (!g.direct) return static_cast<uint64_t>(geometric_table_large<false>(bits, g));
+    if (g.law != GeometricTable::Law::geometric) throw std::logic_error("table built for the discrete Laplace");
+    return geometric_direct(bits, g);
+}
+
+template <class Bits>
+inline int64_t discrete_laplace_table(Bits& bits, const GeometricTable& g) {
+    if (g.t == 0) return 0;
+    if (!g.direct) return geometric_table_large<true>(bits, g);
+    if (g.law != GeometricTable::Law::laplace) throw std::logic_error("table built for the geometric law");
+    return discrete_laplace_direct(bits, g);
+}
+
 // ---------------------------------------------------------------- certified e^{-f} in fixed point
 // For the discrete Gaussian's acceptance e^{-f} (f known to 32 fraction bits with a certified
 // error): e^{-f} = e^{-K} e^{-j1/2^8} e^{-j2/2^16} e^{-delta} is bounded from small certified
