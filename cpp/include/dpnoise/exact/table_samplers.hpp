@@ -218,6 +218,8 @@ template <class Bits, class Exact>
     const unsigned rest = 32 - th.guide_bits;
     const uint32_t w = (bucket << rest) | static_cast<uint32_t>(bits.bits(rest));
     size_t k = th.guide[bucket] >> 1;
+    k += th.lo[k] > w ? 1 : 0;  // two branch-free steps settle almost every unsettled bucket
+    k += th.lo[k] > w ? 1 : 0;
     while (th.lo[k] > w) ++k;  // R < S_d for sure for d <= k (stops at a sentinel)
     if (!force_refinement_for_testing().load(std::memory_order_relaxed)) {
         if (k < m && w > th.hi_m1[k]) return k;  // w >= hi: R >= S_{k+1} for sure
@@ -416,6 +418,11 @@ template <unsigned First, class Bits>
     const uint32_t w = (r << (32 - First)) | static_cast<uint32_t>(bits.bits(32 - First));  // R's next bits
     if (!forced) {
         if (w < static_cast<uint32_t>((~(xlo + 2)) >> 32)) return true;  // R < 1 - x <= e^{-x}
+        // most calls end in rejection: e^{-x} <= 1 - x + x^2/2 < (2^64 - xlo + floor(xh^2/2^65) + 1)
+        // / 2^64 with xh = xlo + 2 > x 2^64, so R >= w/2^32 >= that rejects without the series
+        const uint64_t xh = xlo + 2;
+        const u128 up = (static_cast<u128>(1) << 64) - xlo + ((static_cast<u128>(xh) * xh) >> 65) + 1;
+        if ((static_cast<u128>(w) << 32) >= up) return false;
         const Bounds32 b = exp_small_bounds32(xlo, xlo + 2);
         if (w < b.lo) return true;
         if (static_cast<uint64_t>(w) >= b.hi) return false;
