@@ -32,7 +32,10 @@ def test_seeded_streams_reproduce_and_secure_ones_differ():
 
 @pytest.mark.parametrize("method,kwargs", [
     ("discrete_laplace", {"scale": 10}),
+    ("discrete_laplace", {"scale": 10**6}),
+    ("discrete_laplace", {"scale": np.array([[0.5], [10.0], [10**6]])}),  # per-element, tables each
     ("discrete_gaussian", {"sigma": 10}),
+    ("discrete_gaussian", {"sigma": 10**6}),
     ("geometric", {"scale": 2}),
     ("bernoulli", {"p": 0.3}),
     ("bernoulli_exp", {"gamma": 0.7}),
@@ -40,7 +43,8 @@ def test_seeded_streams_reproduce_and_secure_ones_differ():
 ])
 def test_output_does_not_depend_on_thread_count(method, kwargs):
     n = 3 * _core.SAMPLES_PER_STREAM + 1234  # several streams, one partial
-    outs = [getattr(dpnoise.default_rng(99), method)(size=n, threads=t, **kwargs) for t in (1, 2, 3, 7)]
+    size = (3, n // 3) if "scale" in kwargs and np.ndim(kwargs["scale"]) else n
+    outs = [getattr(dpnoise.default_rng(99), method)(size=size, threads=t, **kwargs) for t in (1, 2, 3, 7)]
     for o in outs[1:]:
         assert np.array_equal(outs[0], o)
 
