@@ -120,9 +120,9 @@ void def_family(py::module_& m, const char* name, Build build, Draw draw, const 
 }
 
 
-template <class Table, class Param, class Build, class MakeTable, class DrawCks, class DrawTable>
+template <class Table, class Param, class Build, class MakeTable, class DrawCks>
 void def_tabled_family(py::module_& m, const char* name, Build build, MakeTable make_table, DrawCks draw_cks,
-                       DrawTable draw_table, const char* doc) {
+                       const char* doc) {
     // NAME: picks the table sampler for large requests; _NAME_cks / _NAME_table force one path
     // (for tests and benchmarks).
     auto run = [build, make_table, draw_cks](GeneratorHandle& h, uint64_t num, uint64_t den, size_t n,
@@ -151,7 +151,7 @@ void def_tabled_family(py::module_& m, const char* name, Build build, MakeTable 
     // NAME_each: per-element parameters; a parameter used by enough elements of the request
     // (the same rule as above, on its own count) gets its tables, the others use CKS.
     m.def((std::string(name) + "_each").c_str(),
-          [build, make_table, draw_cks, draw_table](GeneratorHandle& h, const u64_array& nums, const u64_array& dens,
+          [build, make_table, draw_cks](GeneratorHandle& h, const u64_array& nums, const u64_array& dens,
                                                     const i64_array& index, unsigned threads) {
               return sample_each<int64_t, Param>(
                   h, nums, dens, index, threads, build,
@@ -166,23 +166,28 @@ void def_tabled_family(py::module_& m, const char* name, Build build, MakeTable 
                       if (candidates.size() > kMaxTablesPerRequest) candidates.resize(kMaxTablesPerRequest);
                       std::vector<std::shared_ptr<const Table>> tables(params.size());
                       for (size_t k : candidates) tables[k] = std::make_shared<const Table>(make_table(params[k]));
-                      return [&params, &draw_table = draw_table, &draw_cks = draw_cks, tables = std::move(tables)](Bits& bits, size_t k) {
+                      return [&params, &draw_cks = draw_cks, tables = std::move(tables)](Bits& bits, size_t k) {
                           const Table* table = tables[k].get();
-                          return table ? draw_table(bits, *table) : draw_cks(bits, params[k]);
+                          return table ? MakeTable::draw(bits, *table) : draw_cks(bits, params[k]);
                       };
                   });
           },
           py::arg("gen"), py::arg("nums"), py::arg("dens"), py::arg("index"), py::arg("threads"), doc);
 }
 
-// The table families: build a table, weigh its cost, and sample a whole request from it with
-// the sampler chosen once per request (one tight loop per path; choosing per sample inside one
-// combined function made the small-scale loop 20% slower or faster depending on inlining).
+// The table families: build a table, weigh its cost, draw one sample from it (either path,
+// for mixed per-element requests), and sample a whole request from it with the sampler chosen
+// once per request (one tight loop per path; choosing per sample inside one combined function
+// made the small-scale loop 20% slower or faster depending on inlining).
 template <exact::GeometricTable::Law L>
 struct MakeGeometricTable {
     static constexpr bool kSigned = L == exact::GeometricTable::Law::laplace;
     exact::GeometricTable operator()(const exact::Rational& r) const { return exact::GeometricTable(r.num, r.den, L); }
     size_t entries(const exact::Rational& r) const { return exact::GeometricTable::entries_for(r.num, r.den); }
+    static int64_t draw(Bits& bits, const exact::GeometricTable& g) {
+        if constexpr (kSigned) return exact::discrete_laplace_table(bits, g);
+        else return static_cast<int64_t>(exact::geometric_table(bits, g));
+    }
     py::array_t<int64_t> sample(GeneratorHandle& h, const exact::GeometricTable& g, size_t n, unsigned threads) const {
         if (g.t == 0) return sample_same<int64_t>(h, g, n, threads, [](Bits&, const exact::GeometricTable&) { return int64_t{0}; });
         if (!g.direct)
@@ -201,11 +206,10 @@ struct MakeGaussianTable {
         return exact::DiscreteGaussianTable(p);
     }
     size_t entries(const exact::DiscreteGaussianParams& p) const { return exact::DiscreteGaussianTable::entries_for(p); }
+    static int64_t draw(Bits& bits, const exact::DiscreteGaussianTable& g) { return exact::discrete_gaussian_table(bits, g); }
     py::array_t<int64_t> sample(GeneratorHandle& h, const exact::DiscreteGaussianTable& g, size_t n,
                                 unsigned threads) const {
-        return sample_same<int64_t>(h, g, n, threads, [](Bits& bits, const exact::DiscreteGaussianTable& t) {
-            return exact::discrete_gaussian_table(bits, t);
-        });
+        return sample_same<int64_t>(h, g, n, threads, [](Bits& bits, const exact::DiscreteGaussianTable& t) { return draw(bits, t); });
     }
 };
 
@@ -214,15 +218,12 @@ struct MakeGaussianTable {
 void register_exact(py::module_& m) {
     def_tabled_family<exact::GeometricTable, exact::Rational>(
         m, "discrete_laplace", build_scale, MakeGeometricTable<exact::GeometricTable::Law::laplace>{}, draw_laplace,
-        [](Bits& bits, const exact::GeometricTable& g) { return exact::discrete_laplace_table(bits, g); },
         "Discrete Laplace, scale num/den: P(x) ~ exp(-|x| den/num).");
     def_tabled_family<exact::GeometricTable, exact::Rational>(
         m, "geometric", build_scale, MakeGeometricTable<exact::GeometricTable::Law::geometric>{}, draw_geometric,
-        [](Bits& bits, const exact::GeometricTable& g) { return static_cast<int64_t>(exact::geometric_table(bits, g)); },
         "Geometric on {0,1,...}, scale num/den: P(k) ~ exp(-k den/num).");
     def_tabled_family<exact::DiscreteGaussianTable, exact::DiscreteGaussianParams>(
         m, "discrete_gaussian", build_variance, MakeGaussianTable{}, draw_gaussian,
-        [](Bits& bits, const exact::DiscreteGaussianTable& g) { return exact::discrete_gaussian_table(bits, g); },
         "Discrete Gaussian, variance num/den.");
     m.def("_set_force_refinement_for_testing",
           [](bool on) { exact::force_refinement_for_testing().store(on); }, py::arg("on"),

@@ -394,7 +394,6 @@ struct GeometricTable {
         out.finish(scale_ceil);
     }
 
-    size_t entries() const { return direct_table.hi_m1.size() + high.hi_m1.size(); }
 };
 
 
@@ -851,7 +850,6 @@ struct DiscreteGaussianTable {
         buckets = GaussianBuckets(p.a, p.b, p.t);
     }
 
-    size_t entries() const { return buckets.buckets.hi_m1.size(); }
 };
 
 template <class Bits>
