@@ -1,6 +1,7 @@
 """The Gaussian mechanism on a grid (discrete Gaussian noise), and its calibrations."""
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any, Dict, Optional, Tuple, Union
 
@@ -68,6 +69,15 @@ def _zcdp_sigma(sensitivity: float, epsilon: float, delta: float) -> float:
                          sensitivity, rel=1e-9)
 
 
+def _meeting_discrete_profile(sigma: float, shape: DiscreteGaussian, epsilon: float, delta: float) -> float:
+    """σ (from a continuous-Gaussian calibration) raised in steps of 10^-6 until the discrete
+    Gaussian ``shape`` (its sensitivity and coordinates) with that σ meets (ε, δ) on its exact
+    profile; the discrete Gaussian is within a hair of the continuous one, so few steps run."""
+    while float(dataclasses.replace(shape, sigma=sigma).delta_for_epsilon(epsilon)) > delta:
+        sigma *= 1 + 1e-6
+    return sigma
+
+
 class GaussianMechanism(Mechanism):
     """The Gaussian mechanism with L2 sensitivity Δ, on the discrete Gaussian over a grid.
 
@@ -122,8 +132,8 @@ class GaussianMechanism(Mechanism):
         sigma = self._sigma_estimate(sens, count)
         if count == 1 and self.rho is None:
             # the scalar claim is checked on the exact discrete-Gaussian profile
-            while float(DiscreteGaussian(sigma, int(sens)).delta_for_epsilon(self.epsilon)) > self.delta:
-                sigma *= 1 + 1e-6
+            assert self.epsilon is not None and self.delta is not None
+            sigma = _meeting_discrete_profile(sigma, DiscreteGaussian(1.0, int(sens)), self.epsilon, self.delta)
         return sigma
 
     def grid(self, count: int = 1) -> Tuple[int, float, float]:
@@ -227,10 +237,8 @@ class DiscreteGaussianMechanism(Mechanism):
             self.epsilon, self.delta, self.rho = check_epsilon(epsilon), check_delta(delta), None
             if self.delta == 0:
                 raise ValueError("delta must be > 0 for the Gaussian mechanism (or give rho=)")
-            s = analytic_gaussian_sigma(self.epsilon, self.delta, l2)
-            while float(self._loss(s).delta_for_epsilon(self.epsilon)) > self.delta:
-                s *= 1 + 1e-6
-            self.sigma = s
+            self.sigma = _meeting_discrete_profile(analytic_gaussian_sigma(self.epsilon, self.delta, l2),
+                                                   self._loss(1.0), self.epsilon, self.delta)
         self.sigma = _grid.round_up_short(self.sigma)
 
     def _loss(self, sigma: float) -> DiscreteGaussian:
