@@ -342,3 +342,12 @@ def test_gaussian_mechanism_accepts_any_positive_sensitivity(sensitivity):
     assert 3.7 < m.sigma / sensitivity < 3.8  # the analytic σ for (1, 1e-5), plus the grid's widening
     assert np.isfinite(m(0.25))
     assert m(np.full(4, 0.25)).shape == (4,)
+
+
+@pytest.mark.parametrize("coordinates,exc", [(0, ValueError), (-2, ValueError), (1.5, TypeError),
+                                             (True, TypeError), ("2", TypeError)])
+def test_coordinates_bad_input_names_the_argument(coordinates, exc):
+    with pytest.raises(exc, match="coordinates"):
+        DiscreteGaussianMechanism(1.0, 1e-5, 1, coordinates=coordinates)
+    with pytest.raises(exc, match="coordinates"):
+        dpnoise.accounting.DiscreteGaussian(2.0, 1, coordinates)
