@@ -5,14 +5,19 @@
 namespace py = pybind11;
 
 PYBIND11_MODULE(_core, m) {
-    m.doc() = "dpnoise C++ core: ChaCha20 generator and exact discrete samplers";
-    static py::exception<void> dp_error(m, "DPError", PyExc_Exception);
-    static py::exception<dpnoise::entropy_error> entropy_error(m, "EntropyError", dp_error.ptr());
+    m.doc() = "dpnoise C++ core: ChaCha20 stream families and exact discrete samplers";
+    // The exception classes live in Python (dpnoise._errors), so that the pure-Python layers
+    // import without this module; here they are only registered for the C++ exceptions.
+    py::module_ errors = py::module_::import("dpnoise._errors");
+    static py::handle entropy_error = py::object(errors.attr("EntropyError")).release();
+    static py::handle invariant_error = py::object(errors.attr("InvariantError")).release();
     py::register_exception_translator([](std::exception_ptr p) {
         try {
             if (p) std::rethrow_exception(p);
         } catch (const dpnoise::entropy_error& e) {
             py::set_error(entropy_error, e.what());
+        } catch (const dpnoise::invariant_error& e) {
+            py::set_error(invariant_error, e.what());
         }
     });
     dpnoise::bindings::register_random(m);

@@ -14,7 +14,8 @@ from typing import Any, Callable, Optional, Tuple
 
 import numpy as np
 
-MAX_PART = 1 << 62
+from dpnoise._validate import MAX_PART
+
 # The discrete Gaussian's acceptance test stays in fast 128-bit arithmetic when
 # num * den of the variance is at most 2^96; a variance that must be rounded anyway is
 # rounded (up) to meet this too. Exact variances are never changed.

@@ -8,10 +8,9 @@ from __future__ import annotations
 import threading
 from typing import Any, Optional
 
-import numpy as np
 
 from dpnoise import _core
-from dpnoise._arguments import check_threads, count_of, shape_of
+from dpnoise._validate import check_threads, count_of, integer, shape_of
 
 _SEED_LIMIT = 1 << 256
 
@@ -38,9 +37,7 @@ class ChaCha20:
         if seed is None:
             self._core = _core.ChaCha20Core()
         else:
-            if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
-                raise TypeError(f"seed must be a non-negative int or None, got {type(seed).__name__}")
-            seed = int(seed)
+            seed = integer(seed, "seed")
             if not 0 <= seed < _SEED_LIMIT:
                 raise ValueError(f"seed must be in [0, 2**256), got {seed}")
             self._core = _core.ChaCha20Core(seed.to_bytes(32, "little"))

@@ -14,7 +14,7 @@ import numpy as np
 
 from dpnoise import _core
 from dpnoise import _rational as R
-from dpnoise._arguments import Size, check_threads, count_of, shape_of
+from dpnoise._validate import Size, check_threads, count_of, integer, shape_of
 from dpnoise.bit_generator import ChaCha20
 
 _INT64_MIN = -(1 << 63)
@@ -166,9 +166,7 @@ class Generator:
         for nm, v in (("low", low), ("high", high)):
             if v is None:
                 continue
-            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
-                raise TypeError(f"{nm} must be an int, got {type(v).__name__}")
-            if not _INT64_MIN <= int(v) <= _INT64_MAX + 1:
+            if not _INT64_MIN <= integer(v, nm) <= _INT64_MAX + 1:
                 raise OverflowError(f"{nm}={v} is out of the int64 range")
         lo, hi = (0, int(low)) if high is None else (int(low), int(high))
         top = hi if endpoint else hi - 1

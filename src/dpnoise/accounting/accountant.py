@@ -10,7 +10,7 @@ import math
 import threading
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from . import _validate as check
+from .. import _validate as check
 from . import conversions as conv
 from .losses import Gaussian, Parallel, PoissonSampled, PrivacyLoss
 from .pld import DEFAULT_INTERVAL, PrivacyLossDistribution

@@ -8,7 +8,7 @@ import threading
 from typing import Any, Dict, List, Optional, Union
 
 from .._errors import BudgetExceededError
-from . import _validate as check
+from .. import _validate as check
 from .accountant import Accountant
 from .losses import PrivacyLoss, loss_from_dict
 

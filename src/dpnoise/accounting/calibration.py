@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from . import _validate as check
+from .. import _validate as check
 from ._numeric import TargetNotMet, least_meeting
 from .accountant import Accountant
 from .losses import (

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import _validate as check
+from .. import _validate as check
 from .conversions import group_approx_dp
 from .losses import (
     ZCDP, ApproxDP, DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace, Parallel,

@@ -25,7 +25,7 @@ from typing import Any, Callable, ClassVar, Dict, Optional, Sequence, Tuple
 
 import numpy as np
 
-from . import _validate as check
+from .. import _validate as check
 from ._numeric import log_normal_cdf, normal_cdf, normal_sf
 
 Atoms = Tuple[np.ndarray, np.ndarray, float]  # (losses, P-masses, P-mass at +inf loss)
@@ -541,9 +541,7 @@ class RandomizedResponse(PrivacyLoss):
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check.nonnegative(self.epsilon, "epsilon"))
-        k = self.categories
-        if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
-            raise TypeError(f"categories must be an int, got {type(k).__name__}")
+        k = check.integer(self.categories, "categories")
         if k < 2:
             raise ValueError(f"categories must be >= 2, got {k}")
         object.__setattr__(self, "categories", int(k))

@@ -25,7 +25,7 @@ from typing import Dict
 
 import numpy as np
 
-from . import _validate as check
+from .. import _validate as check
 from .losses import PrivacyLoss
 
 DEFAULT_INTERVAL = 1e-4

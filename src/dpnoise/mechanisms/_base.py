@@ -5,7 +5,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..accounting._validate import positive, probability, real
+from .._validate import MAX_PART, positive, probability, real
 from ..accounting.budget import PrivacyBudget
 from ..accounting.losses import PrivacyLoss
 from ..generator import Generator, default_rng
@@ -96,22 +96,19 @@ def as_integer_array(value: Any, name: str = "value") -> np.ndarray:
     arr = np.asarray(value)
     if not (np.issubdtype(arr.dtype, np.integer) or arr.dtype == np.bool_):
         raise TypeError(f"{name} must be integers for this mechanism, got dtype {arr.dtype}")
-    if arr.dtype == np.uint64 and arr.size and int(arr.max()) > 2**62:
+    if arr.dtype == np.uint64 and arr.size and int(arr.max()) > MAX_PART:
         raise OverflowError(f"{name} is too large (limit 2^62)")
     out = arr.astype(np.int64)
-    if out.size and int(np.max(np.abs(out))) > 2**62:
+    if out.size and int(np.max(np.abs(out))) > MAX_PART:
         raise OverflowError(f"{name} is too large (limit 2^62)")
     return out
 
 
-LIMIT = 2**62
-
-
 def add_checked(values: np.ndarray, noise: np.ndarray, name: str = "value") -> np.ndarray:
     """values + noise in int64, refusing anything past 2^62 instead of wrapping."""
-    if noise.size and not (-LIMIT <= int(noise.min()) and int(noise.max()) <= LIMIT):
+    if noise.size and not (-MAX_PART <= int(noise.min()) and int(noise.max()) <= MAX_PART):
         raise OverflowError("noise beyond 2^62 grid units: the scale is too large for this grid")
     out = np.add(values, noise, out=noise)  # both within 2^62 in magnitude: no int64 overflow
-    if out.size and not (-LIMIT <= int(out.min()) and int(out.max()) <= LIMIT):
+    if out.size and not (-MAX_PART <= int(out.min()) and int(out.max()) <= MAX_PART):
         raise OverflowError(f"{name} plus noise does not fit (beyond 2^62 grid units)")
     return out

@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..accounting._validate import real
+from .._validate import real
 
 EXACT_FLOAT = 2**53
 # default grid: the rounding may widen the sensitivity by at most 1/1024 of itself

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ..accounting._validate import nonnegative, probability
+from .._validate import nonnegative, probability
 
 
 def posterior_bounds(prior: Any, epsilon: float):

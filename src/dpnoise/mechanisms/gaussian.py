@@ -8,7 +8,7 @@ from typing import Any, Dict, Optional, Tuple, Union
 import numpy as np
 
 from ..accounting._numeric import least_meeting
-from ..accounting._validate import count as check_count, integer_sensitivity, nonnegative
+from .._validate import count as check_count, integer_sensitivity, nonnegative
 from ..accounting.budget import PrivacyBudget
 from ..accounting.conversions import zcdp_to_epsilon
 from ..accounting.losses import ZCDP, DiscreteGaussian, Gaussian

@@ -7,7 +7,7 @@ from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 
-from ..accounting._validate import integer_sensitivity
+from .._validate import integer_sensitivity
 from ..accounting.budget import PrivacyBudget
 from ..accounting.losses import DiscreteLaplace
 from ..generator import Generator

@@ -9,19 +9,19 @@ import numpy as np
 
 from ..accounting.budget import PrivacyBudget
 from ..accounting.losses import RandomizedResponse as RRLoss
+from .._validate import MAX_PART, integer
 from ..generator import Generator
 from ._base import Mechanism, check_beta, check_epsilon
 
-MAX_DEN = 2**62
 
 
 def _epsilon_down(eps: float) -> Fraction:
     """ε as an exact rational the Bernoulli(exp(-ε)) sampler takes without rounding: the largest
     multiple of 2^-62 not above ε (rounding ε down only adds privacy)."""
     fr = Fraction(eps)
-    if fr.denominator <= MAX_DEN and fr.numerator <= MAX_DEN:
+    if fr.denominator <= MAX_PART and fr.numerator <= MAX_PART:
         return fr
-    return Fraction(math.floor(fr * MAX_DEN), MAX_DEN)
+    return Fraction(math.floor(fr * MAX_PART), MAX_PART)
 
 
 class RandomizedResponse(Mechanism):
@@ -39,8 +39,7 @@ class RandomizedResponse(Mechanism):
     def __init__(self, epsilon: float, categories: int = 2, *, rng: Optional[Generator] = None,
                  budget: Optional[PrivacyBudget] = None):
         super().__init__(rng, budget)
-        if isinstance(categories, (bool, np.bool_)) or not isinstance(categories, (int, np.integer)):
-            raise TypeError(f"categories must be an int, got {type(categories).__name__}")
+        categories = integer(categories, "categories")
         if categories < 2:
             raise ValueError(f"categories must be >= 2, got {categories}")
         self.categories = int(categories)

@@ -1,11 +1,21 @@
-"""Argument checks for the accounting layer: one place, messages that name the argument."""
+"""Argument checks at the public boundary, in one place; every message names the argument.
+
+Also the one source of the core's integer limit (``MAX_PART`` = 2^62: numerators, denominators,
+grid values and noise all stay within it, so int64 arithmetic on them never wraps).
+"""
 from __future__ import annotations
 
 import math
 import numbers
-from typing import Any
+from typing import Any, Optional, Tuple, Union
 
 import numpy as np
+
+# The C++ core takes numerators and denominators up to 2^62 and keeps grid values and noise
+# within +-2^62, so a sum of two of them never wraps in int64.
+MAX_PART = 1 << 62
+
+Size = Union[None, int, Tuple[int, ...]]
 
 
 def real(value: Any, name: str) -> float:
@@ -55,11 +65,16 @@ def rate(value: Any, name: str = "rate") -> float:
     return v
 
 
+def integer(value: Any, name: str) -> int:
+    """An int (Python or NumPy integer); bools and floats are refused, even integral ones."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    return int(value)
+
+
 def count(value: Any, name: str = "count") -> int:
     """An integer >= 1 (bools and floats are refused, even integral ones)."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__} ({value!r})")
-    n = int(value)
+    n = integer(value, name)
     if n < 1:
         raise ValueError(f"{name} must be >= 1, got {n}")
     return n
@@ -77,3 +92,39 @@ def neighbours(value: Any) -> str:
     if value not in ("add_remove", "replace"):
         raise ValueError(f"neighbours must be 'add_remove' or 'replace', got {value!r}")
     return str(value)
+
+
+# -- the arguments every sampling call shares: size and threads --------------------------------
+
+MAX_THREADS = 4096
+
+
+def check_threads(threads: Any) -> int:
+    """None means 1; otherwise an int in [1, MAX_THREADS]."""
+    if threads is None:
+        return 1
+    n = integer(threads, "threads")
+    if not 1 <= n <= MAX_THREADS:
+        raise ValueError(f"threads must be between 1 and {MAX_THREADS}, got {n}")
+    return n
+
+
+def _check_count(size: Any) -> int:
+    n = integer(size, "size")
+    if n < 0:
+        raise ValueError(f"size must be non-negative, got {n}")
+    return n
+
+
+def shape_of(size: Size) -> Optional[Tuple[int, ...]]:
+    """The output shape for ``size`` (None stays None: the caller returns a scalar)."""
+    if size is None:
+        return None
+    if isinstance(size, tuple):
+        return tuple(_check_count(s) for s in size)
+    return (_check_count(size),)
+
+
+def count_of(shape: Optional[Tuple[int, ...]]) -> int:
+    """Number of samples a shape holds (a scalar request is one sample)."""
+    return 1 if shape is None else int(np.prod(shape, dtype=np.int64))
