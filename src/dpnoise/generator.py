@@ -179,6 +179,79 @@ class Generator:
         out = _core.integers(self._core, lo, top - lo, count_of(shape), nthreads)
         return out[0] if shape is None else out.reshape(shape)
 
+    # -- execution primitives of the mechanism plans (internal) -----------------------------
+    def _noisy_grid(
+        self,
+        values: np.ndarray,
+        *,
+        law: str,
+        param: Any,
+        k: Optional[int],
+        bound: int,
+        threads: Optional[int] = None,
+    ) -> np.ndarray:
+        """Internal: one noisy release on a grid, for the mechanism plans.
+
+        ``values`` is a finite float64 array when ``k`` is an int, an int64 array when ``k`` is
+        None. Each value becomes v = round(value / 2^k) (ties to even; no rounding when k is
+        None), clamped to [-bound, bound] grid units (bound <= 2^52 with a grid, <= 2^62
+        without); then y = v + noise with exact noise in grid units (``law`` "laplace": discrete
+        Laplace of scale ``param``; "gaussian": discrete Gaussian of sigma ``param``). Returns
+        y * 2^k as float64 (exact), or y as int64 when k is None, in the shape of ``values``.
+        OverflowError, naming no value, when |y| passes 2^53 (2^62 without a grid) or y * 2^k
+        overflows a double.
+        """
+        from dpnoise._validate import MAX_PART
+
+        v = np.asarray(values)
+        if k is None:
+            grid = np.clip(v.astype(np.int64), -bound, bound)
+            limit = MAX_PART
+        else:
+            scaled = np.rint(np.ldexp(np.asarray(v, dtype=np.float64), -int(k)))
+            grid = np.clip(scaled, -bound, bound).astype(np.int64)
+            limit = 1 << 53
+        if law == "laplace":
+            noise = np.asarray(self.discrete_laplace(param, grid.shape, threads=threads))
+        elif law == "gaussian":
+            noise = np.asarray(self.discrete_gaussian(param, grid.shape, threads=threads))
+        else:
+            raise ValueError(f"law must be 'laplace' or 'gaussian', got {law!r}")
+        if noise.size and int(np.max(np.abs(noise))) > MAX_PART - bound:
+            raise OverflowError("noise beyond the grid's range: the noise scale is too large for this grid")
+        out = grid + noise
+        if out.size and int(np.max(np.abs(out))) > limit:
+            raise OverflowError("a noisy value lies beyond the grid's exact range")
+        if k is None:
+            return out
+        with np.errstate(over="ignore"):
+            res = np.ldexp(out.astype(np.float64), int(k))
+        if res.size and not np.isfinite(res).all():
+            raise OverflowError(f"a noisy value times the grid 2^{k} overflows a double")
+        return res
+
+    def _randomized_response(
+        self, values: np.ndarray, categories: int, gamma: Any, threads: Optional[int] = None
+    ) -> np.ndarray:
+        """Internal: k-ary randomized response of int64 ``values`` (all in [0, categories)):
+        keep each with probability 1/(1 + (k-1) e^-gamma), else one of the k-1 others uniformly,
+        sampled exactly (gamma a rational epsilon). Returns an int64 array of the same shape."""
+        flat = np.asarray(values, dtype=np.int64).reshape(-1)
+        k = int(categories)
+        out = flat.copy()
+        pending = np.arange(flat.size)
+        while pending.size:
+            j = np.asarray(self.integers(0, k, pending.size))  # 0 = keep, else shift by j
+            keep = j == 0
+            accept = np.zeros(pending.size, dtype=bool)
+            change = ~keep
+            if change.any():
+                accept[change] = np.asarray(self.bernoulli_exp(gamma, int(change.sum())))
+            moved = change & accept
+            out[pending[moved]] = (flat[pending[moved]] + j[moved]) % k
+            pending = pending[~(keep | accept)]
+        return out.reshape(np.shape(values))
+
     def random_raw(self, size: Size = None, *, threads: Optional[int] = None) -> Any:
         """Raw uint64 words of the generator's sequential ChaCha20 stream."""
         return self._bit_generator.random_raw(size, threads=threads)
