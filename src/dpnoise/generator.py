@@ -194,7 +194,7 @@ class Generator:
 
         ``values`` is a finite float64 array when ``k`` is an int, an int64 array when ``k`` is
         None. Each value becomes v = round(value / 2^k) (ties to even; no rounding when k is
-        None), clamped to [-bound, bound] grid units (bound <= 2^52 with a grid, <= 2^62
+        None), clamped to [-bound, bound] grid units (bound <= 2^52 with a grid, < 2^62
         without); then y = v + noise with exact noise in grid units (``law`` "laplace": discrete
         Laplace of scale ``param``; "gaussian": discrete Gaussian of sigma ``param``). Returns
         y * 2^k as float64 (exact), or y as int64 when k is None, in the shape of ``values``.
@@ -204,6 +204,7 @@ class Generator:
         from dpnoise._validate import MAX_PART
 
         v = np.asarray(values)
+        bound = min(int(bound), MAX_PART - 1)
         if k is None:
             grid = np.clip(v.astype(np.int64), -bound, bound)
             limit = MAX_PART
@@ -217,7 +218,7 @@ class Generator:
             noise = np.asarray(self.discrete_gaussian(param, grid.shape, threads=threads))
         else:
             raise ValueError(f"law must be 'laplace' or 'gaussian', got {law!r}")
-        if noise.size and int(np.max(np.abs(noise))) > MAX_PART - bound:
+        if noise.size and int(np.max(np.abs(noise))) > MAX_PART:  # |grid| < 2^62: no int64 wrap
             raise OverflowError("noise beyond the grid's range: the noise scale is too large for this grid")
         out = grid + noise
         if out.size and int(np.max(np.abs(out))) > limit:
