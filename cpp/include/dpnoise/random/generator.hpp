@@ -109,6 +109,17 @@ public:
         }
     }
 
+    // -- the stream-family interface the request layer (dpnoise/request.hpp) samples through --
+    // A family hands one request `count` independent word sources, one per chunk: reserve()
+    // once per request (before any draw), then open(reservation, chunk) for chunk < count.
+    // kParallel says whether chunks may run on several threads (a sequential family, such as
+    // an external generator, runs them in order on the calling thread).
+    static constexpr bool kParallel = true;
+    using Source = KeystreamWords;
+    using Reservation = StreamReservation;
+    Reservation reserve(uint64_t count) { return reserve_streams(count); }
+    static Source open(const Reservation& r, uint64_t chunk) { return Source(r.key, r.first_stream + chunk); }
+
     // Reserves `count` fresh stream ids for one sampling request.
     StreamReservation reserve_streams(uint64_t count) {
         std::lock_guard<std::mutex> lock(mutex_);
