@@ -7,6 +7,7 @@ This module is the one place where user input is validated and converted.
 """
 from __future__ import annotations
 
+import decimal
 import math
 import numbers
 from fractions import Fraction
@@ -41,7 +42,9 @@ def to_fraction(value: Any, name: str) -> Fraction:
         return Fraction(v)  # exact: a double is a dyadic rational
     if isinstance(value, numbers.Rational):
         return Fraction(value.numerator, value.denominator)
-    if isinstance(value, numbers.Real):  # e.g. decimal.Decimal
+    if isinstance(value, (numbers.Real, decimal.Decimal)):  # Decimal is not a numbers.Real
+        if isinstance(value, decimal.Decimal) and value.is_nan():
+            raise ValueError(f"{name} must not be NaN")
         try:
             return Fraction(value)  # type: ignore[arg-type]
         except (ValueError, OverflowError) as exc:
@@ -77,7 +80,16 @@ def round_up(fr: Fraction, name: str, max_product: Optional[int] = None) -> Pair
         num = -((-p << k) // q)  # ceil(p 2^k / q)
         if num <= MAX_PART and (max_product is None or num << k <= max_product):
             return num, 1 << k
-    raise OverflowError(f"{name} is too large (at most about 2^62 is supported), got {float(fr):.6g}")
+    raise OverflowError(f"{name} is too large (at most about 2^62 is supported), got about {_magnitude(fr)}")
+
+
+def _magnitude(fr: Fraction) -> str:
+    """fr in scientific notation without converting it to a float (which may overflow)."""
+    try:
+        return f"{float(fr):.6g}"
+    except OverflowError:
+        digits = len(str(abs(fr.numerator) // fr.denominator))
+        return f"1e{digits - 1}" if fr > 0 else f"-1e{digits - 1}"
 
 
 def round_nearest_probability(fr: Fraction, name: str) -> Pair:
@@ -99,6 +111,9 @@ def variance_pair(value: Any, name: str) -> Pair:
 
 def sigma_to_variance_pair(value: Any, name: str) -> Pair:
     sigma = nonnegative(value, name)
+    if sigma * sigma > MAX_PART:
+        raise OverflowError(f"{name} is too large: sigma^2 must be at most 2^62 (sigma <= 2^31), "
+                            f"got sigma = {_magnitude(sigma)}")
     return round_up(sigma * sigma, name, MAX_VARIANCE_PRODUCT)
 
 
@@ -108,6 +123,17 @@ def probability_pair(value: Any, name: str) -> Pair:
 
 def gamma_pair(value: Any, name: str) -> Pair:
     return round_up(nonnegative(value, name), name)
+
+
+def parameter_array(values: Any, name: str) -> np.ndarray:
+    """``values`` as an array of real numbers (object arrays for Fractions, Decimals and ints
+    beyond int64), or TypeError naming ``name``."""
+    arr = np.asarray(values)
+    if arr.dtype == np.bool_:
+        raise TypeError(f"{name} must contain real numbers, not bool")
+    if arr.dtype.kind not in "iufO":
+        raise TypeError(f"{name} must contain real numbers, got dtype {arr.dtype}")
+    return arr
 
 
 def parameter_table(values: Any, name: str, convert: Callable[[Any, str], Pair]):

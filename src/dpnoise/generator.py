@@ -14,7 +14,7 @@ import numpy as np
 
 from dpnoise import _core
 from dpnoise import _rational as R
-from dpnoise._validate import Size, check_threads, count_of, integer, shape_of
+from dpnoise._validate import MAX_PART, Size, check_threads, count_of, integer, shape_of
 from dpnoise.bit_generator import ChaCha20
 
 _INT64_MIN = -(1 << 63)
@@ -66,13 +66,14 @@ class Generator:
     ) -> Any:
         shape = shape_of(size)
         nthreads = check_threads(threads)
-        same = getattr(_core, name)
-        if _is_scalar(value):
-            num, den = convert(value.item() if isinstance(value, np.generic) else value, pname)
+        if _is_scalar(value) or (shape is None and isinstance(value, np.ndarray) and value.ndim == 0):
+            num, den = convert(value.item() if isinstance(value, (np.generic, np.ndarray)) else value, pname)
+            same = getattr(_core, name)
             if shape is None:
                 return same(self._core, num, den, 1, 1)[0]
             return same(self._core, num, den, count_of(shape), nthreads).reshape(shape)
-        pshape, nums, dens, index = R.parameter_table(value, pname, convert)
+        arr = R.parameter_array(value, pname)
+        pshape = arr.shape
         if shape is None:
             shape = pshape
         else:
@@ -82,6 +83,13 @@ class Generator:
                 ok = False
             if not ok:
                 raise ValueError(f"{pname} with shape {pshape} does not broadcast to size {shape}")
+        if arr.dtype.kind in "fiu" and arr.dtype != np.uint64:
+            # float and integer arrays are converted exactly in C++ (parameters.hpp), once per
+            # distinct value, with the same rule as dpnoise._rational
+            values = np.broadcast_to(arr, shape).reshape(-1)
+            values = values.astype(np.float64 if arr.dtype.kind == "f" else np.int64, copy=False)
+            return getattr(_core, name + "_array")(self._core, values, pname, nthreads).reshape(shape)
+        pshape, nums, dens, index = R.parameter_table(arr, pname, convert)
         index = np.ascontiguousarray(np.broadcast_to(index.reshape(pshape), shape)).reshape(-1)
         each = getattr(_core, name + "_each")
         return each(self._core, nums, dens, index, nthreads).reshape(shape)
@@ -201,35 +209,22 @@ class Generator:
         OverflowError, naming no value, when |y| passes 2^53 (2^62 without a grid) or y * 2^k
         overflows a double.
         """
-        from dpnoise._validate import MAX_PART
-
         v = np.asarray(values)
-        bound = min(int(bound), MAX_PART - 1)
-        if k is None:
-            grid = np.clip(v.astype(np.int64), -bound, bound)
-            limit = MAX_PART
-        else:
-            scaled = np.rint(np.ldexp(np.asarray(v, dtype=np.float64), -int(k)))
-            grid = np.clip(scaled, -bound, bound).astype(np.int64)
-            limit = 1 << 53
+        nthreads = check_threads(threads)
         if law == "laplace":
-            noise = np.asarray(self.discrete_laplace(param, grid.shape, threads=threads))
+            num, den = R.scale_pair(param, "scale")
         elif law == "gaussian":
-            noise = np.asarray(self.discrete_gaussian(param, grid.shape, threads=threads))
+            num, den = R.sigma_to_variance_pair(param, "sigma")
         else:
             raise ValueError(f"law must be 'laplace' or 'gaussian', got {law!r}")
-        if noise.size and int(np.max(np.abs(noise))) > MAX_PART:  # |grid| < 2^62: no int64 wrap
-            raise OverflowError("noise beyond the grid's range: the noise scale is too large for this grid")
-        out = grid + noise
-        if out.size and int(np.max(np.abs(out))) > limit:
-            raise OverflowError("a noisy value lies beyond the grid's exact range")
+        flat = v.reshape(-1)
         if k is None:
-            return out
-        with np.errstate(over="ignore"):
-            res = np.ldexp(out.astype(np.float64), int(k))
-        if res.size and not np.isfinite(res).all():
-            raise OverflowError(f"a noisy value times the grid 2^{k} overflows a double")
-        return res
+            out = _core.noisy_integers(self._core, law, flat.astype(np.int64, copy=False), num, den,
+                                       min(int(bound), MAX_PART - 1), nthreads)
+        else:
+            out = _core.noisy_grid(self._core, law, flat.astype(np.float64, copy=False), int(k), num, den,
+                                   int(bound), nthreads)
+        return out.reshape(v.shape)
 
     def _randomized_response(
         self, values: np.ndarray, categories: int, gamma: Any, threads: Optional[int] = None

@@ -1,0 +1,396 @@
+// dpnoise/request.hpp -- the sampling policy: for one request (law, parameter or parameters,
+// output span, threads) choose the algorithm, build or reuse the immutable tables, and fill the
+// output chunk by chunk from a stream family (random/stream_fill.hpp).
+//
+// Everything a request's output depends on is a function of its arguments: the algorithm is
+// chosen from (parameter, size) alone, never from what a cache happens to hold, so a seeded
+// family gives the same output for the same calls whatever ran before or beside them.
+//
+// The laws (DiscreteLaplace, Geometric, DiscreteGaussian, Bernoulli, BernoulliExp, Uniform) are
+// traits: the parameter type, the small-request sampler (Canonne, Kamath & Steinke 2020,
+// Algorithms 1-3), and for the first three the table type and its sampling loop
+// (exact/table_samplers.hpp). Each kernel declares its reproducibility unit kOutputsPerStream.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include "dpnoise/exact/bernoulli.hpp"
+#include "dpnoise/exact/discrete_gaussian.hpp"
+#include "dpnoise/exact/discrete_laplace.hpp"
+#include "dpnoise/exact/geometric.hpp"
+#include "dpnoise/exact/rational.hpp"
+#include "dpnoise/exact/table_samplers.hpp"
+#include "dpnoise/exact/uniform.hpp"
+#include "dpnoise/parameters.hpp"
+#include "dpnoise/random/stream_fill.hpp"
+
+namespace dpnoise::request {
+
+using exact::Rational;
+
+// Which algorithm a request uses: automatic (the rule below), or forced (tests, benchmarks).
+enum class Path { automatic, small, tables };
+
+// A request this large repays building the tables; smaller ones use the CKS samplers directly.
+// Calibrated by measurement (2026-11-22): a table costs about 40 us plus 60 ns per certified
+// entry to build and saves 50-80 ns per sample, so the break-even request is about
+// 800 + 1.2 entries samples. Both paths are exact and have the same distribution.
+inline bool use_tables(size_t n, size_t cost) { return n >= 1024 + cost; }
+
+// Per-element parameters: tables for at most this many distinct values per request (the
+// most-used ones; tens of KiB each), so a request cannot build gigabytes of tables.
+inline constexpr size_t kMaxTablesPerRequest = 64;
+
+// ------------------------------------------------------------------------------ the laws
+struct DiscreteLaplace {
+    static constexpr size_t kOutputsPerStream = size_t{1} << 16;
+    static constexpr parameters::Kind kKind = parameters::Kind::scale;
+    static constexpr const char* kParamName = "scale";
+    using Param = Rational;
+    using Table = exact::GeometricTable;
+    static Param make(Rational r) { return exact::checked_rational(r.num, r.den, kParamName); }
+    static std::pair<uint64_t, uint64_t> key(const Param& p) { return {p.num, p.den}; }
+    static size_t table_cost(const Param& p) { return Table::entries_for(p.num, p.den); }
+    static Table build(const Param& p) { return Table(p.num, p.den, Table::Law::laplace); }
+    template <class Bits> static int64_t draw(Bits& bits, const Param& p) { return exact::discrete_laplace(bits, p.num, p.den); }
+    template <class Bits> static int64_t draw_table(Bits& bits, const Table& t) { return exact::discrete_laplace_table(bits, t); }
+    // one tight loop per table path, chosen once per request
+    template <class Fn> static void with_table_loop(const Table& g, Fn&& fn) {
+        if (g.t == 0) fn([](auto&, const Table&) { return int64_t{0}; });
+        else if (!g.direct) fn([](auto& bits, const Table& t) { return exact::geometric_table_large<true>(bits, t); });
+        else fn([](auto& bits, const Table& t) { return exact::discrete_laplace_direct(bits, t); });
+    }
+};
+
+struct Geometric {
+    static constexpr size_t kOutputsPerStream = size_t{1} << 16;
+    static constexpr parameters::Kind kKind = parameters::Kind::scale;
+    static constexpr const char* kParamName = "scale";
+    using Param = Rational;
+    using Table = exact::GeometricTable;
+    static Param make(Rational r) { return exact::checked_rational(r.num, r.den, kParamName); }
+    static std::pair<uint64_t, uint64_t> key(const Param& p) { return {p.num, p.den}; }
+    static size_t table_cost(const Param& p) { return Table::entries_for(p.num, p.den); }
+    static Table build(const Param& p) { return Table(p.num, p.den, Table::Law::geometric); }
+    template <class Bits> static int64_t draw(Bits& bits, const Param& p) {
+        return static_cast<int64_t>(exact::geometric_exp(bits, p.num, p.den));
+    }
+    template <class Bits> static int64_t draw_table(Bits& bits, const Table& t) {
+        return static_cast<int64_t>(exact::geometric_table(bits, t));
+    }
+    template <class Fn> static void with_table_loop(const Table& g, Fn&& fn) {
+        if (g.t == 0) fn([](auto&, const Table&) { return int64_t{0}; });
+        else if (!g.direct) fn([](auto& bits, const Table& t) { return exact::geometric_table_large<false>(bits, t); });
+        else fn([](auto& bits, const Table& t) { return static_cast<int64_t>(exact::geometric_direct(bits, t)); });
+    }
+};
+
+struct DiscreteGaussian {
+    static constexpr size_t kOutputsPerStream = size_t{1} << 16;
+    static constexpr parameters::Kind kKind = parameters::Kind::variance;
+    static constexpr const char* kParamName = "variance";
+    using Param = exact::DiscreteGaussianParams;
+    using Table = exact::DiscreteGaussianTable;
+    static Param make(Rational r) { return Param(r.num, r.den); }
+    static std::pair<uint64_t, uint64_t> key(const Param& p) { return {p.a, p.b}; }
+    static size_t table_cost(const Param& p) { return Table::entries_for(p); }
+    static Table build(const Param& p) { return Table(p); }
+    template <class Bits> static int64_t draw(Bits& bits, const Param& p) { return exact::discrete_gaussian(bits, p); }
+    template <class Bits> static int64_t draw_table(Bits& bits, const Table& t) { return exact::discrete_gaussian_table(bits, t); }
+    template <class Fn> static void with_table_loop(const Table&, Fn&& fn) {
+        fn([](auto& bits, const Table& t) { return exact::discrete_gaussian_table(bits, t); });
+    }
+};
+
+// Laws without tables: Table = void.
+struct Bernoulli {
+    static constexpr size_t kOutputsPerStream = size_t{1} << 16;
+    static constexpr parameters::Kind kKind = parameters::Kind::probability;
+    static constexpr const char* kParamName = "p";
+    using Param = Rational;
+    using Table = void;
+    static Param make(Rational r) {
+        const Rational q = exact::checked_rational(r.num, r.den, kParamName);
+        if (q.num > q.den) throw std::invalid_argument("p must be in [0, 1]");
+        return q;
+    }
+    template <class Bits> static bool draw(Bits& bits, const Param& p) {
+        return exact::bernoulli_rational<Bits, uint64_t>(bits, p.num, p.den);
+    }
+};
+
+struct BernoulliExp {
+    static constexpr size_t kOutputsPerStream = size_t{1} << 16;
+    static constexpr parameters::Kind kKind = parameters::Kind::scale;
+    static constexpr const char* kParamName = "gamma";
+    using Param = Rational;
+    using Table = void;
+    static Param make(Rational r) { return exact::checked_rational(r.num, r.den, kParamName); }
+    template <class Bits> static bool draw(Bits& bits, const Param& p) {
+        return exact::bernoulli_exp_minus<Bits, uint64_t>(bits, p.num, p.den);
+    }
+};
+
+// Uniform integers low + [0, span_minus_one].
+struct Uniform {
+    static constexpr size_t kOutputsPerStream = size_t{1} << 16;
+    using Param = std::pair<int64_t, uint64_t>;  // (low, span - 1)
+    using Table = void;
+    static Param make(int64_t low, uint64_t span_minus_one) {
+        if (static_cast<__int128>(low) + static_cast<__int128>(span_minus_one) > INT64_MAX)
+            throw std::overflow_error("integers: low + span exceeds int64");
+        return {low, span_minus_one};
+    }
+    template <class Bits> static int64_t draw(Bits& bits, const Param& p) {
+        // low + u in unsigned arithmetic: make() guarantees low + span - 1 <= INT64_MAX
+        return static_cast<int64_t>(static_cast<uint64_t>(p.first) + exact::uniform_at_most(bits, p.second));
+    }
+};
+
+template <class Law>
+inline constexpr bool kHasTables = !std::is_void_v<typename Law::Table>;
+
+// ------------------------------------------------------------------------- the table cache
+// Immutable tables, cached by (law, parameter) so repeated requests do not rebuild them; least
+// recently used first out. Thread-safe; a table is built outside the lock (two threads may
+// both build one, and one copy is kept). The cache changes only the time a request takes,
+// never its output.
+template <class Law>
+class TableCache {
+public:
+    using Table = typename Law::Table;
+    static constexpr size_t kCapacity = 32;
+
+    static std::shared_ptr<const Table> get(const typename Law::Param& p) {
+        auto& self = instance();
+        const auto k = Law::key(p);
+        {
+            std::lock_guard<std::mutex> lock(self.mutex_);
+            for (auto it = self.entries_.begin(); it != self.entries_.end(); ++it) {
+                if (it->first == k) {
+                    self.entries_.splice(self.entries_.begin(), self.entries_, it);  // most recent first
+                    ++self.hits_;
+                    return it->second;
+                }
+            }
+        }
+        auto table = std::make_shared<const Table>(Law::build(p));
+        std::lock_guard<std::mutex> lock(self.mutex_);
+        ++self.builds_;
+        for (auto& e : self.entries_)
+            if (e.first == k) return e.second;  // built meanwhile by another thread
+        self.entries_.emplace_front(k, table);
+        if (self.entries_.size() > kCapacity) self.entries_.pop_back();
+        return table;
+    }
+
+    // (tables held, lookups answered from the cache, tables built), for tests and reports
+    static std::tuple<size_t, uint64_t, uint64_t> stats() {
+        auto& self = instance();
+        std::lock_guard<std::mutex> lock(self.mutex_);
+        return {self.entries_.size(), self.hits_, self.builds_};
+    }
+    static void clear() {
+        auto& self = instance();
+        std::lock_guard<std::mutex> lock(self.mutex_);
+        self.entries_.clear();
+    }
+
+private:
+    static TableCache& instance() {
+        static TableCache cache;
+        return cache;
+    }
+    std::mutex mutex_;
+    std::list<std::pair<std::pair<uint64_t, uint64_t>, std::shared_ptr<const Table>>> entries_;
+    uint64_t hits_ = 0, builds_ = 0;
+};
+
+// ------------------------------------------------------------------------------ requests
+// The identity combination: the output is the sample.
+struct Identity {
+    template <class T> T operator()(size_t, T y) const { return y; }
+};
+
+// Fills out[begin, end) with draw(bits) and then, when a combination is given, applies
+// out[i] = combine(i, draw) in a second pass over the chunk: the sampler's loop stays as tight
+// as it is alone (its serial bit-reader chain is the bottleneck; the combination's work,
+// interleaved with it, cost more than its instructions), and the chunk's draws (512 KiB) stay
+// in cache for the second pass.
+template <class Out, class Bits, class Draw, class Combine>
+void fill_combined(Bits& bits, Out* out, size_t begin, size_t end, Draw& draw, const Combine& combine) {
+    if constexpr (std::is_same_v<Combine, Identity>) {
+        random::fill_chunk(bits, out, begin, end, draw);
+    } else {
+        const std::unique_ptr<int64_t[]> noise(new int64_t[end - begin]);
+        auto shifted = [&draw, begin](Bits& b, size_t i) { return draw(b, begin + i); };
+        random::fill_chunk(bits, noise.get(), 0, end - begin, shifted);
+        for (size_t i = begin; i < end; ++i) out[i] = combine(i, noise[i - begin]);
+    }
+}
+
+// n samples with one parameter: out[i] = combine(i, sample). `combine` must not throw except
+// on conditions that do not depend on the samples' secrecy (it runs after the draws began).
+template <class Law, class Family, class Out, class Combine = Identity>
+void sample_same(Family& family, const typename Law::Param& p, Out* out, size_t n, unsigned threads,
+                 Path path = Path::automatic, Combine combine = Combine{}) {
+    constexpr size_t kUnit = Law::kOutputsPerStream;
+    if constexpr (kHasTables<Law>) {
+        const bool tables = path == Path::tables || (path == Path::automatic && use_tables(n, Law::table_cost(p)));
+        if (tables) {
+            const std::shared_ptr<const typename Law::Table> table = TableCache<Law>::get(p);
+            Law::with_table_loop(*table, [&](auto draw) {
+                const typename Law::Table* t = table.get();
+                random::for_each_chunk<kUnit>(family, n, threads, [t, draw, out, combine](auto& bits, size_t b, size_t e) {
+                    auto one = [t, draw](auto& r, size_t) { return draw(r, *t); };
+                    fill_combined(bits, out, b, e, one, combine);
+                });
+            });
+            return;
+        }
+    }
+    (void)path;
+    random::for_each_chunk<kUnit>(family, n, threads, [&p, out, combine](auto& bits, size_t b, size_t e) {
+        auto one = [&p](auto& r, size_t) { return Law::draw(r, p); };
+        fill_combined(bits, out, b, e, one, combine);
+    });
+}
+
+// n samples, sample i with parameter params[index[i]]. The indices are checked and the
+// tables built before any randomness is drawn; a parameter used by enough elements (the rule
+// above, on its own count) gets its tables, for at most kMaxTablesPerRequest parameters (the
+// most used; ties by position), the others use the small-request sampler.
+template <class Law, class Family, class Out, class Combine = Identity>
+void sample_each(Family& family, const std::vector<typename Law::Param>& params, const int64_t* index, Out* out,
+                 size_t n, unsigned threads, Combine combine = Combine{}) {
+    constexpr size_t kUnit = Law::kOutputsPerStream;
+    std::vector<size_t> uses(params.size(), 0);
+    for (size_t i = 0; i < n; ++i) {
+        if (index[i] < 0 || index[i] >= static_cast<int64_t>(params.size()))
+            throw std::invalid_argument("parameter index out of range");
+        ++uses[static_cast<size_t>(index[i])];
+    }
+    if constexpr (kHasTables<Law>) {
+        std::vector<size_t> candidates;
+        for (size_t k = 0; k < params.size(); ++k)
+            if (use_tables(uses[k], Law::table_cost(params[k]))) candidates.push_back(k);
+        std::stable_sort(candidates.begin(), candidates.end(), [&](size_t x, size_t y) { return uses[x] > uses[y]; });
+        if (candidates.size() > kMaxTablesPerRequest) candidates.resize(kMaxTablesPerRequest);
+        std::vector<std::shared_ptr<const typename Law::Table>> tables(params.size());
+        for (size_t k : candidates) tables[k] = TableCache<Law>::get(params[k]);
+        random::sample_into<kUnit>(family, out, n, threads, [&](auto& bits, size_t i) {
+            const size_t k = static_cast<size_t>(index[i]);
+            const typename Law::Table* table = tables[k].get();
+            return combine(i, table ? Law::draw_table(bits, *table) : Law::draw(bits, params[k]));
+        });
+    } else {
+        random::sample_into<kUnit>(family, out, n, threads, [&](auto& bits, size_t i) {
+            return combine(i, Law::draw(bits, params[static_cast<size_t>(index[i])]));
+        });
+    }
+}
+
+// Converts a parameter table (parameters.hpp) into the law's parameters, checking each.
+template <class Law>
+std::vector<typename Law::Param> make_params(const std::vector<Rational>& rationals) {
+    std::vector<typename Law::Param> out;
+    out.reserve(rationals.size());
+    for (const Rational& r : rationals) out.push_back(Law::make(r));
+    return out;
+}
+
+// ----------------------------------------------------------------------- the grid kernel
+// One noisy release on the grid 2^k, fused into the sampling pass (the mechanisms' plans):
+// for each x_i, v = round(x_i / 2^k) (ties to even; the multiplication by a power of two is
+// exact), clamped to [-bound, bound] grid units; y = v + noise (noise in grid units, from the
+// law's request path); out_i = y 2^k, exact because |y| <= 2^53. The clamp makes the result a
+// 1-Lipschitz function of x, so the sensitivity is unchanged (Mironov 2012 for why a grid).
+// Throws std::overflow_error (a message naming no value) when |y| exceeds 2^53 or y 2^k
+// overflows a double: this depends on the noise (and, through y, on v), and callers choose
+// bound and k so that it has negligible probability.
+struct GridKernel {
+    static constexpr int64_t kMaxBound = int64_t{1} << 52;
+    static constexpr int64_t kExact = int64_t{1} << 53;
+};
+
+// x 2^e is one multiplication when 2^e is a normal double: exact unless the product
+// overflows (caught below) or is subnormal, where to_grid's value rounds to 0 anyway and
+// from_grid's integer multiples of 2^e are subnormals exactly. Other exponents use std::ldexp.
+struct TimesFactor {
+    double factor;
+    double operator()(double x) const { return x * factor; }
+};
+struct TimesLdexp {
+    int e;
+    double operator()(double x) const { return std::ldexp(x, e); }
+};
+
+// round(x 2^-k), ties to even, clamped to [-bound, bound] (bound <= 2^52), without branches:
+// clamp first (the same result as clamping after rounding, bound being an integer), then add
+// and subtract 2^52 with the sign of s, which leaves s rounded to an integer in the default
+// rounding mode (|s| <= 2^52). NaN is refused by the callers before this point.
+template <class Down>
+inline int64_t to_grid(double x, const Down& down, double bound) {
+    constexpr double kTwo52 = 4503599627370496.0;
+    double s = down(x);
+    s = s < -bound ? -bound : s;
+    s = s > bound ? bound : s;
+    const double shift = std::copysign(kTwo52, s);
+    return static_cast<int64_t>((s + shift) - shift);
+}
+
+template <class Up>
+inline double from_grid(int64_t y, const Up& up) {
+    if (y > GridKernel::kExact || y < -GridKernel::kExact)
+        throw std::overflow_error("a noisy value lies beyond the grid's exact range (2^53 grid steps)");
+    const double r = up(static_cast<double>(y));
+    if (std::isinf(r)) throw std::overflow_error("a noisy value times the grid step overflows a double");
+    return r;
+}
+
+// values: n doubles at stride `stride` (elements); out: n doubles.
+template <class Law, class Family>
+void noisy_grid(Family& family, const typename Law::Param& p, const double* values, ptrdiff_t stride, int k,
+                int64_t bound, double* out, size_t n, unsigned threads) {
+    if (bound < 0 || bound > GridKernel::kMaxBound) throw std::invalid_argument("bound must be in [0, 2^52]");
+    if (k < -1100 || k > 1100) throw std::invalid_argument("grid exponent k must be in [-1100, 1100]");
+    const double b = static_cast<double>(bound);
+    auto run = [&](auto down, auto up) {
+        sample_same<Law>(family, p, out, n, threads, Path::automatic, [=](size_t i, int64_t noise) {
+            const int64_t v = to_grid(values[static_cast<ptrdiff_t>(i) * stride], down, b);
+            if (noise > GridKernel::kExact || noise < -GridKernel::kExact)
+                throw std::overflow_error("noise beyond the grid's exact range: the noise scale is too large for this grid");
+            return from_grid(v + noise, up);
+        });
+    };
+    if (k >= -1022 && k <= 1022) run(TimesFactor{std::ldexp(1.0, -k)}, TimesFactor{std::ldexp(1.0, k)});
+    else run(TimesLdexp{-k}, TimesLdexp{k});
+}
+
+// The integer form: values int64 (no rounding), clamped to [-bound, bound], y = v + noise,
+// |y| <= 2^62 or std::overflow_error.
+template <class Law, class Family>
+void noisy_integers(Family& family, const typename Law::Param& p, const int64_t* values, ptrdiff_t stride,
+                    int64_t bound, int64_t* out, size_t n, unsigned threads) {
+    constexpr int64_t kLimit = static_cast<int64_t>(exact::kMaxRationalPart);
+    if (bound < 0 || bound >= kLimit) throw std::invalid_argument("bound must be in [0, 2^62)");
+    sample_same<Law>(family, p, out, n, threads, Path::automatic, [=](size_t i, int64_t noise) {
+        const int64_t x = values[static_cast<ptrdiff_t>(i) * stride];
+        const int64_t v = x > bound ? bound : (x < -bound ? -bound : x);
+        if (noise > kLimit || noise < -kLimit)
+            throw std::overflow_error("noise beyond 2^62: the noise scale is too large");
+        const int64_t y = v + noise;  // |v| < 2^62, |noise| <= 2^62: no wrap
+        if (y > kLimit || y < -kLimit) throw std::overflow_error("a noisy value lies beyond 2^62");
+        return y;
+    });
+}
+
+}  // namespace dpnoise::request
