@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "bindings.hpp"
@@ -22,16 +23,43 @@ namespace dpnoise::bindings {
 
 namespace {
 
-using Bits = random::BitReader<random::KeystreamWords>;
+// Samplers are generic in the bit reader: BitReader<KeystreamWords> for the ChaCha20 family,
+// BitReader<ExternalWordFamily::Source> for a NumPy bit generator.
+template <class B>
+using ReaderType = std::decay_t<B>;
 using u64_array = py::array_t<uint64_t, py::array::c_style | py::array::forcecast>;
 using i64_array = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
+
+// Fills out[0, n) from the handle's stream family with the GIL released: the ChaCha20 family
+// chunk by chunk over `threads` (stream_fill.hpp); a sequential family (a NumPy bit generator,
+// its lock held by with_family) chunk after chunk on this thread, reading its words in order.
+// Call with the GIL held. (A simple version; the request layer replaces it.)
+template <class T, class Sample>
+void fill_from_family(GeneratorHandle& h, T* out, size_t n, unsigned threads, const Sample& sample) {
+    h.with_family([&](auto& family) {
+        using Family = std::decay_t<decltype(family)>;
+        py::gil_scoped_release release;
+        if constexpr (Family::kParallel) {
+            random::sample_into(family, out, n, threads, sample);
+        } else {
+            const uint64_t nchunks = random::streams_needed(n);
+            const auto reservation = family.reserve(nchunks);
+            for (uint64_t c = 0; c < nchunks; ++c) {
+                auto source = family.open(reservation, c);
+                random::BitReader<decltype(source)> bits(source);
+                const size_t begin = static_cast<size_t>(c) * random::kSamplesPerStream;
+                const size_t end = std::min(n, begin + random::kSamplesPerStream);
+                for (size_t i = begin; i < end; ++i) out[i] = sample(bits, i);
+            }
+        }
+    });
+}
 
 template <class T, class Param, class Draw>
 py::array_t<T> sample_same(GeneratorHandle& h, const Param& param, size_t n, unsigned threads, Draw draw) {
     py::array_t<T> out(static_cast<py::ssize_t>(n));
     T* p = out.mutable_data();
-    py::gil_scoped_release release;
-    random::sample_into(*h.gen, p, n, threads, [&](Bits& bits, size_t) { return draw(bits, param); });
+    fill_from_family(h, p, n, threads, [&](auto& bits, size_t) { return draw(bits, param); });
     return out;
 }
 
@@ -49,19 +77,24 @@ py::array_t<T> sample_each(GeneratorHandle& h, const u64_array& nums, const u64_
     const size_t n = static_cast<size_t>(index.size());
     py::array_t<T> out(static_cast<py::ssize_t>(n));
     T* p = out.mutable_data();
-    py::gil_scoped_release release;
     std::vector<Param> params;
-    params.reserve(nparams);
-    for (size_t k = 0; k < nparams; ++k) params.push_back(build(num[k], den[k]));
-    std::vector<size_t> uses(params.size(), 0);
-    for (size_t i = 0; i < n; ++i) {
-        if (idx[i] < 0 || idx[i] >= static_cast<int64_t>(params.size()))
-            throw std::invalid_argument("parameter index out of range");
-        ++uses[static_cast<size_t>(idx[i])];
+    std::vector<size_t> uses;
+    {
+        py::gil_scoped_release release;
+        params.reserve(nparams);
+        for (size_t k = 0; k < nparams; ++k) params.push_back(build(num[k], den[k]));
+        uses.assign(params.size(), 0);
+        for (size_t i = 0; i < n; ++i) {
+            if (idx[i] < 0 || idx[i] >= static_cast<int64_t>(params.size()))
+                throw std::invalid_argument("parameter index out of range");
+            ++uses[static_cast<size_t>(idx[i])];
+        }
     }
-    const auto draw = plan(params, uses);
-    random::sample_into(*h.gen, p, n, threads,
-                        [&](Bits& bits, size_t i) { return draw(bits, static_cast<size_t>(idx[i])); });
+    const auto draw = [&] {
+        py::gil_scoped_release release;  // tables may take a while to build
+        return plan(params, uses);
+    }();
+    fill_from_family(h, p, n, threads, [&](auto& bits, size_t i) { return draw(bits, static_cast<size_t>(idx[i])); });
     return out;
 }
 
@@ -74,16 +107,16 @@ exact::Rational build_probability(uint64_t num, uint64_t den) {
 exact::Rational build_gamma(uint64_t num, uint64_t den) { return exact::checked_rational(num, den, "gamma"); }
 exact::DiscreteGaussianParams build_variance(uint64_t num, uint64_t den) { return exact::DiscreteGaussianParams(num, den); }
 
-auto draw_laplace = [](Bits& bits, const exact::Rational& r) { return exact::discrete_laplace(bits, r.num, r.den); };
-auto draw_geometric = [](Bits& bits, const exact::Rational& r) {
+auto draw_laplace = [](auto& bits, const exact::Rational& r) { return exact::discrete_laplace(bits, r.num, r.den); };
+auto draw_geometric = [](auto& bits, const exact::Rational& r) {
     return static_cast<int64_t>(exact::geometric_exp(bits, r.num, r.den));
 };
-auto draw_gaussian = [](Bits& bits, const exact::DiscreteGaussianParams& p) { return exact::discrete_gaussian(bits, p); };
-auto draw_bernoulli = [](Bits& bits, const exact::Rational& r) {
-    return exact::bernoulli_rational<Bits, uint64_t>(bits, r.num, r.den);
+auto draw_gaussian = [](auto& bits, const exact::DiscreteGaussianParams& p) { return exact::discrete_gaussian(bits, p); };
+auto draw_bernoulli = [](auto& bits, const exact::Rational& r) {
+    return exact::bernoulli_rational<ReaderType<decltype(bits)>, uint64_t>(bits, r.num, r.den);
 };
-auto draw_bernoulli_exp = [](Bits& bits, const exact::Rational& r) {
-    return exact::bernoulli_exp_minus<Bits, uint64_t>(bits, r.num, r.den);
+auto draw_bernoulli_exp = [](auto& bits, const exact::Rational& r) {
+    return exact::bernoulli_exp_minus<ReaderType<decltype(bits)>, uint64_t>(bits, r.num, r.den);
 };
 
 // A request this large repays building the tables of table_samplers.hpp; smaller ones use the
@@ -113,7 +146,7 @@ void def_family(py::module_& m, const char* name, Build build, Draw draw, const 
                       unsigned threads) {
             return sample_each<T, Param>(h, nums, dens, index, threads, build,
                                          [&draw](const std::vector<Param>& params, const std::vector<size_t>&) {
-                                             return [&](Bits& bits, size_t k) { return draw(bits, params[k]); };
+                                             return [&](auto& bits, size_t k) { return draw(bits, params[k]); };
                                          });
         },
         py::arg("gen"), py::arg("nums"), py::arg("dens"), py::arg("index"), py::arg("threads"), doc);
@@ -166,7 +199,7 @@ void def_tabled_family(py::module_& m, const char* name, Build build, MakeTable 
                       if (candidates.size() > kMaxTablesPerRequest) candidates.resize(kMaxTablesPerRequest);
                       std::vector<std::shared_ptr<const Table>> tables(params.size());
                       for (size_t k : candidates) tables[k] = std::make_shared<const Table>(make_table(params[k]));
-                      return [&params, &draw_cks = draw_cks, tables = std::move(tables)](Bits& bits, size_t k) {
+                      return [&params, &draw_cks = draw_cks, tables = std::move(tables)](auto& bits, size_t k) {
                           const Table* table = tables[k].get();
                           return table ? MakeTable::draw(bits, *table) : draw_cks(bits, params[k]);
                       };
@@ -184,17 +217,18 @@ struct MakeGeometricTable {
     static constexpr bool kSigned = L == exact::GeometricTable::Law::laplace;
     exact::GeometricTable operator()(const exact::Rational& r) const { return exact::GeometricTable(r.num, r.den, L); }
     size_t entries(const exact::Rational& r) const { return exact::GeometricTable::entries_for(r.num, r.den); }
-    static int64_t draw(Bits& bits, const exact::GeometricTable& g) {
+    template <class B>
+    static int64_t draw(B& bits, const exact::GeometricTable& g) {
         if constexpr (kSigned) return exact::discrete_laplace_table(bits, g);
         else return static_cast<int64_t>(exact::geometric_table(bits, g));
     }
     py::array_t<int64_t> sample(GeneratorHandle& h, const exact::GeometricTable& g, size_t n, unsigned threads) const {
-        if (g.t == 0) return sample_same<int64_t>(h, g, n, threads, [](Bits&, const exact::GeometricTable&) { return int64_t{0}; });
+        if (g.t == 0) return sample_same<int64_t>(h, g, n, threads, [](auto&, const exact::GeometricTable&) { return int64_t{0}; });
         if (!g.direct)
-            return sample_same<int64_t>(h, g, n, threads, [](Bits& bits, const exact::GeometricTable& t) {
+            return sample_same<int64_t>(h, g, n, threads, [](auto& bits, const exact::GeometricTable& t) {
                 return exact::geometric_table_large<kSigned>(bits, t);
             });
-        return sample_same<int64_t>(h, g, n, threads, [](Bits& bits, const exact::GeometricTable& t) {
+        return sample_same<int64_t>(h, g, n, threads, [](auto& bits, const exact::GeometricTable& t) {
             if constexpr (kSigned) return exact::discrete_laplace_direct(bits, t);
             else return static_cast<int64_t>(exact::geometric_direct(bits, t));
         });
@@ -206,10 +240,11 @@ struct MakeGaussianTable {
         return exact::DiscreteGaussianTable(p);
     }
     size_t entries(const exact::DiscreteGaussianParams& p) const { return exact::DiscreteGaussianTable::entries_for(p); }
-    static int64_t draw(Bits& bits, const exact::DiscreteGaussianTable& g) { return exact::discrete_gaussian_table(bits, g); }
+    template <class B>
+    static int64_t draw(B& bits, const exact::DiscreteGaussianTable& g) { return exact::discrete_gaussian_table(bits, g); }
     py::array_t<int64_t> sample(GeneratorHandle& h, const exact::DiscreteGaussianTable& g, size_t n,
                                 unsigned threads) const {
-        return sample_same<int64_t>(h, g, n, threads, [](Bits& bits, const exact::DiscreteGaussianTable& t) { return draw(bits, t); });
+        return sample_same<int64_t>(h, g, n, threads, [](auto& bits, const exact::DiscreteGaussianTable& t) { return draw(bits, t); });
     }
 };
 
@@ -261,7 +296,7 @@ void register_exact(py::module_& m) {
         [](GeneratorHandle& h, int64_t low, uint64_t span_minus_one, size_t n, unsigned threads) {
             if (static_cast<__int128>(low) + static_cast<__int128>(span_minus_one) > INT64_MAX)
                 throw std::overflow_error("integers: low + span exceeds int64");
-            return sample_same<int64_t, uint64_t>(h, span_minus_one, n, threads, [low](Bits& bits, uint64_t m) {
+            return sample_same<int64_t, uint64_t>(h, span_minus_one, n, threads, [low](auto& bits, uint64_t m) {
                 // low + u computed in unsigned arithmetic: the caller guarantees low + m <= INT64_MAX.
                 return static_cast<int64_t>(static_cast<uint64_t>(low) + exact::uniform_at_most(bits, m));
             });
