@@ -71,6 +71,15 @@ def test_numpy_family_reads_the_bit_generators_own_words():
     assert np.array_equal(bg.random_raw(2), raw[4:])
 
 
+def test_generator_over_a_numpy_bit_generator_refuses_copies_and_checks_threads():
+    g = dpnoise.Generator(np.random.PCG64(1))
+    with pytest.raises(TypeError, match="copied"):
+        pickle.dumps(g)
+    with pytest.raises(ValueError, match="threads"):
+        g.random_raw(3, threads=0)
+    assert dpnoise.default_rng(np.random.PCG64(1)).bit_generator.__class__ is np.random.PCG64
+
+
 def test_numpy_family_output_does_not_depend_on_threads():
     n = 2 * _core.SAMPLES_PER_STREAM + 77
     outs = [dpnoise.Generator(np.random.SFC64(3)).discrete_gaussian(4, n, threads=t) for t in (1, 2, 5)]

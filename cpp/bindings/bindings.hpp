@@ -78,16 +78,6 @@ struct GeneratorHandle {
         PyLockGuard hold(external_lock);
         return std::forward<F>(f)(*external);
     }
-
-    ~GeneratorHandle() {
-        // py::object members must be released with the GIL held (the handle may be destroyed
-        // by pybind11 with the GIL held; this keeps that true if it ever is not).
-        if (external_owner || external_lock) {
-            py::gil_scoped_acquire gil;
-            external_owner = py::object();
-            external_lock = py::object();
-        }
-    }
 };
 
 void register_random(py::module_& m);
