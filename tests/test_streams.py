@@ -498,3 +498,17 @@ def test_public_stream_bad_arguments():
         p.signs([0, 1], range(3))
     with pytest.raises(ValueError, match="2\\*\\*34"):
         p.signs(range(2**20), range(2**20))
+
+
+hypothesis = pytest.importorskip("hypothesis")
+st = hypothesis.strategies
+
+
+@hypothesis.settings(max_examples=60, deadline=None)
+@hypothesis.given(r0=st.integers(0, 2**64 - 40), c0=st.integers(0, 2**64 - 400),
+                  dr=st.integers(0, 8), dc=st.integers(0, 200), sr=st.integers(0, 8), sc=st.integers(0, 200))
+def test_public_signs_any_block_is_a_slice_of_a_larger_one(r0, c0, dr, dc, sr, sc):
+    p = PublicStream(2**200 + 3)
+    big = p.signs(range(r0, r0 + 30), range(c0, c0 + 400))
+    block = p.signs(range(r0 + sr, r0 + sr + dr), range(c0 + sc, c0 + sc + dc))
+    assert np.array_equal(block, big[sr:sr + dr, sc:sc + dc])
