@@ -100,9 +100,12 @@ def test_chacha20_is_a_numpy_bit_generator():
     g = np.random.Generator(bg)
     x = g.standard_normal(10000)
     assert abs(x.mean()) < 0.05 and abs(x.std() - 1) < 0.05
-    # NumPy reads the same sequential stream as random_raw: a full-range uint64 draw is the raw word
+    # NumPy reads its own reserved stream (never random_raw's words): a full-range uint64 draw
+    # is the raw word of stream NUMPY_STREAM
     a = np.random.Generator(dpnoise.ChaCha20(8)).integers(0, 2**64 - 1, size=4, dtype=np.uint64, endpoint=True)
-    assert np.array_equal(a, dpnoise.ChaCha20(8).random_raw(4))
+    raw = _core.chacha20_stream_words((8).to_bytes(32, "little"), _core.NUMPY_STREAM, 0, 1, False)
+    assert np.array_equal(a, raw[0:8:2].astype(np.uint64) | (raw[1:8:2].astype(np.uint64) << np.uint64(32)))
+    assert not np.intersect1d(a, dpnoise.ChaCha20(8).random_raw(64)).size
 
 
 def test_generators_refuse_to_be_copied():
@@ -280,9 +283,10 @@ def test_numpy_style_geometric_call_is_refused(seeded):
         seeded.geometric(0.5)
 
 
-def test_generator_requires_a_chacha20():
-    with pytest.raises(TypeError, match="bit_generator"):
-        dpnoise.Generator(np.random.PCG64())
+def test_generator_requires_a_bit_generator():
+    for bad in (object(), 42, np.random.default_rng(1)):
+        with pytest.raises(TypeError, match="bit_generator"):
+            dpnoise.Generator(bad)
 
 
 def test_sampling_requests_and_sequential_stream_do_not_disturb_each_other():

@@ -21,10 +21,15 @@ using exact::Rational;
 using u64_array = py::array_t<uint64_t, py::array::c_style | py::array::forcecast>;
 using i64_array = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
 
-// The family a handle samples from.
+// Calls f(family) with the handle's stream family and the GIL released. Call it with the GIL
+// held: for a NumPy bit generator, GeneratorHandle::with_family first takes that bit
+// generator's lock (through Python), and holds it while f draws.
 template <class F>
-decltype(auto) with_family(GeneratorHandle& h, F&& f) {
-    return f(*h.gen);
+void with_family(GeneratorHandle& h, F&& f) {
+    h.with_family([&](auto& family) {
+        py::gil_scoped_release release;
+        f(family);
+    });
 }
 
 template <class Out>
@@ -67,7 +72,6 @@ void def_law(py::module_& m, const char* name, const char* doc) {
         const typename Law::Param param = Law::make({num, den});
         auto out = new_array<Out>(n);
         Out* p = out.mutable_data();
-        py::gil_scoped_release release;
         with_family(h, [&](auto& family) { request::sample_same<Law>(family, param, p, n, threads, path); });
         return out;
     };
@@ -101,10 +105,13 @@ void def_law(py::module_& m, const char* name, const char* doc) {
               const size_t n = static_cast<size_t>(index.size());
               auto out = new_array<Out>(n);
               Out* p = out.mutable_data();
-              py::gil_scoped_release release;
-              std::vector<Rational> rationals(nparams);
-              for (size_t k = 0; k < nparams; ++k) rationals[k] = {num[k], den[k]};
-              const auto params = request::make_params<Law>(rationals);
+              std::vector<typename Law::Param> params;
+              {
+                  py::gil_scoped_release release;
+                  std::vector<Rational> rationals(nparams);
+                  for (size_t k = 0; k < nparams; ++k) rationals[k] = {num[k], den[k]};
+                  params = request::make_params<Law>(rationals);
+              }
               with_family(h, [&](auto& family) { request::sample_each<Law>(family, params, idx, p, n, threads); });
               return out;
           },
@@ -120,11 +127,14 @@ void def_law(py::module_& m, const char* name, const char* doc) {
               const size_t n = is_float ? fv.n : iv.n;
               auto out = new_array<Out>(n);
               Out* p = out.mutable_data();
-              py::gil_scoped_release release;
-              const parameters::Table table =
-                  is_float ? parameters::convert_array(fv.data, fv.stride, n, kind, pname.c_str())
-                           : parameters::convert_array(iv.data, iv.stride, n, kind, pname.c_str());
-              const auto params = request::make_params<Law>(table.params);
+              parameters::Table table;
+              std::vector<typename Law::Param> params;
+              {
+                  py::gil_scoped_release release;
+                  table = is_float ? parameters::convert_array(fv.data, fv.stride, n, kind, pname.c_str())
+                                   : parameters::convert_array(iv.data, iv.stride, n, kind, pname.c_str());
+                  params = request::make_params<Law>(table.params);
+              }
               with_family(h, [&](auto& family) { request::sample_each<Law>(family, params, table.index.data(), p, n, threads); });
               return out;
           },
@@ -146,7 +156,6 @@ void register_exact(py::module_& m) {
             const auto param = request::Uniform::make(low, span_minus_one);
             auto out = new_array<int64_t>(n);
             int64_t* p = out.mutable_data();
-            py::gil_scoped_release release;
             with_family(h, [&](auto& family) { request::sample_same<request::Uniform>(family, param, p, n, threads); });
             return out;
         },
@@ -188,11 +197,9 @@ void register_exact(py::module_& m) {
             double* p = out.mutable_data();
             if (law == "laplace") {
                 const auto param = request::DiscreteLaplace::make({num, den});
-                py::gil_scoped_release release;
                 with_family(h, [&](auto& f) { request::noisy_grid<request::DiscreteLaplace>(f, param, v.data, v.stride, k, bound, p, v.n, threads); });
             } else if (law == "gaussian") {
                 const auto param = request::DiscreteGaussian::make({num, den});
-                py::gil_scoped_release release;
                 with_family(h, [&](auto& f) { request::noisy_grid<request::DiscreteGaussian>(f, param, v.data, v.stride, k, bound, p, v.n, threads); });
             } else {
                 throw std::invalid_argument("law must be 'laplace' or 'gaussian'");
@@ -211,11 +218,9 @@ void register_exact(py::module_& m) {
             int64_t* p = out.mutable_data();
             if (law == "laplace") {
                 const auto param = request::DiscreteLaplace::make({num, den});
-                py::gil_scoped_release release;
                 with_family(h, [&](auto& f) { request::noisy_integers<request::DiscreteLaplace>(f, param, v.data, v.stride, bound, p, v.n, threads); });
             } else if (law == "gaussian") {
                 const auto param = request::DiscreteGaussian::make({num, den});
-                py::gil_scoped_release release;
                 with_family(h, [&](auto& f) { request::noisy_integers<request::DiscreteGaussian>(f, param, v.data, v.stride, bound, p, v.n, threads); });
             } else {
                 throw std::invalid_argument("law must be 'laplace' or 'gaussian'");

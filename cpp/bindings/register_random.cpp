@@ -1,32 +1,75 @@
 // Bindings for the random area: the ChaCha20 generator, its NumPy BitGenerator interface,
 // the raw block function (for the RFC 8439 vectors) and the entropy test hook.
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <vector>
 #include <string>
 
 #include "bindings.hpp"
 #include "dpnoise/random/chacha20.hpp"
 #include "dpnoise/random/os_entropy.hpp"
+#include "dpnoise/random/public_stream.hpp"
 
 namespace dpnoise::bindings {
 
 namespace {
 
-uint64_t bitgen_next_uint64(void* st) { return static_cast<random::ChaCha20Generator*>(st)->next_u64(); }
+// NumPy's BitGenerator interface over the handle's own reader of stream kNumpyStream. NumPy
+// holds the bit generator's lock (`ChaCha20.lock`) around every call, so the reader needs no
+// mutex of its own. There is no error channel in bitgen_t: if the reader cannot go on (OS
+// entropy refused while re-keying after a fork, or a counter at its end), the process is
+// aborted rather than hand out a word that is not fresh keystream.
+template <class F>
+auto never_throw(F&& f) noexcept -> decltype(f()) {
+    try {
+        return f();
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "dpnoise: fatal error in the NumPy BitGenerator interface: %s\n", e.what());
+        std::abort();
+    }
+}
+uint64_t bitgen_next_uint64(void* st) {
+    return never_throw([st] { return static_cast<random::ReservedStreamReader*>(st)->next_u64(); });
+}
 uint32_t bitgen_next_uint32(void* st) {
-    return static_cast<uint32_t>(static_cast<random::ChaCha20Generator*>(st)->next_u64() >> 32);
+    return never_throw([st] { return static_cast<random::ReservedStreamReader*>(st)->next_u32(); });
 }
 double bitgen_next_double(void* st) {
     // NumPy's convention for a double in [0, 1): the top 53 bits times 2^-53. Only NumPy's own
     // (non-exact) distributions use it; dpnoise's samplers never touch floating point.
-    return static_cast<double>(static_cast<random::ChaCha20Generator*>(st)->next_u64() >> 11) *
-           (1.0 / 9007199254740992.0);
+    return never_throw([st] {
+        return static_cast<double>(static_cast<random::ReservedStreamReader*>(st)->next_u64() >> 11) *
+               (1.0 / 9007199254740992.0);
+    });
 }
 
 std::unique_ptr<GeneratorHandle> make_handle(std::unique_ptr<random::ChaCha20Generator> gen) {
     auto h = std::make_unique<GeneratorHandle>();
     h->gen = std::move(gen);
-    h->bitgen = {h->gen.get(), &bitgen_next_uint64, &bitgen_next_uint32, &bitgen_next_double,
+    h->numpy_reader = std::make_unique<random::ReservedStreamReader>(*h->gen, random::kNumpyStream);
+    h->bitgen = {h->numpy_reader.get(), &bitgen_next_uint64, &bitgen_next_uint32, &bitgen_next_double,
                  &bitgen_next_uint64};
+    return h;
+}
+
+// A sequential family over a NumPy BitGenerator: reads the bitgen_t behind its capsule (the
+// struct of numpy/random/bitgen.h) and keeps the bit generator and its lock alive.
+std::unique_ptr<GeneratorHandle> make_external_handle(const py::object& bit_generator) {
+    py::object capsule = bit_generator.attr("capsule");
+    if (!PyCapsule_IsValid(capsule.ptr(), "BitGenerator"))
+        throw py::type_error("bit_generator.capsule must be a NumPy 'BitGenerator' capsule");
+    auto* bg = static_cast<bitgen_t*>(PyCapsule_GetPointer(capsule.ptr(), "BitGenerator"));
+    if (bg == nullptr || bg->next_uint64 == nullptr) throw py::error_already_set();
+    auto h = std::make_unique<GeneratorHandle>();
+    h->external.emplace(bg->state, bg->next_uint64);
+    h->external_owner = bit_generator;
+    h->external_lock = bit_generator.attr("lock");
+    return h;
+}
+
+GeneratorHandle& chacha(GeneratorHandle& h) {
+    if (!h.gen) throw py::type_error("this operation needs a dpnoise ChaCha20 generator, not a NumPy bit generator");
     return h;
 }
 
@@ -47,33 +90,93 @@ random::StreamKey key_from_bytes(const py::bytes& b, const char* name) {
 }  // namespace
 
 void register_random(py::module_& m) {
-    py::class_<GeneratorHandle>(m, "ChaCha20Core",
-                                "Thread-safe, fork-aware ChaCha20 generator (internal; use dpnoise.ChaCha20).")
+    py::class_<GeneratorHandle>(m, "GeneratorCore",
+                                "A generator's stream family: dpnoise's ChaCha20 (thread-safe, fork-aware) or a "
+                                "NumPy bit generator (sequential). Internal; use dpnoise.ChaCha20 / dpnoise.Generator.")
         .def(py::init([]() { return make_handle(std::make_unique<random::ChaCha20Generator>()); }),
              "Secure generator keyed from the operating system.")
         .def(py::init([](const py::bytes& key) {
                  return make_handle(std::make_unique<random::ChaCha20Generator>(key_from_bytes(key, "seed key")));
              }),
              py::arg("seed_key"), "Reproducible generator keyed from 32 seed bytes (NOT secure).")
-        .def_property_readonly("is_secure", [](const GeneratorHandle& h) { return h.gen->is_secure(); })
-        .def("next_u64", [](GeneratorHandle& h) { return h.gen->next_u64(); })
+        .def_static("from_numpy", &make_external_handle, py::arg("bit_generator"),
+                    "A sequential, NOT secure family over a NumPy BitGenerator (held, with its lock, while drawing).")
+        .def_property_readonly("is_secure", [](const GeneratorHandle& h) { return h.is_secure(); })
+        .def_property_readonly("is_external", [](const GeneratorHandle& h) { return !h.gen; })
+        .def("next_u64", [](GeneratorHandle& h) { return chacha(h).gen->next_u64(); })
         .def(
             "random_raw",
             [](GeneratorHandle& h, size_t n, unsigned threads) {
+                random::ChaCha20Generator& g = *chacha(h).gen;
                 py::array_t<uint64_t> out(static_cast<py::ssize_t>(n));
                 uint64_t* p = out.mutable_data();
                 {
                     py::gil_scoped_release release;
-                    h.gen->fill_u64(p, n, threads);
+                    g.fill_u64(p, n, threads);
                 }
                 return out;
             },
             py::arg("n"), py::arg("threads"))
+        .def(
+            "skip",
+            [](GeneratorHandle& h, uint64_t n) {
+                random::ChaCha20Generator& g = *chacha(h).gen;
+                py::gil_scoped_release release;
+                g.skip_u64(n);
+            },
+            py::arg("n"), "Advance the sequential stream by n words without producing them.")
+        .def(
+            "spawn",
+            [](GeneratorHandle& h, uint64_t count) {
+                random::ChaCha20Generator& g = *chacha(h).gen;
+                const std::vector<random::StreamKey> keys = g.spawn_keys(count);
+                py::list children;
+                for (const auto& k : keys)
+                    children.append(py::cast(make_handle(std::make_unique<random::ChaCha20Generator>(k, g.is_secure()))));
+                return children;
+            },
+            py::arg("count"), "The next `count` children (keys derived from this generator's key; see generator.hpp).")
         .def_property_readonly(
             "capsule",
             // The capsule points into the handle: the Python ChaCha20 object that owns the handle
             // must outlive it (NumPy's Generator keeps a reference to its bit generator).
-            [](GeneratorHandle& h) { return py::capsule(static_cast<void*>(&h.bitgen), "BitGenerator"); });
+            [](GeneratorHandle& h) { return py::capsule(static_cast<void*>(&chacha(h).bitgen), "BitGenerator"); });
+    m.attr("ChaCha20Core") = m.attr("GeneratorCore");
+
+    py::class_<random::PublicStream>(m, "PublicStreamCore",
+                                     "PUBLIC addressable ChaCha20 words (internal; use dpnoise.PublicStream).")
+        .def(py::init([](const py::bytes& key) { return random::PublicStream(key_from_bytes(key, "public key")); }),
+             py::arg("public_key"))
+        .def(
+            "words",
+            [](const random::PublicStream& s, uint64_t stream, uint64_t offset, size_t n) {
+                py::array_t<uint64_t> out(static_cast<py::ssize_t>(n));
+                uint64_t* p = out.mutable_data();
+                py::gil_scoped_release release;
+                s.words(stream, offset, p, n);
+                return out;
+            },
+            py::arg("stream"), py::arg("offset"), py::arg("n"))
+        .def(
+            "integers_below",
+            [](const random::PublicStream& s, uint64_t stream, uint64_t m, size_t n) {
+                py::array_t<uint64_t> out(static_cast<py::ssize_t>(n));
+                uint64_t* p = out.mutable_data();
+                py::gil_scoped_release release;
+                s.integers_below(stream, m, p, n);
+                return out;
+            },
+            py::arg("stream"), py::arg("m"), py::arg("n"))
+        .def(
+            "signs",
+            [](const random::PublicStream& s, uint64_t row0, size_t nrows, uint64_t col0, size_t ncols) {
+                py::array_t<int8_t> out({static_cast<py::ssize_t>(nrows), static_cast<py::ssize_t>(ncols)});
+                int8_t* p = out.mutable_data();
+                py::gil_scoped_release release;
+                s.signs(row0, nrows, col0, ncols, p);
+                return out;
+            },
+            py::arg("row0"), py::arg("nrows"), py::arg("col0"), py::arg("ncols"));
 
     m.def(
         "chacha20_block",
@@ -110,6 +213,8 @@ void register_random(py::module_& m) {
         [](bool fail) { random::entropy_failure_for_testing().store(fail); }, py::arg("fail"),
         "Test hook: make every OS entropy request fail (dpnoise.EntropyError).");
     m.attr("SAMPLES_PER_STREAM") = py::int_(random::kSamplesPerStream);
+    m.attr("NUMPY_STREAM") = py::int_(random::kNumpyStream);
+    m.attr("SPAWN_STREAM") = py::int_(random::kSpawnStream);
 }
 
 }  // namespace dpnoise::bindings

@@ -4,8 +4,10 @@ The public surface: the secure generator (`default_rng`, `Generator`, `ChaCha20`
 mechanisms (re-exported from `dpnoise.mechanisms`), the `dpnoise.accounting` package and the
 library's exception family.
 """
-from dpnoise._errors import BudgetExceededError, DPError, EntropyError
-from dpnoise.bit_generator import ChaCha20
+from dpnoise._errors import (
+    BudgetExceededError, DPError, EntropyError, InsecureGeneratorError, InvariantError,
+)
+from dpnoise.bit_generator import ChaCha20, PublicStream
 from dpnoise.generator import Generator, default_rng
 from dpnoise import accounting
 from dpnoise.accounting import PrivacyBudget
@@ -32,6 +34,9 @@ __all__ = [
     "ChaCha20",
     "DPError",
     "EntropyError",
+    "InsecureGeneratorError",
+    "InvariantError",
+    "PublicStream",
     "Generator",
     "default_rng",
     "__version__",

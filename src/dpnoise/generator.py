@@ -8,14 +8,14 @@ denominators is rounded toward more noise (scales and variances up).
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, List, Optional, Union
 
 import numpy as np
 
 from dpnoise import _core
 from dpnoise import _rational as R
 from dpnoise._validate import MAX_PART, Size, check_threads, count_of, integer, shape_of
-from dpnoise.bit_generator import ChaCha20
+from dpnoise.bit_generator import ChaCha20, PublicStream
 
 _INT64_MIN = -(1 << 63)
 _INT64_MAX = (1 << 63) - 1
@@ -26,27 +26,49 @@ def _is_scalar(value: Any) -> bool:
 
 
 class Generator:
-    """Exact DP noise from a ChaCha20 bit generator (NumPy ``Generator``-style methods).
+    """Exact DP noise from a bit generator (NumPy ``Generator``-style methods).
 
-    Use :func:`default_rng` to make one. ``is_secure`` tells whether the stream is keyed from
-    the operating system (secure) or from a seed (reproducible, for tests only).
+    Use :func:`default_rng` to make one. The bit generator is either
+
+    * a :class:`dpnoise.ChaCha20`: a parallel stream family (large requests are split into
+      chunks, each from its own stream, over ``threads``); secure when keyed from the
+      operating system, reproducible (NOT secure) when seeded; or
+    * any NumPy ``BitGenerator`` (PCG64, Philox, MT19937, SFC64, ...), read through its
+      capsule as one sequential stream: reproducible, NEVER secure (``is_secure`` is False),
+      ``threads`` is accepted but the chunks run in order on the calling thread. The bit
+      generator's ``lock`` is held while dpnoise draws from it.
+
+    ``is_secure`` tells whether the noise is secret (a secure ChaCha20) or not.
     """
 
-    def __init__(self, bit_generator: ChaCha20) -> None:
-        if not isinstance(bit_generator, ChaCha20):
+    def __init__(self, bit_generator: Any) -> None:
+        if isinstance(bit_generator, ChaCha20):
+            self._core = bit_generator._core
+        elif isinstance(bit_generator, np.random.BitGenerator):
+            self._core = _core.GeneratorCore.from_numpy(bit_generator)
+        else:
             raise TypeError(
-                f"bit_generator must be a dpnoise.ChaCha20, got {type(bit_generator).__name__}"
+                "bit_generator must be a dpnoise.ChaCha20 or a numpy.random.BitGenerator, "
+                f"got {type(bit_generator).__name__}"
             )
         self._bit_generator = bit_generator
-        self._core = bit_generator._core
 
     @property
-    def bit_generator(self) -> ChaCha20:
+    def bit_generator(self) -> Any:
+        """The bit generator: a dpnoise.ChaCha20 or a NumPy BitGenerator."""
         return self._bit_generator
 
     @property
     def is_secure(self) -> bool:
-        return self._bit_generator.is_secure
+        """True only for a ChaCha20 keyed from the operating system (or spawned from one)."""
+        return bool(self._core.is_secure)
+
+    def spawn(self, n_children: int) -> List["Generator"]:
+        """``n_children`` independent child Generators (NumPy's ``Generator.spawn``), e.g. one
+        per worker or partition. Children of a seeded generator are reproducible from the seed
+        and the spawn path; children of a secure generator are secure. A NumPy bit generator
+        spawns through its SeedSequence (NumPy's ``BitGenerator.spawn``)."""
+        return [Generator(child) for child in self._bit_generator.spawn(n_children)]
 
     def __repr__(self) -> str:
         return f"Generator({self._bit_generator!r})"
@@ -249,21 +271,29 @@ class Generator:
         return out.reshape(np.shape(values))
 
     def random_raw(self, size: Size = None, *, threads: Optional[int] = None) -> Any:
-        """Raw uint64 words of the generator's sequential ChaCha20 stream."""
+        """Raw uint64 words of the bit generator's sequential stream."""
+        if not isinstance(self._bit_generator, ChaCha20):  # a NumPy bit generator: no threads
+            check_threads(threads)
+            return self._bit_generator.random_raw(size)
         return self._bit_generator.random_raw(size, threads=threads)
 
 
-def default_rng(seed: Union[None, int, ChaCha20, Generator] = None) -> Generator:
+def default_rng(
+    seed: Union[None, int, np.random.SeedSequence, ChaCha20, np.random.BitGenerator, Generator] = None,
+) -> Generator:
     """A dpnoise Generator.
 
-    ``default_rng()`` is secure (keyed from the operating system). ``default_rng(seed)`` is
-    reproducible and NOT secure: use it only for tests and benchmarks; its ``is_secure`` is
-    False and its repr says so. A ChaCha20 or Generator passed in is wrapped or returned.
+    ``default_rng()`` is secure (keyed from the operating system). ``default_rng(seed)`` with an
+    int or a ``numpy.random.SeedSequence`` is reproducible and NOT secure: use it only for
+    tests and benchmarks; its ``is_secure`` is False and its repr says so. A ChaCha20 or a NumPy
+    BitGenerator passed in is wrapped (a NumPy one is never secure); a Generator is returned.
     """
     if isinstance(seed, Generator):
         return seed
-    if isinstance(seed, ChaCha20):
+    if isinstance(seed, (ChaCha20, np.random.BitGenerator)):
         return Generator(seed)
+    if isinstance(seed, PublicStream):
+        raise TypeError("default_rng cannot use a PublicStream: its words are public, not secret noise")
     return Generator(ChaCha20(seed))
 
 

@@ -1,6 +1,6 @@
 // dpnoise/random/chacha20.hpp -- the ChaCha20 block function (RFC 8439 §2.3) and a
-// multi-block keystream generator with a portable path and an AVX2 path (8 blocks in
-// parallel), chosen at run time.
+// multi-block keystream generator with a portable path and AVX2 / AVX-512VL paths (8 blocks
+// in parallel), chosen at run time.
 //
 // State layout (RFC 8439 §2.3): words 0-3 constants, 4-11 key, 12-15 counter/nonce.
 // The RFC variant uses word 12 as a 32-bit block counter and words 13-15 as the nonce;
@@ -77,64 +77,36 @@ __attribute__((target("avx2"))) inline __m256i rotl_avx2(__m256i x, int n) {
     return _mm256_or_si256(_mm256_slli_epi32(x, n), _mm256_srli_epi32(x, 32 - n));
 }
 
-// Eight consecutive blocks at once: lane j of vector w holds word w of block j.
-__attribute__((target("avx2"))) inline void blocks8_avx2(const uint32_t key[8], uint64_t stream,
-                                                         uint64_t counter, uint32_t* out) {
-    const __m256i rot16 = _mm256_setr_epi8(2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13,
-                                           2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13);
-    const __m256i rot8 = _mm256_setr_epi8(3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14,
-                                          3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14);
-    __m256i in[16];
-    for (int i = 0; i < 4; ++i) in[i] = _mm256_set1_epi32(static_cast<int>(kChaChaConstants[i]));
-    for (int i = 0; i < 8; ++i) in[4 + i] = _mm256_set1_epi32(static_cast<int>(key[i]));
-    alignas(32) uint32_t lo[8], hi[8];
-    for (int j = 0; j < 8; ++j) {
-        const uint64_t c = counter + static_cast<uint64_t>(j);
-        lo[j] = static_cast<uint32_t>(c);
-        hi[j] = static_cast<uint32_t>(c >> 32);
-    }
-    in[12] = _mm256_load_si256(reinterpret_cast<const __m256i*>(lo));
-    in[13] = _mm256_load_si256(reinterpret_cast<const __m256i*>(hi));
-    in[14] = _mm256_set1_epi32(static_cast<int>(static_cast<uint32_t>(stream)));
-    in[15] = _mm256_set1_epi32(static_cast<int>(static_cast<uint32_t>(stream >> 32)));
-    __m256i x[16];
-    for (int i = 0; i < 16; ++i) x[i] = in[i];
-#define DPNOISE_QR8(a, b, c, d)                                              \
-    x[a] = _mm256_add_epi32(x[a], x[b]); x[d] = _mm256_xor_si256(x[d], x[a]); \
-    x[d] = _mm256_shuffle_epi8(x[d], rot16);                                  \
-    x[c] = _mm256_add_epi32(x[c], x[d]); x[b] = _mm256_xor_si256(x[b], x[c]); \
-    x[b] = rotl_avx2(x[b], 12);                                               \
-    x[a] = _mm256_add_epi32(x[a], x[b]); x[d] = _mm256_xor_si256(x[d], x[a]); \
-    x[d] = _mm256_shuffle_epi8(x[d], rot8);                                   \
-    x[c] = _mm256_add_epi32(x[c], x[d]); x[b] = _mm256_xor_si256(x[b], x[c]); \
-    x[b] = rotl_avx2(x[b], 7);
-    for (int r = 0; r < 10; ++r) {
-        DPNOISE_QR8(0, 4, 8, 12) DPNOISE_QR8(1, 5, 9, 13) DPNOISE_QR8(2, 6, 10, 14)
-        DPNOISE_QR8(3, 7, 11, 15) DPNOISE_QR8(0, 5, 10, 15) DPNOISE_QR8(1, 6, 11, 12)
-        DPNOISE_QR8(2, 7, 8, 13) DPNOISE_QR8(3, 4, 9, 14)
-    }
-#undef DPNOISE_QR8
-    for (int i = 0; i < 16; ++i) x[i] = _mm256_add_epi32(x[i], in[i]);
-    // Transpose the two 8x8 word matrices (words 0-7 and 8-15) so each block is contiguous.
-    for (int half = 0; half < 2; ++half) {
-        __m256i* v = x + 8 * half;
-        __m256i t0 = _mm256_unpacklo_epi32(v[0], v[1]), t1 = _mm256_unpackhi_epi32(v[0], v[1]);
-        __m256i t2 = _mm256_unpacklo_epi32(v[2], v[3]), t3 = _mm256_unpackhi_epi32(v[2], v[3]);
-        __m256i t4 = _mm256_unpacklo_epi32(v[4], v[5]), t5 = _mm256_unpackhi_epi32(v[4], v[5]);
-        __m256i t6 = _mm256_unpacklo_epi32(v[6], v[7]), t7 = _mm256_unpackhi_epi32(v[6], v[7]);
-        __m256i u0 = _mm256_unpacklo_epi64(t0, t2), u1 = _mm256_unpackhi_epi64(t0, t2);
-        __m256i u2 = _mm256_unpacklo_epi64(t1, t3), u3 = _mm256_unpackhi_epi64(t1, t3);
-        __m256i u4 = _mm256_unpacklo_epi64(t4, t6), u5 = _mm256_unpackhi_epi64(t4, t6);
-        __m256i u6 = _mm256_unpacklo_epi64(t5, t7), u7 = _mm256_unpackhi_epi64(t5, t7);
-        // u0 holds words 0..3 of blocks 0 and 4 (low/high 128-bit lanes), u4 words 4..7.
-        const __m256i rows[8] = {
-            _mm256_permute2x128_si256(u0, u4, 0x20), _mm256_permute2x128_si256(u1, u5, 0x20),
-            _mm256_permute2x128_si256(u2, u6, 0x20), _mm256_permute2x128_si256(u3, u7, 0x20),
-            _mm256_permute2x128_si256(u0, u4, 0x31), _mm256_permute2x128_si256(u1, u5, 0x31),
-            _mm256_permute2x128_si256(u2, u6, 0x31), _mm256_permute2x128_si256(u3, u7, 0x31)};
-        for (int j = 0; j < 8; ++j)
-            _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 16 * j + 8 * half), rows[j]);
-    }
+// AVX2: rotations by 16 and 8 as byte shuffles, by 12 and 7 as two shifts and an or.
+#define DPNOISE_SIMD8_NAME blocks8_avx2
+#define DPNOISE_SIMD8_TARGET "avx2"
+#define DPNOISE_SIMD8_ROT16(x) _mm256_shuffle_epi8(x, rot16)
+#define DPNOISE_SIMD8_ROT8(x) _mm256_shuffle_epi8(x, rot8)
+#define DPNOISE_SIMD8_ROTL(x, n) rotl_avx2(x, n)
+#include "dpnoise/random/chacha20_simd8.inc"
+#undef DPNOISE_SIMD8_NAME
+#undef DPNOISE_SIMD8_TARGET
+#undef DPNOISE_SIMD8_ROT16
+#undef DPNOISE_SIMD8_ROT8
+#undef DPNOISE_SIMD8_ROTL
+
+// AVX-512VL: the same 256-bit kernel with the native rotate (vprold) and 32 vector registers,
+// so the 16-word state no longer spills.
+#define DPNOISE_SIMD8_NAME blocks8_avx512vl
+#define DPNOISE_SIMD8_TARGET "avx2,avx512f,avx512vl"
+#define DPNOISE_SIMD8_ROT16(x) _mm256_rol_epi32(x, 16)
+#define DPNOISE_SIMD8_ROT8(x) _mm256_rol_epi32(x, 8)
+#define DPNOISE_SIMD8_ROTL(x, n) _mm256_rol_epi32(x, n)
+#include "dpnoise/random/chacha20_simd8.inc"
+#undef DPNOISE_SIMD8_NAME
+#undef DPNOISE_SIMD8_TARGET
+#undef DPNOISE_SIMD8_ROT16
+#undef DPNOISE_SIMD8_ROT8
+#undef DPNOISE_SIMD8_ROTL
+
+inline bool cpu_has_avx512vl() {
+    static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
+    return has;
 }
 
 inline bool cpu_has_avx2() {
@@ -148,6 +120,7 @@ inline bool cpu_has_avx2() {
 // Which block implementation is in use ("avx2" or "portable"), for reports and tests.
 inline const char* chacha20_backend() {
 #ifdef DPNOISE_HAVE_AVX2_PATH
+    if (detail::cpu_has_avx512vl()) return "avx512vl";
     if (detail::cpu_has_avx2()) return "avx2";
 #endif
     return "portable";
@@ -161,7 +134,10 @@ inline void chacha20_stream_blocks(const uint32_t key[8], uint64_t stream, uint6
         throw std::overflow_error("ChaCha20 block counter would wrap around");
     size_t done = 0;
 #ifdef DPNOISE_HAVE_AVX2_PATH
-    if (allow_simd && detail::cpu_has_avx2()) {
+    if (allow_simd && detail::cpu_has_avx512vl()) {
+        for (; done + 8 <= nblocks; done += 8)
+            detail::blocks8_avx512vl(key, stream, counter + done, out + 16 * done);
+    } else if (allow_simd && detail::cpu_has_avx2()) {
         for (; done + 8 <= nblocks; done += 8)
             detail::blocks8_avx2(key, stream, counter + done, out + 16 * done);
     }
