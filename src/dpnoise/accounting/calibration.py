@@ -18,6 +18,10 @@ _NOISE = {
     "gaussian": lambda v, s: Gaussian(v, s),
     "discrete_gaussian": lambda v, s: DiscreteGaussian(v, s),
 }
+# Calibration targets the float analysis resolves reliably: below 1e-9 the discretised and
+# closed-form conversions lose relative precision, above 1e4 there is no privacy to speak of.
+EPSILON_RANGE = (1e-9, 1e4)
+MIN_SAMPLING_RATE = 1e-9
 _EPSILON = ("pure", "randomized_response")  # these return the largest ε per use
 FAMILIES = tuple(_NOISE) + _EPSILON
 
@@ -39,10 +43,18 @@ def calibrate(family: str, epsilon: float, delta: float = 0.0, count: int = 1,
     if family not in FAMILIES:
         raise ValueError(f"family must be one of {FAMILIES}, got {family!r}")
     epsilon = check.positive(epsilon, "epsilon")
+    if not EPSILON_RANGE[0] <= epsilon <= EPSILON_RANGE[1]:
+        raise ValueError(f"epsilon must be in [{EPSILON_RANGE[0]:g}, {EPSILON_RANGE[1]:g}] for "
+                         f"calibration, got {epsilon!r}")
     delta = check.probability(delta, "delta")
     count = check.count(count)
     sensitivity = check.positive(sensitivity, "sensitivity")
+    if not 1e-150 <= sensitivity <= 1e150:
+        raise OverflowError(f"sensitivity must be in [1e-150, 1e150], got {sensitivity!r}")
     rate = None if sampling_rate is None else check.rate(sampling_rate, "sampling_rate")
+    if rate is not None and rate < MIN_SAMPLING_RATE:
+        raise ValueError(f"sampling_rate must be >= {MIN_SAMPLING_RATE:g} for calibration, "
+                         f"got {rate!r}")
     rtol = check.positive(rtol, "rtol")
     if family in ("discrete_laplace", "discrete_gaussian"):
         check.integer_sensitivity(sensitivity)
@@ -64,7 +76,7 @@ def calibrate(family: str, epsilon: float, delta: float = 0.0, count: int = 1,
     if family in _NOISE:
         # more noise = more private: the least parameter that meets the target
         try:
-            return least_meeting(meets, sensitivity / epsilon, rel=rtol, limit=1e12 * sensitivity / epsilon)
+            return least_meeting(meets, sensitivity / epsilon, rel=rtol, limit=1e300)
         except TargetNotMet:
             raise ValueError(f"no {family} noise meets epsilon={epsilon}, delta={delta} "
                              f"with the {accountant!r} accountant") from None
@@ -72,7 +84,7 @@ def calibrate(family: str, epsilon: float, delta: float = 0.0, count: int = 1,
     # ε = 10^6, beyond which every target is met)
     try:
         u = least_meeting(lambda u: u >= 1e-6 and meets(1.0 / u), count / epsilon, rel=rtol,
-                          limit=1e12 / epsilon)
+                          limit=1e300)
     except TargetNotMet:
         raise ValueError(f"no per-use epsilon meets epsilon={epsilon}, delta={delta} "
                          f"with the {accountant!r} accountant") from None
@@ -100,8 +112,8 @@ def least_sigma(make_loss: Callable[[float], PrivacyLoss], epsilon: float, delta
     if rtol >= 1:
         raise ValueError(f"rtol must be < 1, got {rtol!r}")
 
-    def meets(log_sigma: float) -> bool:
-        loss = make_loss(math.exp(log_sigma))
+    def meets(sigma: float) -> bool:
+        loss = make_loss(sigma)
         if not isinstance(loss, PrivacyLoss):
             raise TypeError(f"make_loss must return a privacy-loss descriptor, "
                             f"got {type(loss).__name__}")
@@ -110,32 +122,7 @@ def least_sigma(make_loss: Callable[[float], PrivacyLoss], epsilon: float, delta
             return pure is not None and pure <= epsilon
         return float(loss.delta_for_epsilon(epsilon)) <= delta
 
-    log_max, log_min = math.log(1e300), math.log(1e-300)
-    x0 = math.log(start)
-    if meets(x0):
-        hi, step = x0, 1.0
-        lo = x0 - step
-        while lo > log_min and meets(lo):
-            hi = lo
-            step *= 2.0
-            lo = max(log_min, x0 - step)
-        if lo <= log_min and meets(lo):
-            return math.exp(lo)
-    else:
-        lo, step = x0, 1.0
-        hi = x0 + step
-        while not meets(hi):
-            lo = hi
-            if hi >= log_max:
-                raise ValueError(f"no sigma up to 1e300 meets epsilon={epsilon}, delta={delta}")
-            step *= 2.0
-            hi = min(log_max, x0 + step)
-    # invariant: meets(hi), not meets(lo); widths in log σ are relative widths in σ
-    tol = math.log1p(rtol)
-    while hi - lo > tol:
-        mid = 0.5 * (lo + hi)
-        if meets(mid):
-            hi = mid
-        else:
-            lo = mid
-    return math.exp(hi)
+    try:
+        return least_meeting(meets, start, rel=rtol, limit=1e300)
+    except TargetNotMet:
+        raise ValueError(f"no sigma up to 1e300 meets epsilon={epsilon}, delta={delta}") from None
