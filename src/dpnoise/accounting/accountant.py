@@ -180,19 +180,10 @@ class Accountant:
             return basic
         if len(merged) == 1:
             (e0, d0), k = next(iter(merged.items()))
-            hi = k * e0
-            if conv.kov_rr_delta(e0, k, 0.0) <= dt:
-                return 0.0
-            lo = 0.0
-            for _ in range(100):
-                mid = 0.5 * (lo + hi)
-                if conv.kov_rr_delta(e0, k, mid) <= dt:
-                    hi = mid
-                else:
-                    lo = mid
-                if hi - lo <= 1e-13 * max(hi, 1e-300):
-                    break
-            return min(basic, hi)
+            try:  # exact (KOV Thm 3.3) over a bounded window of the binomial
+                return min(basic, conv.kov_rr_epsilon(e0, k, dt))
+            except OverflowError:
+                pass  # window beyond KOV_MAX_WINDOW: the closed form below (KOV Thm 3.4)
         return min(basic, conv.kov_heterogeneous_epsilon([(e, c) for (e, _), c in merged.items()], dt))
 
     def _delta_advanced(self, epsilon: float) -> float:
@@ -200,7 +191,10 @@ class Accountant:
         log_keep = math.fsum(c * math.log1p(-d) if d < 1 else -math.inf for (e, d), c in merged.items())
         if len(merged) == 1:
             (e0, d0), k = next(iter(merged.items()))
-            return min(1.0, conv.kov_homogeneous_delta(e0, d0, k, epsilon))
+            try:
+                return min(1.0, conv.kov_homogeneous_delta(e0, d0, k, epsilon))
+            except OverflowError:
+                pass  # beyond the exact window: the closed form below
         pairs = [(e, c) for (e, _), c in merged.items()]
         if conv.kov_heterogeneous_epsilon(pairs, 0.0) <= epsilon:
             dt = 0.0

@@ -154,6 +154,26 @@ def _from_tails(loss: PrivacyLoss, direction: str, h: float, tol: float) -> _Gri
     return _GridPMF(lo, pmf, float(p_sf[-1]))
 
 
+def _lower_convex_envelope(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """The greatest convex function below the points (x_i, y_i) (x increasing), at the x_i.
+
+    A privacy profile is convex in e^ε; a profile given as a minimum of several valid upper
+    bounds may not be. The true profile is convex and below every point, hence below this
+    envelope, so replacing an upper bound by its envelope keeps it an upper bound."""
+    hull = [0]
+    for i in range(1, x.size):
+        while len(hull) >= 2:
+            j, k = hull[-2], hull[-1]
+            # drop k if it lies on or above the chord from j to i
+            if (y[k] - y[j]) * (x[i] - x[j]) >= (y[i] - y[j]) * (x[k] - x[j]):
+                hull.pop()
+            else:
+                break
+        hull.append(i)
+    idx = np.asarray(hull)
+    return np.interp(x, x[idx], y[idx])
+
+
 def _from_profile(loss: PrivacyLoss, direction: str, h: float, tol: float) -> _GridPMF:
     """Connect-the-dots from the privacy profile alone: chords of δ as a function of e^ε."""
     def prof(e):
@@ -169,6 +189,7 @@ def _from_profile(loss: PrivacyLoss, direction: str, h: float, tol: float) -> _G
     eps = np.arange(lo, hi + 1, dtype=float) * h
     d = np.minimum(prof(eps), 1.0)
     x = np.exp(eps)
+    d = _lower_convex_envelope(x, d)
     s = np.empty(eps.size + 1)
     s[0] = (d[0] - 1.0) / x[0]
     s[1:-1] = np.diff(d) / np.diff(x)
