@@ -32,8 +32,17 @@ def check_delta(value: Any) -> float:
     return probability(value, "delta", upper_open=True)
 
 
+# The finest grid is 2^-1022 (outputs must be exact normal doubles); a real sensitivity below
+# this bound would be widened by more than its own size on that grid.
+MIN_REAL_SENSITIVITY = 2.0**-1000
+
+
 def check_sensitivity(value: Any) -> float:
-    return positive(value, "sensitivity")
+    """A real sensitivity: finite, at least 2^-1000."""
+    v = positive(value, "sensitivity")
+    if v < MIN_REAL_SENSITIVITY:
+        raise ValueError(f"sensitivity must be at least 2^-1000 (the finest grid is 2^-1022), got {v!r}")
+    return v
 
 
 class Mechanism:

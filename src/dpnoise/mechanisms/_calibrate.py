@@ -6,14 +6,14 @@ from typing import Callable
 
 
 def least_at_or_above(ok: Callable[[float], bool], start: float, *, rel: float = 1e-9,
-                      what: str = "the noise parameter") -> float:
+                      what: str = "the noise parameter", first_step: float = 2.0**-24) -> float:
     """The least x >= start with ok(x) to relative precision ``rel`` (the x returned satisfies
     ok), for ok monotone (false below a point, true above). At most ~1100 evaluations of ok
-    in all (the step doubles from start·2^-30 up to 1e300); ValueError if nothing up to 1e300
+    in all (the step doubles from start·first_step up to 1e300); ValueError if nothing up to 1e300
     meets it."""
     if ok(start):
         return start
-    lo, step = start, start * 2.0**-30
+    lo, step = start, start * first_step
     hi = start + step
     while not ok(hi):
         lo, step = hi, step * 2.0

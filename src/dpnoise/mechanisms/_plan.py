@@ -11,6 +11,7 @@ data-independent overflow of ``_noisy_grid`` whose probability the plan keeps be
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Optional, Tuple, Union
@@ -63,6 +64,11 @@ class NoisyGridPlan(ReleasePlan):
     k: Optional[int]
     sensitivity: Union[int, float]
     bound: int
+
+    @property
+    def clamp(self) -> float:
+        """The clamp in the query's units: inputs beyond ±clamp are released as ±clamp + noise."""
+        return float(self.bound) if self.k is None else math.ldexp(float(self.bound), self.k)
 
     def execute(self, rng: Any, prepared: np.ndarray) -> Any:
         out = rng._noisy_grid(prepared, law=self.law, param=self.param, k=self.k, bound=self.bound,

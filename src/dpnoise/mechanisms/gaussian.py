@@ -10,7 +10,7 @@ from ..accounting._numeric import least_meeting
 from .._validate import MAX_PART, count as check_count, integer_sensitivity, nonnegative
 from ..accounting.budget import PrivacyBudget
 from ..accounting.conversions import zcdp_to_epsilon
-from ..accounting.losses import ZCDP, DiscreteGaussian, Gaussian, PrivacyLoss, PureDP
+from ..accounting.losses import DiscreteGaussian, DiscreteGaussianVector, Gaussian, PrivacyLoss, PureDP
 from ..generator import Generator
 from . import _grid
 from ._base import (
@@ -20,15 +20,12 @@ from ._base import (
 from ._calibrate import least_at_or_above
 from ._plan import GRID_BOUND, INTEGER_BOUND, MAX_GAUSSIAN_SIGMA, NoisyGridPlan
 
-try:  # CKS 2020's multivariate bound, from the accounting package when it has it
-    from ..accounting.losses import DiscreteGaussianVector  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover - until the accounting branch is merged
-    DiscreteGaussianVector = None
 
 CALIBRATIONS = ("analytic", "classic", "hall_rinaldo_wasserman")
 MAX_SIGMA = MAX_GAUSSIAN_SIGMA  # σ in grid units: keeps the noisy grid values exact (see _plan)
-# δ below this is refused: the exact discrete-Gaussian profile is resolved to about 1e-43
-MIN_DELTA = 1e-30
+# δ below this is refused: the accountants' discrete-Gaussian profile is not resolved below
+# about 1e-20 (FFT rounding), so a calibration against it would be meaningless
+MIN_DELTA = 1e-18
 
 
 def check_gaussian_delta(value: Any) -> float:
@@ -80,33 +77,43 @@ _SIGMA: Dict[str, Callable[[float, float, float], float]] = {
 
 def _least_meeting_profile(make_loss: Callable[[float], PrivacyLoss], epsilon: float, delta: float,
                            start: float) -> float:
-    """The least σ >= start whose loss make_loss(σ) meets (ε, δ) on its exact profile, by
-    bisection in bounded time (a few dozen profile evaluations)."""
+    """The least σ >= ``start`` (a continuous calibration) meeting (ε, δ) on the privacy
+    profile of make_loss(σ): ``start`` itself when it meets it (one profile evaluation, the usual
+    case for one coordinate), else by steps doubling from start·2^-24 and bisection, in bounded
+    time (about 40 evaluations). The search stays near ``start``: far above it the accountants'
+    profile is not resolved below ~1e-20, so a wide bracket could be misled."""
     return least_at_or_above(lambda s: float(make_loss(s).delta_for_epsilon(epsilon)) <= delta,
-                             start, what="sigma")
+                             start, rel=2.0**-22, what="sigma")
 
 
 def _zcdp_sigma(sensitivity: float, epsilon: float, delta: float) -> float:
-    """Least σ with ρ = Δ²/2σ² meeting (ε, δ) through the CKS 2020 conversion (Prop. 12)."""
+    """Least σ with ρ = Δ²/2σ² meeting (ε, δ) through the CKS 2020 conversion (Prop. 12): the
+    vector calibration used before DiscreteGaussianVector (kept to compare against)."""
     return least_meeting(lambda s: zcdp_to_epsilon(sensitivity**2 / (2 * s * s), delta) <= epsilon,
                          sensitivity, rel=1e-9)
 
 
-def _vector_loss(sigma: float, l2: float, dimension: int) -> PrivacyLoss:
-    """The loss of independent discrete Gaussian noise on ``dimension`` coordinates with L2
-    sensitivity ``l2``: CKS 2020's multivariate bound when the accountants have it, else zCDP
-    ρ = l2²/(2σ²) (CKS 2020, Thm 14)."""
-    if DiscreteGaussianVector is not None:
-        return DiscreteGaussianVector(sigma, l2, dimension)
-    return ZCDP(l2**2 / (2 * sigma**2))
+# Up to this many coordinates the exact c-fold profile of DiscreteGaussian is cheap enough to
+# calibrate against (and to charge); beyond it, CKS 2020's multivariate bound
+# (DiscreteGaussianVector, a proven upper bound: within 0.1% in δ at c = 1000).
+EXACT_COORDINATES = 16
+
+
+def discrete_gaussian_loss(sigma: float, sensitivity: int = 1, coordinates: int = 1) -> PrivacyLoss:
+    """The loss of discrete Gaussian noise on outputs of which one neighbour moves c =
+    ``coordinates``, each by at most Δ = ``sensitivity``: the exact profile (DiscreteGaussian)
+    for c <= 16, else the proven vector bound with L2 sensitivity √c Δ (DiscreteGaussianVector)."""
+    if coordinates <= EXACT_COORDINATES:
+        return DiscreteGaussian(sigma, sensitivity, coordinates)
+    return DiscreteGaussianVector(sigma, sensitivity * math.sqrt(coordinates), coordinates)
 
 
 def discrete_gaussian_sigma(epsilon: float, delta: float, sensitivity: int = 1,
                             coordinates: int = 1) -> float:
     """The least σ (rounded up to 21 significant bits) for which discrete Gaussian noise on c =
-    ``coordinates`` outputs, each moved by at most Δ = ``sensitivity``, meets (ε, δ) on its exact
-    privacy profile (CKS 2020, Thm 7; ``DiscreteGaussian``): bisection from the analytic σ of the
-    continuous Gaussian with L2 sensitivity √c Δ (Balle & Wang 2018)."""
+    ``coordinates`` outputs, each moved by at most Δ = ``sensitivity``, meets (ε, δ) on the
+    profile of :func:`discrete_gaussian_loss` (CKS 2020, Thm 7 / Thm 14): bisection from the
+    analytic σ of the continuous Gaussian with L2 sensitivity √c Δ (Balle & Wang 2018)."""
     epsilon, delta = check_epsilon(epsilon), check_gaussian_delta(delta)
     sensitivity = integer_sensitivity(sensitivity)
     coordinates = check_count(coordinates, "coordinates")
@@ -114,7 +121,8 @@ def discrete_gaussian_sigma(epsilon: float, delta: float, sensitivity: int = 1,
     if sigma > MAX_SIGMA:
         raise ValueError(f"epsilon={epsilon}, delta={delta} with sensitivity={sensitivity} needs σ = "
                          f"{sigma:.3g}, beyond 2^30 (noisy values must stay exact): use a larger epsilon or delta")
-    sigma = _least_meeting_profile(lambda s: DiscreteGaussian(s, sensitivity, coordinates), epsilon, delta, sigma)
+    sigma = _least_meeting_profile(lambda s: discrete_gaussian_loss(s, sensitivity, coordinates),
+                                   epsilon, delta, sigma)
     return _grid.round_up_short(sigma)
 
 
@@ -188,17 +196,19 @@ class GaussianMechanism(Mechanism):
     def _loss(self, sigma: float, sens: float, count: int) -> PrivacyLoss:
         if count == 1:
             return DiscreteGaussian(sigma, int(sens))
-        return _vector_loss(sigma, sens, count)
+        # CKS 2020's multivariate discrete Gaussian, with the proven profile bound of the
+        # accounting package (smoothing bound against Balle & Wang 2018, min with zCDP)
+        return DiscreteGaussianVector(sigma, sens, count)
 
     def _sigma_units(self, sens: float, count: int) -> float:
-        """σ in grid units for the widened sensitivity: the formula's σ, raised to the least σ
-        whose exact profile meets (ε, δ) (zCDP: the formula is exact for ρ)."""
+        """σ in grid units for the widened sensitivity: the formula's σ (for ρ: exact, done),
+        raised, if the discrete profile needs it, to the least σ meeting (ε, δ)."""
         sigma = self._formula_sigma(sens)
         if self.rho is not None:
             return sigma
         assert self.epsilon is not None and self.delta is not None
-        if count > 1 and DiscreteGaussianVector is None:
-            return max(sigma, _zcdp_sigma(sens, self.epsilon, self.delta))
+        # the formula's σ when it meets the profile, else the least σ that does (analytic: the
+        # continuous σ is the start; classic/hall_rinaldo_wasserman: never below the formula)
         return _least_meeting_profile(lambda s: self._loss(s, sens, count), self.epsilon, self.delta, sigma)
 
     def _calibrate(self, count: int) -> Tuple[int, float, float, PrivacyLoss]:
@@ -284,8 +294,9 @@ class DiscreteGaussianMechanism(Mechanism):
     ``coordinates`` = c: one neighbour moves up to c of the outputs, each by at most Δ (for
     example a histogram under replace-one neighbours moves two bins by 1, c = 2, Δ = 1). The
     guarantee then follows the exact profile of that shift (L2 sensitivity √c Δ), not the
-    coarser single-output bound with sensitivity cΔ. The loss does not depend on the query's
-    shape.
+    coarser single-output bound with sensitivity cΔ (for c > 16, CKS 2020's multivariate bound
+    with L2 sensitivity √c Δ, ``DiscreteGaussianVector``, whose profile is fast to evaluate).
+    The loss does not depend on the query's shape.
 
     Clamp: each value is clamped to [-2^61, 2^61] before the noise is added, so that no
     exception depends on the data's values.
@@ -322,8 +333,8 @@ class DiscreteGaussianMechanism(Mechanism):
         self.sigma = _grid.round_up_short(sigma)
         self._loss = self._loss_for(self.sigma)
 
-    def _loss_for(self, sigma: float) -> DiscreteGaussian:
-        return DiscreteGaussian(sigma, self.sensitivity, self.coordinates)
+    def _loss_for(self, sigma: float) -> PrivacyLoss:
+        return discrete_gaussian_loss(sigma, self.sensitivity, self.coordinates)
 
     def plan(self, shape: Any = (), dtype: Any = None) -> NoisyGridPlan:
         """The plan for an integer query of this shape; the loss does not depend on the shape

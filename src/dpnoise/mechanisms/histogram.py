@@ -9,14 +9,13 @@ import numpy as np
 
 from .._validate import MAX_PART, count as check_count, neighbours as check_neighbours, real
 from ..accounting.budget import PrivacyBudget
-from ..accounting.losses import DiscreteGaussian
 from ..generator import Generator
 from ._base import (
     DEFAULT_OUT_OF_DOMAIN, Mechanism, as_integer_array, as_real_array, check_beta, check_delta,
     check_epsilon, check_out_of_domain, out_of_domain_error,
 )
 from ._plan import INTEGER_BOUND, MAX_LAPLACE_SCALE, NoisyGridPlan
-from .gaussian import MAX_SIGMA, check_gaussian_delta, discrete_gaussian_sigma
+from .gaussian import MAX_SIGMA, check_gaussian_delta, discrete_gaussian_loss, discrete_gaussian_sigma
 from .laplace import _half_width, discrete_laplace_loss, discrete_laplace_scale
 
 NOISES = ("laplace", "geometric", "gaussian")
@@ -78,7 +77,7 @@ class Histogram(Mechanism):
             check_gaussian_delta(self.delta)
             coordinates = 1 if self.neighbours == "add_remove" else 2
             self._param: Any = discrete_gaussian_sigma(self.epsilon, self.delta, 1, coordinates)
-            self._loss: Any = DiscreteGaussian(self._param, 1, coordinates)
+            self._loss: Any = discrete_gaussian_loss(self._param, 1, coordinates)
             self._law, self._plan_sensitivity = "gaussian", math.sqrt(coordinates)
             if self._param > MAX_SIGMA:  # pragma: no cover - discrete_gaussian_sigma refuses first
                 raise ValueError("epsilon is too small for this histogram")
