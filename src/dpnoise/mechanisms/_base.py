@@ -1,7 +1,6 @@
 """What every mechanism shares: the generator, the optional budget, input checks, release()."""
 from __future__ import annotations
 
-import inspect
 import math
 from typing import Any, Optional, Tuple
 
@@ -83,6 +82,14 @@ class Mechanism:
         self.threads = check_threads(threads)
         self.allow_insecure = bool(allow_insecure)
 
+    def _check_release_possible(self) -> None:
+        """Called at the end of every constructor: a scalar (or one-record) plan must build, and
+        the budget's accountant must be able to compose its loss, so that bad parameters fail
+        here and a release cannot fail at the charge."""
+        loss = self.plan(()).loss
+        if self.budget is not None:
+            self.budget.accountant.check_supported(loss)
+
     # -- the plan ---------------------------------------------------------------------------
     def plan(self, shape: Any = (), dtype: Any = None) -> ReleasePlan:  # pragma: no cover - abstract
         """The frozen plan of one release of a query of this shape (and dtype, for mechanisms
@@ -105,10 +112,7 @@ class Mechanism:
     def _charge(self, plan: ReleasePlan) -> None:
         if self.budget is None:
             return
-        if self.rng.is_secure or not _spend_takes_insecure(self.budget):
-            self.budget.spend(plan.loss, label=plan.mechanism)
-        else:
-            self.budget.spend(plan.loss, label=plan.mechanism, insecure=True)
+        self.budget.spend(plan.loss, label=plan.mechanism, insecure=not self.rng.is_secure)
 
     def release(self, value: Any) -> Any:
         """The private answer for ``value`` (the true query result)."""
@@ -122,10 +126,6 @@ class Mechanism:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(epsilon={self.epsilon}, delta={self.delta})"
-
-
-def _spend_takes_insecure(budget: PrivacyBudget) -> bool:
-    return "insecure" in inspect.signature(budget.spend).parameters
 
 
 def normalise_shape(shape: Any) -> Tuple[int, ...]:

@@ -179,7 +179,7 @@ class GaussianMechanism(Mechanism):
         self.sensitivity = check_sensitivity(sensitivity)
         self.granularity_exponent = _grid.check_granularity(granularity)
         self._cache: Dict[int, Tuple[int, float, float, PrivacyLoss]] = {}
-        self.plan(())  # a scalar release must be possible: refuse bad parameters now
+        self._check_release_possible()  # refuse bad parameters now
 
     def _what(self) -> str:
         if self.rho is not None:
@@ -332,6 +332,7 @@ class DiscreteGaussianMechanism(Mechanism):
                              "beyond 2^30 (noisy values must stay exact): use a larger rho")
         self.sigma = _grid.round_up_short(sigma)
         self._loss = self._loss_for(self.sigma)
+        self._check_release_possible()
 
     def _loss_for(self, sigma: float) -> PrivacyLoss:
         return discrete_gaussian_loss(sigma, self.sensitivity, self.coordinates)

@@ -88,6 +88,7 @@ class Histogram(Mechanism):
                                  f"{float(self._param):.3g}, beyond 2^44: use a larger epsilon")
             self._loss = discrete_laplace_loss(self._param, self.sensitivity)
             self._law, self._plan_sensitivity = "laplace", self.sensitivity
+        self._check_release_possible()
 
     def plan(self, shape: Any = (), dtype: Any = None) -> NoisyGridPlan:
         """The plan of one histogram release: noise on the k counts; the loss does not depend on

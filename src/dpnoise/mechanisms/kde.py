@@ -78,6 +78,7 @@ class PrivateKDE(Mechanism):
                 break
             except np.linalg.LinAlgError:
                 jitter *= 10
+        self._check_release_possible()
 
     @staticmethod
     def _records(shape: Any) -> int:

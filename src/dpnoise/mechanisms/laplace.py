@@ -92,6 +92,7 @@ class DiscreteLaplaceMechanism(Mechanism):
         self.scale = discrete_laplace_scale(self.sensitivity, self.epsilon, self.delta)
         _check_scale(self.scale, f"epsilon={self.epsilon} with sensitivity={self.sensitivity}")
         self._loss = discrete_laplace_loss(self.scale, self.sensitivity)
+        self._check_release_possible()
 
     def plan(self, shape: Any = (), dtype: Any = None) -> NoisyGridPlan:
         """The plan for an integer query of this shape (the loss does not depend on it: Δ is
@@ -113,7 +114,11 @@ class DiscreteLaplaceMechanism(Mechanism):
 
 
 class GeometricMechanism(DiscreteLaplaceMechanism):
-    """The geometric mechanism (Ghosh et al. 2009): another name for the discrete Laplace one."""
+    """The geometric mechanism (Ghosh et al. 2009): another name for the discrete Laplace one.
+
+    Timing: the sampler's running time grows with |noise| (about 10 ns per unit of
+    |noise|/scale on the exact path; docs/security.md); there is no constant-time mode yet.
+    """
 
 
 class LaplaceMechanism(Mechanism):
@@ -150,7 +155,7 @@ class LaplaceMechanism(Mechanism):
         self._integral = self.granularity_exponent is None and self.sensitivity == int(self.sensitivity) \
             and self.sensitivity <= MAX_PART
         self._cache: Dict[Tuple[int, bool], Tuple[Optional[int], int, Fraction]] = {}
-        self.plan(())  # a scalar release must be possible: refuse bad parameters now
+        self._check_release_possible()  # refuse bad parameters now
 
     def _calibrate(self, count: int, integer: bool) -> Tuple[Optional[int], int, Fraction]:
         key = (count, integer)

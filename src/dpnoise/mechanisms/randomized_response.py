@@ -64,6 +64,7 @@ class RandomizedResponse(Mechanism):
         self.epsilon = float(self._gamma)
         self.delta = 0.0
         self._two_coin = False
+        self._check_release_possible()
 
     @classmethod
     def two_coin(cls, *, rng: Optional[Generator] = None, budget: Optional[PrivacyBudget] = None,
