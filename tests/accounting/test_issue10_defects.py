@@ -57,11 +57,13 @@ def test_thousand_coordinates_is_bounded_time():
 def test_huge_discrete_gaussian_uses_a_proven_bound_not_the_continuous_gaussian():
     # beyond 4e6 lattice points the profile came from the continuous Gaussian, which is not an
     # upper bound for the discrete one; now it is the proven vector bound, never below it
-    loss = DiscreteGaussian(2.0e5, 1, 1)
-    cont = Gaussian(2.0e5, 1.0)
-    for eps in (0.0, 1e-6, 5e-6):  # the proven bound is strictly above the continuous profile
-        assert loss.delta_for_epsilon(eps) > cont.delta_for_epsilon(eps) > 0
-    assert Accountant("pld").compose(loss).get_epsilon(1e-6) < 1e-4
+    loss = DiscreteGaussian(50.0, 1, 3000)  # 4.2e6 lattice points
+    assert loss._large()
+    cont = Gaussian(50.0, math.sqrt(3000))
+    for eps in (0.0, 0.5, 1.0):  # the proven bound is strictly above the continuous profile
+        assert loss.delta_for_epsilon(eps) > cont.delta_for_epsilon(eps) * (1 + 1e-6)
+    eps = Accountant("pld").compose(loss).get_epsilon(1e-6)
+    assert cont.epsilon_for_delta(1e-6) < eps < cont.epsilon_for_delta(1e-6) * 1.01
 
 
 # ------------------------------------------------------------------ advanced composition, huge counts
