@@ -187,6 +187,7 @@ ZERO_LOSSES = [
     PureDP(0.0), ApproxDP(0.0, 0.0), ApproxDP(0.0, 1e-9), ZCDP(0.0), RDP((2.0,), (0.0,)),
     RandomizedResponse(0.0), RandomizedResponse(0.0, 5), ReportNoisyMax(0.0),
     PoissonSampled(PureDP(0.0), 0.5), PoissonSampled(PureDP(1.0), 1e-300),
+    ApproxDP(0.0, 1.0), ApproxDP(1.0, 1.0), PoissonSampled(ApproxDP(1.0, 1.0), 0.5),
     parallel_composition(PureDP(0.0), ZCDP(0.0)),
 ]
 
@@ -270,3 +271,34 @@ def test_calibrate_large_counts_and_tiny_delta_are_answered_not_refused():
     sigma = calibrate("gaussian", 1.0, 1e-300)  # a legitimate (if extreme) δ
     assert Gaussian(sigma).delta_for_epsilon(1.0) <= 1e-300
     assert 30 < sigma < 40
+
+
+def test_tiny_delta_is_not_rounded_away():
+    # 1 - (1-δ)^k rounded to 0 for δ = 1e-300 (advanced and pld): now about kδ
+    for kind in ("advanced", "pld"):
+        acc = Accountant(kind).compose(ApproxDP(0.0, 1e-300), 2)
+        assert acc.get_delta(0.0) >= 2e-300 * (1 - 1e-9)
+    with pytest.raises(ValueError, match="delta_prime"):
+        conv.advanced_composition_drv(1.0, 0.0, 10, 0.0)  # was ZeroDivisionError
+
+
+def _hockey(p, q, eps):
+    return float(np.sum(np.maximum(np.asarray(p) - math.exp(eps) * np.asarray(q), 0.0)))
+
+
+@pytest.mark.parametrize("q", [0.1, 0.5, 1.0])
+def test_poisson_sampled_approx_dp_keeps_the_mass_where_p_is_zero(q):
+    # the dominating pair of (ε, δ)-DP on four outcomes (Kairouz, Oh & Viswanath 2015, Thm 2.1)
+    e, d = 1.0, 0.1
+    a, b = (1 - d) * math.exp(e) / (1 + math.exp(e)), (1 - d) / (1 + math.exp(e))
+    P, Q = [d, a, b, 0.0], [0.0, b, a, d]
+    P2 = [(1 - q) * y + q * x for x, y in zip(P, Q)]
+    loss = PoissonSampled(ApproxDP(e, d), q)
+    for eps in (0.0, 0.05, 0.3, 1.0):
+        exact = max(_hockey(P2, Q, eps), _hockey(Q, P2, eps))
+        assert loss.delta_for_epsilon(eps) == pytest.approx(exact, rel=1e-9, abs=1e-15)
+        # each direction on its own (the PLD composes them separately): the add direction
+        # missed Q's mass δ where P = 0 (e.g. 0.0416 instead of 0.0516 at q = 0.1, ε = 0)
+        for direction, (x, y) in (("remove", (P2, Q)), ("add", (Q, P2))):
+            got = float(loss._profile(np.array([eps]), direction)[0])
+            assert got == pytest.approx(_hockey(x, y, eps), rel=1e-9, abs=1e-15)

@@ -52,6 +52,8 @@ def _atoms_rdp(atoms: Atoms, alpha: float) -> float:
     if inf_mass > 0:
         return math.inf
     keep = masses > 0
+    if not keep.any():
+        return 0.0
     v = (alpha - 1.0) * losses[keep] + np.log(masses[keep])
     m = float(np.max(v))
     return max(0.0, (m + math.log(float(np.sum(np.exp(v - m))))) / (alpha - 1.0))
@@ -873,10 +875,20 @@ class PoissonSampled(PrivacyLoss):
         if direction == "remove":
             keep = mix > 0
             return new_loss[keep], mix[keep], q * p_inf
-        # add: the pair (Q, P'); the ∞ atom of P carries no Q mass, so it vanishes here
+        # add: the pair (Q, P'); the ∞ atom of P carries no Q mass, so it vanishes here, but Q's
+        # mass where P = 0 (1 - ΣQ, e.g. δ for (ε, δ)-DP) has P' = (1-q)Q: loss -log(1-q)
         keep = qmass > 0
-        order = np.argsort(-new_loss[keep])
-        return -new_loss[keep][order], qmass[keep][order], 0.0
+        add_loss, add_mass = -new_loss[keep], qmass[keep]
+        missing = max(0.0, 1.0 - float(np.sum(add_mass))) if p_inf > 0 else 0.0
+        inf_add = 0.0
+        if missing > 0:
+            if q < 1:
+                add_loss = np.append(add_loss, -math.log1p(-q))
+                add_mass = np.append(add_mass, missing)
+            else:
+                inf_add = missing
+        order = np.argsort(add_loss)
+        return add_loss[order], add_mass[order], inf_add
 
     def _loss_tails(self, eps: np.ndarray, direction: str) -> Optional[Tails]:
         q = self.rate
