@@ -108,7 +108,7 @@ def zcdp_to_delta(rho: float, epsilon: float) -> float:
 
 # ------------------------------------------------------------------ (ε, δ) composition
 def basic_composition(pairs: Iterable[Tuple[float, float, int]]) -> Tuple[float, float]:
-    """(Σ kε_i, Σ kδ_i) — composition theorem, adaptive too (Dwork–Roth Thm 3.16; lecture seed)."""
+    """(Σ kε_i, Σ kδ_i) — composition theorem, adaptive too (Dwork & Roth 2014, Thm 3.16)."""
     pairs = list(pairs)
     return (math.fsum(c * e for e, _, c in pairs), math.fsum(c * d for _, d, c in pairs))
 
@@ -229,6 +229,6 @@ def kov_heterogeneous_epsilon(pairs: Sequence[Tuple[float, int]], delta_tilde: f
 
 
 def group_approx_dp(epsilon: float, delta: float, k: int) -> Tuple[float, float]:
-    """(ε, δ)-DP for neighbours ⇒ (kε, k e^{(k-1)ε} δ)-DP for groups of k (Dwork–Roth Lemma 2.2
-    and its (ε,δ) form; lecture seed 000 states the t·e^{tε}δ variant, which is weaker)."""
+    """(ε, δ)-DP for neighbours ⇒ (kε, k e^{(k-1)ε} δ)-DP for groups of k: the hybrid argument
+    of Dwork & Roth 2014, Thm 2.2, over the k records gives δ Σ_{i<k} e^{iε} <= k e^{(k-1)ε} δ."""
     return k * epsilon, min(1.0, k * math.exp((k - 1) * epsilon) * delta)
