@@ -234,7 +234,8 @@ class DiscreteGaussianVector(PrivacyLoss):
     outputs, for neighbours whose outputs differ by an integer vector of L2 norm <=
     ``l2_sensitivity`` (a real, e.g. Δ/2^k + √d after rounding onto a grid).
 
-    * zCDP: ρ = Δ²/(2σ²) (Canonne, Kamath & Steinke 2020, Thm 14), so RDP αρ.
+    * zCDP: ρ = Δ²/(2σ²) (Canonne, Kamath & Steinke 2020, the multivariate discrete Gaussian's
+      concentrated DP, Thm 14 of arXiv:2004.00010), so RDP αρ.
     * Privacy profile (used by the PLD accountant, pessimistically discretised from it): the
       pointwise minimum of two proven upper bounds, each decreasing in ε:
 
@@ -307,6 +308,8 @@ class DiscreteGaussianVector(PrivacyLoss):
             if not log_r < 0.05:
                 continue
             sc = math.sqrt(self.sigma**2 - a * a)
+            if self.l2_sensitivity > check.MAX_LOSS_RATIO * sc:
+                continue  # no useful bound from this width
             g = Gaussian(sc, self.l2_sensitivity)._profile(eps - 2.0 * log_r, "remove")
             best = np.minimum(best, math.exp(log_r) * g)
         return best
