@@ -57,11 +57,13 @@ def test_thousand_coordinates_is_bounded_time():
 def test_huge_discrete_gaussian_uses_a_proven_bound_not_the_continuous_gaussian():
     # beyond 4e6 lattice points the profile came from the continuous Gaussian, which is not an
     # upper bound for the discrete one; now it is the proven vector bound, never below it
-    loss = DiscreteGaussian(2.0e5, 1, 1)
-    cont = Gaussian(2.0e5, 1.0)
-    for eps in (0.0, 1e-6, 5e-6):  # the proven bound is strictly above the continuous profile
-        assert loss.delta_for_epsilon(eps) > cont.delta_for_epsilon(eps) > 0
-    assert Accountant("pld").compose(loss).get_epsilon(1e-6) < 1e-4
+    loss = DiscreteGaussian(50.0, 1, 3000)  # 4.2e6 lattice points
+    assert loss._large()
+    cont = Gaussian(50.0, math.sqrt(3000))
+    for eps in (0.0, 0.5, 1.0):  # the proven bound is strictly above the continuous profile
+        assert loss.delta_for_epsilon(eps) > cont.delta_for_epsilon(eps) * (1 + 1e-6)
+    eps = Accountant("pld").compose(loss).get_epsilon(1e-6)
+    assert cont.epsilon_for_delta(1e-6) < eps < cont.epsilon_for_delta(1e-6) * 1.01
 
 
 # ------------------------------------------------------------------ advanced composition, huge counts
@@ -185,6 +187,7 @@ ZERO_LOSSES = [
     PureDP(0.0), ApproxDP(0.0, 0.0), ApproxDP(0.0, 1e-9), ZCDP(0.0), RDP((2.0,), (0.0,)),
     RandomizedResponse(0.0), RandomizedResponse(0.0, 5), ReportNoisyMax(0.0),
     PoissonSampled(PureDP(0.0), 0.5), PoissonSampled(PureDP(1.0), 1e-300),
+    ApproxDP(0.0, 1.0), ApproxDP(1.0, 1.0), PoissonSampled(ApproxDP(1.0, 1.0), 0.5),
     parallel_composition(PureDP(0.0), ZCDP(0.0)),
 ]
 
@@ -268,3 +271,34 @@ def test_calibrate_large_counts_and_tiny_delta_are_answered_not_refused():
     sigma = calibrate("gaussian", 1.0, 1e-300)  # a legitimate (if extreme) δ
     assert Gaussian(sigma).delta_for_epsilon(1.0) <= 1e-300
     assert 30 < sigma < 40
+
+
+def test_tiny_delta_is_not_rounded_away():
+    # 1 - (1-δ)^k rounded to 0 for δ = 1e-300 (advanced and pld): now about kδ
+    for kind in ("advanced", "pld"):
+        acc = Accountant(kind).compose(ApproxDP(0.0, 1e-300), 2)
+        assert acc.get_delta(0.0) >= 2e-300 * (1 - 1e-9)
+    with pytest.raises(ValueError, match="delta_prime"):
+        conv.advanced_composition_drv(1.0, 0.0, 10, 0.0)  # was ZeroDivisionError
+
+
+def _hockey(p, q, eps):
+    return float(np.sum(np.maximum(np.asarray(p) - math.exp(eps) * np.asarray(q), 0.0)))
+
+
+@pytest.mark.parametrize("q", [0.1, 0.5, 1.0])
+def test_poisson_sampled_approx_dp_keeps_the_mass_where_p_is_zero(q):
+    # the dominating pair of (ε, δ)-DP on four outcomes (Kairouz, Oh & Viswanath 2015, Thm 2.1)
+    e, d = 1.0, 0.1
+    a, b = (1 - d) * math.exp(e) / (1 + math.exp(e)), (1 - d) / (1 + math.exp(e))
+    P, Q = [d, a, b, 0.0], [0.0, b, a, d]
+    P2 = [(1 - q) * y + q * x for x, y in zip(P, Q)]
+    loss = PoissonSampled(ApproxDP(e, d), q)
+    for eps in (0.0, 0.05, 0.3, 1.0):
+        exact = max(_hockey(P2, Q, eps), _hockey(Q, P2, eps))
+        assert loss.delta_for_epsilon(eps) == pytest.approx(exact, rel=1e-9, abs=1e-15)
+        # each direction on its own (the PLD composes them separately): the add direction
+        # missed Q's mass δ where P = 0 (e.g. 0.0416 instead of 0.0516 at q = 0.1, ε = 0)
+        for direction, (x, y) in (("remove", (P2, Q)), ("add", (Q, P2))):
+            got = float(loss._profile(np.array([eps]), direction)[0])
+            assert got == pytest.approx(_hockey(x, y, eps), rel=1e-9, abs=1e-15)

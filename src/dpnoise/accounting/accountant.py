@@ -79,6 +79,7 @@ class Accountant:
         self._events: List[Tuple[PrivacyLoss, int]] = []
         self._pld: Optional[PrivacyLossDistribution] = None
         self._gauss_mu2 = 0.0
+        self._gauss_events = 0
 
     # ------------------------------------------------------------------ composing
     def check_supported(self, loss: PrivacyLoss) -> None:
@@ -104,6 +105,7 @@ class Accountant:
             if self.kind == "pld":
                 if type(loss) is Gaussian:
                     self._gauss_mu2 += count * (loss.sensitivity / loss.sigma) ** 2
+                    self._gauss_events += count
                 else:
                     part = PrivacyLossDistribution.from_loss(loss, self.value_discretization_interval, count)
                     self._pld = part if self._pld is None else self._pld.compose(part)
@@ -245,25 +247,30 @@ class Accountant:
         return conv.rdp_curve_to_delta(self.rdp, epsilon, self._orders)
 
     # pld -----------------------------------------------------------------
+    def _gauss_mu(self) -> float:
+        """√(Σ(Δ/σ)²) of the Gaussian events; never 0 once one is composed (a sum that
+        underflowed is replaced by the least positive float, still an upper bound)."""
+        return math.sqrt(self._gauss_mu2) if self._gauss_mu2 > 0 else math.sqrt(5e-324)
+
     def pld(self) -> Optional[PrivacyLossDistribution]:
         """The composed privacy-loss distribution (kind='pld'), Gaussian events included."""
         with self._lock:
-            if self._gauss_mu2 == 0:
+            if self._gauss_events == 0:
                 return self._pld
-            g = PrivacyLossDistribution.from_loss(Gaussian(1.0, math.sqrt(self._gauss_mu2)),
+            g = PrivacyLossDistribution.from_loss(Gaussian(1.0, self._gauss_mu()),
                                                   self.value_discretization_interval)
             return g if self._pld is None else self._pld.compose(g)
 
     def _epsilon_pld(self, delta: float) -> float:
         if self._pld is None:  # Gaussians only: exact
-            return Gaussian(1.0, math.sqrt(self._gauss_mu2)).epsilon_for_delta(delta)
+            return Gaussian(1.0, self._gauss_mu()).epsilon_for_delta(delta)
         pld = self.pld()
         assert pld is not None
         return pld.get_epsilon_for_delta(delta)
 
     def _delta_pld(self, epsilon: float) -> float:
         if self._pld is None:
-            return float(Gaussian(1.0, math.sqrt(self._gauss_mu2)).delta_for_epsilon(epsilon))
+            return float(Gaussian(1.0, self._gauss_mu()).delta_for_epsilon(epsilon))
         pld = self.pld()
         assert pld is not None
         return pld.get_delta_for_epsilon(epsilon)

@@ -1,7 +1,6 @@
 """Calibration: the least noise that meets an (ε, δ) target under an accountant."""
 from __future__ import annotations
 
-import math
 from typing import Callable, Optional
 
 from .. import _validate as check

@@ -17,7 +17,7 @@ def group_privacy(loss: PrivacyLoss, k: int) -> PrivacyLoss:
     * additive-noise mechanisms: the same noise with sensitivity kΔ (exact: a group moves the
       query by at most kΔ);
     * zCDP ρ → k²ρ (Bun & Steinke 2016, Prop. 1.9);
-    * pure ε → kε, and (ε, δ) → (kε, k e^{(k-1)ε} δ) (Dwork–Roth Lemma 2.2; lecture seed);
+    * pure ε → kε, and (ε, δ) → (kε, k e^{(k-1)ε} δ) (hybrid argument of Dwork & Roth 2014, Thm 2.2);
     * anything else through its (ε, δ) form; an RDP-only loss raises ValueError.
     """
     if not isinstance(loss, PrivacyLoss):

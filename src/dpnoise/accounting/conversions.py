@@ -108,14 +108,16 @@ def zcdp_to_delta(rho: float, epsilon: float) -> float:
 
 # ------------------------------------------------------------------ (ε, δ) composition
 def basic_composition(pairs: Iterable[Tuple[float, float, int]]) -> Tuple[float, float]:
-    """(Σ kε_i, Σ kδ_i) — composition theorem, adaptive too (Dwork–Roth Thm 3.16; lecture seed)."""
+    """(Σ kε_i, Σ kδ_i) — composition theorem, adaptive too (Dwork & Roth 2014, Thm 3.16)."""
     pairs = list(pairs)
     return (math.fsum(c * e for e, _, c in pairs), math.fsum(c * d for _, d, c in pairs))
 
 
 def advanced_composition_drv(epsilon: float, delta: float, k: int, delta_prime: float) -> Tuple[float, float]:
     """Dwork, Rothblum & Vadhan 2010 (Dwork–Roth Thm 3.20): k-fold (ε, δ) is
-    (√(2k ln(1/δ')) ε + k ε (e^ε - 1), kδ + δ')-DP."""
+    (√(2k ln(1/δ')) ε + k ε (e^ε - 1), kδ + δ')-DP. δ' must be in (0, 1]."""
+    if not 0 < delta_prime <= 1:
+        raise ValueError(f"delta_prime must be in (0, 1], got {delta_prime!r}")
     return (math.sqrt(2 * k * math.log(1 / delta_prime)) * epsilon + k * epsilon * math.expm1(epsilon),
             k * delta + delta_prime)
 
@@ -204,8 +206,12 @@ def kov_rr_epsilon(epsilon0: float, k: int, delta: float) -> float:
 
 def kov_homogeneous_delta(epsilon0: float, delta0: float, k: int, epsilon: float) -> float:
     """KOV 2015 Thm 3.3: δ_total(ε) = 1 - (1-δ0)^k (1 - δ_RR(ε))."""
-    keep = math.exp(k * math.log1p(-delta0)) if delta0 < 1 else 0.0
-    return 1.0 - keep * (1.0 - kov_rr_delta(epsilon0, k, epsilon))
+    if delta0 >= 1:
+        return 1.0
+    rr = kov_rr_delta(epsilon0, k, epsilon)
+    if rr >= 1:
+        return 1.0
+    return -math.expm1(k * math.log1p(-delta0) + math.log1p(-rr))  # no rounding to 0
 
 
 def kov_heterogeneous_epsilon(pairs: Sequence[Tuple[float, int]], delta_tilde: float) -> float:
@@ -223,6 +229,6 @@ def kov_heterogeneous_epsilon(pairs: Sequence[Tuple[float, int]], delta_tilde: f
 
 
 def group_approx_dp(epsilon: float, delta: float, k: int) -> Tuple[float, float]:
-    """(ε, δ)-DP for neighbours ⇒ (kε, k e^{(k-1)ε} δ)-DP for groups of k (Dwork–Roth Lemma 2.2
-    and its (ε,δ) form; lecture seed 000 states the t·e^{tε}δ variant, which is weaker)."""
+    """(ε, δ)-DP for neighbours ⇒ (kε, k e^{(k-1)ε} δ)-DP for groups of k: the hybrid argument
+    of Dwork & Roth 2014, Thm 2.2, over the k records gives δ Σ_{i<k} e^{iε} <= k e^{(k-1)ε} δ."""
     return k * epsilon, min(1.0, k * math.exp((k - 1) * epsilon) * delta)

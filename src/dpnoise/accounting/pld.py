@@ -115,6 +115,8 @@ def _from_atoms(atoms, h: float) -> _GridPMF:
     losses, masses, inf_mass = atoms
     keep = (masses > 0) & np.isfinite(losses)
     losses, masses = losses[keep], masses[keep]
+    if losses.size == 0:  # all the mass is at infinite loss
+        return _GridPMF(0, np.zeros(1), float(min(1.0, inf_mass)))
     k = np.floor(losses / h).astype(np.int64)
     k = np.where(k * h > losses, k - 1, k)  # guarantee k·h <= loss < (k+1)·h
     k = np.where((k + 1) * h <= losses, k + 1, k)
@@ -249,7 +251,7 @@ def _self_compose(g: _GridPMF, n: int, h: float, tol: float) -> _GridPMF:
     spec = np.fft.rfft(arr) ** n
     res = np.fft.irfft(spec, length)
     window = res[np.arange(lo_k, hi_k + 1) % length]
-    inf = 1.0 - (1.0 - g.inf_mass) ** n
+    inf = _union_mass(g.inf_mass, g.inf_mass, n)
     if hi_k < full_hi:
         inf += tol  # Chernoff bound on the finite mass above the window
     if lo_k > full_lo:
@@ -257,9 +259,17 @@ def _self_compose(g: _GridPMF, n: int, h: float, tol: float) -> _GridPMF:
     return _GridPMF(lo_k, np.clip(window, 0.0, None), min(1.0, inf)).trimmed(tol)
 
 
+def _union_mass(a: float, b: float, n: int = 0) -> float:
+    """1 - (1-a)(1-b), or 1 - (1-a)^n when n > 0, without losing tiny masses to rounding."""
+    if max(a, b) >= 1.0:
+        return 1.0
+    log_keep = n * math.log1p(-a) if n else math.log1p(-a) + math.log1p(-b)
+    return -math.expm1(log_keep)
+
+
 def _compose(a: _GridPMF, b: _GridPMF, tol: float) -> _GridPMF:
     pmf = _fft_convolve(a.pmf, b.pmf)
-    inf = 1.0 - (1.0 - a.inf_mass) * (1.0 - b.inf_mass)
+    inf = _union_mass(a.inf_mass, b.inf_mass)
     return _GridPMF(a.offset + b.offset, pmf, inf).trimmed(tol)
 
 
