@@ -8,7 +8,6 @@ import pathlib
 import pickle
 import re
 import signal
-import time
 from fractions import Fraction
 
 import numpy as np

@@ -17,7 +17,8 @@ __all__ = [
     "DiscreteGaussianMechanism", "DiscreteLaplaceMechanism", "GaussianMechanism",
     "GeometricMechanism", "Histogram", "LaplaceMechanism", "PrivateKDE", "RandomizedResponse",
     "analytic_gaussian_sigma", "classic_gaussian_sigma", "discrete_error_lower_bound",
-    "error_lower_bound", "posterior_bounds", "discrete_gaussian_loss", "discrete_gaussian_sigma", "hall_rinaldo_wasserman_sigma",
+    "error_lower_bound", "posterior_bounds", "discrete_gaussian_loss", "discrete_gaussian_sigma",
+    "hall_rinaldo_wasserman_sigma",
     "ReleasePlan", "NoisyGridPlan", "RandomizedResponsePlan", "GaussianProcessPlan",
     "discrete_laplace_scale", "OUT_OF_DOMAIN", "DEFAULT_OUT_OF_DOMAIN",
 ]

@@ -16,7 +16,7 @@ from ._base import (
 )
 from ._plan import INTEGER_BOUND, MAX_LAPLACE_SCALE, NoisyGridPlan
 from .gaussian import MAX_SIGMA, check_gaussian_delta, discrete_gaussian_loss, discrete_gaussian_sigma
-from .laplace import _half_width, discrete_laplace_loss, discrete_laplace_scale
+from .laplace import discrete_laplace_half_width, discrete_laplace_loss, discrete_laplace_scale
 
 NOISES = ("laplace", "geometric", "gaussian")
 MAX_BINS = 1 << 27  # the counts are held in memory (8 bytes each)
@@ -101,7 +101,7 @@ class Histogram(Mechanism):
         beta = check_beta(beta)
         k = self.categories
         if self._law == "laplace":
-            return float(_half_width(float(self._param), k, beta))
+            return float(discrete_laplace_half_width(float(self._param), k, beta))
         return float(math.ceil(self._param * math.sqrt(2 * math.log(2 * k / beta))))
 
     def counts(self, data: Any) -> np.ndarray:

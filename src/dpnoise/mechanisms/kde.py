@@ -116,7 +116,7 @@ class PrivateKDE(Mechanism):
             x = x[:, None]
         if x.ndim != 2 or x.shape[1] != self.grid.shape[1] or x.shape[0] < 1:
             raise ValueError(f"data must have shape (n,) or (n, {self.grid.shape[1]}) with n >= 1")
-        h, d = self.bandwidth, x.shape[1]
+        h = self.bandwidth
         out = np.zeros(self.grid.shape[0])
         for start in range(0, x.shape[0], 4096):
             chunk = x[start:start + 4096]

@@ -52,7 +52,7 @@ def discrete_laplace_scale(sensitivity: int, epsilon: float, delta: float = 0.0)
     return Fraction(_grid.round_up_short(t * (1 + 2**-50)))
 
 
-def _half_width(scale: float, count: int, beta: float) -> int:
+def discrete_laplace_half_width(scale: float, count: int, beta: float) -> int:
     """Least m with count · P(|X| > m) <= beta for X ~ DLap(scale): P(|X| > m) = 2r^{m+1}/(1+r)."""
     if count == 0:
         return 0
@@ -106,7 +106,7 @@ class DiscreteLaplaceMechanism(Mechanism):
         """Half-width w with P(some of the outputs is more than w from its clamped value)
         <= beta (exact tail, union bound over the coordinates)."""
         d = size_of(normalise_shape(shape))
-        return float(_half_width(float(self.scale), d, check_beta(beta)))
+        return float(discrete_laplace_half_width(float(self.scale), d, check_beta(beta)))
 
     def _prepare(self, value: Any) -> Tuple[np.ndarray, Tuple[int, ...], Any]:
         v = as_integer_array(value)
@@ -202,7 +202,7 @@ class LaplaceMechanism(Mechanism):
         """Half-width w with P(some output is more than w from its (clamped) true value) <= beta,
         rounding included (Dwork–Roth Thm 3.8 gives ln(d/β)·Δ/ε for the continuous mechanism)."""
         p = self.plan(shape, dtype)
-        w = _half_width(float(p.param), p.size, check_beta(beta))
+        w = discrete_laplace_half_width(float(p.param), p.size, check_beta(beta))
         if p.k is None:
             return float(w)
         return (w + 0.5) * 2.0**p.k if p.size else 0.0
