@@ -88,7 +88,8 @@ def _dg_sum_atoms(sigma: float, shift: int, coordinates: int) -> Atoms:
     is (2SΔ - cΔ²)/2σ² with S the sum of c independent x, whose pmf is the c-fold convolution of
     the one-coordinate pmf, computed by repeated squaring with FFT convolutions: O(N log N log c)
     time and O(N) memory for N = c(2⌈14σ⌉+Δ+3) lattice points (the old c-step loop of direct
-    convolutions was O(N²)). The floating error of the FFTs is bounded in ℓ1 by
+    convolutions was O(N²)); when N is much larger than the sub-Gaussian window of S, only the
+    window is computed (``_dg_sum_atoms_windowed``). The floating error of the FFTs is bounded in ℓ1 by
     16·√N·u·log2(N)·(1 + log2 c) (u = 2^-53; the ℓ2 error of an FFT convolution is
     O(u log N)·‖a‖₂‖b‖₂, Higham 2002 §24.1) and added to the infinite-loss atom, with the
     truncation mass (< 1e-43 per coordinate), so the profile stays an upper bound."""
@@ -133,9 +134,9 @@ _DG_WINDOW_TAIL = 1e-40
 
 def _dg_window(sigma: float, coordinates: int) -> int:
     """Half-width t of a window around cΔ holding all but _DG_WINDOW_TAIL of the sum S: the
-    discrete Gaussian (also truncated symmetrically about its centre) is σ²-sub-Gaussian (CKS
-    2020, Cor. 9 with the truncation only lowering E cosh λX), so P(|S - cΔ| >= t) <=
-    2 exp(-t²/2cσ²)."""
+    discrete Gaussian (also truncated symmetrically about its centre) is σ²-sub-Gaussian
+    (CKS 2020, §2: E e^{λ(X-μ)} <= e^{λ²σ²/2}; the truncation only lowers E cosh λ(X-μ)), so
+    P(|S - cΔ| >= t) <= 2 exp(-t²/2cσ²) (Chernoff)."""
     return math.ceil(sigma * math.sqrt(2 * coordinates * math.log(2 / _DG_WINDOW_TAIL))) + 1
 
 
