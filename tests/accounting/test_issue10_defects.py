@@ -10,7 +10,7 @@ import pytest
 from dpnoise.accounting import (
     RDP, ZCDP, Accountant, ApproxDP, DiscreteGaussian, DiscreteGaussianVector, DiscreteLaplace,
     Gaussian, Laplace, PoissonSampled, PrivacyBudget, PureDP, RandomizedResponse,
-    ReportNoisyMax, calibrate, group_privacy, parallel_composition,
+    ReportNoisyMax, calibrate, group_privacy, least_sigma, parallel_composition,
 )
 from dpnoise.accounting import conversions as conv
 from dpnoise.accounting.losses import _atoms_profile
@@ -57,13 +57,24 @@ def test_thousand_coordinates_is_bounded_time():
 def test_huge_discrete_gaussian_uses_a_proven_bound_not_the_continuous_gaussian():
     # beyond 4e6 lattice points the profile came from the continuous Gaussian, which is not an
     # upper bound for the discrete one; now it is the proven vector bound, never below it
-    loss = DiscreteGaussian(50.0, 1, 3000)  # 4.2e6 lattice points
-    assert loss._large()
-    cont = Gaussian(50.0, math.sqrt(3000))
-    for eps in (0.0, 0.5, 1.0):  # the proven bound is strictly above the continuous profile
-        assert loss.delta_for_epsilon(eps) > cont.delta_for_epsilon(eps) * (1 + 1e-6)
+    loss = DiscreteGaussian(3000.0, 1, 3000)  # a window of ~4.5e6 lattice points
+    assert loss._large() and loss._loss_atoms("remove") is None
+    cont = Gaussian(3000.0, math.sqrt(3000))
+    for eps in (0.0, 0.02, 0.05):  # the proven bound is strictly above the continuous profile
+        assert loss.delta_for_epsilon(eps) > cont.delta_for_epsilon(eps) * (1 + 5e-8)
     eps = Accountant("pld").compose(loss).get_epsilon(1e-6)
     assert cont.epsilon_for_delta(1e-6) < eps < cont.epsilon_for_delta(1e-6) * 1.01
+
+
+def test_many_coordinates_with_large_sigma_uses_a_window_and_is_fast():
+    # σ = 118, c = 1000: 3.3e6 lattice points in full, ~1e5 in the sub-Gaussian window;
+    # least_sigma took ~100 s with full-length FFT powering, now ~2 s
+    start = time.perf_counter()
+    sigma = least_sigma(lambda s: DiscreteGaussian(s, 1, 1000), 1.0, 1e-5, start=100.0)
+    assert time.perf_counter() - start < 60.0
+    analytic = least_sigma(lambda s: Gaussian(s, math.sqrt(1000)), 1.0, 1e-5, start=100.0)
+    assert analytic * (1 - 1e-3) < sigma < analytic * (1 + 1e-3)
+    assert DiscreteGaussian(sigma, 1, 1000).delta_for_epsilon(1.0) <= 1e-5
 
 
 # ------------------------------------------------------------------ advanced composition, huge counts

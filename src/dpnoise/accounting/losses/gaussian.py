@@ -88,7 +88,8 @@ def _dg_sum_atoms(sigma: float, shift: int, coordinates: int) -> Atoms:
     is (2SΔ - cΔ²)/2σ² with S the sum of c independent x, whose pmf is the c-fold convolution of
     the one-coordinate pmf, computed by repeated squaring with FFT convolutions: O(N log N log c)
     time and O(N) memory for N = c(2⌈14σ⌉+Δ+3) lattice points (the old c-step loop of direct
-    convolutions was O(N²)). The floating error of the FFTs is bounded in ℓ1 by
+    convolutions was O(N²)); when N is much larger than the sub-Gaussian window of S, only the
+    window is computed (``_dg_sum_atoms_windowed``). The floating error of the FFTs is bounded in ℓ1 by
     16·√N·u·log2(N)·(1 + log2 c) (u = 2^-53; the ℓ2 error of an FFT convolution is
     O(u log N)·‖a‖₂‖b‖₂, Higham 2002 §24.1) and added to the infinite-loss atom, with the
     truncation mass (< 1e-43 per coordinate), so the profile stays an upper bound."""
@@ -98,6 +99,10 @@ def _dg_sum_atoms(sigma: float, shift: int, coordinates: int) -> Atoms:
     logp = -((x - shift) ** 2) / s2  # P centred at Δ
     w = np.exp(logp - logp.max())
     one = w / w.sum()
+    full = coordinates * (x.size - 1) + 1
+    window = _dg_window(sigma, coordinates)
+    if full > 4 * window and full > 1 << 16:
+        return _dg_sum_atoms_windowed(one, x, sigma, shift, coordinates, window)
     masses, power, n = np.ones(1), one, coordinates
     used_fft = False
     while True:  # binary powering: masses = one^{*c}
@@ -121,6 +126,48 @@ def _dg_sum_atoms(sigma: float, shift: int, coordinates: int) -> Atoms:
     losses.setflags(write=False)
     masses.setflags(write=False)
     return losses, masses, min(1.0, 1e-43 * coordinates + fft_error)
+
+
+# mass of the c-coordinate sum left outside its window (both tails together)
+_DG_WINDOW_TAIL = 1e-40
+
+
+def _dg_window(sigma: float, coordinates: int) -> int:
+    """Half-width t of a window around cΔ holding all but _DG_WINDOW_TAIL of the sum S: the
+    discrete Gaussian (also truncated symmetrically about its centre) is σ²-sub-Gaussian
+    (CKS 2020, §2: E e^{λ(X-μ)} <= e^{λ²σ²/2}; the truncation only lowers E cosh λ(X-μ)), so
+    P(|S - cΔ| >= t) <= 2 exp(-t²/2cσ²) (Chernoff)."""
+    return math.ceil(sigma * math.sqrt(2 * coordinates * math.log(2 / _DG_WINDOW_TAIL))) + 1
+
+
+def _dg_sum_atoms_windowed(one: np.ndarray, x: np.ndarray, sigma: float, shift: int,
+                           coordinates: int, half: int) -> Atoms:
+    """c-fold sum restricted to [cΔ - t, cΔ + t]: one FFT of length M >= 2t + 1 of the
+    one-coordinate pmf wrapped mod M, raised to the c-th power (the circular convolution of c
+    copies), read back on the window. Mass from outside the window aliased into it only adds
+    mass (<= _DG_WINDOW_TAIL); the mass outside and the float error of the power (bounded by
+    4·L·(c+1)·u·(log2 M + 2)·mean|F|^c on the L window points, the error of each transform
+    being O(u log M) relative to ‖F‖, Higham 2002 §24.1) go to the infinite-loss atom."""
+    c = coordinates
+    lo = max(int(x[0]) * c, c * shift - half)
+    hi = min(int(x[-1]) * c, c * shift + half)
+    length = hi - lo + 1
+    m = 1 << (length - 1).bit_length()
+    arr = np.zeros(m)
+    np.add.at(arr, x.astype(np.int64) % m, one)
+    spec = np.fft.rfft(arr) ** c
+    mean_abs = (abs(spec[0]) + 2 * float(np.sum(np.abs(spec[1:-1]))) + abs(spec[-1])) / m
+    circ = np.fft.irfft(spec, m)
+    total = np.arange(lo, hi + 1, dtype=np.int64)
+    masses = np.clip(circ[total % m], 0.0, None)
+    error = 4 * length * (c + 1) * _UNIT_ROUNDOFF * (math.log2(m) + 2) * mean_abs
+    s2 = 2 * sigma**2
+    losses = (2 * total.astype(float) * shift - c * shift**2) / s2
+    keep = masses > 0
+    losses, masses = losses[keep], masses[keep]
+    losses.setflags(write=False)
+    masses.setflags(write=False)
+    return losses, masses, min(1.0, 1e-43 * c + _DG_WINDOW_TAIL + error)
 
 
 def _convolve(a: np.ndarray, b: np.ndarray) -> Tuple[np.ndarray, bool]:
@@ -167,7 +214,8 @@ class DiscreteGaussian(_GaussianNoise):
         return self.coordinates * self.sensitivity**2 / (2 * self.sigma**2)
 
     def _large(self) -> bool:
-        return (28 * self.sigma + self.sensitivity + 3) * self.coordinates > _DG_MAX_SUPPORT
+        full = (2 * math.ceil(14 * self.sigma) + self.sensitivity + 3) * self.coordinates
+        return min(full, 2 * _dg_window(self.sigma, self.coordinates) + 1) > _DG_MAX_SUPPORT
 
     def _vector(self) -> "DiscreteGaussianVector":
         return DiscreteGaussianVector(self.sigma, self.sensitivity * math.sqrt(self.coordinates),

@@ -18,8 +18,8 @@ class ReportNoisyMax(PrivacyLoss):
     sensitivity 1.
 
     All three methods are then ε-DP: Laplace noise (Dwork & Roth 2014, Claim 3.9),
-    permute-and-flip (McKenna & Sheldon 2020, Thm 1) and the exponential mechanism (McSherry &
-    Talwar 2007, Thm 6). The exponential mechanism is moreover ε-bounded-range, hence
+    permute-and-flip (McKenna & Sheldon 2020) and the exponential mechanism (McSherry &
+    Talwar 2007). The exponential mechanism is moreover ε-bounded-range, hence
     ε²/8-zCDP (Cesar & Rogers 2021, Lemma 3.2), which the zCDP and RDP accountants use. The PLD
     accountant uses the pure-DP worst case (randomized response)."""
 
