@@ -128,3 +128,16 @@ def shape_of(size: Size) -> Optional[Tuple[int, ...]]:
 def count_of(shape: Optional[Tuple[int, ...]]) -> int:
     """Number of samples a shape holds (a scalar request is one sample)."""
     return 1 if shape is None else int(np.prod(shape, dtype=np.int64))
+
+
+# -- accounting: a privacy-loss ratio (sensitivity / noise scale) the float analysis can hold ----
+
+MAX_LOSS_RATIO = 1e6
+
+
+def loss_ratio(sensitivity: float, scale: float, sensitivity_name: str, scale_name: str) -> None:
+    """OverflowError unless sensitivity/scale <= MAX_LOSS_RATIO (a per-release ε of 10^6 or a
+    zCDP ρ of 5·10^11 is no privacy, and beyond it the loss arithmetic overflows)."""
+    if not sensitivity <= MAX_LOSS_RATIO * scale:
+        raise OverflowError(f"{sensitivity_name}/{scale_name} must be <= {MAX_LOSS_RATIO:g}, got "
+                            f"{sensitivity_name}={sensitivity!r}, {scale_name}={scale!r}")

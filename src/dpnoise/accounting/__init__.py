@@ -1,13 +1,14 @@
 """Privacy accounting: loss descriptors, accountants, budgets and calibration."""
 from .accountant import KINDS, Accountant, supported_by
 from .budget import PrivacyBudget
-from .calibration import calibrate
+from .calibration import calibrate, least_sigma
 from .composition import group_privacy, parallel_composition
 from .losses import (
     RDP,
     ZCDP,
     ApproxDP,
     DiscreteGaussian,
+    DiscreteGaussianVector,
     DiscreteLaplace,
     Gaussian,
     Laplace,
@@ -22,8 +23,8 @@ from .losses import (
 from .pld import PrivacyLossDistribution
 
 __all__ = [
-    "Accountant", "ApproxDP", "DiscreteGaussian", "DiscreteLaplace", "Gaussian", "KINDS",
+    "Accountant", "ApproxDP", "DiscreteGaussian", "DiscreteGaussianVector", "DiscreteLaplace", "Gaussian", "KINDS",
     "Laplace", "Parallel", "PoissonSampled", "PrivacyBudget", "PrivacyLoss",
     "PrivacyLossDistribution", "PureDP", "RDP", "RandomizedResponse", "ReportNoisyMax", "ZCDP",
-    "calibrate", "group_privacy", "loss_from_dict", "parallel_composition", "supported_by",
+    "calibrate", "least_sigma", "group_privacy", "loss_from_dict", "parallel_composition", "supported_by",
 ]

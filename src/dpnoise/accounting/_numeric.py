@@ -50,21 +50,42 @@ def least_meeting(ok: Callable[[float], bool], start: float, *, rel: float = 1e-
                   limit: float = 1e300) -> float:
     """The least x > 0 with ok(x), for ok monotone (false below some point, true above), to
     relative precision ``rel``; the returned x always satisfies ok. Raises TargetNotMet when no
-    x up to ``limit`` does."""
-    hi = start
-    while not ok(hi):
-        hi *= 2.0
-        if hi > limit:
-            raise TargetNotMet("no value meets the target")
-    lo = hi / 2.0
-    while ok(lo):
-        hi, lo = lo, lo / 2.0
-        if lo < 1e-300:
-            return hi
-    while hi - lo > rel * hi:
+    x up to ``limit`` does. An OverflowError raised by ok (a parameter the analysis cannot hold)
+    counts as "not met".
+
+    Bounded work: the bracket grows by repeated squaring of the ratio to ``start`` (at most
+    ~11 steps to 10^±300) and is then bisected in log x, about log2(log(hi/lo)/rel) steps."""
+    def good(log_x: float) -> bool:
+        try:
+            return bool(ok(math.exp(log_x)))
+        except OverflowError:
+            return False
+
+    log_limit, log_min = math.log(min(limit, 1e300)), math.log(1e-300)
+    x0 = min(max(math.log(start), log_min), log_limit)
+    if good(x0):
+        hi, step = x0, 1.0
+        lo = max(log_min, x0 - step)
+        while lo > log_min and good(lo):
+            hi = lo
+            step *= 2.0
+            lo = max(log_min, x0 - step)
+        if lo <= log_min and good(lo):
+            return math.exp(lo)
+    else:
+        lo, step = x0, 1.0
+        hi = min(log_limit, x0 + step)
+        while not good(hi):
+            if hi >= log_limit:
+                raise TargetNotMet("no value meets the target")
+            lo = hi
+            step *= 2.0
+            hi = min(log_limit, x0 + step)
+    tol = math.log1p(rel)
+    while hi - lo > tol:  # invariant: good(hi), not good(lo)
         mid = 0.5 * (lo + hi)
-        if ok(mid):
+        if good(mid):
             hi = mid
         else:
             lo = mid
-    return hi
+    return math.exp(hi)

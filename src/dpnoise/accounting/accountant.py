@@ -79,6 +79,7 @@ class Accountant:
         self._events: List[Tuple[PrivacyLoss, int]] = []
         self._pld: Optional[PrivacyLossDistribution] = None
         self._gauss_mu2 = 0.0
+        self._gauss_events = 0
 
     # ------------------------------------------------------------------ composing
     def check_supported(self, loss: PrivacyLoss) -> None:
@@ -104,6 +105,7 @@ class Accountant:
             if self.kind == "pld":
                 if type(loss) is Gaussian:
                     self._gauss_mu2 += count * (loss.sensitivity / loss.sigma) ** 2
+                    self._gauss_events += count
                 else:
                     part = PrivacyLossDistribution.from_loss(loss, self.value_discretization_interval, count)
                     self._pld = part if self._pld is None else self._pld.compose(part)
@@ -180,19 +182,10 @@ class Accountant:
             return basic
         if len(merged) == 1:
             (e0, d0), k = next(iter(merged.items()))
-            hi = k * e0
-            if conv.kov_rr_delta(e0, k, 0.0) <= dt:
-                return 0.0
-            lo = 0.0
-            for _ in range(100):
-                mid = 0.5 * (lo + hi)
-                if conv.kov_rr_delta(e0, k, mid) <= dt:
-                    hi = mid
-                else:
-                    lo = mid
-                if hi - lo <= 1e-13 * max(hi, 1e-300):
-                    break
-            return min(basic, hi)
+            try:  # exact (KOV Thm 3.3) over a bounded window of the binomial
+                return min(basic, conv.kov_rr_epsilon(e0, k, dt))
+            except OverflowError:
+                pass  # window beyond KOV_MAX_WINDOW: the closed form below (KOV Thm 3.4)
         return min(basic, conv.kov_heterogeneous_epsilon([(e, c) for (e, _), c in merged.items()], dt))
 
     def _delta_advanced(self, epsilon: float) -> float:
@@ -200,7 +193,10 @@ class Accountant:
         log_keep = math.fsum(c * math.log1p(-d) if d < 1 else -math.inf for (e, d), c in merged.items())
         if len(merged) == 1:
             (e0, d0), k = next(iter(merged.items()))
-            return min(1.0, conv.kov_homogeneous_delta(e0, d0, k, epsilon))
+            try:
+                return min(1.0, conv.kov_homogeneous_delta(e0, d0, k, epsilon))
+            except OverflowError:
+                pass  # beyond the exact window: the closed form below
         pairs = [(e, c) for (e, _), c in merged.items()]
         if conv.kov_heterogeneous_epsilon(pairs, 0.0) <= epsilon:
             dt = 0.0
@@ -251,25 +247,30 @@ class Accountant:
         return conv.rdp_curve_to_delta(self.rdp, epsilon, self._orders)
 
     # pld -----------------------------------------------------------------
+    def _gauss_mu(self) -> float:
+        """√(Σ(Δ/σ)²) of the Gaussian events; never 0 once one is composed (a sum that
+        underflowed is replaced by the least positive float, still an upper bound)."""
+        return math.sqrt(self._gauss_mu2) if self._gauss_mu2 > 0 else math.sqrt(5e-324)
+
     def pld(self) -> Optional[PrivacyLossDistribution]:
         """The composed privacy-loss distribution (kind='pld'), Gaussian events included."""
         with self._lock:
-            if self._gauss_mu2 == 0:
+            if self._gauss_events == 0:
                 return self._pld
-            g = PrivacyLossDistribution.from_loss(Gaussian(1.0, math.sqrt(self._gauss_mu2)),
+            g = PrivacyLossDistribution.from_loss(Gaussian(1.0, self._gauss_mu()),
                                                   self.value_discretization_interval)
             return g if self._pld is None else self._pld.compose(g)
 
     def _epsilon_pld(self, delta: float) -> float:
         if self._pld is None:  # Gaussians only: exact
-            return Gaussian(1.0, math.sqrt(self._gauss_mu2)).epsilon_for_delta(delta)
+            return Gaussian(1.0, self._gauss_mu()).epsilon_for_delta(delta)
         pld = self.pld()
         assert pld is not None
         return pld.get_epsilon_for_delta(delta)
 
     def _delta_pld(self, epsilon: float) -> float:
         if self._pld is None:
-            return float(Gaussian(1.0, math.sqrt(self._gauss_mu2)).delta_for_epsilon(epsilon))
+            return float(Gaussian(1.0, self._gauss_mu()).delta_for_epsilon(epsilon))
         pld = self.pld()
         assert pld is not None
         return pld.get_delta_for_epsilon(epsilon)

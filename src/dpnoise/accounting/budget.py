@@ -1,21 +1,50 @@
-"""A privacy budget (filter): refuses a release that would exceed (ε, δ), before any noise."""
+"""A privacy budget (filter): refuses a release that would exceed (ε, δ), before any noise.
+
+In memory (``PrivacyBudget(...)``) or backed by a file shared between processes
+(``PrivacyBudget.open(path, ...)``). The file format is JSON, versioned::
+
+    {"format": "dpnoise.PrivacyBudget", "version": 2,
+     "epsilon": ..., "delta": ..., "accountant": ..., "neighbours": ...,
+     "value_discretization_interval": ...,
+     "ledger": [{"loss": {...}, "count": 1, "label": null, "insecure": false}, ...],
+     "totals": {"releases": n, "uses": Σ count, "insecure_releases": m, "spent_epsilon": ε}}
+
+``totals`` is recomputed from the ledger on every load and must agree with it, so a ledger
+edited by hand (an entry removed, a count lowered) is refused. Version 1 (no ``format``,
+``version``, ``totals`` or ``insecure``) is still read.
+"""
 from __future__ import annotations
 
 import json
 import math
 import os
 import threading
-from typing import Any, Dict, List, Optional, Union
+import uuid
+from contextlib import contextmanager
+from typing import Any, Dict, Iterator, List, Optional, Union
 
 from .._errors import BudgetExceededError
 from .. import _validate as check
 from .accountant import Accountant
 from .losses import PrivacyLoss, loss_from_dict
+from .pld import DEFAULT_INTERVAL
 
 # Budgets are compared with this relative slack so that splits written in decimal
 # (3 × 0.1 against 0.3) are not refused for a binary rounding error; 1e-12 of ε is far below
 # anything a privacy analysis can resolve.
 RELATIVE_SLACK = 1e-12
+FORMAT = "dpnoise.PrivacyBudget"
+VERSION = 2
+# recorded spent ε and the one recomputed from the ledger must agree to this relative precision
+_TOTALS_RTOL = 1e-9
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def _field(data: Dict[str, Any], name: str, where: str = "budget data") -> Any:
+    if name not in data:
+        raise ValueError(f"{where} is missing the field {name!r}")
+    return data[name]
 
 
 class PrivacyBudget:
@@ -28,6 +57,8 @@ class PrivacyBudget:
 
     accountant: a kind (``"basic"``, ``"advanced"``, ``"zcdp"``, ``"rdp"``, ``"pld"``) or an
     empty :class:`Accountant` to use as the template.
+
+    A budget made by :meth:`open` is backed by its file and safe across processes (see there).
     """
 
     def __init__(self, epsilon: float, delta: float = 0.0,
@@ -43,6 +74,7 @@ class PrivacyBudget:
             self._accountant = Accountant(accountant, neighbours)
         self._lock = threading.RLock()
         self._ledger: List[Dict[str, Any]] = []
+        self._path: Optional[str] = None
 
     # ------------------------------------------------------------------ spending
     def _fits(self, acc: Accountant) -> bool:
@@ -50,13 +82,23 @@ class PrivacyBudget:
 
     def can_spend(self, loss: PrivacyLoss, count: int = 1) -> bool:
         """Whether ``spend(loss, count)`` would succeed now."""
-        with self._lock:
+        with self._synced(write=False):
             trial = self._accountant.copy().compose(loss, count)
             return self._fits(trial)
 
-    def spend(self, loss: PrivacyLoss, count: int = 1, *, label: Optional[str] = None) -> None:
-        """Charge ``count`` uses of ``loss``; BudgetExceededError (and no charge) if over budget."""
-        with self._lock:
+    def spend(self, loss: PrivacyLoss, count: int = 1, *, label: Optional[str] = None,
+              insecure: bool = False) -> None:
+        """Charge ``count`` uses of ``loss``; BudgetExceededError (and no charge) if over budget.
+
+        label: a name for the ledger (never put data values in it).
+        insecure: True when the release draws from a generator that is not cryptographically
+        secure (the caller allowed it); the ledger records it and the summary counts it.
+        For a file-backed budget the charge is durable on disk before this returns."""
+        if label is not None and not isinstance(label, str):
+            raise TypeError(f"label must be a str or None, got {type(label).__name__}")
+        if not isinstance(insecure, bool):
+            raise TypeError(f"insecure must be a bool, got {type(insecure).__name__}")
+        with self._synced(write=True):
             trial = self._accountant.copy().compose(loss, count)
             if not self._fits(trial):
                 spent = self._accountant.get_epsilon(self.delta)
@@ -64,14 +106,19 @@ class PrivacyBudget:
                 raise BudgetExceededError(
                     f"release {label or loss!r} (x{count}) would bring epsilon at delta={self.delta:g} "
                     f"from {spent:.6g} to {would:.6g}, over the budget epsilon={self.epsilon:g}")
+            entry = {"loss": loss.to_dict(), "count": int(count), "label": label,
+                     "insecure": insecure}
+            if self._path is not None:
+                data = self._data(self._ledger + [entry], trial)
+                _write_durably(self._path, data)  # raises before the in-memory commit
             self._accountant = trial
-            self._ledger.append({"loss": loss.to_dict(), "count": count, "label": label})
+            self._ledger.append(entry)
 
     # ------------------------------------------------------------------ reading
     @property
     def spent_epsilon(self) -> float:
         """ε spent so far, at the budget's δ."""
-        with self._lock:
+        with self._synced(write=False):
             return self._accountant.get_epsilon(self.delta)
 
     @property
@@ -82,56 +129,247 @@ class PrivacyBudget:
     @property
     def spent_delta(self) -> float:
         """δ spent so far at the budget's ε (the least δ the ledger is (ε, δ)-DP for)."""
-        with self._lock:
+        with self._synced(write=False):
             return self._accountant.get_delta(self.epsilon)
 
     @property
     def ledger(self) -> List[Dict[str, Any]]:
-        with self._lock:
+        with self._synced(write=False):
             return [dict(e) for e in self._ledger]
+
+    @property
+    def insecure_releases(self) -> int:
+        """How many ledger entries were released with a non-secure generator."""
+        with self._synced(write=False):
+            return sum(1 for e in self._ledger if e.get("insecure"))
 
     @property
     def accountant(self) -> Accountant:
         """A copy of the accountant holding everything spent."""
-        with self._lock:
+        with self._synced(write=False):
             return self._accountant.copy()
 
+    @property
+    def path(self) -> Optional[str]:
+        """The backing file of a budget made by :meth:`open`, else None."""
+        return self._path
+
     def __repr__(self) -> str:
-        return (f"PrivacyBudget(epsilon={self.epsilon:g}, delta={self.delta:g}, "
-                f"accountant={self._accountant.kind!r}, spent_epsilon={self.spent_epsilon:.6g}, "
-                f"releases={len(self._ledger)})")
+        with self._synced(write=False):
+            insecure = sum(1 for e in self._ledger if e.get("insecure"))
+            where = f", path={self._path!r}" if self._path is not None else ""
+            return (f"PrivacyBudget(epsilon={self.epsilon:g}, delta={self.delta:g}, "
+                    f"accountant={self._accountant.kind!r}, "
+                    f"spent_epsilon={self._accountant.get_epsilon(self.delta):.6g}, "
+                    f"releases={len(self._ledger)}, insecure_releases={insecure}{where})")
+
+    def summary(self) -> str:
+        """A short human-readable account of the budget (no data values)."""
+        with self._synced(write=False):
+            spent = self._accountant.get_epsilon(self.delta)
+            insecure = sum(1 for e in self._ledger if e.get("insecure"))
+            text = (f"privacy budget epsilon={self.epsilon:g}, delta={self.delta:g} "
+                    f"({self._accountant.kind} accountant): spent epsilon={spent:.6g} in "
+                    f"{len(self._ledger)} releases")
+            if insecure:
+                text += (f"; {insecure} of them used a NON-SECURE generator and give no "
+                         f"privacy guarantee against an adversary who can predict it")
+            return text
 
     # ------------------------------------------------------------------ persistence
-    def to_dict(self) -> Dict[str, Any]:
-        with self._lock:
-            acc = self._accountant
-            return {"epsilon": self.epsilon, "delta": self.delta, "accountant": acc.kind,
-                    "neighbours": acc.neighbours,
-                    "value_discretization_interval": acc.value_discretization_interval,
-                    "ledger": self.ledger}
+    def _data(self, ledger: List[Dict[str, Any]], acc: Accountant) -> Dict[str, Any]:
+        return {"format": FORMAT, "version": VERSION,
+                "epsilon": self.epsilon, "delta": self.delta, "accountant": acc.kind,
+                "neighbours": acc.neighbours,
+                "value_discretization_interval": acc.value_discretization_interval,
+                "ledger": [dict(e) for e in ledger],
+                "totals": {"releases": len(ledger),
+                           "uses": sum(int(e["count"]) for e in ledger),
+                           "insecure_releases": sum(1 for e in ledger if e.get("insecure")),
+                           "spent_epsilon": acc.get_epsilon(self.delta)}}
 
-    def save(self, path: Union[str, os.PathLike]) -> None:
-        """Write the budget and its ledger as JSON (atomically: temp file then rename)."""
-        tmp = f"{os.fspath(path)}.tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(self.to_dict(), fh, indent=1)
-        os.replace(tmp, path)
+    def to_dict(self) -> Dict[str, Any]:
+        """The budget as plain data (the file format, version 2)."""
+        with self._synced(write=False):
+            return self._data(self._ledger, self._accountant)
+
+    def save(self, path: PathLike) -> None:
+        """Write the budget and its ledger as JSON, durably (temp file, fsync, rename, fsync of
+        the directory). A snapshot: later spends are not written; see :meth:`open`."""
+        _write_durably(os.fspath(path), self.to_dict())
 
     @classmethod
     def from_dict(cls, data: Dict[str, Any]) -> "PrivacyBudget":
-        acc = Accountant(data["accountant"], data.get("neighbours", "add_remove"),
-                         value_discretization_interval=data.get("value_discretization_interval", 1e-4))
-        budget = cls(data["epsilon"], data["delta"], accountant=acc)
-        for entry in data["ledger"]:
-            loss = loss_from_dict(entry["loss"])
-            budget._accountant.compose(loss, entry["count"])
-            budget._ledger.append({"loss": loss.to_dict(), "count": entry["count"],
-                                   "label": entry.get("label")})
+        """Rebuild a budget from :meth:`to_dict` output. ValueError (naming the field) when a
+        field is missing or malformed, when the ledger exceeds the budget, or when the ledger
+        does not add up to the recorded totals."""
+        if not isinstance(data, dict):
+            raise TypeError(f"budget data must be a dict, got {type(data).__name__}")
+        version = data.get("version", 1)
+        if "format" in data and data["format"] != FORMAT:
+            raise ValueError(f"budget data has format {data['format']!r}, expected {FORMAT!r}")
+        if version not in (1, 2) or isinstance(version, bool):
+            raise ValueError(f"budget data has unsupported version {version!r} (this dpnoise "
+                             f"reads versions 1 and 2)")
+        try:
+            acc = Accountant(_field(data, "accountant"), data.get("neighbours", "add_remove"),
+                             value_discretization_interval=data.get(
+                                 "value_discretization_interval", DEFAULT_INTERVAL))
+            budget = cls(_field(data, "epsilon"), _field(data, "delta"), accountant=acc)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"budget data is invalid: {exc}") from None
+        ledger = _field(data, "ledger")
+        if not isinstance(ledger, list):
+            raise ValueError("budget data field 'ledger' must be a list")
+        for i, entry in enumerate(ledger):
+            where = f"budget ledger entry {i}"
+            if not isinstance(entry, dict):
+                raise ValueError(f"{where} must be a dict")
+            try:
+                loss = loss_from_dict(_field(entry, "loss", where))
+                count = check.count(_field(entry, "count", where), "count")
+                label = entry.get("label")
+                insecure = entry.get("insecure", False)
+                if label is not None and not isinstance(label, str):
+                    raise ValueError("label must be a string or null")
+                if not isinstance(insecure, bool):
+                    raise ValueError("insecure must be true or false")
+                budget._accountant.compose(loss, count)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"{where} is invalid: {exc}") from None
+            budget._ledger.append({"loss": loss.to_dict(), "count": count, "label": label,
+                                   "insecure": insecure})
         if not math.isinf(budget.epsilon) and not budget._fits(budget._accountant):
             raise ValueError("the saved ledger exceeds the saved budget")
+        if version >= 2:
+            budget._check_totals(_field(data, "totals"))
         return budget
 
+    def _check_totals(self, totals: Any) -> None:
+        if not isinstance(totals, dict):
+            raise ValueError("budget data field 'totals' must be a dict")
+        mine = self._data(self._ledger, self._accountant)["totals"]
+        for key in ("releases", "uses", "insecure_releases"):
+            if _field(totals, key, "budget totals") != mine[key]:
+                raise ValueError(f"the ledger does not add up to the recorded totals: {key} is "
+                                 f"{mine[key]} by the ledger, {totals[key]!r} recorded")
+        recorded = _field(totals, "spent_epsilon", "budget totals")
+        if not isinstance(recorded, (int, float)) or isinstance(recorded, bool) or \
+                not math.isclose(recorded, mine["spent_epsilon"], rel_tol=_TOTALS_RTOL,
+                                 abs_tol=1e-12):
+            raise ValueError(f"the ledger does not add up to the recorded totals: spent_epsilon "
+                             f"is {mine['spent_epsilon']!r} by the ledger, {recorded!r} recorded")
+
     @classmethod
-    def load(cls, path: Union[str, os.PathLike]) -> "PrivacyBudget":
+    def load(cls, path: PathLike) -> "PrivacyBudget":
+        """Read a budget saved by :meth:`save` (an in-memory snapshot, not file-backed)."""
+        return cls.from_dict(_read_json(os.fspath(path)))
+
+    # ------------------------------------------------------------------ file-backed
+    @classmethod
+    def open(cls, path: PathLike, epsilon: float, delta: float = 0.0, *,
+             accountant: str = "basic", neighbours: str = "add_remove",
+             value_discretization_interval: float = DEFAULT_INTERVAL) -> "PrivacyBudget":
+        """A budget backed by the file at ``path``, shared safely by any number of processes.
+
+        The file is created (with an empty ledger) if absent. If it exists, its epsilon, delta,
+        accountant, neighbours and value_discretization_interval must equal the arguments
+        (ValueError naming those that differ) and its ledger must be consistent with its totals.
+
+        Every spend takes an exclusive lock (``fcntl.flock`` on ``path + ".lock"``), re-reads the
+        ledger, checks the budget, appends, writes durably (temp file in the same directory,
+        flush, fsync, ``os.replace``, fsync of the directory) and only then returns: processes
+        sharing the file never overspend together, and a spend reported as made survives a
+        crash. Reads re-read the file under a shared lock. POSIX only (needs ``fcntl``).
+        """
+        try:
+            import fcntl  # noqa: F401
+        except ImportError:  # pragma: no cover - Windows
+            raise OSError("file-backed budgets need POSIX file locks (fcntl)") from None
+        path = os.path.abspath(os.fspath(path))
+        template = cls(epsilon, delta, Accountant(
+            accountant, neighbours, value_discretization_interval=value_discretization_interval))
+        with _file_lock(path, exclusive=True):
+            if os.path.exists(path):
+                stored = cls.from_dict(_read_json(path))
+                differ = [name for name, a, b in (
+                    ("epsilon", stored.epsilon, template.epsilon),
+                    ("delta", stored.delta, template.delta),
+                    ("accountant", stored._accountant.kind, template._accountant.kind),
+                    ("neighbours", stored._accountant.neighbours, template._accountant.neighbours),
+                    ("value_discretization_interval",
+                     stored._accountant.value_discretization_interval,
+                     template._accountant.value_discretization_interval)) if a != b]
+                if differ:
+                    raise ValueError(f"the budget file {path!r} differs from the arguments in: "
+                                     f"{', '.join(differ)}")
+                budget = stored
+            else:
+                budget = template
+                _write_durably(path, budget.to_dict())
+        budget._path = path
+        return budget
+
+    @contextmanager
+    def _synced(self, write: bool) -> Iterator[None]:
+        """Hold the thread lock and, for a file-backed budget, the file lock with the in-memory
+        state refreshed from the file."""
+        with self._lock:
+            if self._path is None:
+                yield
+                return
+            with _file_lock(self._path, exclusive=write):
+                fresh = PrivacyBudget.from_dict(_read_json(self._path))
+                if (fresh.epsilon, fresh.delta, fresh._accountant.kind) != \
+                        (self.epsilon, self.delta, self._accountant.kind):
+                    raise ValueError(f"the budget file {self._path!r} was replaced by a "
+                                     f"different budget")
+                self._accountant, self._ledger = fresh._accountant, fresh._ledger
+                yield
+
+
+def _read_json(path: str) -> Dict[str, Any]:
+    try:
         with open(path, encoding="utf-8") as fh:
-            return cls.from_dict(json.load(fh))
+            data = json.load(fh)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"the budget file {path!r} is not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"the budget file {path!r} does not hold a budget")
+    return data
+
+
+@contextmanager
+def _file_lock(path: str, exclusive: bool) -> Iterator[None]:
+    import fcntl
+
+    fd = os.open(path + ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def _write_durably(path: str, data: Dict[str, Any]) -> None:
+    """Write JSON so that after return it survives a crash, and readers see old or new whole."""
+    directory = os.path.dirname(os.path.abspath(path)) or "."
+    tmp = os.path.join(directory, f".{os.path.basename(path)}.{uuid.uuid4().hex}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=1)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    try:
+        dir_fd = os.open(directory, os.O_RDONLY)
+    except OSError:  # pragma: no cover - platforms without directory handles
+        return
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)

@@ -1,7 +1,7 @@
 """Calibration: the least noise that meets an (ε, δ) target under an accountant."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable, Optional
 
 from .. import _validate as check
 from ._numeric import TargetNotMet, least_meeting
@@ -17,6 +17,10 @@ _NOISE = {
     "gaussian": lambda v, s: Gaussian(v, s),
     "discrete_gaussian": lambda v, s: DiscreteGaussian(v, s),
 }
+# Calibration targets the float analysis resolves reliably: below 1e-9 the discretised and
+# closed-form conversions lose relative precision, above 1e4 there is no privacy to speak of.
+EPSILON_RANGE = (1e-9, 1e4)
+MIN_SAMPLING_RATE = 1e-9
 _EPSILON = ("pure", "randomized_response")  # these return the largest ε per use
 FAMILIES = tuple(_NOISE) + _EPSILON
 
@@ -38,10 +42,18 @@ def calibrate(family: str, epsilon: float, delta: float = 0.0, count: int = 1,
     if family not in FAMILIES:
         raise ValueError(f"family must be one of {FAMILIES}, got {family!r}")
     epsilon = check.positive(epsilon, "epsilon")
+    if not EPSILON_RANGE[0] <= epsilon <= EPSILON_RANGE[1]:
+        raise ValueError(f"epsilon must be in [{EPSILON_RANGE[0]:g}, {EPSILON_RANGE[1]:g}] for "
+                         f"calibration, got {epsilon!r}")
     delta = check.probability(delta, "delta")
     count = check.count(count)
     sensitivity = check.positive(sensitivity, "sensitivity")
+    if not 1e-150 <= sensitivity <= 1e150:
+        raise OverflowError(f"sensitivity must be in [1e-150, 1e150], got {sensitivity!r}")
     rate = None if sampling_rate is None else check.rate(sampling_rate, "sampling_rate")
+    if rate is not None and rate < MIN_SAMPLING_RATE:
+        raise ValueError(f"sampling_rate must be >= {MIN_SAMPLING_RATE:g} for calibration, "
+                         f"got {rate!r}")
     rtol = check.positive(rtol, "rtol")
     if family in ("discrete_laplace", "discrete_gaussian"):
         check.integer_sensitivity(sensitivity)
@@ -63,7 +75,7 @@ def calibrate(family: str, epsilon: float, delta: float = 0.0, count: int = 1,
     if family in _NOISE:
         # more noise = more private: the least parameter that meets the target
         try:
-            return least_meeting(meets, sensitivity / epsilon, rel=rtol, limit=1e12 * sensitivity / epsilon)
+            return least_meeting(meets, sensitivity / epsilon, rel=rtol, limit=1e300)
         except TargetNotMet:
             raise ValueError(f"no {family} noise meets epsilon={epsilon}, delta={delta} "
                              f"with the {accountant!r} accountant") from None
@@ -71,8 +83,45 @@ def calibrate(family: str, epsilon: float, delta: float = 0.0, count: int = 1,
     # ε = 10^6, beyond which every target is met)
     try:
         u = least_meeting(lambda u: u >= 1e-6 and meets(1.0 / u), count / epsilon, rel=rtol,
-                          limit=1e12 / epsilon)
+                          limit=1e300)
     except TargetNotMet:
         raise ValueError(f"no per-use epsilon meets epsilon={epsilon}, delta={delta} "
                          f"with the {accountant!r} accountant") from None
     return 1.0 / u
+
+
+def least_sigma(make_loss: Callable[[float], PrivacyLoss], epsilon: float, delta: float, *,
+                start: float, rtol: float = 1e-9) -> float:
+    """The least σ (to relative precision ``rtol``, rounded UP) such that one use of
+    ``make_loss(σ)`` is (epsilon, delta)-DP by its privacy profile:
+    ``make_loss(σ).delta_for_epsilon(epsilon) <= delta``.
+
+    ``make_loss`` must be monotone (more σ, never less private). Bounded time: σ is bracketed by
+    repeated squaring of the ratio to ``start`` (at most ~11 steps each way up to 10^±300) and
+    the bracket is bisected in log σ, so about log2(log(hi/lo)/rtol) + 22 profile evaluations
+    (~35 for rtol = 1e-9). The returned σ always meets the target.
+    Raises ValueError when no σ up to 1e300 does (e.g. delta = 0 for a Gaussian).
+    """
+    if not callable(make_loss):
+        raise TypeError("make_loss must be a callable sigma -> privacy-loss descriptor")
+    epsilon = check.nonnegative(epsilon, "epsilon")
+    delta = check.probability(delta, "delta")
+    start = check.positive(start, "start")
+    rtol = check.positive(rtol, "rtol")
+    if rtol >= 1:
+        raise ValueError(f"rtol must be < 1, got {rtol!r}")
+
+    def meets(sigma: float) -> bool:
+        loss = make_loss(sigma)
+        if not isinstance(loss, PrivacyLoss):
+            raise TypeError(f"make_loss must return a privacy-loss descriptor, "
+                            f"got {type(loss).__name__}")
+        if delta == 0:  # only a pure guarantee; a computed δ of 0 may be floating underflow
+            pure = loss.pure_epsilon()
+            return pure is not None and pure <= epsilon
+        return float(loss.delta_for_epsilon(epsilon)) <= delta
+
+    try:
+        return least_meeting(meets, start, rel=rtol, limit=1e300)
+    except TargetNotMet:
+        raise ValueError(f"no sigma up to 1e300 meets epsilon={epsilon}, delta={delta}") from None

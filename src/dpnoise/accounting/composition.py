@@ -6,7 +6,7 @@ from typing import Any
 from .. import _validate as check
 from .conversions import group_approx_dp
 from .losses import (
-    ZCDP, ApproxDP, DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace, Parallel,
+    ZCDP, ApproxDP, DiscreteGaussian, DiscreteGaussianVector, DiscreteLaplace, Gaussian, Laplace, Parallel,
     PrivacyLoss, PureDP,
 )
 
@@ -17,7 +17,7 @@ def group_privacy(loss: PrivacyLoss, k: int) -> PrivacyLoss:
     * additive-noise mechanisms: the same noise with sensitivity kΔ (exact: a group moves the
       query by at most kΔ);
     * zCDP ρ → k²ρ (Bun & Steinke 2016, Prop. 1.9);
-    * pure ε → kε, and (ε, δ) → (kε, k e^{(k-1)ε} δ) (Dwork–Roth Lemma 2.2; lecture seed);
+    * pure ε → kε, and (ε, δ) → (kε, k e^{(k-1)ε} δ) (hybrid argument of Dwork & Roth 2014, Thm 2.2);
     * anything else through its (ε, δ) form; an RDP-only loss raises ValueError.
     """
     if not isinstance(loss, PrivacyLoss):
@@ -33,6 +33,9 @@ def group_privacy(loss: PrivacyLoss, k: int) -> PrivacyLoss:
     if isinstance(loss, DiscreteGaussian):
         # k neighbours move the same c coordinates by up to kΔ each (the L2 worst case)
         return DiscreteGaussian(loss.sigma, loss.sensitivity * k, loss.coordinates)
+    if isinstance(loss, DiscreteGaussianVector):
+        # k neighbours move the output by at most kΔ in L2 (triangle inequality)
+        return DiscreteGaussianVector(loss.sigma, loss.l2_sensitivity * k, loss.dimension)
     if isinstance(loss, Parallel):
         return Parallel(tuple(group_privacy(x, k) for x in loss.losses))
     if isinstance(loss, ZCDP):

@@ -108,43 +108,110 @@ def zcdp_to_delta(rho: float, epsilon: float) -> float:
 
 # ------------------------------------------------------------------ (ε, δ) composition
 def basic_composition(pairs: Iterable[Tuple[float, float, int]]) -> Tuple[float, float]:
-    """(Σ kε_i, Σ kδ_i) — composition theorem, adaptive too (Dwork–Roth Thm 3.16; lecture seed)."""
+    """(Σ kε_i, Σ kδ_i) — composition theorem, adaptive too (Dwork & Roth 2014, Thm 3.16)."""
     pairs = list(pairs)
     return (math.fsum(c * e for e, _, c in pairs), math.fsum(c * d for _, d, c in pairs))
 
 
 def advanced_composition_drv(epsilon: float, delta: float, k: int, delta_prime: float) -> Tuple[float, float]:
     """Dwork, Rothblum & Vadhan 2010 (Dwork–Roth Thm 3.20): k-fold (ε, δ) is
-    (√(2k ln(1/δ')) ε + k ε (e^ε - 1), kδ + δ')-DP."""
+    (√(2k ln(1/δ')) ε + k ε (e^ε - 1), kδ + δ')-DP. δ' must be in (0, 1]."""
+    if not 0 < delta_prime <= 1:
+        raise ValueError(f"delta_prime must be in (0, 1], got {delta_prime!r}")
     return (math.sqrt(2 * k * math.log(1 / delta_prime)) * epsilon + k * epsilon * math.expm1(epsilon),
             k * delta + delta_prime)
 
 
-def _log_binomials(k: int) -> np.ndarray:
-    j = np.arange(1, k + 1, dtype=float)
-    return np.concatenate([[0.0], np.cumsum(np.log((k - j + 1) / j))])
+# Largest window of binomial terms the exact KOV computation holds; above it (counts beyond
+# ~8·10^9) the closed-form KOV bound is used, so time and memory never grow with the count.
+KOV_MAX_WINDOW = 1 << 20
+# Hoeffding tail of the binomial outside the window: P(|J - kp| >= t) <= 2 exp(-2t²/k) = 2e-30
+_KOV_LOG_TAIL = math.log(1e30)
+KOV_TAIL = 2e-30
+
+
+def _rr_window(epsilon0: float, k: int) -> Tuple[np.ndarray, np.ndarray, float]:
+    """The terms of k-fold ε0-randomized response that matter: J ~ Bin(k, p), p = e^ε0/(1+e^ε0),
+    loss (2J - k)ε0. Returns (losses, log P-masses, mass outside): all of J in [0, k] while
+    k < KOV_MAX_WINDOW, else J within t = √(k·ln(1e30)/2) of kp; the mass outside is at most KOV_TAIL (Hoeffding
+    1963, Thm 1). Raises OverflowError when the window exceeds KOV_MAX_WINDOW."""
+    log_p = -math.log1p(math.exp(-epsilon0))  # log e^ε0/(1+e^ε0)
+    log_q = -epsilon0 + log_p
+    p = math.exp(log_p)
+    t = math.sqrt(k * _KOV_LOG_TAIL / 2.0)
+    lo, hi = max(0, math.floor(k * p - t)), min(k, math.ceil(k * p + t))
+    if k + 1 <= KOV_MAX_WINDOW:
+        lo, hi = 0, k  # small counts: every term, exactly
+    outside = 0.0 if (lo == 0 and hi == k) else KOV_TAIL
+    if hi - lo + 1 > KOV_MAX_WINDOW:
+        raise OverflowError("window too large")
+    j = np.arange(lo, hi + 1, dtype=float)
+    # log C(k, j) from lgamma at the window's start, then the ratio recurrence
+    first = math.lgamma(k + 1) - math.lgamma(lo + 1) - math.lgamma(k - lo + 1)
+    steps = np.log((k - j[1:] + 1) / j[1:])
+    log_binom = first + np.concatenate([[0.0], np.cumsum(steps)])
+    return (2 * j - k) * epsilon0, log_binom + j * log_p + (k - j) * log_q, outside
+
+
+# relative margin for the rounding of the log-binomial recurrence (< 1e-10 over 2^21 steps)
+_KOV_REL_MARGIN = 1e-9
 
 
 def kov_rr_delta(epsilon0: float, k: int, epsilon: float) -> float:
     """δ(ε) of k-fold ε0-randomized response = the optimal composition of k ε0-DP mechanisms
     (Kairouz, Oh & Viswanath 2015, Thm 3.3, at any ε, not only at the (k-2i)ε0 breakpoints):
-    Σ_j C(k,j) p^j q^{k-j} (1 - e^{ε - (2j-k)ε0})_+ with p = e^ε0/(1+e^ε0)."""
+    Σ_j C(k,j) p^j q^{k-j} (1 - e^{ε - (2j-k)ε0})_+ with p = e^ε0/(1+e^ε0).
+    Exact for small k; for large k the sum runs over a Hoeffding window and the mass outside it
+    (<= 2e-30) is added, so the value is never below the exact one. Time and memory are
+    O(min(k, √k·12, 2^21)); OverflowError past that (callers fall back to a closed form)."""
     if epsilon0 == 0:
         return 0.0 if epsilon >= 0 else -math.expm1(epsilon)
-    j = np.arange(k + 1, dtype=float)
-    loss = (2 * j - k) * epsilon0
+    loss, log_mass, outside = _rr_window(epsilon0, k)
     sel = loss > epsilon
     if not sel.any():
+        return outside
+    terms = np.exp(log_mass[sel]) * -np.expm1(epsilon - loss[sel])
+    return min(1.0, float(np.sum(terms)) * (1 + _KOV_REL_MARGIN) + outside)
+
+
+def kov_rr_epsilon(epsilon0: float, k: int, delta: float) -> float:
+    """The least ε with kov_rr_delta(ε0, k, ε) <= delta, in one pass over the window: on
+    [l_{j-1}, l_j) the profile is A_j - e^ε B_j with suffix sums A_j = Σ_{i>=j} m_i,
+    B_j = Σ_{i>=j} m_i e^{-l_i}, so the crossing is solved in closed form."""
+    if epsilon0 == 0 or delta >= 1:
         return 0.0
-    log_p = -math.log1p(math.exp(-epsilon0))  # log e^ε0/(1+e^ε0)
-    log_q = -epsilon0 + log_p
-    lt = _log_binomials(k) + j * log_p + (k - j) * log_q
-    return float(np.sum(np.exp(lt[sel]) * -np.expm1(epsilon - loss[sel])))
+    loss, log_mass, outside = _rr_window(epsilon0, k)
+    if outside * (1 + 1e-12) >= delta:
+        raise OverflowError("delta below the window's tail bound")
+    scale = 1 + _KOV_REL_MARGIN
+    budget = (delta - outside) / scale  # what the in-window sum may reach
+    # suffix log-sums (from the top) of m_i and of m_i e^{-l_i}
+    log_a = np.logaddexp.accumulate(log_mass[::-1])[::-1]
+    log_b = np.logaddexp.accumulate((log_mass - loss)[::-1])[::-1]
+    # profile at ε = l_j (terms i > j): D_j = A_{j+1}(1 - e^{l_j + log B_{j+1} - log A_{j+1}})
+    d_at = np.zeros(loss.size)
+    with np.errstate(under="ignore"):
+        d_at[:-1] = np.exp(log_a[1:]) * -np.expm1(loss[:-1] + log_b[1:] - log_a[1:])
+    ok = np.nonzero(d_at <= budget)[0]
+    j = int(ok[0])  # D is non-increasing in j and D_top = 0 <= budget
+    # on [l_{j-1}, l_j]: A_j - e^ε B_j = budget  ⇒  ε = log(A_j - budget) - log B_j
+    a_j = math.exp(float(log_a[j]))
+    if a_j <= budget:
+        eps = -math.inf
+    else:
+        eps = math.log(a_j - budget) - float(log_b[j])
+    low = float(loss[j - 1]) if j > 0 else -math.inf
+    return max(0.0, min(float(loss[j]), max(low, eps)))
 
 
 def kov_homogeneous_delta(epsilon0: float, delta0: float, k: int, epsilon: float) -> float:
     """KOV 2015 Thm 3.3: δ_total(ε) = 1 - (1-δ0)^k (1 - δ_RR(ε))."""
-    return 1.0 - (1.0 - delta0) ** k * (1.0 - kov_rr_delta(epsilon0, k, epsilon))
+    if delta0 >= 1:
+        return 1.0
+    rr = kov_rr_delta(epsilon0, k, epsilon)
+    if rr >= 1:
+        return 1.0
+    return -math.expm1(k * math.log1p(-delta0) + math.log1p(-rr))  # no rounding to 0
 
 
 def kov_heterogeneous_epsilon(pairs: Sequence[Tuple[float, int]], delta_tilde: float) -> float:
@@ -162,6 +229,6 @@ def kov_heterogeneous_epsilon(pairs: Sequence[Tuple[float, int]], delta_tilde: f
 
 
 def group_approx_dp(epsilon: float, delta: float, k: int) -> Tuple[float, float]:
-    """(ε, δ)-DP for neighbours ⇒ (kε, k e^{(k-1)ε} δ)-DP for groups of k (Dwork–Roth Lemma 2.2
-    and its (ε,δ) form; lecture seed 000 states the t·e^{tε}δ variant, which is weaker)."""
+    """(ε, δ)-DP for neighbours ⇒ (kε, k e^{(k-1)ε} δ)-DP for groups of k: the hybrid argument
+    of Dwork & Roth 2014, Thm 2.2, over the k records gives δ Σ_{i<k} e^{iε} <= k e^{(k-1)ε} δ."""
     return k * epsilon, min(1.0, k * math.exp((k - 1) * epsilon) * delta)

@@ -115,6 +115,8 @@ def _from_atoms(atoms, h: float) -> _GridPMF:
     losses, masses, inf_mass = atoms
     keep = (masses > 0) & np.isfinite(losses)
     losses, masses = losses[keep], masses[keep]
+    if losses.size == 0:  # all the mass is at infinite loss
+        return _GridPMF(0, np.zeros(1), float(min(1.0, inf_mass)))
     k = np.floor(losses / h).astype(np.int64)
     k = np.where(k * h > losses, k - 1, k)  # guarantee k·h <= loss < (k+1)·h
     k = np.where((k + 1) * h <= losses, k + 1, k)
@@ -154,6 +156,26 @@ def _from_tails(loss: PrivacyLoss, direction: str, h: float, tol: float) -> _Gri
     return _GridPMF(lo, pmf, float(p_sf[-1]))
 
 
+def _lower_convex_envelope(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """The greatest convex function below the points (x_i, y_i) (x increasing), at the x_i.
+
+    A privacy profile is convex in e^ε; a profile given as a minimum of several valid upper
+    bounds may not be. The true profile is convex and below every point, hence below this
+    envelope, so replacing an upper bound by its envelope keeps it an upper bound."""
+    hull = [0]
+    for i in range(1, x.size):
+        while len(hull) >= 2:
+            j, k = hull[-2], hull[-1]
+            # drop k if it lies on or above the chord from j to i
+            if (y[k] - y[j]) * (x[i] - x[j]) >= (y[i] - y[j]) * (x[k] - x[j]):
+                hull.pop()
+            else:
+                break
+        hull.append(i)
+    idx = np.asarray(hull)
+    return np.interp(x, x[idx], y[idx])
+
+
 def _from_profile(loss: PrivacyLoss, direction: str, h: float, tol: float) -> _GridPMF:
     """Connect-the-dots from the privacy profile alone: chords of δ as a function of e^ε."""
     def prof(e):
@@ -169,6 +191,7 @@ def _from_profile(loss: PrivacyLoss, direction: str, h: float, tol: float) -> _G
     eps = np.arange(lo, hi + 1, dtype=float) * h
     d = np.minimum(prof(eps), 1.0)
     x = np.exp(eps)
+    d = _lower_convex_envelope(x, d)
     s = np.empty(eps.size + 1)
     s[0] = (d[0] - 1.0) / x[0]
     s[1:-1] = np.diff(d) / np.diff(x)
@@ -228,7 +251,7 @@ def _self_compose(g: _GridPMF, n: int, h: float, tol: float) -> _GridPMF:
     spec = np.fft.rfft(arr) ** n
     res = np.fft.irfft(spec, length)
     window = res[np.arange(lo_k, hi_k + 1) % length]
-    inf = 1.0 - (1.0 - g.inf_mass) ** n
+    inf = _union_mass(g.inf_mass, g.inf_mass, n)
     if hi_k < full_hi:
         inf += tol  # Chernoff bound on the finite mass above the window
     if lo_k > full_lo:
@@ -236,9 +259,17 @@ def _self_compose(g: _GridPMF, n: int, h: float, tol: float) -> _GridPMF:
     return _GridPMF(lo_k, np.clip(window, 0.0, None), min(1.0, inf)).trimmed(tol)
 
 
+def _union_mass(a: float, b: float, n: int = 0) -> float:
+    """1 - (1-a)(1-b), or 1 - (1-a)^n when n > 0, without losing tiny masses to rounding."""
+    if max(a, b) >= 1.0:
+        return 1.0
+    log_keep = n * math.log1p(-a) if n else math.log1p(-a) + math.log1p(-b)
+    return -math.expm1(log_keep)
+
+
 def _compose(a: _GridPMF, b: _GridPMF, tol: float) -> _GridPMF:
     pmf = _fft_convolve(a.pmf, b.pmf)
-    inf = 1.0 - (1.0 - a.inf_mass) * (1.0 - b.inf_mass)
+    inf = _union_mass(a.inf_mass, b.inf_mass)
     return _GridPMF(a.offset + b.offset, pmf, inf).trimmed(tol)
 
 

@@ -18,6 +18,10 @@ from .._validate import real
 EXACT_FLOAT = 2**53
 # default grid: the rounding may widen the sensitivity by at most 1/1024 of itself
 WIDENING = 1024
+# Grid exponents a plan accepts: 2^k normal (so y·2^k is exact for every |y| <= 2^53) and
+# 2^(53+k) finite (so y·2^k never overflows a double).
+MIN_EXPONENT = -1022
+MAX_EXPONENT = 970
 
 
 def check_granularity(value: Any) -> Optional[int]:
@@ -30,12 +34,24 @@ def check_granularity(value: Any) -> Optional[int]:
     m, e = math.frexp(g)
     if m != 0.5:
         raise ValueError(f"granularity must be a power of two (2^k), got {g!r}")
+    if not MIN_EXPONENT <= e - 1 <= MAX_EXPONENT:
+        raise ValueError(f"granularity must be between 2^{MIN_EXPONENT} and 2^{MAX_EXPONENT} (outputs are "
+                         f"exact doubles y·2^k for |y| <= 2^53), got 2^{e - 1}")
     return e - 1
 
 
 def default_exponent(sensitivity: float, spread: float) -> int:
-    """The largest k with 2^k · spread <= sensitivity / WIDENING (spread = d for L1, √d for L2)."""
-    return math.floor(math.log2(sensitivity / (WIDENING * spread)))
+    """The largest k with 2^k · spread <= sensitivity / WIDENING (spread = d for L1, √d for L2),
+    within [MIN_EXPONENT, MAX_EXPONENT]; computed on logarithms, so nothing underflows."""
+    k = math.floor(math.log2(sensitivity) - math.log2(WIDENING) - math.log2(spread))
+    return min(max(k, MIN_EXPONENT), MAX_EXPONENT)
+
+
+def grid_units(value: float, k: int) -> float:
+    """value / 2^k (exact unless it overflows, which the callers' limits exclude)."""
+    if math.log2(value) - k > 1000:
+        return math.inf
+    return math.ldexp(value, -k)
 
 
 def _times_power_of_two(x: np.ndarray, e: int) -> np.ndarray:

@@ -11,8 +11,9 @@ from .._validate import nonnegative, probability
 
 def posterior_bounds(prior: Any, epsilon: float):
     """How far an attacker's belief that a person is in the data can move after seeing an ε-DP
-    output: p·e^-ε/(p·e^-ε + 1 - p) <= posterior <= p·e^ε/(p·e^ε + 1 - p) (introduction seed
-    002, §2.3; Kasiviswanathan & Smith 2014). Works element-wise on arrays of priors."""
+    output: p·e^-ε/(p·e^-ε + 1 - p) <= posterior <= p·e^ε/(p·e^ε + 1 - p) (Kasiviswanathan &
+    Smith 2014, the Bayesian semantics of ε-DP; Bayes' rule with a likelihood ratio in
+    [e^-ε, e^ε]). Works element-wise on arrays of priors."""
     eps = nonnegative(epsilon, "epsilon")
     p = np.asarray(prior, dtype=float)
     if p.size and (np.isnan(p).any() or p.min() < 0 or p.max() > 1):
@@ -25,8 +26,9 @@ def posterior_bounds(prior: Any, epsilon: float):
 
 
 def error_lower_bound(epsilon: float, delta: float, diameter: float) -> float:
-    """Any (ε, δ)-DP mechanism on a domain of this diameter has expected error at least
-    (1 - δ)·diam/(2(1 + e^ε)) (thesis seed 003, Thm 5.3)."""
+    """Any (ε, δ)-DP mechanism for a query whose values on two neighbouring inputs are
+    ``diameter`` apart has expected error at least (1 - δ)·diam/(2(1 + e^ε)) on one of them
+    (a two-point argument; docs/mechanisms.md, Lemma 2)."""
     eps = nonnegative(epsilon, "epsilon")
     d = probability(delta, "delta")
     diam = nonnegative(diameter, "diameter")
@@ -34,8 +36,10 @@ def error_lower_bound(epsilon: float, delta: float, diameter: float) -> float:
 
 
 def discrete_error_lower_bound(epsilon: float, delta: float, size: int, separation: float = 1.0) -> float:
-    """On a discrete domain of m + 1 points at pairwise distance >= κ, the expected error is at
-    least (1 - δ)·κm/(m + e^ε) (thesis seed 003, Thm 5.5)."""
+    """On m + 1 pairwise-neighbouring inputs whose query values are points at pairwise distance
+    >= κ, a mechanism whose outputs are points of that domain has expected error at least
+    (1 - δ)·κm/(m + e^ε), on average over the inputs and so at one of them (docs/mechanisms.md,
+    Lemma 3; with real outputs the same holds with κ/2)."""
     eps = nonnegative(epsilon, "epsilon")
     d = probability(delta, "delta")
     if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 2:

@@ -1,35 +1,49 @@
 """The Gaussian mechanism on a grid (discrete Gaussian noise), and its calibrations."""
 from __future__ import annotations
 
-import dataclasses
 import math
-from typing import Any, Dict, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Optional, Tuple
 
 import numpy as np
 
 from ..accounting._numeric import least_meeting
-from .._validate import count as check_count, integer_sensitivity, nonnegative
+from .._validate import MAX_PART, count as check_count, integer_sensitivity, nonnegative
 from ..accounting.budget import PrivacyBudget
 from ..accounting.conversions import zcdp_to_epsilon
-from ..accounting.losses import ZCDP, DiscreteGaussian, Gaussian
+from ..accounting.losses import DiscreteGaussian, DiscreteGaussianVector, Gaussian, PrivacyLoss, PureDP
 from ..generator import Generator
 from . import _grid
 from ._base import (
-    Mechanism, add_checked, as_integer_array, as_real_array, check_beta, check_delta,
-    check_epsilon, check_sensitivity,
+    Mechanism, as_integer_array, as_real_array, check_beta, check_delta, check_epsilon,
+    check_sensitivity, clamp_to_grid, integers_on_grid, normalise_shape, size_of,
 )
+from ._calibrate import least_at_or_above
+from ._plan import GRID_BOUND, INTEGER_BOUND, MAX_GAUSSIAN_SIGMA, NoisyGridPlan
 
-CALIBRATIONS = ("analytic", "classic", "seed")
-MAX_SIGMA = 2.0**30  # the sampler takes σ up to 2^31 grid units
+
+CALIBRATIONS = ("analytic", "classic", "hall_rinaldo_wasserman")
+MAX_SIGMA = MAX_GAUSSIAN_SIGMA  # σ in grid units: keeps the noisy grid values exact (see _plan)
+# δ below this is refused: the accountants' discrete-Gaussian profile is not resolved below
+# about 1e-20 (FFT rounding), so a calibration against it would be meaningless
+MIN_DELTA = 1e-18
+
+
+def check_gaussian_delta(value: Any) -> float:
+    """δ for a Gaussian mechanism: in [MIN_DELTA, 1)."""
+    delta = check_delta(value)
+    if delta == 0:
+        raise ValueError("delta must be > 0 for the Gaussian mechanism (or give rho=)")
+    if delta < MIN_DELTA:
+        raise ValueError(f"delta must be at least {MIN_DELTA:g} for the Gaussian mechanisms "
+                         f"(the privacy profile is not resolved below it), got {delta!r}")
+    return delta
 
 
 def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
     """The least σ for which N(0, σ²) with L2 sensitivity Δ is (ε, δ)-DP: the analytic Gaussian
     mechanism of Balle & Wang (2018, Thm 8 / Alg. 1), by bisection on the exact δ(ε)."""
-    epsilon, delta = check_epsilon(epsilon), check_delta(delta)
+    epsilon, delta = check_epsilon(epsilon), check_gaussian_delta(delta)
     sensitivity = check_sensitivity(sensitivity)
-    if delta == 0:
-        raise ValueError("delta must be > 0 for the Gaussian mechanism")
 
     def ok(s: float) -> bool:
         return float(Gaussian(s, sensitivity).delta_for_epsilon(epsilon)) <= delta
@@ -39,72 +53,120 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1
 
 def classic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
     """σ = Δ·sqrt(2 ln(1.25/δ))/ε (Dwork & Roth 2014, Thm A.1; valid for ε < 1 only)."""
-    epsilon, delta = check_epsilon(epsilon), check_delta(delta)
+    epsilon, delta = check_epsilon(epsilon), check_gaussian_delta(delta)
     if epsilon >= 1:
         raise ValueError(f"the classic calibration holds only for epsilon < 1 (Dwork–Roth Thm A.1), "
                          f"got {epsilon}; use calibration='analytic'")
-    if delta == 0:
-        raise ValueError("delta must be > 0 for the Gaussian mechanism")
     return check_sensitivity(sensitivity) * math.sqrt(2 * math.log(1.25 / delta)) / epsilon
 
 
-def seed_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
-    """σ = c(δ)·Δ/ε with c(δ) = sqrt(2 ln(2/δ)) (thesis seed 003, Thm 6.2; proved for ε <= 1)."""
-    epsilon, delta = check_epsilon(epsilon), check_delta(delta)
+def hall_rinaldo_wasserman_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
+    """σ = sqrt(2 ln(2/δ))·Δ/ε (Dwork, Kenthapadi, McSherry, Mironov & Naor 2006; restated as
+    Hall, Rinaldo & Wasserman 2013, Prop. 3, with c(δ) = sqrt(2 ln(2/δ))); proved for ε <= 1."""
+    epsilon, delta = check_epsilon(epsilon), check_gaussian_delta(delta)
     if epsilon > 1:
-        raise ValueError(f"the seed calibration is proved for epsilon <= 1 only, got {epsilon}; "
-                         "use calibration='analytic'")
-    if delta == 0:
-        raise ValueError("delta must be > 0 for the Gaussian mechanism")
+        raise ValueError(f"the hall_rinaldo_wasserman calibration is proved for epsilon <= 1 only, "
+                         f"got {epsilon}; use calibration='analytic'")
     return check_sensitivity(sensitivity) * math.sqrt(2 * math.log(2 / delta)) / epsilon
 
 
-_SIGMA = {"analytic": analytic_gaussian_sigma, "classic": classic_gaussian_sigma,
-          "seed": seed_gaussian_sigma}
+_SIGMA: Dict[str, Callable[[float, float, float], float]] = {
+    "analytic": analytic_gaussian_sigma, "classic": classic_gaussian_sigma,
+    "hall_rinaldo_wasserman": hall_rinaldo_wasserman_sigma}
+
+
+def _least_meeting_profile(make_loss: Callable[[float], PrivacyLoss], epsilon: float, delta: float,
+                           start: float) -> float:
+    """The least σ >= ``start`` (a continuous calibration) meeting (ε, δ) on the privacy
+    profile of make_loss(σ): ``start`` itself when it meets it (one profile evaluation, the usual
+    case for one coordinate), else by steps doubling from start·2^-24 and bisection, in bounded
+    time (about 40 evaluations). The search stays near ``start``: far above it the accountants'
+    profile is not resolved below ~1e-20, so a wide bracket could be misled."""
+    return least_at_or_above(lambda s: float(make_loss(s).delta_for_epsilon(epsilon)) <= delta,
+                             start, rel=2.0**-22, what="sigma")
 
 
 def _zcdp_sigma(sensitivity: float, epsilon: float, delta: float) -> float:
-    """Least σ with ρ = Δ²/2σ² meeting (ε, δ) through the CKS 2020 conversion."""
+    """Least σ with ρ = Δ²/2σ² meeting (ε, δ) through the CKS 2020 conversion (Prop. 12): the
+    vector calibration used before DiscreteGaussianVector (kept to compare against)."""
     return least_meeting(lambda s: zcdp_to_epsilon(sensitivity**2 / (2 * s * s), delta) <= epsilon,
                          sensitivity, rel=1e-9)
 
 
-def _meeting_discrete_profile(sigma: float, shape: DiscreteGaussian, epsilon: float, delta: float) -> float:
-    """σ (from a continuous-Gaussian calibration) raised in steps of 10^-6 until the discrete
-    Gaussian ``shape`` (its sensitivity and coordinates) with that σ meets (ε, δ) on its exact
-    profile; the discrete Gaussian is within a hair of the continuous one, so few steps run."""
-    while float(dataclasses.replace(shape, sigma=sigma).delta_for_epsilon(epsilon)) > delta:
-        sigma *= 1 + 1e-6
-    return sigma
+# Up to this many coordinates the exact c-fold profile of DiscreteGaussian is cheap enough to
+# calibrate against (and to charge); beyond it, CKS 2020's multivariate bound
+# (DiscreteGaussianVector, a proven upper bound: within 0.1% in δ at c = 1000).
+EXACT_COORDINATES = 16
+
+
+def discrete_gaussian_loss(sigma: float, sensitivity: int = 1, coordinates: int = 1) -> PrivacyLoss:
+    """The loss of discrete Gaussian noise on outputs of which one neighbour moves c =
+    ``coordinates``, each by at most Δ = ``sensitivity``: the exact profile (DiscreteGaussian)
+    for c <= 16, else the proven vector bound with L2 sensitivity √c Δ (DiscreteGaussianVector)."""
+    if coordinates <= EXACT_COORDINATES:
+        return DiscreteGaussian(sigma, sensitivity, coordinates)
+    return DiscreteGaussianVector(sigma, sensitivity * math.sqrt(coordinates), coordinates)
+
+
+def discrete_gaussian_sigma(epsilon: float, delta: float, sensitivity: int = 1,
+                            coordinates: int = 1) -> float:
+    """The least σ (rounded up to 21 significant bits) for which discrete Gaussian noise on c =
+    ``coordinates`` outputs, each moved by at most Δ = ``sensitivity``, meets (ε, δ) on the
+    profile of :func:`discrete_gaussian_loss` (CKS 2020, Thm 7 / Thm 14): bisection from the
+    analytic σ of the continuous Gaussian with L2 sensitivity √c Δ (Balle & Wang 2018)."""
+    epsilon, delta = check_epsilon(epsilon), check_gaussian_delta(delta)
+    sensitivity = integer_sensitivity(sensitivity)
+    coordinates = check_count(coordinates, "coordinates")
+    sigma = analytic_gaussian_sigma(epsilon, delta, sensitivity * math.sqrt(coordinates))
+    if sigma > MAX_SIGMA:
+        raise ValueError(f"epsilon={epsilon}, delta={delta} with sensitivity={sensitivity} needs σ = "
+                         f"{sigma:.3g}, beyond 2^30 (noisy values must stay exact): use a larger epsilon or delta")
+    sigma = _least_meeting_profile(lambda s: discrete_gaussian_loss(s, sensitivity, coordinates),
+                                   epsilon, delta, sigma)
+    return _grid.round_up_short(sigma)
 
 
 class GaussianMechanism(Mechanism):
     """The Gaussian mechanism with L2 sensitivity Δ, on the discrete Gaussian over a grid.
 
     Real queries are rounded to 2^k (k from the sensitivity, or ``granularity``); the L2
-    sensitivity in grid units widens to Δ/2^k + sqrt(d). σ comes from ``calibration``:
-    ``"analytic"`` (Balle & Wang 2018, exact), ``"classic"`` (Dwork–Roth, ε < 1) or ``"seed"``
-    (the thesis' sqrt(2 ln(2/δ))·Δ/ε, ε <= 1); or give ``rho`` for ρ-zCDP (σ = Δ/sqrt(2ρ), CKS
-    2020 Thm 14). For a scalar the (ε, δ) claim is then checked on the exact discrete-Gaussian
-    profile (σ is raised if needed); for a vector of d > 1 values the guarantee is taken through
-    zCDP (CKS Thm 14 + Prop. 12), and σ is raised to what that conversion needs.
+    sensitivity in grid units widens to floor(Δ/2^k) + 1 for a scalar, Δ/2^k + sqrt(d) for d
+    coordinates. σ comes from ``calibration``: ``"analytic"`` (Balle & Wang 2018, exact),
+    ``"classic"`` (Dwork–Roth Thm A.1, ε < 1) or ``"hall_rinaldo_wasserman"`` (sqrt(2 ln(2/δ))Δ/ε,
+    Dwork et al. 2006 / Hall, Rinaldo & Wasserman 2013 Prop. 3, ε <= 1); or give ``rho`` for
+    ρ-zCDP (σ = Δ/sqrt(2ρ), CKS 2020 Thm 14). Then σ is raised, by bisection, to the least
+    value whose exact discrete-Gaussian privacy profile meets (ε, δ): the one-dimensional
+    profile for a scalar, CKS 2020's multivariate bound for a vector (``DiscreteGaussianVector``).
+    The grid is coarsened when σ would pass 2^30 grid units.
+
+    Clamp: each grid value is clamped to [-2^52, 2^52] grid units before the noise is added
+    (1-Lipschitz: the sensitivity is unchanged), so no exception depends on the data's values.
+    NaN or infinity raises ValueError before any charge (that does depend on the data;
+    docs/security.md).
+
+    Timing: the sampler's running time grows with |noise| (about 10 ns per unit of
+    |noise|/sigma on the exact path; docs/security.md); there is no constant-time mode yet.
     """
 
     def __init__(self, epsilon: Optional[float] = None, delta: Optional[float] = None,
                  sensitivity: float = 1.0, *, calibration: str = "analytic",
                  rho: Optional[float] = None, granularity: Optional[float] = None,
                  rng: Optional[Generator] = None, budget: Optional[PrivacyBudget] = None,
-                 threads: Optional[int] = None):
-        super().__init__(rng, budget)
+                 threads: Optional[int] = None, allow_insecure: bool = False):
+        super().__init__(rng, budget, threads=threads, allow_insecure=allow_insecure)
         if rho is None:
             if epsilon is None or delta is None:
                 raise TypeError("GaussianMechanism needs epsilon and delta, or rho=")
             self.epsilon: Optional[float] = check_epsilon(epsilon)
-            self.delta: Optional[float] = check_delta(delta)
-            if self.delta == 0:
-                raise ValueError("delta must be > 0 for the Gaussian mechanism (or give rho=)")
+            self.delta: Optional[float] = check_gaussian_delta(delta)
             if calibration not in CALIBRATIONS:
                 raise ValueError(f"calibration must be one of {CALIBRATIONS}, got {calibration!r}")
+            if calibration == "classic" and self.epsilon >= 1:
+                raise ValueError(f"calibration='classic' holds only for epsilon < 1 (Dwork–Roth Thm A.1), "
+                                 f"got epsilon={self.epsilon}; use calibration='analytic'")
+            if calibration == "hall_rinaldo_wasserman" and self.epsilon > 1:
+                raise ValueError(f"calibration='hall_rinaldo_wasserman' is proved for epsilon <= 1 only, "
+                                 f"got epsilon={self.epsilon}; use calibration='analytic'")
             self.rho: Optional[float] = None
         else:
             if epsilon is not None or delta is not None:
@@ -116,86 +178,106 @@ class GaussianMechanism(Mechanism):
         self.calibration = calibration
         self.sensitivity = check_sensitivity(sensitivity)
         self.granularity_exponent = _grid.check_granularity(granularity)
-        self.threads = threads
-        self._cache: Dict[int, Tuple[int, float, float]] = {}
+        self._cache: Dict[int, Tuple[int, float, float, PrivacyLoss]] = {}
+        self._check_release_possible()  # refuse bad parameters now
 
-    def _sigma_estimate(self, sens: float, count: int) -> float:
-        """σ for a real L2 sensitivity from the calibration formula alone (no discrete check)."""
+    def _what(self) -> str:
+        if self.rho is not None:
+            return f"rho={self.rho}"
+        return f"epsilon={self.epsilon}, delta={self.delta}"
+
+    def _formula_sigma(self, sens: float) -> float:
+        """σ for a real L2 sensitivity from the calibration formula alone."""
         if self.rho is not None:
             return sens / math.sqrt(2 * self.rho)
         assert self.epsilon is not None and self.delta is not None
-        sigma = _SIGMA[self.calibration](self.epsilon, self.delta, sens)
-        return sigma if count == 1 else max(sigma, _zcdp_sigma(sens, self.epsilon, self.delta))
+        return _SIGMA[self.calibration](self.epsilon, self.delta, sens)
+
+    def _loss(self, sigma: float, sens: float, count: int) -> PrivacyLoss:
+        if count == 1:
+            return DiscreteGaussian(sigma, int(sens))
+        # CKS 2020's multivariate discrete Gaussian, with the proven profile bound of the
+        # accounting package (smoothing bound against Balle & Wang 2018, min with zCDP)
+        return DiscreteGaussianVector(sigma, sens, count)
 
     def _sigma_units(self, sens: float, count: int) -> float:
-        """σ in grid units for the widened sensitivity (an integer when count == 1)."""
-        sigma = self._sigma_estimate(sens, count)
-        if count == 1 and self.rho is None:
-            # the scalar claim is checked on the exact discrete-Gaussian profile
-            assert self.epsilon is not None and self.delta is not None
-            sigma = _meeting_discrete_profile(sigma, DiscreteGaussian(1.0, int(sens)), self.epsilon, self.delta)
-        return sigma
+        """σ in grid units for the widened sensitivity: the formula's σ (for ρ: exact, done),
+        raised, if the discrete profile needs it, to the least σ meeting (ε, δ)."""
+        sigma = self._formula_sigma(sens)
+        if self.rho is not None:
+            return sigma
+        assert self.epsilon is not None and self.delta is not None
+        # the formula's σ when it meets the profile, else the least σ that does (analytic: the
+        # continuous σ is the start; classic/hall_rinaldo_wasserman: never below the formula)
+        return _least_meeting_profile(lambda s: self._loss(s, sens, count), self.epsilon, self.delta, sigma)
+
+    def _calibrate(self, count: int) -> Tuple[int, float, float, PrivacyLoss]:
+        """(k, L2 sensitivity in grid units, σ in grid units, loss) for ``count`` coordinates."""
+        if count in self._cache:
+            return self._cache[count]
+        spread = math.sqrt(count)
+        k = self.granularity_exponent
+        if k is None:
+            k = _grid.default_exponent(self.sensitivity, spread)
+            # keep σ within the sampler's range: σ_real ≈ σ(Δ)·(1 + 2/1024), and the profile
+            # search raises it by less than the 1% added here (a step below catches the rest)
+            with np.errstate(over="ignore"):
+                est = self._formula_sigma(self.sensitivity * (1 + 2 / _grid.WIDENING)) * 1.01
+            k = min(max(k, math.ceil(math.log2(est / MAX_SIGMA))), _grid.MAX_EXPONENT)
+        for _ in range(4):
+            units = _grid.grid_units(self.sensitivity, k)
+            if units + spread > MAX_PART:
+                raise ValueError(f"granularity 2^{k} is too fine for sensitivity={self.sensitivity} "
+                                 f"(beyond 2^62 grid units)")
+            sens: float = math.floor(units) + 1 if count == 1 else units + spread
+            sigma = _grid.round_up_short(self._sigma_units(sens, count))
+            if sigma <= MAX_SIGMA or self.granularity_exponent is not None or k >= _grid.MAX_EXPONENT:
+                break
+            k += 1  # coarser grid: σ in grid units halves (nearly)
+        if sigma > MAX_SIGMA:
+            hint = "a coarser granularity or " if self.granularity_exponent is not None else ""
+            raise ValueError(f"{self._what()} needs σ = {sigma:.3g} grid units on the grid 2^{k} for "
+                             f"{count} coordinate(s), beyond 2^30 (noisy values must stay exact): "
+                             f"use {hint}a larger " + ("rho" if self.rho is not None else "epsilon or delta"))
+        self._cache[count] = (k, sens, sigma, self._loss(sigma, sens, count))
+        return self._cache[count]
+
+    def plan(self, shape: Any = (), dtype: Any = None) -> NoisyGridPlan:
+        """The plan for a real query of this shape (``dtype`` is ignored: integer inputs are
+        rounded onto the same grid). An empty query spends nothing (PureDP(0))."""
+        shape = normalise_shape(shape)
+        d = size_of(shape)
+        k, sens, sigma, loss = self._calibrate(max(d, 1))
+        return NoisyGridPlan(type(self).__name__, loss if d else PureDP(0.0), shape, shape == (),
+                             self.threads, "gaussian", sigma, k, sens, GRID_BOUND)
 
     def grid(self, count: int = 1) -> Tuple[int, float, float]:
         """(k, L2 sensitivity in grid units, σ in grid units) for ``count`` coordinates."""
-        if count not in self._cache:
-            spread = math.sqrt(count)
-            k = self.granularity_exponent
-            if k is None:
-                k = _grid.default_exponent(self.sensitivity, spread)
-                # keep σ within the sampler's range: σ_real ≈ σ(Δ)·(1 + 1/1024), and the
-                # discrete check raises it by far less than the 1/1000 added here
-                est = self._sigma_estimate(self.sensitivity * (1 + 2 / _grid.WIDENING), count) * 1.001
-                k = max(k, math.ceil(math.log2(est / MAX_SIGMA)))
-            if count == 1:
-                sens: float = math.floor(self.sensitivity / 2.0**k) + 1
-            else:
-                sens = self.sensitivity / 2.0**k + spread
-            sigma = _grid.round_up_short(self._sigma_units(sens, count))
-            if sigma > MAX_SIGMA:
-                raise ValueError(f"granularity 2^{k} is too fine for this noise (σ = {sigma:.3g} "
-                                 "grid units, at most 2^30); choose a coarser granularity")
-            self._cache[count] = (k, sens, sigma)
-        return self._cache[count]
+        k, sens, sigma, _ = self._calibrate(max(int(count), 1))
+        return k, sens, sigma
 
     @property
     def sigma(self) -> float:
         """σ of the noise for a scalar query, in the query's units."""
-        k, _, s = self.grid(1)
+        k, _, s, _ = self._calibrate(1)
         return s * 2.0**k
 
-    def privacy_loss(self, shape: Tuple[int, ...] = ()) -> Union[DiscreteGaussian, ZCDP]:
-        count = int(np.prod(shape, dtype=np.int64))
-        k, sens, sigma = self.grid(count)
-        if count == 1:
-            return DiscreteGaussian(sigma, int(sens))
-        return ZCDP(sens**2 / (2 * sigma**2))
+    def accuracy(self, beta: float, shape: Any = (), dtype: Any = None) -> float:
+        """Half-width w with P(some output is more than w from its (clamped) true value) <= beta:
+        the discrete Gaussian is σ²-subgaussian (CKS 2020, Prop. 19), union bound over d outputs."""
+        p = self.plan(shape)
+        beta = check_beta(beta)
+        if not p.size:
+            return 0.0
+        m = math.ceil(float(p.param) * math.sqrt(2 * math.log(2 * p.size / beta)))
+        return (m + 0.5) * 2.0**p.k  # type: ignore[operator]
 
-    def accuracy(self, beta: float, shape: Tuple[int, ...] = ()) -> float:
-        """Half-width w with P(some output is more than w from the true value) <= beta: the
-        discrete Gaussian is σ²-subgaussian (CKS 2020, Prop. 19), union bound over d outputs."""
-        d = int(np.prod(shape, dtype=np.int64))
-        k, _, sigma = self.grid(d)
-        m = math.ceil(sigma * math.sqrt(2 * math.log(2 * d / check_beta(beta))))
-        return (m + 0.5) * 2.0**k
-
-    def _prepare(self, value: Any) -> Tuple[np.ndarray, bool]:
+    def _prepare(self, value: Any) -> Tuple[np.ndarray, Tuple[int, ...], Any]:
         x = as_real_array(value)
-        k, _, _ = self.grid(max(1, x.size))
-        return _grid.to_grid(x, k), np.ndim(value) == 0
-
-    def release(self, value: Any) -> Any:
-        prepared = self._prepare(value)
-        if self.budget is not None:
-            self.budget.spend(self.privacy_loss(prepared[0].shape or (1,)), label="GaussianMechanism")
-        return self._release(prepared)
-
-    def _release(self, prepared: Tuple[np.ndarray, bool]) -> Any:
-        v, scalar = prepared
-        k, _, sigma = self.grid(max(1, v.size))
-        noise = np.asarray(self.rng.discrete_gaussian(sigma, v.shape, threads=self.threads))
-        res = _grid.from_grid(add_checked(v, noise), k)
-        return float(res) if scalar else res
+        k = self.plan(x.shape).k
+        assert k is not None
+        v = integers_on_grid(x, k) if x.dtype == np.int64 else clamp_to_grid(x, k)
+        return v, x.shape, np.float64
 
     def __repr__(self) -> str:
         if self.rho is not None:
@@ -206,21 +288,30 @@ class GaussianMechanism(Mechanism):
 
 class DiscreteGaussianMechanism(Mechanism):
     """Discrete Gaussian noise for integer queries with integer L2 sensitivity Δ (CKS 2020):
-    σ from the exact discrete-Gaussian profile (least σ meeting (ε, δ)), or from ``rho``.
+    σ from the exact discrete-Gaussian profile (least σ meeting (ε, δ), by bisection), or from
+    ``rho`` (σ = √c Δ/sqrt(2ρ)).
 
     ``coordinates`` = c: one neighbour moves up to c of the outputs, each by at most Δ (for
     example a histogram under replace-one neighbours moves two bins by 1, c = 2, Δ = 1). The
     guarantee then follows the exact profile of that shift (L2 sensitivity √c Δ), not the
-    coarser single-output bound with sensitivity cΔ."""
+    coarser single-output bound with sensitivity cΔ (for c > 16, CKS 2020's multivariate bound
+    with L2 sensitivity √c Δ, ``DiscreteGaussianVector``, whose profile is fast to evaluate).
+    The loss does not depend on the query's shape.
+
+    Clamp: each value is clamped to [-2^61, 2^61] before the noise is added, so that no
+    exception depends on the data's values.
+
+    Timing: the sampler's running time grows with |noise| (about 10 ns per unit of
+    |noise|/sigma on the exact path; docs/security.md); there is no constant-time mode yet.
+    """
 
     def __init__(self, epsilon: Optional[float] = None, delta: Optional[float] = None,
                  sensitivity: int = 1, *, rho: Optional[float] = None, coordinates: int = 1,
                  rng: Optional[Generator] = None, budget: Optional[PrivacyBudget] = None,
-                 threads: Optional[int] = None):
-        super().__init__(rng, budget)
+                 threads: Optional[int] = None, allow_insecure: bool = False):
+        super().__init__(rng, budget, threads=threads, allow_insecure=allow_insecure)
         self.sensitivity = integer_sensitivity(sensitivity)
         self.coordinates = check_count(coordinates, "coordinates")
-        self.threads = threads
         l2 = self.sensitivity * math.sqrt(self.coordinates)
         if rho is not None:
             if epsilon is not None or delta is not None:
@@ -230,31 +321,39 @@ class DiscreteGaussianMechanism(Mechanism):
                 raise ValueError("rho must be > 0")
             self.epsilon: Optional[float] = None
             self.delta: Optional[float] = None
-            self.sigma = l2 / math.sqrt(2 * self.rho)
+            sigma = l2 / math.sqrt(2 * self.rho)
         else:
             if epsilon is None or delta is None:
                 raise TypeError("DiscreteGaussianMechanism needs epsilon and delta, or rho=")
-            self.epsilon, self.delta, self.rho = check_epsilon(epsilon), check_delta(delta), None
-            if self.delta == 0:
-                raise ValueError("delta must be > 0 for the Gaussian mechanism (or give rho=)")
-            self.sigma = _meeting_discrete_profile(analytic_gaussian_sigma(self.epsilon, self.delta, l2),
-                                                   self._loss(1.0), self.epsilon, self.delta)
-        self.sigma = _grid.round_up_short(self.sigma)
+            self.epsilon, self.delta, self.rho = check_epsilon(epsilon), check_gaussian_delta(delta), None
+            sigma = discrete_gaussian_sigma(self.epsilon, self.delta, self.sensitivity, self.coordinates)
+        if not sigma <= MAX_SIGMA:
+            raise ValueError(f"rho={self.rho} with sensitivity={self.sensitivity} needs σ = {sigma:.3g}, "
+                             "beyond 2^30 (noisy values must stay exact): use a larger rho")
+        self.sigma = _grid.round_up_short(sigma)
+        self._loss = self._loss_for(self.sigma)
+        self._check_release_possible()
 
-    def _loss(self, sigma: float) -> DiscreteGaussian:
-        return DiscreteGaussian(sigma, self.sensitivity, self.coordinates)
+    def _loss_for(self, sigma: float) -> PrivacyLoss:
+        return discrete_gaussian_loss(sigma, self.sensitivity, self.coordinates)
 
-    def privacy_loss(self) -> DiscreteGaussian:
-        return self._loss(self.sigma)
+    def plan(self, shape: Any = (), dtype: Any = None) -> NoisyGridPlan:
+        """The plan for an integer query of this shape; the loss does not depend on the shape
+        (an empty query spends nothing: PureDP(0))."""
+        shape = normalise_shape(shape)
+        loss = self._loss if size_of(shape) else PureDP(0.0)
+        return NoisyGridPlan(type(self).__name__, loss, shape, shape == (), self.threads, "gaussian",
+                             self.sigma, None, self.sensitivity, INTEGER_BOUND)
 
-    def accuracy(self, beta: float, count: int = 1) -> float:
-        return float(math.ceil(self.sigma * math.sqrt(2 * math.log(2 * count / check_beta(beta)))))
+    def accuracy(self, beta: float, shape: Any = ()) -> float:
+        """Half-width w with P(some output is more than w from its clamped value) <= beta
+        (σ²-subgaussian, CKS 2020 Prop. 19; union bound)."""
+        d = size_of(normalise_shape(shape))
+        beta = check_beta(beta)
+        if not d:
+            return 0.0
+        return float(math.ceil(self.sigma * math.sqrt(2 * math.log(2 * d / beta))))
 
-    def _prepare(self, value: Any) -> Tuple[np.ndarray, bool]:
-        return as_integer_array(value), np.ndim(value) == 0
-
-    def _release(self, prepared: Tuple[np.ndarray, bool]) -> Any:
-        v, scalar = prepared
-        noise = np.asarray(self.rng.discrete_gaussian(self.sigma, v.shape, threads=self.threads))
-        out = add_checked(v, noise)
-        return int(out) if scalar else out
+    def _prepare(self, value: Any) -> Tuple[np.ndarray, Tuple[int, ...], Any]:
+        v = as_integer_array(value)
+        return v, v.shape, np.int64

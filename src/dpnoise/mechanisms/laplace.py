@@ -7,71 +7,118 @@ from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 
-from .._validate import integer_sensitivity
+from .._validate import MAX_PART, integer_sensitivity
 from ..accounting.budget import PrivacyBudget
-from ..accounting.losses import DiscreteLaplace
+from ..accounting.losses import DiscreteLaplace, PrivacyLoss, PureDP
 from ..generator import Generator
 from . import _grid
 from ._base import (
-    Mechanism, add_checked, as_integer_array, as_real_array, check_beta, check_delta,
-    check_epsilon, check_sensitivity,
+    Mechanism, as_integer_array, as_real_array, check_beta, check_delta, check_epsilon,
+    check_sensitivity, clamp_to_grid, integers_on_grid, normalise_shape, size_of,
 )
+from ._calibrate import least_at_or_above
+from ._plan import GRID_BOUND, INTEGER_BOUND, MAX_LAPLACE_SCALE, NoisyGridPlan
+
+# The accountants enumerate the Δ + 1 loss values of a discrete Laplace up to this Δ.
+_MAX_PROFILE_SENSITIVITY = 10_000_000
+
+def _float_down(x: Fraction) -> float:
+    """The largest double <= x (a descriptor's scale rounded toward more privacy loss)."""
+    f = float(x)
+    return math.nextafter(f, 0.0) if Fraction(f) > x else f
 
 
-def _scale_for(sensitivity: int, epsilon: float, delta: float) -> Fraction:
-    """Discrete Laplace scale (grid units) for an integer sensitivity: Δ/ε for pure DP; with
-    δ > 0 the thesis seed's b >= Δ/(ε - ln(1-δ)) (003, Example on the (ε,δ) Laplace mechanism),
-    then checked against the exact profile of the discrete Laplace and raised until it holds."""
+def discrete_laplace_loss(scale: Fraction, sensitivity: int) -> PrivacyLoss:
+    """The loss of discrete Laplace noise of this scale with this integer sensitivity: the exact
+    DiscreteLaplace descriptor while the accountants can enumerate it, else its pure ε = Δ/t."""
+    if sensitivity <= _MAX_PROFILE_SENSITIVITY:
+        return DiscreteLaplace(_float_down(scale), sensitivity)
+    return PureDP(float(Fraction(sensitivity) / scale) * (1 + 2**-50))  # rounded up
+
+
+def discrete_laplace_scale(sensitivity: int, epsilon: float, delta: float = 0.0) -> Fraction:
+    """Discrete Laplace scale (grid units) for an integer sensitivity Δ: t = Δ/ε for pure DP
+    (Ghosh, Roughgarden & Sundararajan 2009; CKS 2020); with δ > 0, t = Δ/(ε - ln(1-δ)), which
+    is (ε - ln(1-δ))-DP and hence (ε, δ)-DP (docs/mechanisms.md, Lemma 1), then confirmed on the
+    exact profile (a bounded upward search covers float rounding)."""
     if delta == 0:
         return Fraction(sensitivity) / Fraction(epsilon)  # exact
     denom = epsilon - math.log1p(-delta)
-    t = Fraction(sensitivity) / Fraction(denom) * Fraction(1 + 2**-40)  # float slack, upward
-    while float(DiscreteLaplace(float(t), sensitivity).delta_for_epsilon(epsilon)) > delta:
-        t *= Fraction(1001, 1000)
-    return Fraction(_grid.round_up_short(float(t) * (1 + 2**-50)))
+    t = float(Fraction(sensitivity) / Fraction(denom) * Fraction(1 + 2**-40))  # float slack, upward
+    if sensitivity <= _MAX_PROFILE_SENSITIVITY:
+        t = least_at_or_above(
+            lambda s: float(DiscreteLaplace(s, sensitivity).delta_for_epsilon(epsilon)) <= delta, t,
+            what="the discrete Laplace scale")
+    return Fraction(_grid.round_up_short(t * (1 + 2**-50)))
 
 
-def _half_width(scale: float, count: int, beta: float) -> int:
+def discrete_laplace_half_width(scale: float, count: int, beta: float) -> int:
     """Least m with count · P(|X| > m) <= beta for X ~ DLap(scale): P(|X| > m) = 2r^{m+1}/(1+r)."""
+    if count == 0:
+        return 0
     r = math.exp(-1.0 / scale)
     need = math.log(beta * (1 + r) / (2 * count)) / math.log(r)  # (m+1) >= need
     return max(0, math.ceil(need) - 1)
 
 
+def _check_scale(scale: Fraction, what: str) -> None:
+    if scale > MAX_LAPLACE_SCALE:
+        raise ValueError(f"{what} needs discrete Laplace noise of scale {float(scale):.3g} grid units, "
+                         f"beyond 2^44 (noisy values must stay exact): use a larger epsilon")
+
+
 class DiscreteLaplaceMechanism(Mechanism):
     """Adds discrete Laplace noise P(x) ∝ exp(-|x|/t) to integer queries (L1 sensitivity Δ,
     an integer): t = Δ/ε gives ε-DP (Ghosh, Roughgarden & Sundararajan 2009; CKS 2020); with
-    delta > 0 the thesis' (ε, δ) calibration. Scalars and arrays; outputs int64."""
+    ``delta`` > 0, t = Δ/(ε - ln(1-δ)) (docs/mechanisms.md, Lemma 1). Scalars and arrays of any
+    integer dtype; outputs int64.
+
+    Clamp: each value is clamped to [-2^61, 2^61] before the noise is added (a 1-Lipschitz map,
+    so the sensitivity is unchanged), so that no exception depends on the data's values.
+
+    Timing: the sampler's running time grows with |noise| (about 10 ns per unit of
+    |noise|/scale on the exact path; docs/security.md); there is no constant-time mode yet.
+    """
 
     def __init__(self, epsilon: float, sensitivity: int = 1, *, delta: float = 0.0,
                  rng: Optional[Generator] = None, budget: Optional[PrivacyBudget] = None,
-                 threads: Optional[int] = None):
-        super().__init__(rng, budget)
+                 threads: Optional[int] = None, allow_insecure: bool = False):
+        super().__init__(rng, budget, threads=threads, allow_insecure=allow_insecure)
         self.epsilon = check_epsilon(epsilon)
         self.delta = check_delta(delta)
         self.sensitivity = integer_sensitivity(sensitivity)
-        self.threads = threads
-        self.scale = _scale_for(self.sensitivity, self.epsilon, self.delta)
+        if self.sensitivity > MAX_PART:
+            raise ValueError(f"sensitivity must be at most 2^62, got {sensitivity!r}")
+        self.scale = discrete_laplace_scale(self.sensitivity, self.epsilon, self.delta)
+        _check_scale(self.scale, f"epsilon={self.epsilon} with sensitivity={self.sensitivity}")
+        self._loss = discrete_laplace_loss(self.scale, self.sensitivity)
+        self._check_release_possible()
 
-    def privacy_loss(self) -> DiscreteLaplace:
-        return DiscreteLaplace(float(self.scale), self.sensitivity)
+    def plan(self, shape: Any = (), dtype: Any = None) -> NoisyGridPlan:
+        """The plan for an integer query of this shape (the loss does not depend on it: Δ is
+        the L1 sensitivity of the whole query). An empty query spends nothing (PureDP(0))."""
+        shape = normalise_shape(shape)
+        loss = self._loss if size_of(shape) else PureDP(0.0)
+        return NoisyGridPlan(type(self).__name__, loss, shape, shape == (), self.threads,
+                             "laplace", self.scale, None, self.sensitivity, INTEGER_BOUND)
 
-    def accuracy(self, beta: float, count: int = 1) -> float:
-        """Half-width w with P(max over ``count`` outputs of |noise| > w) <= beta (exact tail)."""
-        return float(_half_width(float(self.scale), int(count), check_beta(beta)))
+    def accuracy(self, beta: float, shape: Any = ()) -> float:
+        """Half-width w with P(some of the outputs is more than w from its clamped value)
+        <= beta (exact tail, union bound over the coordinates)."""
+        d = size_of(normalise_shape(shape))
+        return float(discrete_laplace_half_width(float(self.scale), d, check_beta(beta)))
 
-    def _prepare(self, value: Any) -> Tuple[np.ndarray, bool]:
-        return as_integer_array(value), np.ndim(value) == 0
-
-    def _release(self, prepared: Tuple[np.ndarray, bool]) -> Any:
-        v, scalar = prepared
-        noise = self.rng.discrete_laplace(self.scale, v.shape, threads=self.threads)
-        out = add_checked(v, np.asarray(noise))
-        return int(out) if scalar else out
+    def _prepare(self, value: Any) -> Tuple[np.ndarray, Tuple[int, ...], Any]:
+        v = as_integer_array(value)
+        return v, v.shape, np.int64
 
 
 class GeometricMechanism(DiscreteLaplaceMechanism):
-    """The geometric mechanism (Ghosh et al. 2009): another name for the discrete Laplace one."""
+    """The geometric mechanism (Ghosh et al. 2009): another name for the discrete Laplace one.
+
+    Timing: the sampler's running time grows with |noise| (about 10 ns per unit of
+    |noise|/scale on the exact path; docs/security.md); there is no constant-time mode yet.
+    """
 
 
 class LaplaceMechanism(Mechanism):
@@ -82,67 +129,96 @@ class LaplaceMechanism(Mechanism):
     grid units with the widened integer sensitivity floor(Δ/2^k) + d (d coordinates, L1), and the
     output is the exact double (v + noise)·2^k. No floating-point operation depends on the noise
     (Mironov 2012). Integer inputs with an integral sensitivity and no granularity use the grid 1
-    directly and return integers. With ``delta > 0``: b >= Δ/(ε - ln(1-δ)) (thesis seed 003).
+    directly and return integers. With ``delta`` > 0: scale Δ/(ε - ln(1-δ)) (docs/mechanisms.md,
+    Lemma 1). The grid is coarsened (k raised) when ε is so small that the scale in grid units
+    would pass 2^44.
+
+    Clamp: each grid value is clamped to [-2^52, 2^52] grid units (integer path: [-2^61, 2^61])
+    before the noise is added, a 1-Lipschitz map that keeps the sensitivity, so that no
+    exception depends on the data's values (|x| beyond 2^(52+k) is released as ±2^(52+k) plus
+    noise). NaN or infinity raises ValueError before any charge: that exception does depend on
+    the data (docs/security.md).
+
+    Timing: the sampler's running time grows with |noise| (about 10 ns per unit of
+    |noise|/scale on the exact path; docs/security.md); there is no constant-time mode yet.
     """
 
     def __init__(self, epsilon: float, sensitivity: float = 1.0, *, delta: float = 0.0,
                  granularity: Optional[float] = None, rng: Optional[Generator] = None,
-                 budget: Optional[PrivacyBudget] = None, threads: Optional[int] = None):
-        super().__init__(rng, budget)
+                 budget: Optional[PrivacyBudget] = None, threads: Optional[int] = None,
+                 allow_insecure: bool = False):
+        super().__init__(rng, budget, threads=threads, allow_insecure=allow_insecure)
         self.epsilon = check_epsilon(epsilon)
         self.delta = check_delta(delta)
         self.sensitivity = check_sensitivity(sensitivity)
         self.granularity_exponent = _grid.check_granularity(granularity)
-        self.threads = threads
-        self._cache: Dict[Tuple[int, bool], Tuple[int, int, Fraction]] = {}
+        self._integral = self.granularity_exponent is None and self.sensitivity == int(self.sensitivity) \
+            and self.sensitivity <= MAX_PART
+        self._cache: Dict[Tuple[int, bool], Tuple[Optional[int], int, Fraction]] = {}
+        self._check_release_possible()  # refuse bad parameters now
 
-    def grid(self, count: int = 1, integer: bool = False) -> Tuple[int, int, Fraction]:
-        """(k, widened sensitivity in grid units, discrete Laplace scale) for ``count`` coordinates."""
+    def _calibrate(self, count: int, integer: bool) -> Tuple[Optional[int], int, Fraction]:
         key = (count, integer)
         if key not in self._cache:
-            if integer and self.granularity_exponent is None and self.sensitivity == int(self.sensitivity):
-                k, sens = 0, int(self.sensitivity)  # integer query, integer sensitivity: no rounding
+            what = f"epsilon={self.epsilon} with sensitivity={self.sensitivity} over {count} coordinates"
+            if integer:
+                k: Optional[int] = None
+                sens = int(self.sensitivity)  # integer query, integer sensitivity: no rounding
             else:
                 k = self.granularity_exponent
                 if k is None:
                     k = _grid.default_exponent(self.sensitivity, count)
-                sens = math.floor(self.sensitivity / 2.0**k) + count
-            self._cache[key] = (k, sens, _scale_for(sens, self.epsilon, self.delta))
+                    # keep Δ/2^k/ε within half the scale limit: coarsen the grid for tiny ε
+                    need = math.log2(self.sensitivity) - math.log2(self.epsilon) - math.log2(MAX_LAPLACE_SCALE / 2)
+                    k = min(max(k, math.ceil(need)), _grid.MAX_EXPONENT)
+                units = _grid.grid_units(self.sensitivity, k)
+                if units + count > MAX_PART:
+                    raise ValueError(f"granularity 2^{k} is too fine for sensitivity={self.sensitivity} "
+                                     f"over {count} coordinates (beyond 2^62 grid units)")
+                sens = math.floor(units) + count
+            scale = discrete_laplace_scale(sens, self.epsilon, self.delta)
+            _check_scale(scale, what + ("" if k is None else f" on the grid 2^{k}"))
+            self._cache[key] = (k, sens, scale)
         return self._cache[key]
 
-    def privacy_loss(self, shape: Tuple[int, ...] = (), integer: bool = False) -> DiscreteLaplace:
-        """The loss of one release of a query with this shape (exact: discrete Laplace in grid units)."""
-        _, sens, scale = self.grid(int(np.prod(shape, dtype=np.int64)), integer)
-        return DiscreteLaplace(float(scale), sens)
+    def plan(self, shape: Any = (), dtype: Any = None) -> NoisyGridPlan:
+        """The plan for a query of this shape; ``dtype`` an integer dtype selects the integer
+        path (grid 1, integer output) when the sensitivity is integral and no granularity is
+        given. An empty query spends nothing (its loss is PureDP(0))."""
+        shape = normalise_shape(shape)
+        integer = self._integral and _is_integer_dtype(dtype)
+        d = size_of(shape)
+        k, sens, scale = self._calibrate(max(d, 1), integer)
+        loss = discrete_laplace_loss(scale, sens) if d else PureDP(0.0)
+        return NoisyGridPlan(type(self).__name__, loss, shape, shape == (), self.threads, "laplace",
+                             scale, k, sens, INTEGER_BOUND if k is None else GRID_BOUND)
 
-    def accuracy(self, beta: float, shape: Tuple[int, ...] = ()) -> float:
-        """Half-width w with P(some output is more than w from the true value) <= beta, rounding
-        included (Dwork–Roth Thm 3.8 gives ln(d/β)·Δ/ε for the continuous mechanism)."""
-        d = int(np.prod(shape, dtype=np.int64))
-        k, _, scale = self.grid(d)
-        return (_half_width(float(scale), d, check_beta(beta)) + 0.5) * 2.0**k
+    def grid(self, count: int = 1, integer: bool = False) -> Tuple[Optional[int], int, Fraction]:
+        """(k, widened sensitivity in grid units, discrete Laplace scale) for ``count`` coordinates."""
+        p = self.plan((count,), np.int64 if integer else np.float64)
+        return p.k, int(p.sensitivity), Fraction(p.param)
 
-    def _prepare(self, value: Any) -> Tuple[np.ndarray, bool, bool]:
-        arr = np.asarray(value)
-        integer = np.issubdtype(arr.dtype, np.integer) and self.granularity_exponent is None \
-            and self.sensitivity == int(self.sensitivity)
-        x = as_integer_array(arr) if integer else as_real_array(arr)
-        k, _, _ = self.grid(max(1, x.size), integer)
-        v = x if integer else _grid.to_grid(x, k)
-        return v, integer, np.ndim(value) == 0
+    def accuracy(self, beta: float, shape: Any = (), dtype: Any = None) -> float:
+        """Half-width w with P(some output is more than w from its (clamped) true value) <= beta,
+        rounding included (Dwork–Roth Thm 3.8 gives ln(d/β)·Δ/ε for the continuous mechanism)."""
+        p = self.plan(shape, dtype)
+        w = discrete_laplace_half_width(float(p.param), p.size, check_beta(beta))
+        if p.k is None:
+            return float(w)
+        return (w + 0.5) * 2.0**p.k if p.size else 0.0
 
-    def release(self, value: Any) -> Any:
-        v, integer, scalar = prepared = self._prepare(value)
-        if self.budget is not None:
-            self.budget.spend(self.privacy_loss(v.shape or (1,), integer), label="LaplaceMechanism")
-        return self._release(prepared)
+    def _prepare(self, value: Any) -> Tuple[np.ndarray, Tuple[int, ...], Any]:
+        x = as_real_array(value)
+        if x.dtype == np.int64 and self._integral:
+            return x, x.shape, np.int64
+        k = self.plan(x.shape, np.float64).k
+        assert k is not None
+        v = integers_on_grid(x, k) if x.dtype == np.int64 else clamp_to_grid(x, k)
+        return v, x.shape, np.float64
 
-    def _release(self, prepared: Tuple[np.ndarray, bool, bool]) -> Any:
-        v, integer, scalar = prepared
-        k, _, scale = self.grid(max(1, v.size), integer)
-        noise = np.asarray(self.rng.discrete_laplace(scale, v.shape, threads=self.threads))
-        out = add_checked(v, noise)
-        if integer:
-            return int(out) if scalar else out
-        res = _grid.from_grid(out, k)
-        return float(res) if scalar else res
+
+def _is_integer_dtype(dtype: Any) -> bool:
+    if dtype is None:
+        return False
+    dt = np.dtype(dtype)
+    return bool(np.issubdtype(dt, np.integer) or dt == np.bool_)

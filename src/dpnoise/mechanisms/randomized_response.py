@@ -3,16 +3,19 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Any, Optional
+from typing import Any, Optional, Tuple
 
 import numpy as np
 
 from ..accounting.budget import PrivacyBudget
-from ..accounting.losses import RandomizedResponse as RRLoss
+from ..accounting.losses import PureDP, RandomizedResponse as RRLoss
 from .._validate import MAX_PART, integer
 from ..generator import Generator
-from ._base import Mechanism, check_beta, check_epsilon
-
+from ._base import (
+    DEFAULT_OUT_OF_DOMAIN, Mechanism, as_integer_array, check_beta, check_epsilon,
+    check_out_of_domain, normalise_shape, out_of_domain_error, size_of,
+)
+from ._plan import RandomizedResponsePlan
 
 
 def _epsilon_down(eps: float) -> Fraction:
@@ -32,29 +35,47 @@ class RandomizedResponse(Mechanism):
     category uniformly (1/k each) and accept a change with probability exp(-ε) (the exact
     Bernoulli(exp(-γ)) of CKS 2020), retrying otherwise. Then
     P(keep) ∝ 1 and P(each other) ∝ e^-ε, which is the distribution above; the expected number
-    of rounds is k / (1 + (k-1)e^-ε). ``RandomizedResponse.two_coin()`` is the two-coin survey
-    protocol of the introduction seed (truthful on heads, else a second coin answers): ε = ln 3.
+    of rounds is k / (1 + (k-1)e^-ε). ε is used rounded down to a multiple of 2^-62.
+
+    ``RandomizedResponse.two_coin()`` is Warner's (1965) survey protocol as given by Dwork &
+    Roth (2014, §3.2): answer truthfully on heads, else answer with a second coin flip; keep
+    probability 3/4, ε = ln 3 (sampled as binary randomized response with ε = ln 3 rounded down
+    to a multiple of 2^-62, i.e. a keep probability below 3/4 by less than 2^-62).
+
+    Records outside [0, k): ``out_of_domain="clamp"`` (the default) maps them to the nearest
+    category (0 or k - 1) before randomizing, a per-record map that keeps ε; ``"raise"`` refuses
+    the input before any charge, which reveals that such a record exists (docs/security.md).
+    ``"drop"`` is refused: the output's length would reveal it.
+
+    Timing: the number of rounds (and the Bernoulli sampler's time) varies with the random
+    draws; docs/security.md. There is no constant-time mode yet.
     """
 
     def __init__(self, epsilon: float, categories: int = 2, *, rng: Optional[Generator] = None,
-                 budget: Optional[PrivacyBudget] = None):
-        super().__init__(rng, budget)
+                 budget: Optional[PrivacyBudget] = None, threads: Optional[int] = None,
+                 out_of_domain: str = DEFAULT_OUT_OF_DOMAIN, allow_insecure: bool = False):
+        super().__init__(rng, budget, threads=threads, allow_insecure=allow_insecure)
         categories = integer(categories, "categories")
-        if categories < 2:
-            raise ValueError(f"categories must be >= 2, got {categories}")
+        if not 2 <= categories <= MAX_PART:
+            raise ValueError(f"categories must be between 2 and 2^62, got {categories}")
         self.categories = int(categories)
+        self.out_of_domain = check_out_of_domain(out_of_domain, drop=False)
         self._gamma = _epsilon_down(check_epsilon(epsilon))
         self.epsilon = float(self._gamma)
         self.delta = 0.0
         self._two_coin = False
+        self._check_release_possible()
 
     @classmethod
-    def two_coin(cls, *, rng: Optional[Generator] = None,
-                 budget: Optional[PrivacyBudget] = None) -> "RandomizedResponse":
-        """The two-coin protocol: keep probability 3/4, ε = ln 3 (introduction seed 002)."""
-        m = cls(math.log(3.0), 2, rng=rng, budget=budget)
+    def two_coin(cls, *, rng: Optional[Generator] = None, budget: Optional[PrivacyBudget] = None,
+                 threads: Optional[int] = None, out_of_domain: str = DEFAULT_OUT_OF_DOMAIN,
+                 allow_insecure: bool = False) -> "RandomizedResponse":
+        """The two-coin protocol (Warner 1965; Dwork & Roth 2014, §3.2): keep probability 3/4,
+        ε = ln 3."""
+        m = cls(math.log(3.0), 2, rng=rng, budget=budget, threads=threads,
+                out_of_domain=out_of_domain, allow_insecure=allow_insecure)
         m._two_coin = True
-        m.epsilon = math.log(3.0)
+        m.epsilon = math.log(3.0)  # the charged ε: an upper bound of the γ the sampler uses
         return m
 
     @property
@@ -63,43 +84,26 @@ class RandomizedResponse(Mechanism):
             return 0.75
         return 1.0 / (1.0 + (self.categories - 1) * math.exp(-self.epsilon))
 
-    def privacy_loss(self) -> RRLoss:
-        return RRLoss(self.epsilon, self.categories)
+    def plan(self, shape: Any = (), dtype: Any = None) -> RandomizedResponsePlan:
+        """The plan for ``shape`` responses (one per record); the loss is the per-record ε (each
+        record is randomized on its own). An empty input spends nothing (PureDP(0))."""
+        shape = normalise_shape(shape)
+        loss = RRLoss(self.epsilon, self.categories) if size_of(shape) else PureDP(0.0)
+        name = "RandomizedResponse.two_coin" if self._two_coin else type(self).__name__
+        return RandomizedResponsePlan(name, loss, shape, shape == (), self.threads, self.categories,
+                                      self._gamma)
 
-    def _prepare(self, value: Any) -> Any:
-        arr = np.asarray(value)
-        if arr.dtype == np.bool_:
-            arr = arr.astype(np.int64)
-        if not np.issubdtype(arr.dtype, np.integer):
-            raise TypeError(f"value must be category indices (integers or bools), got dtype {arr.dtype}")
-        if arr.size and (arr.min() < 0 or arr.max() >= self.categories):
-            raise ValueError(f"value must be in [0, {self.categories}), got values in "
-                             f"[{arr.min()}, {arr.max()}]")
-        return arr.astype(np.int64), np.ndim(value) == 0
-
-    def _release(self, prepared: Any) -> Any:
-        x, scalar = prepared
-        flat = x.reshape(-1).copy()
-        k = self.categories
-        if self._two_coin:
-            bits = self.rng.random_raw(flat.size)
-            truthful = (bits & np.uint64(1)).astype(bool)
-            second = ((bits >> np.uint64(1)) & np.uint64(1)).astype(np.int64)
-            out = np.where(truthful, flat, second)
-        else:
-            out = flat.copy()
-            pending = np.arange(flat.size)
-            while pending.size:
-                j = np.asarray(self.rng.integers(0, k, pending.size))  # 0 = keep, else shift by j
-                keep = j == 0
-                accept = np.zeros(pending.size, dtype=bool)
-                change = ~keep
-                if change.any():
-                    accept[change] = np.asarray(self.rng.bernoulli_exp(self._gamma, int(change.sum())))
-                out[pending[change & accept]] = (flat[pending[change & accept]] + j[change & accept]) % k
-                pending = pending[~(keep | accept)]
-        out = out.reshape(x.shape)
-        return int(out) if scalar else out
+    def _prepare(self, value: Any) -> Tuple[np.ndarray, Tuple[int, ...], Any]:
+        try:
+            x = as_integer_array(value, "value", bound=MAX_PART)
+        except TypeError:
+            raise TypeError(f"value must be category indices (integers or bools), got dtype "
+                            f"{np.asarray(value).dtype}") from None
+        if x.size and (x.min() < 0 or x.max() >= self.categories):
+            if self.out_of_domain == "raise":
+                raise out_of_domain_error(f"[0, {self.categories})")
+            x = np.clip(x, 0, self.categories - 1)
+        return x, x.shape, np.int64
 
     def estimate_counts(self, responses: Any) -> np.ndarray:
         """Unbiased estimates of the true category counts from the noisy responses:
@@ -115,9 +119,10 @@ class RandomizedResponse(Mechanism):
         q = (1 - p) / (self.categories - 1)
         return (n - q * r.size) / (p - q)
 
-    def accuracy(self, beta: float, n: int = 1) -> float:
-        """Half-width w with P(some |f̂_j - f_j| > w) <= beta for n respondents (Hoeffding on the
-        n independent responses, union bound over the k counts)."""
+    def accuracy(self, beta: float, shape: Any = ()) -> float:
+        """Half-width w with P(some |f̂_j - f_j| > w) <= beta for n = size of ``shape``
+        respondents (Hoeffding on the n independent responses, union bound over the k counts)."""
+        n = size_of(normalise_shape(shape))
         p = self.keep_probability
         q = (1 - p) / (self.categories - 1)
         return math.sqrt(n * math.log(2 * self.categories / check_beta(beta)) / 2) / (p - q)

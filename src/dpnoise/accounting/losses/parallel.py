@@ -1,0 +1,61 @@
+"""Parallel composition over disjoint partitions."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar, Dict, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .base import PrivacyLoss, _register
+
+
+@_register
+@dataclass(frozen=True)
+class Parallel(PrivacyLoss):
+    """Parallel composition over disjoint partitions: one record touches one partition, so the
+    release is as private as its least private part (McSherry 2009, Thm 4): every conversion is
+    the maximum over the parts (profiles too, so the PLD accountant gets a valid dominating curve).
+    Under replace-one neighbours this assumes the partition of a record does not change."""
+
+    losses: Tuple[PrivacyLoss, ...]
+    symmetric: ClassVar[bool] = False
+
+    def __post_init__(self) -> None:
+        losses = tuple(self.losses)
+        if not losses or not all(isinstance(x, PrivacyLoss) for x in losses):
+            raise TypeError("losses must be a non-empty sequence of privacy-loss descriptors")
+        object.__setattr__(self, "losses", losses)
+
+    def _max(self, values: Sequence[Optional[float]]) -> Optional[float]:
+        return None if any(v is None for v in values) else max(v for v in values if v is not None)
+
+    def pure_epsilon(self) -> Optional[float]:
+        return self._max([x.pure_epsilon() for x in self.losses])
+
+    def approx_dp(self) -> Optional[Tuple[float, float]]:
+        pairs = [x.approx_dp() for x in self.losses]
+        if any(p is None for p in pairs):
+            return None
+        return max(p[0] for p in pairs if p), max(p[1] for p in pairs if p)
+
+    def zcdp_rho(self) -> Optional[float]:
+        return self._max([x.zcdp_rho() for x in self.losses])
+
+    def rdp(self, alpha: float) -> Optional[float]:
+        return self._max([x.rdp(alpha) for x in self.losses])
+
+    def _profile(self, eps: np.ndarray, direction: str) -> Optional[np.ndarray]:
+        out = np.zeros(np.shape(eps))
+        for x in self.losses:
+            d = direction if not x.symmetric else "remove"
+            p = x._profile(eps, d)
+            if p is None:
+                return None
+            out = np.maximum(out, p)
+        return out
+
+    def has_profile(self) -> bool:
+        return all(x.has_profile() for x in self.losses)
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"type": "Parallel", "losses": [x.to_dict() for x in self.losses]}

@@ -1,0 +1,108 @@
+"""Release plans: everything a release needs except the data and the generator, frozen.
+
+A mechanism's ``release(value)`` (1) validates and prepares the input, (2) builds a plan with
+``mechanism.plan(shape, dtype)``, (3) charges ``plan.loss`` to the budget, (4) runs
+``plan.execute(rng, prepared)``. A plan is a frozen, picklable dataclass, so it can be inspected,
+stored in a ledger or shipped to another process (which executes it with its own generator).
+Execution draws all noise through ``Generator._noisy_grid`` or ``Generator._randomized_response``
+(the fused kernels) and cannot fail on valid prepared input, except for the documented
+data-independent overflow of ``_noisy_grid`` whose probability the plan keeps below 2^-90.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Optional, Tuple, Union
+
+import numpy as np
+
+from ..accounting.losses import PrivacyLoss
+
+# Grid values are clamped to +-GRID_BOUND grid units (real queries on the grid 2^k) or to
+# +-INTEGER_BOUND (integer queries): the same bounds _noisy_grid applies.
+GRID_BOUND = 1 << 52
+INTEGER_BOUND = 1 << 61
+# The largest noise parameter (grid units) a plan accepts: discrete Laplace scale t <= 2^44 and
+# discrete Gaussian sigma <= 2^30 keep P(|noise| > 2^52) below 2^-90, so y = v + noise fits the
+# exact range of _noisy_grid (2^53 with a grid, 2^62 without) except with that probability.
+MAX_LAPLACE_SCALE = 1 << 44
+MAX_GAUSSIAN_SIGMA = float(1 << 30)
+# N(0, 1) for the Gaussian-process mechanism: discrete Gaussian of sigma 2^20 on the grid 2^-20
+STANDARD_EXPONENT = 20
+
+
+@dataclass(frozen=True)
+class ReleasePlan:
+    """What every plan holds: the mechanism's name (the ledger label), the privacy loss one
+    execution spends, the shape of the query, whether the output is a scalar, and the threads."""
+
+    mechanism: str
+    loss: PrivacyLoss
+    shape: Tuple[int, ...]
+    scalar: bool
+    threads: int
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def execute(self, rng: Any, prepared: Any) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class NoisyGridPlan(ReleasePlan):
+    """Noise added on a grid: ``law`` "laplace" (``param`` = the discrete Laplace scale, an exact
+    Fraction, grid units) or "gaussian" (``param`` = sigma, grid units); ``k`` the grid exponent
+    (None: integer query, integer output); ``sensitivity`` the widened sensitivity in grid units
+    the noise is calibrated to (L1 for Laplace, L2 for Gaussian); ``bound`` the clamp."""
+
+    law: str
+    param: Union[Fraction, float]
+    k: Optional[int]
+    sensitivity: Union[int, float]
+    bound: int
+
+    @property
+    def clamp(self) -> float:
+        """The clamp in the query's units: inputs beyond ±clamp are released as ±clamp + noise."""
+        return float(self.bound) if self.k is None else math.ldexp(float(self.bound), self.k)
+
+    def execute(self, rng: Any, prepared: np.ndarray) -> Any:
+        out = rng._noisy_grid(prepared, law=self.law, param=self.param, k=self.k, bound=self.bound,
+                              threads=self.threads)
+        if self.scalar:
+            return int(out.reshape(-1)[0]) if self.k is None else float(out.reshape(-1)[0])
+        return out
+
+
+@dataclass(frozen=True)
+class RandomizedResponsePlan(ReleasePlan):
+    """k-ary randomized response with the exact rational ``gamma`` (the ε the sampler uses)."""
+
+    categories: int
+    gamma: Fraction
+
+    def execute(self, rng: Any, prepared: np.ndarray) -> Any:
+        out = rng._randomized_response(prepared, self.categories, self.gamma, threads=self.threads)
+        return int(out.reshape(-1)[0]) if self.scalar else out
+
+
+@dataclass(frozen=True)
+class GaussianProcessPlan(ReleasePlan):
+    """The Gaussian-process mechanism on m public points: f + scale · L z, with L the Cholesky
+    factor of the kernel matrix and z ~ N(0, I) drawn as discrete Gaussian(2^20)·2^-20."""
+
+    scale: float
+    factor: np.ndarray = dataclasses.field(compare=False, repr=False)
+
+    def execute(self, rng: Any, prepared: np.ndarray) -> np.ndarray:
+        m = self.factor.shape[0]
+        z = rng._noisy_grid(np.zeros(m), law="gaussian", param=float(1 << STANDARD_EXPONENT),
+                            k=-STANDARD_EXPONENT, bound=GRID_BOUND, threads=self.threads)
+        return prepared + self.scale * (self.factor @ z)
+
+
+__all__ = ["GaussianProcessPlan", "NoisyGridPlan", "RandomizedResponsePlan", "ReleasePlan"]
