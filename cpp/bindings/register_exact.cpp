@@ -225,34 +225,6 @@ void register_exact(py::module_& m) {
     def_tabled_family<exact::DiscreteGaussianTable, exact::DiscreteGaussianParams>(
         m, "discrete_gaussian", build_variance, MakeGaussianTable{}, draw_gaussian,
         "Discrete Gaussian, variance num/den.");
-    m.def("_set_force_refinement_for_testing",
-          [](bool on) { exact::force_refinement_for_testing().store(on); }, py::arg("on"),
-          "Test hook: make every table trial take the exact refinement path.");
-    m.def(
-        "_exp_enclosure_for_testing",
-        [](bool negative, py::int_ num, py::int_ den, int L) {
-            auto to_big = [](py::int_ v) {
-                exact::BigUint b;
-                py::int_ mask(UINT64_MAX);
-                py::object x = v;
-                while (py::cast<bool>(x)) {
-                    b.limb.push_back(py::cast<uint64_t>(x.attr("__and__")(mask)));
-                    x = x.attr("__rshift__")(64);
-                }
-                return b;
-            };
-            auto to_py = [](const exact::BigUint& b) {
-                py::object r = py::int_(0);
-                for (size_t i = b.limb.size(); i-- > 0;)
-                    r = r.attr("__lshift__")(64).attr("__or__")(py::int_(b.limb[i]));
-                return r;
-            };
-            if (L < 1 || L > 64) throw std::invalid_argument("L must be in [1, 64]");
-            const exact::Enclosure e = exact::exp_rational(to_big(num), to_big(den), negative, L);
-            return py::make_tuple(to_py(e.lo), to_py(e.hi));
-        },
-        py::arg("negative"), py::arg("num"), py::arg("den"), py::arg("limbs"),
-        "Test hook: [lo, hi] with lo/2^(64L) <= e^(-+num/den) <= hi/2^(64L).");
     def_family<bool, exact::Rational>(m, "bernoulli", build_probability, draw_bernoulli, "Bernoulli(num/den).");
     def_family<bool, exact::Rational>(m, "bernoulli_exp", build_gamma, draw_bernoulli_exp,
                                       "Bernoulli(exp(-num/den)).");

@@ -44,6 +44,8 @@ def draw(kind, param, n, seed, path):
     else:
         num, den = sigma_to_variance_pair(to_fraction(param, "sigma"), "sigma")
     name = "geometric" if kind == "geometric" else f"discrete_{kind}"
+    if path == "forced":  # the table sampler with every decision refined exactly
+        return _core._sample_forced_refinement_for_testing(name, gen, num, den, n)
     return getattr(_core, f"_{name}_{path}")(gen, num, den, n, 1)
 
 
@@ -60,11 +62,7 @@ def fit(samples, cdf, span):
     ("gaussian", 3823.9, 300), ("gaussian", 10**6, 300),
 ])
 def test_exact_refinement_path_fits(kind, param, n):
-    _core._set_force_refinement_for_testing(True)
-    try:
-        s = draw(kind, param, n, 11, "table")
-    finally:
-        _core._set_force_refinement_for_testing(False)
+    s = draw(kind, param, n, 11, "forced")
     cdf = laplace_cdf(param) if kind == "laplace" else gaussian_cdf(param)
     edges, probs, _ = bins_from_cdf(cdf, -int(40 * float(param)) - 40, int(40 * float(param)) + 40,
                                     target=20 if n >= 3000 else 6)

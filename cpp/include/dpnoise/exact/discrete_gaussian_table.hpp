@@ -11,6 +11,7 @@
 #include "dpnoise/exact/exp_fixed_bounds.hpp"
 #include "dpnoise/exact/fixed_enclosure.hpp"
 #include "dpnoise/exact/lazy_comparison.hpp"
+#include "dpnoise/exact/refinement_policy.hpp"
 #include "dpnoise/exact/threshold_inversion.hpp"
 
 namespace dpnoise::exact {
@@ -138,17 +139,17 @@ struct GaussianBuckets {
 };
 
 // Bucket j from its guide bucket when the guide does not settle it.
-template <class Bits>
+template <class Bits, class Policy = NeverForceRefinement>
 [[gnu::noinline]] uint64_t gaussian_bucket_scan(Bits& bits, const GaussianBuckets& g, uint32_t bucket) {
     auto exact = [&g](Bits& bb, std::vector<uint64_t>& words, uint64_t d) {
         return lazy_less_ratio(bb, words, [&](int L) { return g.ratio(d, L); });
     };
-    return invert_scan(bits, g.buckets, bucket, exact);
+    return invert_scan<Bits, decltype(exact), Policy>(bits, g.buckets, bucket, exact);
 }
 
 // The acceptance R < e^{-x}, x = (2 j B o + o^2) b / (2a), when R's first 8 bits r8 did not
 // decide it: R's next 24 bits, then 32-bit fixed-point bounds of e^{-x}, then exactly.
-template <class Bits>
+template <class Bits, class Policy = NeverForceRefinement>
 [[gnu::noinline]] bool gaussian_offset_accept_slow(Bits& bits, const GaussianBuckets& g, const ExpTables& T,
                                                    uint64_t j, uint64_t o, uint32_t r8) {
     const uint64_t B = uint64_t{1} << g.k;
@@ -175,7 +176,7 @@ template <class Bits>
     }
     const u128 fhi = flo + extra + 3;
     const uint32_t w = (r8 << 24) | static_cast<uint32_t>(bits.bits(24));
-    const bool forced = force_refinement_for_testing().load(std::memory_order_relaxed);
+    constexpr bool forced = Policy::kForce;
     if (!forced && fhi < (static_cast<u128>(1) << 32) && w < static_cast<uint32_t>((static_cast<u128>(1) << 32) - fhi - 1))
         return true;  // R < 1 - x <= e^{-x}
     if (!forced && w < exp_lower32_fixed(T, fhi)) return true;
@@ -188,7 +189,7 @@ template <class Bits>
 
 // One read gives the guide bucket of j, the sign (or, for y = 0, the fair bit), the first 8
 // bits of the acceptance uniform and the offset o; on rejection all are dropped and redrawn.
-template <class Bits>
+template <class Bits, class Policy = NeverForceRefinement>
 inline int64_t discrete_gaussian_buckets(Bits& bits, const GaussianBuckets& g, const ExpTables& T) {
     constexpr unsigned kFirst = 8;
     const unsigned k = g.k, gb = g.buckets.guide_bits;
@@ -207,19 +208,19 @@ inline int64_t discrete_gaussian_buckets(Bits& bits, const GaussianBuckets& g, c
         const bool sign = ((v >> gb) & 1) != 0;
         const uint32_t e = g.buckets.guide[bucket];
         uint64_t j = e >> 1;
-        if (!(e & 1) || force_refinement_for_testing().load(std::memory_order_relaxed))
-            j = gaussian_bucket_scan(bits, g, bucket);
+        if (!(e & 1) || Policy::kForce)
+            j = gaussian_bucket_scan<Bits, Policy>(bits, g, bucket);
         if (o != 0) {
             // R < (r8 + 1)/2^8 <= 1 - ceil(x 2^8)/2^8 <= e^{-x} when r8 + x8 <= 255, with
             // x 2^8 < M x_step / 2^56 for M = 2 j B o + o^2 < 2^64 (x_step > 2^64 b/(2a))
             const uint32_t r8 = static_cast<uint32_t>((v >> (gb + 1)) & ((1u << kFirst) - 1));
             const u128 M = static_cast<u128>(j) * (2 * B * o) + static_cast<u128>(o) * o;
             bool decided = false;
-            if ((M >> 64) == 0 && !force_refinement_for_testing().load(std::memory_order_relaxed)) {
+            if ((M >> 64) == 0 && !Policy::kForce) {
                 const u128 x8 = ((static_cast<u128>(static_cast<uint64_t>(M)) * g.x_step) >> (64 - kFirst)) + 1;
                 decided = r8 + x8 <= (1u << kFirst) - 1;
             }
-            if (!decided && !gaussian_offset_accept_slow(bits, g, T, j, o, r8)) continue;
+            if (!decided && !gaussian_offset_accept_slow<Bits, Policy>(bits, g, T, j, o, r8)) continue;
         }
         const u128 y = static_cast<u128>(j) * B + o;
         if (y > static_cast<u128>(INT64_MAX)) throw std::overflow_error("discrete Gaussian sample does not fit in int64");
@@ -255,10 +256,10 @@ struct DiscreteGaussianTable {
 
 };
 
-template <class Bits>
+template <class Bits, class Policy = NeverForceRefinement>
 inline int64_t discrete_gaussian_table(Bits& bits, const DiscreteGaussianTable& g) {
     if (g.p.a == 0) return 0;
-    return discrete_gaussian_buckets(bits, g.buckets, *g.exp_tables);
+    return discrete_gaussian_buckets<Bits, Policy>(bits, g.buckets, *g.exp_tables);
 }
 
 }  // namespace dpnoise::exact

@@ -10,6 +10,7 @@
 #include "dpnoise/exact/exp_fixed_bounds.hpp"
 #include "dpnoise/exact/fixed_enclosure.hpp"
 #include "dpnoise/exact/lazy_comparison.hpp"
+#include "dpnoise/exact/refinement_policy.hpp"
 #include "dpnoise/exact/threshold_inversion.hpp"
 
 namespace dpnoise::exact {
@@ -117,14 +118,14 @@ inline bool less_power(Bits& b, std::vector<uint64_t>& words, uint64_t k, u128 a
 // The rare part of the large-scale L acceptance: R < e^{-l s/t} for a uniform R whose first
 // `First` bits r did not decide it against 1 - x. Kept out of line so that the common path
 // stays small.
-template <unsigned First, class Bits>
+template <unsigned First, class Bits, class Policy = NeverForceRefinement>
 [[gnu::noinline]] bool accept_low_part_slow(Bits& bits, const GeometricTable& g, uint64_t l, uint32_t r) {
     // x 2^64 in [xlo, xlo + 2): l floor(2^128 s/t) / 2^64, rounded down
     const uint64_t r_hi = static_cast<uint64_t>(g.x_recip >> 64), r_lo = static_cast<uint64_t>(g.x_recip);
     const uint64_t xlo = static_cast<uint64_t>(static_cast<u128>(l) * r_hi + ((static_cast<u128>(l) * r_lo) >> 64));
-    const bool forced = force_refinement_for_testing().load(std::memory_order_relaxed);
+    constexpr bool forced = Policy::kForce;
     const uint32_t w = (r << (32 - First)) | static_cast<uint32_t>(bits.bits(32 - First));  // R's next bits
-    if (!forced) {
+    if constexpr (!forced) {
         if (w < static_cast<uint32_t>((~(xlo + 2)) >> 32)) return true;  // R < 1 - x <= e^{-x}
         // most calls end in rejection: e^{-x} <= 1 - x + x^2/2 < (2^64 - xlo + floor(xh^2/2^65) + 1)
         // / 2^64 with xh = xlo + 2 > x 2^64, so R >= w/2^32 >= that rejects without the series
@@ -140,17 +141,17 @@ template <unsigned First, class Bits>
 }
 
 // H for the large-scale path from the bucket of its uniform, when the guide does not settle it.
-template <class Bits>
+template <class Bits, class Policy = NeverForceRefinement>
 [[gnu::noinline]] uint64_t geometric_high_scan(Bits& bits, const GeometricTable& g, uint32_t bucket) {
     auto exact = [&g](Bits& b, std::vector<uint64_t>& words, uint64_t kk) { return less_power(b, words, kk, g.high_a, g.t); };
-    return invert_scan(bits, g.high, bucket, exact);
+    return invert_scan<Bits, decltype(exact), Policy>(bits, g.high, bucket, exact);
 }
 
 // The large-scale path: Y (Signed = false) or the discrete Laplace sign * Y (Signed = true).
 // One read of k + guide_bits + 8 (+ 1) bits gives l, the first 8 bits of L's acceptance
 // uniform, H's bucket and the sign; on rejection all of them are dropped (unused independent
 // bits may always be discarded) and drawn afresh.
-template <bool Signed, class Bits>
+template <bool Signed, class Bits, class Policy = NeverForceRefinement>
 inline int64_t geometric_table_large(Bits& bits, const GeometricTable& g) {
     constexpr unsigned kFirst = 8;  // bits of L's acceptance uniform in the first look
     const unsigned k = g.low_bits, gb = g.high.guide_bits;
@@ -170,15 +171,15 @@ inline int64_t geometric_table_large(Bits& bits, const GeometricTable& g) {
         // R < (r + 1) / 2^8 <= 1 - ceil(x 2^8) / 2^8 <= 1 - x <= e^{-x}, with
         // x 2^8 < l x_step / 2^56 (x_step > 2^64 s/t; l x_step < 2^60 + 2^k, no overflow)
         const uint32_t x8 = static_cast<uint32_t>((l * g.x_step) >> (64 - kFirst)) + 1;
-        if (r + x8 > (1u << kFirst) - 1 || force_refinement_for_testing().load(std::memory_order_relaxed)) {
-            if (!accept_low_part_slow<kFirst>(bits, g, l, r)) continue;
+        if (r + x8 > (1u << kFirst) - 1 || Policy::kForce) {
+            if (!accept_low_part_slow<kFirst, Bits, Policy>(bits, g, l, r)) continue;
         }
         v >>= kFirst;
         const uint32_t bucket = static_cast<uint32_t>(v & ((1u << gb) - 1));
         const uint32_t e = g.high.guide[bucket];
         uint64_t h = e >> 1;
-        if (!(e & 1) || force_refinement_for_testing().load(std::memory_order_relaxed))
-            h = geometric_high_scan(bits, g, bucket);
+        if (!(e & 1) || Policy::kForce)
+            h = geometric_high_scan<Bits, Policy>(bits, g, bucket);
         // Y = h 2^k + l <= INT64_MAX exactly when h < 2^(63 - k), as l < 2^k
         if ((h >> (63 - k)) != 0) throw std::overflow_error("sample does not fit in int64");
         const int64_t y = static_cast<int64_t>((h << k) | l);
@@ -190,21 +191,19 @@ inline int64_t geometric_table_large(Bits& bits, const GeometricTable& g) {
 }
 
 // The direct path (t/s <= 146) alone, for callers that dispatch once per request.
-template <class Bits>
+template <class Bits, class Policy = NeverForceRefinement>
 inline uint64_t geometric_direct(Bits& bits, const GeometricTable& g) {
-    return invert(bits, g.direct_table, [&](Bits& b, std::vector<uint64_t>& words, uint64_t k) {
-        return less_power(b, words, k, g.s, g.t);
-    });
+    auto exact = [&](Bits& b, std::vector<uint64_t>& words, uint64_t k) { return less_power(b, words, k, g.s, g.t); };
+    return invert<Bits, decltype(exact)&, Policy>(bits, g.direct_table, exact);
 }
 
-template <class Bits>
+template <class Bits, class Policy = NeverForceRefinement>
 inline int64_t discrete_laplace_direct(Bits& bits, const GeometricTable& g) {
     // |Y| = #{k >= 1 : R < 2 q^k/(1+q)}, q = e^{-s/t}, then a fair sign; the bucket of R and
     // the sign come from one read (the sign is dropped when |Y| = 0)
     const unsigned gb = g.direct_table.guide_bits;
     const uint64_t v = bits.bits(gb + 1);
-    const uint64_t a = invert_bucket(bits, g.direct_table, static_cast<uint32_t>(v & ((1u << gb) - 1)),
-                                     [&](Bits& b, std::vector<uint64_t>& words, uint64_t k) {
+    auto exact = [&](Bits& b, std::vector<uint64_t>& words, uint64_t k) {
         return lazy_less_ratio(b, words, [&](int L) {
             const BigUint T(static_cast<u128>(g.t)), Sd(static_cast<u128>(g.s));
             const Enclosure qk = exp_rational(mul(BigUint(static_cast<u128>(k)), Sd), T, true, L);
@@ -213,26 +212,28 @@ inline int64_t discrete_laplace_direct(Bits& bits, const GeometricTable& g) {
             return RatioEnclosure{Enclosure{shift_left(qk.lo, 1), shift_left(qk.hi, 1)},
                                   Enclosure{add(S, q.lo), add(S, q.hi)}};
         });
-    });
+    };
+    const uint64_t a = invert_bucket<Bits, decltype(exact)&, Policy>(
+        bits, g.direct_table, static_cast<uint32_t>(v & ((1u << gb) - 1)), exact);
     if (a > static_cast<uint64_t>(INT64_MAX)) throw std::overflow_error("sample does not fit in int64");
     return (v >> gb) != 0 ? -static_cast<int64_t>(a) : static_cast<int64_t>(a);
 }
 
 // Either path, chosen per call (for mixed per-element requests and other C++ callers).
-template <class Bits>
+template <class Bits, class Policy = NeverForceRefinement>
 inline uint64_t geometric_table(Bits& bits, const GeometricTable& g) {
     if (g.t == 0) return 0;
-    if (!g.direct) return static_cast<uint64_t>(geometric_table_large<false>(bits, g));
+    if (!g.direct) return static_cast<uint64_t>(geometric_table_large<false, Bits, Policy>(bits, g));
     if (g.law != GeometricTable::Law::geometric) throw std::logic_error("table built for the discrete Laplace");
-    return geometric_direct(bits, g);
+    return geometric_direct<Bits, Policy>(bits, g);
 }
 
-template <class Bits>
+template <class Bits, class Policy = NeverForceRefinement>
 inline int64_t discrete_laplace_table(Bits& bits, const GeometricTable& g) {
     if (g.t == 0) return 0;
-    if (!g.direct) return geometric_table_large<true>(bits, g);
+    if (!g.direct) return geometric_table_large<true, Bits, Policy>(bits, g);
     if (g.law != GeometricTable::Law::laplace) throw std::logic_error("table built for the geometric law");
-    return discrete_laplace_direct(bits, g);
+    return discrete_laplace_direct<Bits, Policy>(bits, g);
 }
 
 }  // namespace dpnoise::exact

@@ -9,7 +9,6 @@
 
 #include "dpnoise/exact/certified_exp.hpp"
 #include "dpnoise/exact/fixed_enclosure.hpp"
-#include "dpnoise/exact/refinement_policy.hpp"
 
 namespace dpnoise::exact {
 

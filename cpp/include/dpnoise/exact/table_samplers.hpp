@@ -27,10 +27,12 @@
 //   exp_fixed_bounds.hpp         fast certified fixed-point bounds of e^{-x}
 //   geometric_table.hpp          geometric / discrete Laplace tables and their samplers
 //   discrete_gaussian_table.hpp  discrete Gaussian buckets and their sampler
+//   refinement_policy.hpp        NeverForceRefinement (default) / ForceRefinement (tests)
 #pragma once
 #include "dpnoise/exact/discrete_gaussian_table.hpp"
 #include "dpnoise/exact/exp_fixed_bounds.hpp"
 #include "dpnoise/exact/fixed_enclosure.hpp"
 #include "dpnoise/exact/geometric_table.hpp"
 #include "dpnoise/exact/lazy_comparison.hpp"
+#include "dpnoise/exact/refinement_policy.hpp"
 #include "dpnoise/exact/threshold_inversion.hpp"

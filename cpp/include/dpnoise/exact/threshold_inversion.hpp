@@ -4,9 +4,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 #include "dpnoise/exact/lazy_comparison.hpp"
+#include "dpnoise/exact/refinement_policy.hpp"
 
 namespace dpnoise::exact {
 
@@ -88,7 +90,7 @@ template <class Bits, class Exact>
 
 // invert_bucket() for a bucket that its guide entry does not settle: R's next 32 - guide_bits
 // bits complete w, then the scan.
-template <class Bits, class Exact>
+template <class Bits, class Exact, class Policy = NeverForceRefinement>
 [[gnu::noinline]] uint64_t invert_scan(Bits& bits, const Thresholds& th, uint32_t bucket, Exact& less_exact) {
     const size_t m = th.hi_m1.size();  // lo carries two zero sentinels beyond m
     const unsigned rest = 32 - th.guide_bits;
@@ -97,7 +99,7 @@ template <class Bits, class Exact>
     k += th.lo[k] > w ? 1 : 0;  // two branch-free steps settle almost every unsettled bucket
     k += th.lo[k] > w ? 1 : 0;
     while (th.lo[k] > w) ++k;  // R < S_d for sure for d <= k (stops at a sentinel)
-    if (!force_refinement_for_testing().load(std::memory_order_relaxed)) {
+    if constexpr (!Policy::kForce) {
         if (k < m && w > th.hi_m1[k]) return k;  // w >= hi: R >= S_{k+1} for sure
     }
     return invert_refine(bits, th, w, k, less_exact);
@@ -105,16 +107,16 @@ template <class Bits, class Exact>
 
 // D for a uniform R whose first guide_bits bits are `bucket` (already drawn); R's later bits
 // are drawn from `bits` only when the bucket does not settle D.
-template <class Bits, class Exact>
+template <class Bits, class Exact, class Policy = NeverForceRefinement>
 inline uint64_t invert_bucket(Bits& bits, const Thresholds& th, uint32_t bucket, Exact&& less_exact) {
     const uint32_t g = th.guide[bucket];
-    if ((g & 1) && !force_refinement_for_testing().load(std::memory_order_relaxed)) return g >> 1;
-    return invert_scan(bits, th, bucket, less_exact);
+    if ((g & 1) && !Policy::kForce) return g >> 1;
+    return invert_scan<Bits, std::remove_reference_t<Exact>, Policy>(bits, th, bucket, less_exact);
 }
 
-template <class Bits, class Exact>
+template <class Bits, class Exact, class Policy = NeverForceRefinement>
 inline uint64_t invert(Bits& bits, const Thresholds& th, Exact&& less_exact) {
-    return invert_bucket(bits, th, static_cast<uint32_t>(bits.bits(th.guide_bits)), less_exact);
+    return invert_bucket<Bits, Exact&, Policy>(bits, th, static_cast<uint32_t>(bits.bits(th.guide_bits)), less_exact);
 }
 
 }  // namespace dpnoise::exact

@@ -1,0 +1,87 @@
+// Test-only entry points (names start with an underscore and end in _for_testing): they reach
+// paths of the exact samplers that production calls take too rarely to test statistically,
+// and expose certified constants for comparison with high-precision arithmetic. No public API
+// calls them.
+#include <string>
+
+#include "bindings.hpp"
+#include "dpnoise/exact/certified_exp.hpp"
+#include "dpnoise/exact/discrete_gaussian_table.hpp"
+#include "dpnoise/exact/geometric_table.hpp"
+#include "dpnoise/exact/rational.hpp"
+#include "dpnoise/exact/refinement_policy.hpp"
+#include "dpnoise/random/stream_fill.hpp"
+
+namespace dpnoise::bindings {
+
+namespace {
+
+using Bits = random::BitReader<random::KeystreamWords>;
+using Forced = exact::ForceRefinement;
+
+// A non-negative Python int as a BigUint (64-bit limbs, least significant first), and back.
+exact::BigUint big_from_py(const py::int_& v, const char* name) {
+    if (py::cast<bool>(v.attr("__lt__")(0))) throw std::invalid_argument(std::string(name) + " must be non-negative");
+    exact::BigUint b;
+    const py::int_ mask(UINT64_MAX);
+    py::object x = v;
+    while (py::cast<bool>(x)) {
+        b.limb.push_back(py::cast<uint64_t>(x.attr("__and__")(mask)));
+        x = x.attr("__rshift__")(64);
+    }
+    return b;
+}
+
+py::object big_to_py(const exact::BigUint& b) {
+    py::object r = py::int_(0);
+    for (size_t i = b.limb.size(); i-- > 0;) r = r.attr("__lshift__")(64).attr("__or__")(py::int_(b.limb[i]));
+    return r;
+}
+
+template <class Draw>
+py::array_t<int64_t> sample_one_stream(GeneratorHandle& h, size_t n, Draw draw) {
+    py::array_t<int64_t> out(static_cast<py::ssize_t>(n));
+    int64_t* p = out.mutable_data();
+    py::gil_scoped_release release;
+    random::sample_into(*h.gen, p, n, 1, [&](Bits& bits, size_t) { return draw(bits); });
+    return out;
+}
+
+}  // namespace
+
+void register_testing(py::module_& m) {
+    m.def(
+        "_sample_forced_refinement_for_testing",
+        [](const std::string& law, GeneratorHandle& h, uint64_t num, uint64_t den, size_t n) {
+            if (law == "discrete_laplace" || law == "geometric") {
+                const exact::Rational r = exact::checked_rational(num, den, "scale");
+                const bool laplace = law == "discrete_laplace";
+                const exact::GeometricTable g(r.num, r.den, laplace ? exact::GeometricTable::Law::laplace
+                                                                    : exact::GeometricTable::Law::geometric);
+                if (laplace)
+                    return sample_one_stream(h, n, [&g](Bits& bits) { return exact::discrete_laplace_table<Bits, Forced>(bits, g); });
+                return sample_one_stream(h, n, [&g](Bits& bits) {
+                    return static_cast<int64_t>(exact::geometric_table<Bits, Forced>(bits, g));
+                });
+            }
+            if (law == "discrete_gaussian") {
+                const exact::DiscreteGaussianTable g{exact::DiscreteGaussianParams(num, den)};
+                return sample_one_stream(h, n, [&g](Bits& bits) { return exact::discrete_gaussian_table<Bits, Forced>(bits, g); });
+            }
+            throw std::invalid_argument("law must be 'discrete_laplace', 'geometric' or 'discrete_gaussian'");
+        },
+        py::arg("law"), py::arg("gen"), py::arg("num"), py::arg("den"), py::arg("n"),
+        "Test hook: n samples of the table sampler for `law` (scale num/den, or variance num/den for\n"
+        "the discrete Gaussian) with every decision settled by the exact refinement path.");
+    m.def(
+        "_exp_enclosure_for_testing",
+        [](bool negative, const py::int_& num, const py::int_& den, int L) {
+            if (L < 1 || L > 64) throw std::invalid_argument("limbs must be in [1, 64]");
+            const exact::Enclosure e = exact::exp_rational(big_from_py(num, "num"), big_from_py(den, "den"), negative, L);
+            return py::make_tuple(big_to_py(e.lo), big_to_py(e.hi));
+        },
+        py::arg("negative"), py::arg("num"), py::arg("den"), py::arg("limbs"),
+        "Test hook: [lo, hi] with lo/2^(64 limbs) <= e^(-+num/den) <= hi/2^(64 limbs).");
+}
+
+}  // namespace dpnoise::bindings
