@@ -63,7 +63,7 @@ struct GaussianBuckets {
         for (;;) {
             gs.push_back(g);
             // stop below 2^-160, with at least two terms (the tail bound below needs J >= 2)
-            if (gs.size() >= 2 && g.hi.w[3] == 0 && g.hi.w[2] == 0 && g.hi.w[1] == 0 && g.hi.w[0] < (uint64_t{1} << 32)) break;
+            if (gs.size() >= 2 && g.hi.limb[3] == 0 && g.hi.limb[2] == 0 && g.hi.limb[1] == 0 && g.hi.limb[0] < (uint64_t{1} << 32)) break;
             g = fx_mul(g, h);
             h = fx_mul(h, h_step);
             if (gs.size() > 100000) throw std::logic_error("bucket series did not decay");

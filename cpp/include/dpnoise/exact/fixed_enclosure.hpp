@@ -6,18 +6,17 @@
 #include <stdexcept>
 
 #include "dpnoise/exact/certified_exp.hpp"
+#include "dpnoise/exact/wide_uint.hpp"
 
 namespace dpnoise::exact {
 
 // Values scaled by 2^192 (one integer limb, three fraction limbs), for fast table building.
-struct Fx {
-    uint64_t w[4] = {0, 0, 0, 0};  // little-endian
-};
+using Fx = FixedUint<4>;
 
 inline Fx fx_from(const BigUint& b) {
     if (b.limb.size() > 4) throw std::overflow_error("table constant beyond 2^64");
     Fx r;
-    for (size_t i = 0; i < b.limb.size(); ++i) r.w[i] = b.limb[i];
+    for (size_t i = 0; i < b.limb.size(); ++i) r.limb[i] = b.limb[i];
     return r;
 }
 
@@ -27,7 +26,7 @@ inline Fx fx_mul(const Fx& a, const Fx& b, bool round_up) {
     for (int i = 0; i < 4; ++i) {
         uint64_t carry = 0;
         for (int j = 0; j < 4; ++j) {
-            const u128 t = static_cast<u128>(a.w[i]) * b.w[j] + p[i + j] + carry;
+            const u128 t = static_cast<u128>(a.limb[i]) * b.limb[j] + p[i + j] + carry;
             p[i + j] = static_cast<uint64_t>(t);
             carry = static_cast<uint64_t>(t >> 64);
         }
@@ -35,9 +34,9 @@ inline Fx fx_mul(const Fx& a, const Fx& b, bool round_up) {
     }
     if (p[7] != 0) throw std::overflow_error("table constant product beyond 2^64");
     Fx r;
-    r.w[0] = p[3]; r.w[1] = p[4]; r.w[2] = p[5]; r.w[3] = p[6];
+    r.limb[0] = p[3]; r.limb[1] = p[4]; r.limb[2] = p[5]; r.limb[3] = p[6];
     if (round_up && (p[0] | p[1] | p[2])) {
-        for (int i = 0; i < 4 && ++r.w[i] == 0; ++i) {}
+        for (int i = 0; i < 4 && ++r.limb[i] == 0; ++i) {}
     }
     return r;
 }
@@ -48,7 +47,7 @@ struct FxInterval {
 
 inline BigUint fx_to_big(const Fx& x) {
     BigUint b;
-    b.limb.assign(x.w, x.w + 4);
+    b.limb.assign(x.limb, x.limb + 4);
     b.trim();
     return b;
 }

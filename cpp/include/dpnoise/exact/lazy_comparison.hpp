@@ -56,9 +56,9 @@ struct Bounds32 {
 inline Bounds32 bounds32(const FxInterval& v) {
     Bounds32 b;
     // value scaled by 2^192 in 4 limbs; the fraction's top 32 bits are the high half of w[2]
-    b.lo = v.lo.w[3] >= 1 ? UINT32_MAX : static_cast<uint32_t>(v.lo.w[2] >> 32);
-    const bool rest = (v.hi.w[2] & 0xffffffffu) != 0 || v.hi.w[1] != 0 || v.hi.w[0] != 0;
-    b.hi = (v.hi.w[3] << 32) + (v.hi.w[2] >> 32) + (rest ? 1 : 0);
+    b.lo = v.lo.limb[3] >= 1 ? UINT32_MAX : static_cast<uint32_t>(v.lo.limb[2] >> 32);
+    const bool rest = (v.hi.limb[2] & 0xffffffffu) != 0 || v.hi.limb[1] != 0 || v.hi.limb[0] != 0;
+    b.hi = (v.hi.limb[3] << 32) + (v.hi.limb[2] >> 32) + (rest ? 1 : 0);
     return b;
 }
 
