@@ -29,5 +29,6 @@ struct GeneratorHandle {
 void register_random(py::module_& m);
 void register_exact(py::module_& m);
 void register_testing(py::module_& m);
+void register_categorical(py::module_& m);
 
 }  // namespace dpnoise::bindings

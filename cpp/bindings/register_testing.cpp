@@ -8,6 +8,7 @@
 #include "dpnoise/exact/certified_exp.hpp"
 #include "dpnoise/exact/discrete_gaussian_table.hpp"
 #include "dpnoise/exact/geometric_table.hpp"
+#include "dpnoise/exact/randomized_response.hpp"
 #include "dpnoise/exact/rational.hpp"
 #include "dpnoise/exact/refinement_policy.hpp"
 #include "dpnoise/random/stream_fill.hpp"
@@ -18,6 +19,7 @@ namespace {
 
 using Bits = random::BitReader<random::KeystreamWords>;
 using Forced = exact::ForceRefinement;
+using i64_array = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
 
 // A non-negative Python int as a BigUint (64-bit limbs, least significant first), and back.
 exact::BigUint big_from_py(const py::int_& v, const char* name) {
@@ -43,7 +45,7 @@ py::array_t<int64_t> sample_one_stream(GeneratorHandle& h, size_t n, Draw draw) 
     py::array_t<int64_t> out(static_cast<py::ssize_t>(n));
     int64_t* p = out.mutable_data();
     py::gil_scoped_release release;
-    random::sample_into(*h.gen, p, n, 1, [&](Bits& bits, size_t) { return draw(bits); });
+    random::sample_into(*h.gen, p, n, 1, [&](Bits& bits, size_t i) { return draw(bits, i); });
     return out;
 }
 
@@ -59,14 +61,14 @@ void register_testing(py::module_& m) {
                 const exact::GeometricTable g(r.num, r.den, laplace ? exact::GeometricTable::Law::laplace
                                                                     : exact::GeometricTable::Law::geometric);
                 if (laplace)
-                    return sample_one_stream(h, n, [&g](Bits& bits) { return exact::discrete_laplace_table<Bits, Forced>(bits, g); });
-                return sample_one_stream(h, n, [&g](Bits& bits) {
+                    return sample_one_stream(h, n, [&g](Bits& bits, size_t) { return exact::discrete_laplace_table<Bits, Forced>(bits, g); });
+                return sample_one_stream(h, n, [&g](Bits& bits, size_t) {
                     return static_cast<int64_t>(exact::geometric_table<Bits, Forced>(bits, g));
                 });
             }
             if (law == "discrete_gaussian") {
                 const exact::DiscreteGaussianTable g{exact::DiscreteGaussianParams(num, den)};
-                return sample_one_stream(h, n, [&g](Bits& bits) { return exact::discrete_gaussian_table<Bits, Forced>(bits, g); });
+                return sample_one_stream(h, n, [&g](Bits& bits, size_t) { return exact::discrete_gaussian_table<Bits, Forced>(bits, g); });
             }
             throw std::invalid_argument("law must be 'discrete_laplace', 'geometric' or 'discrete_gaussian'");
         },
@@ -82,6 +84,39 @@ void register_testing(py::module_& m) {
         },
         py::arg("negative"), py::arg("num"), py::arg("den"), py::arg("limbs"),
         "Test hook: [lo, hi] with lo/2^(64 limbs) <= e^(-+num/den) <= hi/2^(64 limbs).");
+    m.def(
+        "_randomized_response_keep_bounds_for_testing",
+        [](uint64_t categories, const py::int_& gamma_num, const py::int_& gamma_den, int L) {
+            if (L < 1 || L > 64) throw std::invalid_argument("limbs must be in [1, 64]");
+            const exact::RandomizedResponseKernel kernel(categories, big_from_py(gamma_num, "gamma_num"),
+                                                         big_from_py(gamma_den, "gamma_den"));
+            const exact::RatioEnclosure p = kernel.keep_probability(L);
+            const size_t shift = static_cast<size_t>(64 * L);
+            const exact::BigUint lo = exact::divmod(exact::shift_left(p.num.lo, shift), p.den.hi).first;
+            const auto [hi_q, hi_r] = exact::divmod(exact::shift_left(p.num.hi, shift), p.den.lo);
+            const exact::BigUint hi = hi_r.is_zero() ? hi_q : exact::add_small(hi_q, 1);
+            return py::make_tuple(big_to_py(lo), big_to_py(hi), kernel.keep_bounds.lo, kernel.keep_bounds.hi);
+        },
+        py::arg("categories"), py::arg("gamma_num"), py::arg("gamma_den"), py::arg("limbs"),
+        "Test hook: (lo, hi, lo32, hi32) with lo/2^(64 limbs) <= p <= hi/2^(64 limbs) for the keep\n"
+        "probability p = 1/(1 + (k-1) e^-gamma) of randomized response, and the kernel's own 32-bit\n"
+        "decision bounds lo32 <= p 2^32 <= hi32.");
+    m.def(
+        "_randomized_response_forced_refinement_for_testing",
+        [](GeneratorHandle& h, const i64_array& values, uint64_t categories, const py::int_& gamma_num,
+           const py::int_& gamma_den) {
+            const exact::RandomizedResponseKernel kernel(categories, big_from_py(gamma_num, "gamma_num"),
+                                                         big_from_py(gamma_den, "gamma_den"));
+            const int64_t* in = values.data();
+            for (py::ssize_t i = 0; i < values.size(); ++i)
+                if (in[i] < 0 || static_cast<uint64_t>(in[i]) >= categories)
+                    throw std::invalid_argument("values must be category indices in [0, categories)");
+            return sample_one_stream(h, static_cast<size_t>(values.size()), [&kernel, in](Bits& bits, size_t i) {
+                return kernel.respond<Bits, Forced>(bits, in[i]);
+            });
+        },
+        py::arg("gen"), py::arg("values"), py::arg("categories"), py::arg("gamma_num"), py::arg("gamma_den"),
+        "Test hook: randomized response with every keep decision settled by the exact refinement path.");
 }
 
 }  // namespace dpnoise::bindings

@@ -11,7 +11,7 @@
 // is therefore an exact Bernoulli(c), and R's bits, being independent, may be drawn lazily.
 //
 // * Geometric and discrete Laplace, scale t/s <= 146: inversion of Y (or |Y|) over certified
-//   tail thresholds, with a guide table on R's first 12 or 13 bits (Thresholds, invert()).
+//   tail thresholds, with a guide table on R's first 6 to 13 bits (Thresholds, invert()).
 // * Larger scales: Y = H 2^k + L, H by inversion and L by certified rejection.
 // * Discrete Gaussian: |Y| = j B + o with the bucket j by inversion over certified tail sums
 //   of e^{-i^2 c}, the offset o uniform and accepted with probability e^{-x} (B = 1, no
