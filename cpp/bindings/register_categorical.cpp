@@ -34,7 +34,9 @@ exact::BigUint big_from_py(const py::int_& v, const char* name) {
 i64_array category_indices(const py::array& values) {
     const char kind = values.dtype().kind();
     if (kind != 'i' && kind != 'u' && kind != 'b') throw py::type_error("values must be an integer array of category indices");
-    return i64_array::ensure(values);
+    i64_array x = i64_array::ensure(values);
+    if (!x) throw py::type_error("values must be an integer array of category indices");
+    return x;
 }
 
 }  // namespace

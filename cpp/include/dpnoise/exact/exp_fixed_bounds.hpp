@@ -18,14 +18,6 @@ inline uint64_t mulhi_ceil(uint64_t a, uint64_t b) {
     return static_cast<uint64_t>(p >> 64) + (static_cast<uint64_t>(p) != 0 ? 1 : 0);
 }
 
-// Partial sums of the alternating series e^{-x} = sum_k (-x)^k / k!, x·2^64 given, 0 <= x < 1/8,
-// in 64-bit fixed point with directed rounding (terms decrease, so a partial sum ending with a
-// subtracted term is a lower bound and one ending with an added term an upper bound):
-//   lower: terms k = 0..5 at x = xhi (added terms rounded down, subtracted ones up), error <= x^6/720
-//   upper: terms k = 0..4 at x = xlo (the opposite rounding),                       error <= x^5/120
-// Both are returned scaled by 2^64 (the upper one as u128, since it may equal 1).
-// One step of the term chains p_k = p_{k-1} x / k, floor and ceil versions; K is a constant so
-// the divisions compile to multiplications.
 // floor(v / K) for v < 2^61 and 1 <= K <= 5 by a multiplication: with M = floor(2^64/K) + 1,
 // v M / 2^64 = v/K + err with 0 <= err < v/2^64 < 1/8 < 1/K, which cannot cross the next
 // integer (v/K's fractional part is at most (K-1)/K).
@@ -37,12 +29,20 @@ inline uint64_t div_small(uint64_t v) {
     return mulhi_floor(v, M);
 }
 
+// One step of the term chains p_k = p_{k-1} x / k, floor and ceil versions; K is a constant so
+// the divisions compile to multiplications.
 template <uint64_t K>
 inline void series_step(uint64_t& fl, uint64_t& cl, uint64_t x) {
     fl = div_small<K>(mulhi_floor(fl, x));
     cl = div_small<K>(mulhi_ceil(cl, x) + (K - 1));  // ceil; x < 2^61 keeps values < 2^61
 }
 
+// Partial sums of the alternating series e^{-x} = sum_k (-x)^k / k!, x·2^64 given, 0 <= x < 1/8,
+// in 64-bit fixed point with directed rounding (terms decrease, so a partial sum ending with a
+// subtracted term is a lower bound and one ending with an added term an upper bound):
+//   exp_small_lower: terms k = 0..5 (added terms rounded down, subtracted ones up), error <= x^6/720
+//   exp_small_upper: terms k = 0..4 (the opposite rounding),                        error <= x^5/120
+// Both are scaled by 2^64 (the upper one as u128, since it may equal 1).
 inline uint64_t exp_small_lower(uint64_t x) {
     // chains start at 1 - 2^-64 (floor) and 1 (ceil, represented as UINT64_MAX then +1 below)
     uint64_t fl = UINT64_MAX, cl = UINT64_MAX;
@@ -65,7 +65,8 @@ inline u128 exp_small_upper(uint64_t x) {
     return std::min<u128>(acc, static_cast<u128>(1) << 64);
 }
 
-// 32-bit bounds of e^{-x} for x·2^64 in [xlo, xhi], 0 <= x < 1/8.
+// 32-bit bounds of e^{-x} for x·2^64 in [xlo, xhi], 0 <= x < 1/8 (the lower bound of the series
+// at xhi, the upper at xlo).
 inline Bounds32 exp_small_bounds32(uint64_t xlo, uint64_t xhi) {
     Bounds32 b;
     b.lo = static_cast<uint32_t>(exp_small_lower(xhi) >> 32);
