@@ -37,7 +37,8 @@ def core_gen(seed):
 
 
 # (k, epsilon): binary, small k, epsilon tiny and 30, k = 10^9 and k = 2^62
-CASES = [(2, 1.0), (2, 30.0), (3, 0.5), (10, 2.0), (10, 1e-9), (1000, 5.0), (10**9, 30.0), (2**62, 40.0), (7, 0.0)]
+CASES = [(2, 1.0), (2, 30.0), (3, 0.5), (10, 2.0), (10, 1e-9), (1000, 5.0), (1000, 7.3), (10**9, 30.0),
+         (2**62, 40.0), (7, 0.0)]
 
 
 @pytest.mark.parametrize("k,epsilon", CASES + [(5, 1e6), (2, 2.0**-60)])
@@ -147,6 +148,17 @@ def test_any_layout_and_shape():
     flat = _core.randomized_response(core_gen(5), np.ascontiguousarray(values, dtype=np.int64), 5, 2, 1, 1)
     assert np.array_equal(out, flat)
     assert _core.randomized_response(core_gen(5), np.zeros(0, dtype=np.int64), 5, 2, 1, 1).shape == (0,)
+
+
+def test_gamma_parts_beyond_64_bits():
+    """gamma_num and gamma_den are Python ints of any size (here about 2^70): the same law."""
+    num, den = 73 * 2**66 + 1, 10 * 2**66
+    lo, hi, lo32, hi32 = _core._randomized_response_keep_bounds_for_testing(1000, num, den, 2)
+    p = exact_keep_probability(1000, Fraction(num, den))
+    assert Decimal(lo) <= p * Decimal(2) ** 128 <= Decimal(hi)
+    values = np.random.default_rng(10).integers(0, 1000, 200_000, dtype=np.int64)
+    out = _core.randomized_response(core_gen(9), values, 1000, num, den, 2)
+    check_law(values, out, 1000, float(p))
 
 
 def test_huge_k_and_large_epsilon_complete():

@@ -183,3 +183,13 @@ def test_per_element_parameters_use_tables_and_keep_the_law(kind):
         edges, probs, _ = bins_from_cdf(cdf, -int(40 * p) - 40, int(40 * p) + 40, target=30)
         stat, crit = chi_square_ok(x[:, j], edges, probs)
         assert stat < crit, f"{kind}({p}): chi-square {stat:.1f} >= {crit:.1f}"
+
+
+def test_forced_refinement_hook_refuses_unknown_laws_and_bad_parameters():
+    gen = dpnoise.default_rng(1)._core
+    with pytest.raises(ValueError, match="law"):
+        _core._sample_forced_refinement_for_testing("laplace", gen, 1, 1, 10)
+    with pytest.raises(ValueError, match="scale"):
+        _core._sample_forced_refinement_for_testing("geometric", gen, 1, 0, 10)
+    with pytest.raises(OverflowError, match="scale"):
+        _core._sample_forced_refinement_for_testing("discrete_laplace", gen, 2**62 + 1, 1, 10)
