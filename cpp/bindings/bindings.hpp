@@ -4,11 +4,13 @@
 #include <pybind11/pybind11.h>
 
 #include <memory>
+#include <string>
 #include <optional>
 #include <utility>
 
 #include <numpy/random/bitgen.h>  // NumPy's BitGenerator interface struct (numpy/_core/include)
 
+#include "dpnoise/exact/certified_exp.hpp"  // BigUint
 #include "dpnoise/random/external_family.hpp"
 #include "dpnoise/random/generator.hpp"
 
@@ -80,7 +82,39 @@ struct GeneratorHandle {
     }
 };
 
+// Calls f(family) with the handle's stream family and the GIL released. Call it with the GIL
+// held: for a NumPy bit generator, GeneratorHandle::with_family first takes that bit
+// generator's lock (through Python), and holds it while f draws.
+template <class F>
+void with_family_nogil(GeneratorHandle& h, F&& f) {
+    h.with_family([&](auto& family) {
+        py::gil_scoped_release release;
+        f(family);
+    });
+}
+
+// A non-negative Python int as a BigUint (64-bit limbs, least significant first), and back.
+inline exact::BigUint big_from_py(const py::int_& v, const char* name) {
+    if (py::cast<bool>(v.attr("__lt__")(0))) throw std::invalid_argument(std::string(name) + " must be non-negative");
+    exact::BigUint b;
+    const py::int_ mask(UINT64_MAX);
+    py::object x = v;
+    while (py::cast<bool>(x)) {
+        b.limb.push_back(py::cast<uint64_t>(x.attr("__and__")(mask)));
+        x = x.attr("__rshift__")(64);
+    }
+    return b;
+}
+
+inline py::object big_to_py(const exact::BigUint& b) {
+    py::object r = py::int_(0);
+    for (size_t i = b.limb.size(); i-- > 0;) r = r.attr("__lshift__")(64).attr("__or__")(py::int_(b.limb[i]));
+    return r;
+}
+
 void register_random(py::module_& m);
 void register_exact(py::module_& m);
+void register_testing(py::module_& m);
+void register_categorical(py::module_& m);
 
 }  // namespace dpnoise::bindings

@@ -21,17 +21,6 @@ using exact::Rational;
 using u64_array = py::array_t<uint64_t, py::array::c_style | py::array::forcecast>;
 using i64_array = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
 
-// Calls f(family) with the handle's stream family and the GIL released. Call it with the GIL
-// held: for a NumPy bit generator, GeneratorHandle::with_family first takes that bit
-// generator's lock (through Python), and holds it while f draws.
-template <class F>
-void with_family(GeneratorHandle& h, F&& f) {
-    h.with_family([&](auto& family) {
-        py::gil_scoped_release release;
-        f(family);
-    });
-}
-
 template <class Out>
 py::array_t<Out> new_array(size_t n) {
     return py::array_t<Out>(static_cast<py::ssize_t>(n));
@@ -72,7 +61,7 @@ void def_law(py::module_& m, const char* name, const char* doc) {
         const typename Law::Param param = Law::make({num, den});
         auto out = new_array<Out>(n);
         Out* p = out.mutable_data();
-        with_family(h, [&](auto& family) { request::sample_same<Law>(family, param, p, n, threads, path); });
+        with_family_nogil(h, [&](auto& family) { request::sample_same<Law>(family, param, p, n, threads, path); });
         return out;
     };
     m.def(name, [same](GeneratorHandle& h, uint64_t num, uint64_t den, size_t n, unsigned threads) {
@@ -112,7 +101,7 @@ void def_law(py::module_& m, const char* name, const char* doc) {
                   for (size_t k = 0; k < nparams; ++k) rationals[k] = {num[k], den[k]};
                   params = request::make_params<Law>(rationals);
               }
-              with_family(h, [&](auto& family) { request::sample_each<Law>(family, params, idx, p, n, threads); });
+              with_family_nogil(h, [&](auto& family) { request::sample_each<Law>(family, params, idx, p, n, threads); });
               return out;
           },
           py::arg("gen"), py::arg("nums"), py::arg("dens"), py::arg("index"), py::arg("threads"), doc);
@@ -135,7 +124,7 @@ void def_law(py::module_& m, const char* name, const char* doc) {
                                    : parameters::convert_array(iv.data, iv.stride, n, kind, pname.c_str());
                   params = request::make_params<Law>(table.params);
               }
-              with_family(h, [&](auto& family) { request::sample_each<Law>(family, params, table.index.data(), p, n, threads); });
+              with_family_nogil(h, [&](auto& family) { request::sample_each<Law>(family, params, table.index.data(), p, n, threads); });
               return out;
           },
           py::arg("gen"), py::arg("values"), py::arg("name"), py::arg("threads"),
@@ -156,7 +145,7 @@ void register_exact(py::module_& m) {
             const auto param = request::Uniform::make(low, span_minus_one);
             auto out = new_array<int64_t>(n);
             int64_t* p = out.mutable_data();
-            with_family(h, [&](auto& family) { request::sample_same<request::Uniform>(family, param, p, n, threads); });
+            with_family_nogil(h, [&](auto& family) { request::sample_same<request::Uniform>(family, param, p, n, threads); });
             return out;
         },
         py::arg("gen"), py::arg("low"), py::arg("span_minus_one"), py::arg("n"), py::arg("threads"),
@@ -197,10 +186,10 @@ void register_exact(py::module_& m) {
             double* p = out.mutable_data();
             if (law == "laplace") {
                 const auto param = request::DiscreteLaplace::make({num, den});
-                with_family(h, [&](auto& f) { request::noisy_grid<request::DiscreteLaplace>(f, param, v.data, v.stride, k, bound, p, v.n, threads); });
+                with_family_nogil(h, [&](auto& f) { request::noisy_grid<request::DiscreteLaplace>(f, param, v.data, v.stride, k, bound, p, v.n, threads); });
             } else if (law == "gaussian") {
                 const auto param = request::DiscreteGaussian::make({num, den});
-                with_family(h, [&](auto& f) { request::noisy_grid<request::DiscreteGaussian>(f, param, v.data, v.stride, k, bound, p, v.n, threads); });
+                with_family_nogil(h, [&](auto& f) { request::noisy_grid<request::DiscreteGaussian>(f, param, v.data, v.stride, k, bound, p, v.n, threads); });
             } else {
                 throw std::invalid_argument("law must be 'laplace' or 'gaussian'");
             }
@@ -218,10 +207,10 @@ void register_exact(py::module_& m) {
             int64_t* p = out.mutable_data();
             if (law == "laplace") {
                 const auto param = request::DiscreteLaplace::make({num, den});
-                with_family(h, [&](auto& f) { request::noisy_integers<request::DiscreteLaplace>(f, param, v.data, v.stride, bound, p, v.n, threads); });
+                with_family_nogil(h, [&](auto& f) { request::noisy_integers<request::DiscreteLaplace>(f, param, v.data, v.stride, bound, p, v.n, threads); });
             } else if (law == "gaussian") {
                 const auto param = request::DiscreteGaussian::make({num, den});
-                with_family(h, [&](auto& f) { request::noisy_integers<request::DiscreteGaussian>(f, param, v.data, v.stride, bound, p, v.n, threads); });
+                with_family_nogil(h, [&](auto& f) { request::noisy_integers<request::DiscreteGaussian>(f, param, v.data, v.stride, bound, p, v.n, threads); });
             } else {
                 throw std::invalid_argument("law must be 'laplace' or 'gaussian'");
             }
@@ -229,34 +218,6 @@ void register_exact(py::module_& m) {
         },
         py::arg("gen"), py::arg("law"), py::arg("values"), py::arg("num"), py::arg("den"), py::arg("bound"),
         py::arg("threads"), "values (int64) clamped to +-bound, plus exact noise.");
-    m.def("_set_force_refinement_for_testing",
-          [](bool on) { exact::force_refinement_for_testing().store(on); }, py::arg("on"),
-          "Test hook: make every table trial take the exact refinement path.");
-    m.def(
-        "_exp_enclosure_for_testing",
-        [](bool negative, py::int_ num, py::int_ den, int L) {
-            auto to_big = [](py::int_ v) {
-                exact::BigUint b;
-                py::int_ mask(UINT64_MAX);
-                py::object x = v;
-                while (py::cast<bool>(x)) {
-                    b.limb.push_back(py::cast<uint64_t>(x.attr("__and__")(mask)));
-                    x = x.attr("__rshift__")(64);
-                }
-                return b;
-            };
-            auto to_py = [](const exact::BigUint& b) {
-                py::object r = py::int_(0);
-                for (size_t i = b.limb.size(); i-- > 0;)
-                    r = r.attr("__lshift__")(64).attr("__or__")(py::int_(b.limb[i]));
-                return r;
-            };
-            if (L < 1 || L > 64) throw std::invalid_argument("L must be in [1, 64]");
-            const exact::Enclosure e = exact::exp_rational(to_big(num), to_big(den), negative, L);
-            return py::make_tuple(to_py(e.lo), to_py(e.hi));
-        },
-        py::arg("negative"), py::arg("num"), py::arg("den"), py::arg("limbs"),
-        "Test hook: [lo, hi] with lo/2^(64L) <= e^(-+num/den) <= hi/2^(64L).");
 }
 
 }  // namespace dpnoise::bindings

@@ -9,6 +9,7 @@
 
 #include "dpnoise/exact/bernoulli.hpp"
 #include "dpnoise/exact/discrete_gaussian.hpp"
+#include "dpnoise/exact/randomized_response.hpp"
 #include "dpnoise/exact/table_samplers.hpp"
 #include "dpnoise/exact/wide_uint.hpp"
 #include "dpnoise/random/bit_source.hpp"
@@ -174,6 +175,71 @@ static void test_gaussian_bucket_thresholds(uint64_t a, uint64_t b) {
     CHECK(g.folded == (g.k == 0));
 }
 
+// A bit source for one uniform R = 0.w t t t ...: the first bits(32) call returns w, every
+// later read returns bits of the word `tail` (0: R = w/2^32 exactly; all ones: R just below
+// (w + 1)/2^32); later reads are recorded.
+struct TailBits {
+    uint64_t first, tail;
+    bool used_first = false;
+    bool read_more = false;
+    uint64_t bits(unsigned k) {
+        if (!used_first) { used_first = true; return first; }
+        read_more = true;
+        return k == 64 ? tail : tail & ((uint64_t{1} << k) - 1);
+    }
+    uint64_t word() { read_more = true; return tail; }
+    bool bit() { read_more = true; return (tail & 1) != 0; }
+};
+
+// Randomized response: the kernel's certified 32-bit bounds of p = 1/(1 + (k-1) e^-gamma) hold
+// against a long double evaluation and are at most 2 units apart; a first word w outside
+// [lo, hi) decides without reading further (w < lo keeps, w >= hi does not), and inside the
+// band the exact refinement agrees with the real comparison R < p at both ends of R's range.
+static void test_randomized_response_bounds(uint64_t k, uint64_t num, uint64_t den) {
+    const exact::RandomizedResponseKernel rr(k, exact::BigUint(num), exact::BigUint(den));
+    const long double gamma = std::min(static_cast<long double>(num) / static_cast<long double>(den), 65536.0L);
+    const long double p = 1.0L / (1.0L + static_cast<long double>(k - 1) * std::exp(-gamma));
+    const long double p32 = p * 4294967296.0L;
+    const uint64_t lo = rr.keep_bounds.lo, hi = rr.keep_bounds.hi;
+    CHECK(static_cast<long double>(lo) <= p32 * (1 + 1e-15L) + 1e-9L);
+    CHECK(static_cast<long double>(hi) >= p32 * (1 - 1e-15L) - 1e-9L);
+    CHECK(hi >= lo && hi - lo <= 2);
+    if (lo > 0) {
+        TailBits s{lo - 1, 0};
+        CHECK(rr.keep(s) && !s.read_more);
+    }
+    if (hi <= UINT32_MAX) {
+        TailBits s{hi, ~uint64_t{0}};
+        CHECK(!rr.keep(s) && !s.read_more);
+    }
+    for (uint64_t w = lo; w < hi && w <= UINT32_MAX; ++w) {
+        for (const uint64_t tail : {uint64_t{0}, ~uint64_t{0}}) {
+            // R = 1 - 0 exactly (all ones forever, a probability-0 sequence) against p just below
+            // 1 would be decided only at precision ~gamma bits: skipped for large gamma
+            if (tail && w == UINT32_MAX && gamma > 64) continue;
+            TailBits s{w, tail};
+            const bool keep = rr.keep(s);
+            CHECK(s.read_more);
+            // R = w/2^32 (tail 0) keeps iff w/2^32 < p; R just below (w+1)/2^32 iff (w+1)/2^32 <= p
+            const long double edge = static_cast<long double>(w + (tail ? 1 : 0));
+            if (std::fabs(edge - p32) > 1e-9L * (1 + p32)) CHECK(keep == (tail ? edge <= p32 : edge < p32));
+        }
+    }
+    // gamma = 0 gives p = 1/k exactly; with k = 4, R = 1/4 exactly is decided (not kept)
+    if (num == 0 && k == 4) {
+        TailBits s{uint64_t{1} << 30, 0};
+        CHECK(!rr.keep(s));
+    }
+}
+
+static void test_randomized_response_rejects_bad_parameters() {
+    int threw = 0;
+    try { exact::RandomizedResponseKernel(1, exact::BigUint(1), exact::BigUint(1)); } catch (const std::invalid_argument&) { ++threw; }
+    try { exact::RandomizedResponseKernel((uint64_t{1} << 62) + 1, exact::BigUint(1), exact::BigUint(1)); } catch (const std::overflow_error&) { ++threw; }
+    try { exact::RandomizedResponseKernel(2, exact::BigUint(1), exact::BigUint()); } catch (const std::invalid_argument&) { ++threw; }
+    CHECK(threw == 3);
+}
+
 int main() {
     test_rfc8439_block();
     const uint64_t cases[][2] = {{1, 3}, {2, 3}, {1, 2}, {7, 10}, {1, 65536}, {65535, 65536},
@@ -185,6 +251,11 @@ int main() {
     test_guides();
     const uint64_t sigma2[][2] = {{1, 4}, {9, 1}, {100, 1}, {21025, 1}, {21317, 1}, {1000000, 1}, {1000000000000ull, 1}, {5, 3}};
     for (const auto& q : sigma2) test_gaussian_bucket_thresholds(q[0], q[1]);
+    const uint64_t rr_cases[][3] = {{2, 1, 1}, {2, 30, 1}, {10, 2, 1}, {1000000000, 30, 1}, {3, 1, 1000000000},
+                                    {uint64_t{1} << 62, 1, uint64_t{1} << 62}, {3, 0, 1}, {4, 0, 1},
+                                    {5, 1000000, 1}, {7, 3ull << 20, 1}, {1000000, 7, 3}};
+    for (const auto& c : rr_cases) test_randomized_response_bounds(c[0], c[1], c[2]);
+    test_randomized_response_rejects_bad_parameters();
     if (failures) {
         std::fprintf(stderr, "%d check(s) failed\n", failures);
         return 1;

@@ -253,22 +253,13 @@ class Generator:
     ) -> np.ndarray:
         """Internal: k-ary randomized response of int64 ``values`` (all in [0, categories)):
         keep each with probability 1/(1 + (k-1) e^-gamma), else one of the k-1 others uniformly,
-        sampled exactly (gamma a rational epsilon). Returns an int64 array of the same shape."""
-        flat = np.asarray(values, dtype=np.int64).reshape(-1)
-        k = int(categories)
-        out = flat.copy()
-        pending = np.arange(flat.size)
-        while pending.size:
-            j = np.asarray(self.integers(0, k, pending.size))  # 0 = keep, else shift by j
-            keep = j == 0
-            accept = np.zeros(pending.size, dtype=bool)
-            change = ~keep
-            if change.any():
-                accept[change] = np.asarray(self.bernoulli_exp(gamma, int(change.sum())))
-            moved = change & accept
-            out[pending[moved]] = (flat[pending[moved]] + j[moved]) % k
-            pending = pending[~(keep | accept)]
-        return out.reshape(np.shape(values))
+        sampled exactly with O(1) expected random bits per value (gamma a rational epsilon, as a
+        Fraction; see docs/samplers.md). Returns an int64 array of the same shape."""
+        from fractions import Fraction
+
+        g = Fraction(gamma)
+        return _core.randomized_response(self._core, np.asarray(values), int(categories), g.numerator,
+                                         g.denominator, check_threads(threads))
 
     def random_raw(self, size: Size = None, *, threads: Optional[int] = None) -> Any:
         """Raw uint64 words of the bit generator's sequential stream."""

@@ -44,6 +44,8 @@ def draw(kind, param, n, seed, path):
     else:
         num, den = sigma_to_variance_pair(to_fraction(param, "sigma"), "sigma")
     name = "geometric" if kind == "geometric" else f"discrete_{kind}"
+    if path == "forced":  # the table sampler with every decision refined exactly
+        return _core._sample_forced_refinement_for_testing(name, gen, num, den, n)
     return getattr(_core, f"_{name}_{path}")(gen, num, den, n, 1)
 
 
@@ -60,11 +62,7 @@ def fit(samples, cdf, span):
     ("gaussian", 3823.9, 300), ("gaussian", 10**6, 300),
 ])
 def test_exact_refinement_path_fits(kind, param, n):
-    _core._set_force_refinement_for_testing(True)
-    try:
-        s = draw(kind, param, n, 11, "table")
-    finally:
-        _core._set_force_refinement_for_testing(False)
+    s = draw(kind, param, n, 11, "forced")
     cdf = laplace_cdf(param) if kind == "laplace" else gaussian_cdf(param)
     edges, probs, _ = bins_from_cdf(cdf, -int(40 * float(param)) - 40, int(40 * float(param)) + 40,
                                     target=20 if n >= 3000 else 6)
@@ -185,3 +183,13 @@ def test_per_element_parameters_use_tables_and_keep_the_law(kind):
         edges, probs, _ = bins_from_cdf(cdf, -int(40 * p) - 40, int(40 * p) + 40, target=30)
         stat, crit = chi_square_ok(x[:, j], edges, probs)
         assert stat < crit, f"{kind}({p}): chi-square {stat:.1f} >= {crit:.1f}"
+
+
+def test_forced_refinement_hook_refuses_unknown_laws_and_bad_parameters():
+    gen = dpnoise.default_rng(1)._core
+    with pytest.raises(ValueError, match="law"):
+        _core._sample_forced_refinement_for_testing("laplace", gen, 1, 1, 10)
+    with pytest.raises(ValueError, match="scale"):
+        _core._sample_forced_refinement_for_testing("geometric", gen, 1, 0, 10)
+    with pytest.raises(OverflowError, match="scale"):
+        _core._sample_forced_refinement_for_testing("discrete_laplace", gen, 2**62 + 1, 1, 10)

@@ -26,6 +26,7 @@
 #include "dpnoise/exact/discrete_gaussian.hpp"
 #include "dpnoise/exact/discrete_laplace.hpp"
 #include "dpnoise/exact/geometric.hpp"
+#include "dpnoise/exact/randomized_response.hpp"
 #include "dpnoise/exact/rational.hpp"
 #include "dpnoise/exact/table_samplers.hpp"
 #include "dpnoise/exact/uniform.hpp"
@@ -391,6 +392,20 @@ void noisy_integers(Family& family, const typename Law::Param& p, const int64_t*
         if (y > kLimit || y < -kLimit) throw std::overflow_error("a noisy value lies beyond 2^62");
         return y;
     });
+}
+
+// ------------------------------------------------------------ k-ary randomized response
+// out[i] = the kernel's response to in[i] (each in [0, k), checked by the caller before any
+// draw): exact, O(1) expected random bits per value (exact/randomized_response.hpp).
+struct RandomizedResponse {
+    static constexpr size_t kOutputsPerStream = size_t{1} << 16;
+};
+
+template <class Family>
+void randomized_response(Family& family, const exact::RandomizedResponseKernel& kernel, const int64_t* in,
+                         int64_t* out, size_t n, unsigned threads) {
+    random::sample_into<RandomizedResponse::kOutputsPerStream>(
+        family, out, n, threads, [&kernel, in](auto& bits, size_t i) { return kernel.respond(bits, in[i]); });
 }
 
 }  // namespace dpnoise::request

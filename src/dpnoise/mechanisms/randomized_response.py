@@ -31,11 +31,11 @@ class RandomizedResponse(Mechanism):
     """k-ary randomized response: report the true category with probability e^ε/(e^ε + k - 1),
     otherwise one of the k - 1 others uniformly (Warner 1965; Kairouz, Oh & Viswanath 2016).
 
-    Exact sampling, no floating-point probability: propose "keep" or one specific other
-    category uniformly (1/k each) and accept a change with probability exp(-ε) (the exact
-    Bernoulli(exp(-γ)) of CKS 2020), retrying otherwise. Then
-    P(keep) ∝ 1 and P(each other) ∝ e^-ε, which is the distribution above; the expected number
-    of rounds is k / (1 + (k-1)e^-ε). ε is used rounded down to a multiple of 2^-62.
+    Exact sampling, no floating-point probability, O(1) expected random bits per value for any k
+    (up to 2^62) and ε: "keep" is decided by comparing uniform bits with certified bounds of
+    1/(1 + (k-1)e^-ε), refined exactly in the rare undecided band, and a changed value is one of
+    the other k - 1 categories drawn uniformly (docs/samplers.md, "Randomized response"). ε is
+    used rounded down to a multiple of 2^-62 (rounding down only adds privacy).
 
     ``RandomizedResponse.two_coin()`` is Warner's (1965) survey protocol as given by Dwork &
     Roth (2014, §3.2): answer truthfully on heads, else answer with a second coin flip; keep
@@ -47,8 +47,9 @@ class RandomizedResponse(Mechanism):
     the input before any charge, which reveals that such a record exists (docs/security.md).
     ``"drop"`` is refused: the output's length would reveal it.
 
-    Timing: the number of rounds (and the Bernoulli sampler's time) varies with the random
-    draws; docs/security.md. There is no constant-time mode yet.
+    Timing: the number of random bits drawn (and so the time) varies with the random draws,
+    rarely (the undecided band, about 2^-31 of values) by much; docs/security.md. There is no
+    constant-time mode yet.
     """
 
     def __init__(self, epsilon: float, categories: int = 2, *, rng: Optional[Generator] = None,

@@ -5,9 +5,9 @@
 //   lo / 2^(64L) <= v <= hi / 2^(64L).
 // Every operation rounds outward (lower ends down, upper ends up), so the enclosure is always
 // valid; its width shrinks as L grows. These enclosures let the table samplers decide a
-// comparison "uniform real R < e^{-x}" from one 64-bit word in the common case and, in the rare
+// comparison "uniform real R < e^{-x}" from R's leading bits in the common case and, in the rare
 // undecided case, refine R and the constant together until the comparison is decided -- an
-// exact Bernoulli(e^{-x}) with no floating point anywhere.
+// exact Bernoulli(e^{-x}) with no floating point anywhere (lazy_comparison.hpp).
 //
 // e^{-x}: write x = q + r/D (q integer, 0 <= r < D); e^{-r/D} by its alternating Taylor series
 // (terms decrease because r/D < 1, so the truncation error is at most the first omitted term),
@@ -19,9 +19,9 @@
 #include <utility>
 #include <vector>
 
-namespace dpnoise::exact {
+#include "dpnoise/exact/wide_uint.hpp"
 
-using u128 = unsigned __int128;
+namespace dpnoise::exact {
 
 // ---------------------------------------------------------------- arbitrary-size unsigned ints
 // Little-endian 64-bit limbs, no leading zero limbs (zero is the empty vector).

@@ -1,8 +1,13 @@
-// dpnoise/exact/wide_uint.hpp -- a fixed-width unsigned integer (512 bits) for the rare
-// products that do not fit in 128 bits (the discrete Gaussian's acceptance exponent in the
-// tails). Only what the exact samplers need: compare, subtract, shift, multiply; every
-// operation that could overflow throws std::overflow_error instead of wrapping.
+// dpnoise/exact/wide_uint.hpp -- the integer types of the exact samplers beyond 64 bits:
+// u128 (the one 128-bit alias) and FixedUint<N>, an N-limb fixed-width unsigned integer. Two
+// widths are used: WideUint = FixedUint<8> (512 bits) for the rare products that do not fit in
+// 128 bits (the discrete Gaussian's acceptance exponent in the tails), and Fx = FixedUint<4>
+// (fixed_enclosure.hpp) for the 256-bit fixed-point table constants. Arbitrary precision (the
+// exact refinement path) is BigUint's job (certified_exp.hpp). Only what the samplers need:
+// compare, subtract, shift, multiply; every operation that could overflow throws
+// std::overflow_error instead of wrapping.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 
@@ -10,12 +15,14 @@ namespace dpnoise::exact {
 
 using u128 = unsigned __int128;
 
-struct WideUint {
-    static constexpr int kLimbs = 8;  // 512 bits, little-endian limbs
-    uint64_t limb[kLimbs] = {};
+template <int N>
+struct FixedUint {
+    static constexpr int kLimbs = N;  // little-endian 64-bit limbs
+    uint64_t limb[N] = {};
 
-    WideUint() = default;
-    explicit WideUint(u128 v) {
+    FixedUint() = default;
+    explicit FixedUint(u128 v) {
+        static_assert(N >= 2, "a u128 needs two limbs");
         limb[0] = static_cast<uint64_t>(v);
         limb[1] = static_cast<uint64_t>(v >> 64);
     }
@@ -27,16 +34,16 @@ struct WideUint {
     }
     bool top_bit() const { return (limb[kLimbs - 1] >> 63) != 0; }
 
-    friend bool operator<(const WideUint& a, const WideUint& b) {
+    friend bool operator<(const FixedUint& a, const FixedUint& b) {
         for (int i = kLimbs - 1; i >= 0; --i)
             if (a.limb[i] != b.limb[i]) return a.limb[i] < b.limb[i];
         return false;
     }
-    friend bool operator>=(const WideUint& a, const WideUint& b) { return !(a < b); }
-    friend bool operator==(const WideUint& a, const WideUint& b) { return !(a < b) && !(b < a); }
+    friend bool operator>=(const FixedUint& a, const FixedUint& b) { return !(a < b); }
+    friend bool operator==(const FixedUint& a, const FixedUint& b) { return !(a < b) && !(b < a); }
 
     // Requires *this >= b.
-    WideUint& operator-=(const WideUint& b) {
+    FixedUint& operator-=(const FixedUint& b) {
         uint64_t borrow = 0;
         for (int i = 0; i < kLimbs; ++i) {
             const u128 d = static_cast<u128>(limb[i]) - b.limb[i] - borrow;
@@ -53,6 +60,8 @@ struct WideUint {
         limb[0] <<= 1;
     }
 };
+
+using WideUint = FixedUint<8>;  // 512 bits
 
 // Full product; throws if it needs more than 512 bits.
 inline WideUint wide_multiply(const WideUint& a, const WideUint& b) {
