@@ -28,5 +28,6 @@ struct GeneratorHandle {
 
 void register_random(py::module_& m);
 void register_exact(py::module_& m);
+void register_capi(py::module_& m);  // the C API capsule (dpnoise/capi.h)
 
 }  // namespace dpnoise::bindings

@@ -22,4 +22,5 @@ PYBIND11_MODULE(_core, m) {
     });
     dpnoise::bindings::register_random(m);
     dpnoise::bindings::register_exact(m);
+    dpnoise::bindings::register_capi(m);
 }

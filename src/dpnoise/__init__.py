@@ -7,6 +7,7 @@ library's exception family.
 from dpnoise._errors import BudgetExceededError, DPError, EntropyError
 from dpnoise.bit_generator import ChaCha20
 from dpnoise.generator import Generator, default_rng
+from dpnoise._include import get_cmake_dir, get_include
 from dpnoise import accounting
 from dpnoise.accounting import PrivacyBudget
 from dpnoise.mechanisms import (
