@@ -265,3 +265,10 @@ def test_a_secure_stream_refuses_to_draw_in_a_forked_child(built, secure):
     _, wait_status = os.waitpid(pid, 0)
     assert os.WEXITSTATUS(wait_status) == (ERR_FORKED if secure else OK)
     assert stream.draw("next_uint64")[0] == OK  # the parent's stream is unaffected
+
+
+def test_docs_show_the_example_verbatim():
+    if not EXAMPLE.is_file():
+        pytest.skip("needs the source tree")
+    page = (ROOT / "docs" / "cython.md").read_text()
+    assert EXAMPLE.read_text().strip() in page, "docs/cython.md is out of date with noise_loops.pyx"
