@@ -20,6 +20,7 @@
 #include "dpnoise/exact/discrete_laplace.hpp"
 #include "dpnoise/exact/geometric.hpp"
 #include "dpnoise/exact/rational.hpp"
+#include "dpnoise/exact/table_samplers.hpp"
 #include "dpnoise/exact/uniform.hpp"
 #include "dpnoise/random/bit_source.hpp"
 #include "dpnoise/random/generator.hpp"
@@ -46,6 +47,13 @@ struct dpnoise_stream {
           fork_epoch(rnd::detail::fork_epoch()) {}
     dpnoise_stream(const dpnoise_stream&) = delete;
     dpnoise_stream& operator=(const dpnoise_stream&) = delete;
+};
+
+// Declared (opaque) in dpnoise/capi.h: the tables of one law and parameter, built once.
+struct dpnoise_sampler {
+    int law;
+    exact::GeometricTable geometric;       // DPNOISE_LAW_DISCRETE_LAPLACE, DPNOISE_LAW_GEOMETRIC
+    exact::DiscreteGaussianTable gaussian; // DPNOISE_LAW_DISCRETE_GAUSSIAN
 };
 
 namespace dpnoise::bindings {
@@ -210,6 +218,49 @@ const char* capi_status_message(int status) noexcept {
     }
 }
 
+int capi_sampler_new(int law, uint64_t num, uint64_t den, dpnoise_sampler** out) noexcept {
+    if (out == nullptr) return DPNOISE_ERR_VALUE;
+    *out = nullptr;
+    if (law != DPNOISE_LAW_DISCRETE_LAPLACE && law != DPNOISE_LAW_DISCRETE_GAUSSIAN && law != DPNOISE_LAW_GEOMETRIC)
+        return DPNOISE_ERR_VALUE;
+    if (den == 0) return DPNOISE_ERR_VALUE;
+    if (num > exact::kMaxRationalPart || den > exact::kMaxRationalPart) return DPNOISE_ERR_OVERFLOW;
+    try {
+        auto sampler = std::make_unique<dpnoise_sampler>();
+        sampler->law = law;
+        if (law == DPNOISE_LAW_DISCRETE_GAUSSIAN) {
+            sampler->gaussian = exact::DiscreteGaussianTable(exact::DiscreteGaussianParams(num, den));
+        } else {
+            const auto which = law == DPNOISE_LAW_GEOMETRIC ? exact::GeometricTable::Law::geometric
+                                                            : exact::GeometricTable::Law::laplace;
+            sampler->geometric = exact::GeometricTable(num, den, which);
+        }
+        *out = sampler.release();
+        return DPNOISE_OK;
+    } catch (const std::bad_alloc&) {
+        return DPNOISE_ERR_MEMORY;
+    } catch (const std::overflow_error&) {
+        return DPNOISE_ERR_OVERFLOW;
+    } catch (const std::invalid_argument&) {
+        return DPNOISE_ERR_VALUE;
+    } catch (...) {
+        return DPNOISE_ERR_INTERNAL;
+    }
+}
+
+void capi_sampler_free(dpnoise_sampler* sampler) noexcept { delete sampler; }
+
+int capi_sampler_draw(dpnoise_stream* s, const dpnoise_sampler* sampler, int64_t* out) noexcept {
+    if (s != nullptr && sampler == nullptr) return fail(s, DPNOISE_ERR_VALUE, "sampler: must not be NULL");
+    return guarded_draw(s, out, [sampler](Bits& bits) -> int64_t {
+        switch (sampler->law) {
+            case DPNOISE_LAW_DISCRETE_LAPLACE: return exact::discrete_laplace_table(bits, sampler->geometric);
+            case DPNOISE_LAW_GEOMETRIC: return static_cast<int64_t>(exact::geometric_table(bits, sampler->geometric));
+            default: return exact::discrete_gaussian_table(bits, sampler->gaussian);
+        }
+    });
+}
+
 const dpnoise_capi kCapi = {
     DPNOISE_CAPI_VERSION,
     static_cast<uint32_t>(sizeof(dpnoise_capi)),
@@ -225,6 +276,9 @@ const dpnoise_capi kCapi = {
     &capi_stream_is_secure,
     &capi_stream_error,
     &capi_status_message,
+    &capi_sampler_new,
+    &capi_sampler_free,
+    &capi_sampler_draw,
 };
 
 }  // namespace

@@ -21,9 +21,15 @@ cdef extern from "dpnoise/capi.h":
         DPNOISE_ERR_ENTROPY
         DPNOISE_ERR_MEMORY
         DPNOISE_ERR_INTERNAL
+        DPNOISE_LAW_DISCRETE_LAPLACE
+        DPNOISE_LAW_DISCRETE_GAUSSIAN
+        DPNOISE_LAW_GEOMETRIC
     const char* DPNOISE_CAPI_CAPSULE
 
     ctypedef struct dpnoise_stream:
+        pass
+
+    ctypedef struct dpnoise_sampler:
         pass
 
     ctypedef struct dpnoise_capi:
@@ -47,6 +53,10 @@ cdef extern from "dpnoise/capi.h":
         int (*stream_is_secure)(const dpnoise_stream* stream) noexcept nogil
         const char* (*stream_error)(const dpnoise_stream* stream) noexcept nogil
         const char* (*status_message)(int status) noexcept nogil
+        # prepared samplers (tables built once for one law and parameter)
+        int (*sampler_new)(int law, uint64_t num, uint64_t den, dpnoise_sampler** out) noexcept nogil
+        void (*sampler_free)(dpnoise_sampler* sampler) noexcept nogil
+        int (*sampler_draw)(dpnoise_stream* stream, const dpnoise_sampler* sampler, int64_t* out) noexcept nogil
 
     # Imports dpnoise._core and checks the table's version (GIL held).
     const dpnoise_capi* dpnoise_capi_import() except NULL

@@ -2,8 +2,8 @@
 """Test probe: every entry of dpnoise's C API table, one call at a time, statuses unraised."""
 from libc.stdint cimport int64_t, uint64_t
 from cpython.object cimport PyObject
-from dpnoise.capi cimport (DPNOISE_CAPI_VERSION, DPNOISE_OK, check, dpnoise_capi, dpnoise_stream,
-                           import_capi, open_stream)
+from dpnoise.capi cimport (DPNOISE_CAPI_VERSION, DPNOISE_OK, check, dpnoise_capi, dpnoise_sampler,
+                           dpnoise_stream, import_capi, open_stream)
 
 cdef const dpnoise_capi* api = import_capi()
 
@@ -95,3 +95,42 @@ cdef class Stream:
             check(api, self.stream, status)
             out.append(value)
         return out
+
+
+def sampler_status(int law, uint64_t num, uint64_t den):
+    """The status of sampler_new(law, num, den) (the sampler, if any, is freed again)."""
+    cdef dpnoise_sampler* sampler = NULL
+    cdef int status = api.sampler_new(law, num, den, &sampler)
+    api.sampler_free(sampler)
+    return status, api.status_message(status).decode()
+
+
+cdef class Sampler:
+    """A prepared sampler; sample(stream, n) draws n values without the GIL."""
+    cdef dpnoise_sampler* sampler
+
+    def __cinit__(self, int law, uint64_t num, uint64_t den):
+        cdef int status = api.sampler_new(law, num, den, &self.sampler)
+        if status != DPNOISE_OK:
+            raise ValueError(api.status_message(status).decode())
+
+    def __dealloc__(self):
+        api.sampler_free(self.sampler)
+
+    def sample(self, Stream stream, Py_ssize_t n):
+        cdef int64_t x
+        cdef int status = DPNOISE_OK
+        cdef Py_ssize_t i
+        out = []
+        for i in range(n):
+            with nogil:
+                status = api.sampler_draw(stream.stream, self.sampler, &x)
+            check(api, stream.stream, status)
+            out.append(x)
+        return out
+
+    def draw_null(self, Stream stream):
+        """Statuses for a NULL sampler, a NULL stream and a NULL out."""
+        cdef int64_t x
+        return (api.sampler_draw(stream.stream, NULL, &x), api.stream_error(stream.stream).decode(),
+                api.sampler_draw(NULL, self.sampler, &x), api.sampler_draw(stream.stream, self.sampler, NULL))

@@ -26,8 +26,9 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "docs" / "examples" / "cython" / "noise_loops.pyx"
 PROBE = Path(__file__).with_name("capi_probe.pyx")
 
-# Status codes of dpnoise/capi.h.
+# Status codes and laws of dpnoise/capi.h.
 OK, ERR_VALUE, ERR_OVERFLOW, ERR_TYPE, ERR_FORKED = 0, 1, 2, 3, 4
+LAPLACE, GAUSSIAN, GEOMETRIC = 1, 2, 3
 
 SETUP = """\
 from setuptools import Extension, setup
@@ -250,6 +251,71 @@ def test_other_samplers(built):
     assert all(0 <= w < 1 << 64 for w in stream.draws("uniform_at_most", (1 << 64) - 1, 0, 10))
     assert stream.draws("discrete_laplace", 0, 1, 50) == [0] * 50
     assert stream.draws("discrete_gaussian", 0, 1, 50) == [0] * 50
+
+
+# -- prepared samplers -----------------------------------------------------------------------
+def test_prepared_samplers_follow_the_laws(built):
+    _, probe = built
+    n = 20000
+    # alpha = 1e-4 for each chi-square test; fixed seeds
+    stream = probe.Stream(dpnoise.default_rng(201))
+    laplace = np.array(probe.Sampler(LAPLACE, 3, 2).sample(stream, n))
+    assert chi_square_pvalue(laplace, lambda x: math.exp(-abs(x) * 2 / 3), 8) > 1e-4
+    assert chi_square_pvalue(laplace, lambda x: math.exp(-abs(x) / 2), 8) < 1e-4  # the test can fail
+    gaussian = np.array(probe.Sampler(GAUSSIAN, 9, 4).sample(stream, n))
+    assert chi_square_pvalue(gaussian, lambda x: math.exp(-x * x / (2 * 9 / 4)), 4) > 1e-4
+    # geometric, scale 2: mean q/(1-q), q = exp(-1/2), within 6 standard errors
+    q = math.exp(-0.5)
+    geometric = np.array(probe.Sampler(GEOMETRIC, 2, 1).sample(stream, n))
+    assert geometric.min() >= 0
+    assert abs(geometric.mean() - q / (1 - q)) < 6 * math.sqrt(q / (1 - q) ** 2 / n)
+    # a large scale (the core's large-scale table path): the standard deviation of the
+    # discrete Laplace of scale 1000 is about 1000 sqrt(2); within 10% for 20000 draws
+    wide = np.array(probe.Sampler(LAPLACE, 1000, 1).sample(stream, n), dtype=float)
+    assert abs(wide.std() / (1000 * math.sqrt(2)) - 1) < 0.1
+    assert probe.Sampler(LAPLACE, 0, 1).sample(stream, 20) == [0] * 20
+    assert probe.Sampler(GAUSSIAN, 0, 1).sample(stream, 20) == [0] * 20
+
+
+def test_prepared_samplers_match_the_cores_table_path(built):
+    _, probe = built
+    # 5000 draws is a request the core serves from the same tables, reading stream 1
+    for law, value, core in ((LAPLACE, Fraction(3, 2), "discrete_laplace"),
+                             (GAUSSIAN, Fraction(9, 4), "discrete_gaussian")):
+        stream = probe.Stream(dpnoise.default_rng(31))
+        via_capi = probe.Sampler(law, value.numerator, value.denominator).sample(stream, 5000)
+        g = dpnoise.default_rng(31)
+        via_core = g.discrete_laplace(value, size=5000) if law == LAPLACE else g.discrete_gaussian(
+            variance=value, size=5000)
+        assert via_capi == via_core.tolist()
+
+
+def test_one_sampler_serves_several_streams(built):
+    _, probe = built
+    sampler = probe.Sampler(GAUSSIAN, 25, 1)
+    g = dpnoise.default_rng(8)
+    a, b = probe.Stream(g), probe.Stream(g)
+    first, second = sampler.sample(a, 100), sampler.sample(b, 100)
+    assert first != second
+    again = probe.Stream(dpnoise.default_rng(8))
+    assert sampler.sample(again, 100) == first
+
+
+@pytest.mark.parametrize("law, num, den, status", [
+    (0, 1, 1, ERR_VALUE), (4, 1, 1, ERR_VALUE), (LAPLACE, 1, 0, ERR_VALUE), (GAUSSIAN, 1, 0, ERR_VALUE),
+    (GEOMETRIC, 1, 0, ERR_VALUE), (LAPLACE, (1 << 62) + 1, 1, ERR_OVERFLOW),
+    (GAUSSIAN, 1, (1 << 62) + 1, ERR_OVERFLOW), (LAPLACE, 1, 1, OK),
+])
+def test_sampler_new_checks_its_arguments(built, law, num, den, status):
+    _, probe = built
+    assert probe.sampler_status(law, num, den)[0] == status
+
+
+def test_sampler_draw_with_null_arguments(built):
+    _, probe = built
+    stream = probe.Stream(dpnoise.default_rng(1))
+    assert probe.Sampler(LAPLACE, 1, 1).draw_null(stream) == (ERR_VALUE, "sampler: must not be NULL",
+                                                             ERR_VALUE, ERR_VALUE)
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
