@@ -116,5 +116,6 @@ void register_random(py::module_& m);
 void register_exact(py::module_& m);
 void register_testing(py::module_& m);
 void register_categorical(py::module_& m);
+void register_capi(py::module_& m);  // the C API capsule (dpnoise/capi.h)
 
 }  // namespace dpnoise::bindings

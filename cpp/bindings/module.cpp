@@ -24,4 +24,5 @@ PYBIND11_MODULE(_core, m) {
     dpnoise::bindings::register_exact(m);
     dpnoise::bindings::register_testing(m);
     dpnoise::bindings::register_categorical(m);
+    dpnoise::bindings::register_capi(m);
 }

@@ -9,6 +9,7 @@ from dpnoise._errors import (
 )
 from dpnoise.bit_generator import ChaCha20, PublicStream
 from dpnoise.generator import Generator, default_rng
+from dpnoise._include import get_cmake_dir, get_include
 from dpnoise import accounting
 from dpnoise.accounting import PrivacyBudget
 from dpnoise.mechanisms import (
@@ -39,5 +40,7 @@ __all__ = [
     "PublicStream",
     "Generator",
     "default_rng",
+    "get_cmake_dir",
+    "get_include",
     "__version__",
 ]

@@ -1,0 +1,291 @@
+// The C API of the extension (dpnoise/capi.h): a versioned table of C function pointers,
+// exported as the capsule dpnoise._core._C_API, through which other extensions (C, C++,
+// Cython via dpnoise/capi.pxd) draw exact noise without the GIL. Nothing here throws across
+// the C boundary: every entry point catches and returns a status code.
+//
+// A stream is one fresh ChaCha20 stream id reserved from the generator (its own keystream
+// buffer and bit reader), so it never repeats the generator's other output and needs neither
+// the generator object nor Python once opened. This file is the only place that knows how a
+// Python generator object maps to a C++ generator (GeneratorHandle::gen).
+#include <cstdint>
+#include <memory>
+#include <new>
+#include <stdexcept>
+
+#include "bindings.hpp"
+#include "dpnoise/capi.h"
+#include "dpnoise/errors.hpp"
+#include "dpnoise/exact/bernoulli.hpp"
+#include "dpnoise/exact/discrete_gaussian.hpp"
+#include "dpnoise/exact/discrete_laplace.hpp"
+#include "dpnoise/exact/geometric.hpp"
+#include "dpnoise/exact/rational.hpp"
+#include "dpnoise/exact/table_samplers.hpp"
+#include "dpnoise/exact/uniform.hpp"
+#include "dpnoise/random/bit_source.hpp"
+#include "dpnoise/random/generator.hpp"
+#include "dpnoise/random/keystream.hpp"
+
+namespace rnd = dpnoise::random;
+namespace exact = dpnoise::exact;
+
+// Declared (opaque) in dpnoise/capi.h. Holds a BitReader pointing at its own member: never
+// copied or moved, only created by capi_stream_open and freed by capi_stream_close.
+struct dpnoise_stream {
+    rnd::KeystreamWords words;
+    rnd::BitReader<rnd::KeystreamWords> bits{words};
+    bool secure;
+    uint64_t fork_epoch;      // a secure stream must not draw in a forked child (it would repeat)
+    const char* error = "";   // static message of the last failure
+    // The last discrete Gaussian parameters: a loop over one variance builds them once.
+    bool has_gaussian = false;
+    exact::DiscreteGaussianParams gaussian;
+
+    explicit dpnoise_stream(rnd::ChaCha20Generator& gen)
+        : words(rnd::ChaCha20Generator::open(gen.reserve(1), 0)),
+          secure(gen.is_secure()),
+          fork_epoch(rnd::detail::fork_epoch()) {}
+    dpnoise_stream(const dpnoise_stream&) = delete;
+    dpnoise_stream& operator=(const dpnoise_stream&) = delete;
+};
+
+// Declared (opaque) in dpnoise/capi.h: the tables of one law and parameter, built once.
+struct dpnoise_sampler {
+    int law;
+    exact::GeometricTable geometric;       // DPNOISE_LAW_DISCRETE_LAPLACE, DPNOISE_LAW_GEOMETRIC
+    exact::DiscreteGaussianTable gaussian; // DPNOISE_LAW_DISCRETE_GAUSSIAN
+};
+
+namespace dpnoise::bindings {
+
+namespace {
+
+using Bits = rnd::BitReader<rnd::KeystreamWords>;
+
+int fail(dpnoise_stream* s, int status, const char* message) {
+    s->error = message;
+    return status;
+}
+
+// Checks a rational parameter num/den against the core's limits (exact/rational.hpp), with
+// static messages naming the argument; nothing is drawn when it fails.
+struct Limits {
+    const char* zero_den;
+    const char* too_large;
+};
+int check_rational(dpnoise_stream* s, uint64_t num, uint64_t den, const Limits& m) {
+    if (den == 0) return fail(s, DPNOISE_ERR_VALUE, m.zero_den);
+    if (num > exact::kMaxRationalPart || den > exact::kMaxRationalPart) return fail(s, DPNOISE_ERR_OVERFLOW, m.too_large);
+    return DPNOISE_OK;
+}
+constexpr Limits kScale{"scale: the denominator must be positive",
+                        "scale: numerator and denominator must be at most 2^62"};
+constexpr Limits kVariance{"variance: the denominator must be positive",
+                           "variance: numerator and denominator must be at most 2^62"};
+constexpr Limits kProbability{"p: the denominator must be positive", "p: numerator and denominator must be at most 2^62"};
+constexpr Limits kGamma{"gamma: the denominator must be positive",
+                        "gamma: numerator and denominator must be at most 2^62"};
+
+// Runs one draw: checks the stream, the output pointer and the fork epoch, then draw(bits),
+// mapping every exception to a status.
+template <class T, class Draw>
+int guarded_draw(dpnoise_stream* s, T* out, Draw&& draw) noexcept {
+    if (s == nullptr) return DPNOISE_ERR_VALUE;
+    if (out == nullptr) return fail(s, DPNOISE_ERR_VALUE, "out: must not be NULL");
+    if (s->secure && s->fork_epoch != rnd::detail::fork_epoch())
+        return fail(s, DPNOISE_ERR_FORKED, "stream: opened before fork(); open a new stream in the child");
+    try {
+        const T value = draw(s->bits);
+        *out = value;
+        return DPNOISE_OK;
+    } catch (const std::overflow_error&) {
+        return fail(s, DPNOISE_ERR_OVERFLOW, "the draw does not fit in int64 (scale too large)");
+    } catch (const std::bad_alloc&) {
+        return fail(s, DPNOISE_ERR_MEMORY, "out of memory");
+    } catch (const std::invalid_argument&) {
+        return fail(s, DPNOISE_ERR_VALUE, "invalid parameter");
+    } catch (const std::domain_error&) {
+        return fail(s, DPNOISE_ERR_VALUE, "invalid parameter");
+    } catch (...) {
+        return fail(s, DPNOISE_ERR_INTERNAL, "internal error in dpnoise (please report it)");
+    }
+}
+
+// The C++ generator behind a Python object: a dpnoise.Generator or dpnoise.ChaCha20 (through
+// their _core attribute) or the _core.ChaCha20Core itself; nullptr for anything else.
+rnd::ChaCha20Generator* generator_of(py::handle obj) {
+    py::object current = py::reinterpret_borrow<py::object>(obj);
+    for (int depth = 0; depth < 2; ++depth) {
+        if (py::isinstance<GeneratorHandle>(current)) return current.cast<GeneratorHandle&>().gen.get();
+        if (!py::hasattr(current, "_core")) return nullptr;
+        current = current.attr("_core");
+    }
+    return py::isinstance<GeneratorHandle>(current) ? current.cast<GeneratorHandle&>().gen.get() : nullptr;
+}
+
+int capi_stream_open(struct _object* generator, dpnoise_stream** out) noexcept {
+    if (out == nullptr) return DPNOISE_ERR_VALUE;
+    *out = nullptr;
+    if (generator == nullptr) return DPNOISE_ERR_TYPE;
+    try {
+        rnd::ChaCha20Generator* gen = generator_of(py::handle(generator));
+        if (gen == nullptr) return DPNOISE_ERR_TYPE;
+        *out = new dpnoise_stream(*gen);
+        return DPNOISE_OK;
+    } catch (const entropy_error&) {
+        return DPNOISE_ERR_ENTROPY;
+    } catch (const std::bad_alloc&) {
+        return DPNOISE_ERR_MEMORY;
+    } catch (const std::overflow_error&) {
+        return DPNOISE_ERR_OVERFLOW;  // the generator has run out of stream ids
+    } catch (const py::error_already_set&) {
+        return DPNOISE_ERR_TYPE;  // an attribute lookup raised: not one of our generators
+    } catch (...) {
+        return DPNOISE_ERR_INTERNAL;
+    }
+}
+
+void capi_stream_close(dpnoise_stream* s) noexcept { delete s; }
+
+int capi_discrete_laplace(dpnoise_stream* s, uint64_t num, uint64_t den, int64_t* out) noexcept {
+    if (s && out) {
+        if (const int rc = check_rational(s, num, den, kScale)) return rc;
+    }
+    return guarded_draw(s, out, [&](Bits& bits) { return exact::discrete_laplace(bits, num, den); });
+}
+
+int capi_geometric(dpnoise_stream* s, uint64_t num, uint64_t den, int64_t* out) noexcept {
+    if (s && out) {
+        if (const int rc = check_rational(s, num, den, kScale)) return rc;
+    }
+    return guarded_draw(s, out, [&](Bits& bits) { return static_cast<int64_t>(exact::geometric_exp(bits, num, den)); });
+}
+
+int capi_discrete_gaussian(dpnoise_stream* s, uint64_t num, uint64_t den, int64_t* out) noexcept {
+    if (s && out) {
+        if (const int rc = check_rational(s, num, den, kVariance)) return rc;
+    }
+    return guarded_draw(s, out, [&](Bits& bits) {
+        if (!s->has_gaussian || s->gaussian.a != num || s->gaussian.b != den) {
+            s->has_gaussian = false;
+            s->gaussian = exact::DiscreteGaussianParams(num, den);
+            s->has_gaussian = true;
+        }
+        return exact::discrete_gaussian(bits, s->gaussian);
+    });
+}
+
+int capi_bernoulli(dpnoise_stream* s, uint64_t num, uint64_t den, int* out) noexcept {
+    if (s && out) {
+        if (const int rc = check_rational(s, num, den, kProbability)) return rc;
+        if (num > den) return fail(s, DPNOISE_ERR_VALUE, "p: must be in [0, 1] (numerator at most the denominator)");
+    }
+    return guarded_draw(s, out, [&](Bits& bits) { return exact::bernoulli_rational<Bits, uint64_t>(bits, num, den) ? 1 : 0; });
+}
+
+int capi_bernoulli_exp(dpnoise_stream* s, uint64_t num, uint64_t den, int* out) noexcept {
+    if (s && out) {
+        if (const int rc = check_rational(s, num, den, kGamma)) return rc;
+    }
+    return guarded_draw(s, out, [&](Bits& bits) { return exact::bernoulli_exp_minus<Bits, uint64_t>(bits, num, den) ? 1 : 0; });
+}
+
+int capi_uniform_at_most(dpnoise_stream* s, uint64_t m, uint64_t* out) noexcept {
+    return guarded_draw(s, out, [&](Bits& bits) { return exact::uniform_at_most(bits, m); });
+}
+
+int capi_next_uint64(dpnoise_stream* s, uint64_t* out) noexcept {
+    return guarded_draw(s, out, [](Bits& bits) { return bits.word(); });
+}
+
+int capi_stream_is_secure(const dpnoise_stream* s) noexcept { return s != nullptr && s->secure ? 1 : 0; }
+
+const char* capi_stream_error(const dpnoise_stream* s) noexcept { return s == nullptr ? "stream: NULL" : s->error; }
+
+const char* capi_status_message(int status) noexcept {
+    switch (status) {
+        case DPNOISE_OK: return "success";
+        case DPNOISE_ERR_VALUE: return "a parameter is outside its domain";
+        case DPNOISE_ERR_OVERFLOW: return "a parameter or a draw exceeds the supported range";
+        case DPNOISE_ERR_TYPE:
+            return "generator must be a dpnoise.Generator or dpnoise.ChaCha20 backed by ChaCha20 "
+                   "(NumPy bit generators are not supported by the C API)";
+        case DPNOISE_ERR_FORKED: return "the stream was opened before fork(); open a new stream in the child";
+        case DPNOISE_ERR_ENTROPY: return "the operating system could not supply entropy";
+        case DPNOISE_ERR_MEMORY: return "out of memory";
+        case DPNOISE_ERR_INTERNAL: return "internal error in dpnoise (please report it)";
+        default: return "unknown dpnoise status";
+    }
+}
+
+int capi_sampler_new(int law, uint64_t num, uint64_t den, dpnoise_sampler** out) noexcept {
+    if (out == nullptr) return DPNOISE_ERR_VALUE;
+    *out = nullptr;
+    if (law != DPNOISE_LAW_DISCRETE_LAPLACE && law != DPNOISE_LAW_DISCRETE_GAUSSIAN && law != DPNOISE_LAW_GEOMETRIC)
+        return DPNOISE_ERR_VALUE;
+    if (den == 0) return DPNOISE_ERR_VALUE;
+    if (num > exact::kMaxRationalPart || den > exact::kMaxRationalPart) return DPNOISE_ERR_OVERFLOW;
+    try {
+        auto sampler = std::make_unique<dpnoise_sampler>();
+        sampler->law = law;
+        if (law == DPNOISE_LAW_DISCRETE_GAUSSIAN) {
+            sampler->gaussian = exact::DiscreteGaussianTable(exact::DiscreteGaussianParams(num, den));
+        } else {
+            const auto which = law == DPNOISE_LAW_GEOMETRIC ? exact::GeometricTable::Law::geometric
+                                                            : exact::GeometricTable::Law::laplace;
+            sampler->geometric = exact::GeometricTable(num, den, which);
+        }
+        *out = sampler.release();
+        return DPNOISE_OK;
+    } catch (const std::bad_alloc&) {
+        return DPNOISE_ERR_MEMORY;
+    } catch (const std::overflow_error&) {
+        return DPNOISE_ERR_OVERFLOW;
+    } catch (const std::invalid_argument&) {
+        return DPNOISE_ERR_VALUE;
+    } catch (...) {
+        return DPNOISE_ERR_INTERNAL;
+    }
+}
+
+void capi_sampler_free(dpnoise_sampler* sampler) noexcept { delete sampler; }
+
+int capi_sampler_draw(dpnoise_stream* s, const dpnoise_sampler* sampler, int64_t* out) noexcept {
+    if (s != nullptr && sampler == nullptr) return fail(s, DPNOISE_ERR_VALUE, "sampler: must not be NULL");
+    return guarded_draw(s, out, [sampler](Bits& bits) -> int64_t {
+        switch (sampler->law) {
+            case DPNOISE_LAW_DISCRETE_LAPLACE: return exact::discrete_laplace_table(bits, sampler->geometric);
+            case DPNOISE_LAW_GEOMETRIC: return static_cast<int64_t>(exact::geometric_table(bits, sampler->geometric));
+            default: return exact::discrete_gaussian_table(bits, sampler->gaussian);
+        }
+    });
+}
+
+const dpnoise_capi kCapi = {
+    DPNOISE_CAPI_VERSION,
+    static_cast<uint32_t>(sizeof(dpnoise_capi)),
+    &capi_stream_open,
+    &capi_stream_close,
+    &capi_discrete_laplace,
+    &capi_discrete_gaussian,
+    &capi_geometric,
+    &capi_bernoulli,
+    &capi_bernoulli_exp,
+    &capi_uniform_at_most,
+    &capi_next_uint64,
+    &capi_stream_is_secure,
+    &capi_stream_error,
+    &capi_status_message,
+    &capi_sampler_new,
+    &capi_sampler_free,
+    &capi_sampler_draw,
+};
+
+}  // namespace
+
+void register_capi(py::module_& m) {
+    // The table is static and immutable: the capsule needs no destructor.
+    m.attr("_C_API") = py::capsule(static_cast<const void*>(&kCapi), DPNOISE_CAPI_CAPSULE);
+}
+
+}  // namespace dpnoise::bindings

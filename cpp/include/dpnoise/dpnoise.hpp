@@ -1,0 +1,41 @@
+// dpnoise/dpnoise.hpp -- the umbrella header of the C++ core: one include for other C++ code.
+//
+//   #include <dpnoise/dpnoise.hpp>
+//   dpnoise::random::ChaCha20Generator gen;                 // secure: keyed from the OS
+//   auto words = gen.open(gen.reserve(1), 0);               // a fresh stream of its own
+//   dpnoise::random::BitReader<dpnoise::random::KeystreamWords> bits(words);
+//   int64_t noise = dpnoise::exact::discrete_laplace(bits, 3, 2);   // scale 3/2
+//
+// Header-only and free of Python; link the CMake target dpnoise::core (docs/cpp.md). The C
+// interface of the Python extension (dpnoise/capi.h) is separate and not included here.
+#pragma once
+
+#include "dpnoise/errors.hpp"
+#include "dpnoise/parallel.hpp"
+#include "dpnoise/parameters.hpp"
+#include "dpnoise/request.hpp"
+#include "dpnoise/random/bit_source.hpp"
+#include "dpnoise/random/chacha20.hpp"
+#include "dpnoise/random/external_family.hpp"
+#include "dpnoise/random/generator.hpp"
+#include "dpnoise/random/keystream.hpp"
+#include "dpnoise/random/os_entropy.hpp"
+#include "dpnoise/random/public_stream.hpp"
+#include "dpnoise/random/stream_fill.hpp"
+#include "dpnoise/exact/bernoulli.hpp"
+#include "dpnoise/exact/certified_exp.hpp"
+#include "dpnoise/exact/discrete_gaussian.hpp"
+#include "dpnoise/exact/discrete_gaussian_table.hpp"
+#include "dpnoise/exact/discrete_laplace.hpp"
+#include "dpnoise/exact/exp_fixed_bounds.hpp"
+#include "dpnoise/exact/fixed_enclosure.hpp"
+#include "dpnoise/exact/geometric.hpp"
+#include "dpnoise/exact/geometric_table.hpp"
+#include "dpnoise/exact/lazy_comparison.hpp"
+#include "dpnoise/exact/randomized_response.hpp"
+#include "dpnoise/exact/rational.hpp"
+#include "dpnoise/exact/refinement_policy.hpp"
+#include "dpnoise/exact/table_samplers.hpp"
+#include "dpnoise/exact/threshold_inversion.hpp"
+#include "dpnoise/exact/uniform.hpp"
+#include "dpnoise/exact/wide_uint.hpp"

@@ -1,0 +1,340 @@
+"""The C API (dpnoise/capi.h, dpnoise/capi.pxd) as another extension sees it.
+
+Builds, at test time with Cython and the C compiler, the example of docs/cython.md
+(docs/examples/cython/noise_loops.pyx) and a probe of every table entry (capi_probe.pyx), then
+checks that their draws follow the laws, match what the core gives for the same stream, never
+repeat the generator's other output, and that bad input gives error codes, not crashes.
+Skipped when Cython, setuptools or a C compiler is missing (Cython is a build-time tool only).
+"""
+import importlib
+import math
+import os
+import shutil
+import subprocess
+import sys
+import warnings
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import dpnoise
+from dpnoise import _core
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "docs" / "examples" / "cython" / "noise_loops.pyx"
+PROBE = Path(__file__).with_name("capi_probe.pyx")
+
+# Status codes and laws of dpnoise/capi.h.
+OK, ERR_VALUE, ERR_OVERFLOW, ERR_TYPE, ERR_FORKED = 0, 1, 2, 3, 4
+LAPLACE, GAUSSIAN, GEOMETRIC = 1, 2, 3
+
+SETUP = """\
+from setuptools import Extension, setup
+from Cython.Build import cythonize
+import dpnoise
+
+extensions = [Extension(name, [name + ".pyx"], include_dirs=[dpnoise.get_include()])
+              for name in ("noise_loops", "capi_probe")]
+setup(ext_modules=cythonize(extensions, quiet=True), script_args=["build_ext", "--inplace"])
+"""
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """(noise_loops, capi_probe): the two extensions, compiled against this dpnoise."""
+    pytest.importorskip("Cython", reason="Cython is needed to build Cython users of the C API")
+    pytest.importorskip("setuptools", reason="setuptools is needed to build the test extensions")
+    if not (shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")):
+        pytest.skip("no C compiler")
+    if not EXAMPLE.is_file():
+        pytest.skip("needs the source tree (docs/examples)")
+    work = tmp_path_factory.mktemp("cython_capi")
+    shutil.copy(EXAMPLE, work)
+    shutil.copy(PROBE, work)
+    (work / "setup.py").write_text(SETUP)
+    env = dict(os.environ)
+    package_parent = str(Path(dpnoise.__file__).resolve().parents[1])  # the dpnoise under test
+    env["PYTHONPATH"] = os.pathsep.join([package_parent, env.get("PYTHONPATH", "")])
+    result = subprocess.run([sys.executable, "setup.py"], cwd=work, env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    sys.path.insert(0, str(work))
+    try:
+        yield importlib.import_module("noise_loops"), importlib.import_module("capi_probe")
+    finally:
+        sys.path.remove(str(work))
+
+
+def zeros(n):
+    return np.zeros(n, dtype=np.int64)
+
+
+# -- the example of docs/cython.md ----------------------------------------------------------
+def test_example_matches_the_core_for_the_same_stream(built):
+    noise_loops, _ = built
+    # A fresh seeded generator's first request reads stream 1, and so does the first C API
+    # stream opened on it; 300 samples are below the size at which the core switches to its
+    # tables, so both run the same CKS sampler on the same bits.
+    via_capi = noise_loops.add_noise(zeros(300), dpnoise.default_rng(11), "laplace", 3, 2)
+    via_core = dpnoise.default_rng(11).discrete_laplace(Fraction(3, 2), size=300)
+    assert np.array_equal(via_capi, via_core)
+    via_capi = noise_loops.add_noise(zeros(300), dpnoise.default_rng(12), "gaussian", 9, 4)
+    via_core = dpnoise.default_rng(12).discrete_gaussian(variance=Fraction(9, 4), size=300)
+    assert np.array_equal(via_capi, via_core)
+
+
+def test_example_adds_noise_to_counts_and_sums_it(built):
+    noise_loops, _ = built
+    counts = np.arange(-50, 50, dtype=np.int64)
+    noisy = noise_loops.add_noise(counts, dpnoise.default_rng(5), "gaussian", 4, 1)
+    noise = noise_loops.add_noise(zeros(100), dpnoise.default_rng(5), "gaussian", 4, 1)
+    assert np.array_equal(noisy, counts + noise)
+    assert np.any(noise != 0)
+    total = noise_loops.sum_of_noise(dpnoise.default_rng(5), "gaussian", 4, 1, 100)
+    assert total == int(noise.sum())
+
+
+def chi_square_pvalue(samples, pmf, k):
+    """Pearson chi-square of samples against pmf(x) on bins -k..k, the tails pooled into the end bins."""
+    from scipy import stats
+
+    xs = np.arange(-k, k + 1)
+    clipped = np.clip(samples, -k, k)
+    observed = np.array([(clipped == x).sum() for x in xs])
+    support = np.arange(-400, 401)
+    p = np.array([pmf(x) for x in support])
+    p /= p.sum()
+    expected = np.array([p[support == x].sum() if abs(x) < k else
+                         p[(support >= k) if x > 0 else (support <= -k)].sum() for x in xs])
+    return stats.chisquare(observed, expected * len(samples)).pvalue
+
+
+def test_example_draws_follow_the_laws(built):
+    noise_loops, _ = built
+    n = 20000
+    # alpha = 1e-4 for each of the two chi-square tests (fixed seeds: the outcome is deterministic)
+    laplace = noise_loops.add_noise(zeros(n), dpnoise.default_rng(101), "laplace", 3, 2)
+    assert chi_square_pvalue(laplace, lambda x: math.exp(-abs(x) * 2 / 3), 8) > 1e-4
+    gaussian = noise_loops.add_noise(zeros(n), dpnoise.default_rng(102), "gaussian", 9, 4)
+    assert chi_square_pvalue(gaussian, lambda x: math.exp(-x * x / (2 * 9 / 4)), 4) > 1e-4
+    # and the test can fail: the Laplace draws do not pass as scale 2
+    assert chi_square_pvalue(laplace, lambda x: math.exp(-abs(x) / 2), 8) < 1e-4
+
+
+def test_example_reports_bad_input_as_python_errors(built):
+    noise_loops, _ = built
+    g = dpnoise.default_rng(1)
+    with pytest.raises(ValueError, match="scale"):
+        noise_loops.add_noise(zeros(3), g, "laplace", 1, 0)
+    with pytest.raises(OverflowError, match="variance"):
+        noise_loops.add_noise(zeros(3), g, "gaussian", 1 << 63, 1)
+    with pytest.raises(ValueError, match="law"):
+        noise_loops.add_noise(zeros(3), g, "uniform", 1, 1)
+    with pytest.raises(TypeError, match="generator"):
+        noise_loops.add_noise(zeros(3), np.random.default_rng(1), "laplace", 1, 1)
+    with pytest.raises(OverflowError, match="int64"):
+        noise_loops.add_noise(np.full(200, np.iinfo(np.int64).max), g, "laplace", 5, 1)
+
+
+def test_example_accepts_a_secure_generator_and_a_chacha20(built):
+    noise_loops, _ = built
+    a = noise_loops.add_noise(zeros(64), dpnoise.default_rng(), "laplace", 10, 1)
+    b = noise_loops.add_noise(zeros(64), dpnoise.ChaCha20(), "laplace", 10, 1)
+    assert not np.array_equal(a, b)
+    seeded = noise_loops.add_noise(zeros(64), dpnoise.ChaCha20(3), "laplace", 10, 1)
+    assert np.array_equal(seeded, noise_loops.add_noise(zeros(64), dpnoise.default_rng(3), "laplace", 10, 1))
+
+
+# -- every entry of the table (capi_probe.pyx) ----------------------------------------------
+def test_table_version_and_size(built):
+    _, probe = built
+    (version, size), (compiled_version, compiled_size) = probe.table_version()
+    assert version == compiled_version == 1
+    assert size == compiled_size
+
+
+def keystream_words(seed, stream, n):
+    """n 64-bit words of the seeded key's ChaCha20 stream, straight from the block function."""
+    raw = _core.chacha20_stream_words(seed.to_bytes(32, "little"), stream, 0, (n + 7) // 8)
+    raw = raw.astype(np.uint64)
+    return [int(w) for w in (raw[0::2] | (raw[1::2] << np.uint64(32)))[:n]]
+
+
+def test_streams_are_fresh_stream_ids_of_the_generator(built):
+    _, probe = built
+    g = dpnoise.default_rng(77)
+    first, second = probe.Stream(g), probe.Stream(g)
+    assert [first.draw("next_uint64")[1] for _ in range(20)] == keystream_words(77, 1, 20)
+    assert [second.draw("next_uint64")[1] for _ in range(20)] == keystream_words(77, 2, 20)
+    # the generator's next request reads stream 3: opening a stream consumed an id, so nothing
+    # the generator hands out later repeats the stream's words
+    after = g.discrete_laplace(5, size=50)
+    reference = dpnoise.default_rng(77)
+    reference.discrete_laplace(5, size=50)
+    reference.discrete_laplace(5, size=50)
+    assert np.array_equal(after, reference.discrete_laplace(5, size=50))
+
+
+@pytest.mark.parametrize("name, a, b, status, words", [
+    ("discrete_laplace", 1, 0, ERR_VALUE, "scale"),
+    ("discrete_laplace", 1 << 62 | 1, 1, ERR_OVERFLOW, "scale"),
+    ("geometric", 1, 0, ERR_VALUE, "scale"),
+    ("geometric", 1, (1 << 62) + 1, ERR_OVERFLOW, "scale"),
+    ("discrete_gaussian", 1, 0, ERR_VALUE, "variance"),
+    ("discrete_gaussian", 1 << 63, 1, ERR_OVERFLOW, "variance"),
+    ("bernoulli", 3, 2, ERR_VALUE, "p"),
+    ("bernoulli", 0, 0, ERR_VALUE, "p"),
+    ("bernoulli", 1, 1 << 63, ERR_OVERFLOW, "p"),
+    ("bernoulli_exp", 1, 0, ERR_VALUE, "gamma"),
+    ("bernoulli_exp", 1 << 63, 1, ERR_OVERFLOW, "gamma"),
+])
+def test_bad_parameters_give_a_status_and_draw_nothing(built, name, a, b, status, words):
+    _, probe = built
+    stream = probe.Stream(dpnoise.default_rng(9))
+    got_status, _, message = stream.draw(name, a, b)
+    assert got_status == status
+    assert message.startswith(words)
+    assert str(a) not in message and str(b) not in message  # names the argument, not the value
+    # nothing was drawn: the stream still starts at its first word
+    assert stream.draw("next_uint64")[1] == keystream_words(9, 1, 1)[0]
+    with pytest.raises(OverflowError if status == ERR_OVERFLOW else ValueError):
+        stream.draws(name, a, b, 1)
+
+
+def test_null_arguments_give_a_status(built):
+    _, probe = built
+    assert probe.null_statuses() == [ERR_TYPE] + [ERR_VALUE] * 7
+    assert probe.Stream(dpnoise.default_rng(1)).draw_null_out() == (ERR_VALUE, "out: must not be NULL")
+
+
+@pytest.mark.parametrize("obj", [None, object(), 3, "ChaCha20", np.random.PCG64(1), np.random.default_rng(1)])
+def test_open_refuses_anything_but_a_chacha20_generator(built, obj):
+    _, probe = built
+    status, message = probe.open_status(obj)
+    assert status == ERR_TYPE
+    assert "dpnoise.Generator" in message
+    with pytest.raises(TypeError):
+        probe.Stream(obj)
+
+
+def test_open_accepts_generators_chacha20_and_the_core_object(built):
+    _, probe = built
+    for obj in (dpnoise.default_rng(1), dpnoise.ChaCha20(1), dpnoise.ChaCha20(1)._core):
+        assert probe.open_status(obj)[0] == OK
+    assert probe.Stream(dpnoise.default_rng()).is_secure == 1
+    assert probe.Stream(dpnoise.default_rng(1)).is_secure == 0
+
+
+def test_other_samplers(built):
+    _, probe = built
+    stream = probe.Stream(dpnoise.default_rng(21))
+    n = 20000
+    # Bernoulli(1/4): |count - n/4| within 5 standard deviations (alpha < 1e-6)
+    count = sum(stream.draws("bernoulli", 1, 4, n))
+    assert abs(count - n / 4) < 5 * math.sqrt(n * 0.25 * 0.75)
+    # Bernoulli(exp(-1/2))
+    p = math.exp(-0.5)
+    count = sum(stream.draws("bernoulli_exp", 1, 2, n))
+    assert abs(count - n * p) < 5 * math.sqrt(n * p * (1 - p))
+    assert set(stream.draws("bernoulli_exp", 0, 1, 100)) == {1}
+    assert set(stream.draws("bernoulli", 0, 5, 100)) == {0}
+    # geometric, scale 2: mean q/(1-q) with q = exp(-1/2); sd of the mean within 6
+    q = math.exp(-0.5)
+    geo = np.array(stream.draws("geometric", 2, 1, n))
+    assert geo.min() >= 0
+    assert abs(geo.mean() - q / (1 - q)) < 6 * math.sqrt(q / (1 - q) ** 2 / n)
+    # uniform on {0..6}: every value, none outside (alpha < 1e-6 for the counts)
+    uni = np.array(stream.draws("uniform_at_most", 6, 0, 7000))
+    assert set(uni.tolist()) == set(range(7))
+    assert np.all(np.abs(np.bincount(uni) - 1000) < 5 * math.sqrt(7000 / 7 * 6 / 7))
+    assert all(0 <= w < 1 << 64 for w in stream.draws("uniform_at_most", (1 << 64) - 1, 0, 10))
+    assert stream.draws("discrete_laplace", 0, 1, 50) == [0] * 50
+    assert stream.draws("discrete_gaussian", 0, 1, 50) == [0] * 50
+
+
+# -- prepared samplers -----------------------------------------------------------------------
+def test_prepared_samplers_follow_the_laws(built):
+    _, probe = built
+    n = 20000
+    # alpha = 1e-4 for each chi-square test; fixed seeds
+    stream = probe.Stream(dpnoise.default_rng(201))
+    laplace = np.array(probe.Sampler(LAPLACE, 3, 2).sample(stream, n))
+    assert chi_square_pvalue(laplace, lambda x: math.exp(-abs(x) * 2 / 3), 8) > 1e-4
+    assert chi_square_pvalue(laplace, lambda x: math.exp(-abs(x) / 2), 8) < 1e-4  # the test can fail
+    gaussian = np.array(probe.Sampler(GAUSSIAN, 9, 4).sample(stream, n))
+    assert chi_square_pvalue(gaussian, lambda x: math.exp(-x * x / (2 * 9 / 4)), 4) > 1e-4
+    # geometric, scale 2: mean q/(1-q), q = exp(-1/2), within 6 standard errors
+    q = math.exp(-0.5)
+    geometric = np.array(probe.Sampler(GEOMETRIC, 2, 1).sample(stream, n))
+    assert geometric.min() >= 0
+    assert abs(geometric.mean() - q / (1 - q)) < 6 * math.sqrt(q / (1 - q) ** 2 / n)
+    # a large scale (the core's large-scale table path): the standard deviation of the
+    # discrete Laplace of scale 1000 is about 1000 sqrt(2); within 10% for 20000 draws
+    wide = np.array(probe.Sampler(LAPLACE, 1000, 1).sample(stream, n), dtype=float)
+    assert abs(wide.std() / (1000 * math.sqrt(2)) - 1) < 0.1
+    assert probe.Sampler(LAPLACE, 0, 1).sample(stream, 20) == [0] * 20
+    assert probe.Sampler(GAUSSIAN, 0, 1).sample(stream, 20) == [0] * 20
+
+
+def test_prepared_samplers_match_the_cores_table_path(built):
+    _, probe = built
+    # 5000 draws is a request the core serves from the same tables, reading stream 1
+    for law, value, core in ((LAPLACE, Fraction(3, 2), "discrete_laplace"),
+                             (GAUSSIAN, Fraction(9, 4), "discrete_gaussian")):
+        stream = probe.Stream(dpnoise.default_rng(31))
+        via_capi = probe.Sampler(law, value.numerator, value.denominator).sample(stream, 5000)
+        g = dpnoise.default_rng(31)
+        via_core = g.discrete_laplace(value, size=5000) if law == LAPLACE else g.discrete_gaussian(
+            variance=value, size=5000)
+        assert via_capi == via_core.tolist()
+
+
+def test_one_sampler_serves_several_streams(built):
+    _, probe = built
+    sampler = probe.Sampler(GAUSSIAN, 25, 1)
+    g = dpnoise.default_rng(8)
+    a, b = probe.Stream(g), probe.Stream(g)
+    first, second = sampler.sample(a, 100), sampler.sample(b, 100)
+    assert first != second
+    again = probe.Stream(dpnoise.default_rng(8))
+    assert sampler.sample(again, 100) == first
+
+
+@pytest.mark.parametrize("law, num, den, status", [
+    (0, 1, 1, ERR_VALUE), (4, 1, 1, ERR_VALUE), (LAPLACE, 1, 0, ERR_VALUE), (GAUSSIAN, 1, 0, ERR_VALUE),
+    (GEOMETRIC, 1, 0, ERR_VALUE), (LAPLACE, (1 << 62) + 1, 1, ERR_OVERFLOW),
+    (GAUSSIAN, 1, (1 << 62) + 1, ERR_OVERFLOW), (LAPLACE, 1, 1, OK),
+])
+def test_sampler_new_checks_its_arguments(built, law, num, den, status):
+    _, probe = built
+    assert probe.sampler_status(law, num, den)[0] == status
+
+
+def test_sampler_draw_with_null_arguments(built):
+    _, probe = built
+    stream = probe.Stream(dpnoise.default_rng(1))
+    assert probe.Sampler(LAPLACE, 1, 1).draw_null(stream) == (ERR_VALUE, "sampler: must not be NULL",
+                                                             ERR_VALUE, ERR_VALUE)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
+@pytest.mark.parametrize("secure", [True, False])
+def test_a_secure_stream_refuses_to_draw_in_a_forked_child(built, secure):
+    _, probe = built
+    stream = probe.Stream(dpnoise.default_rng() if secure else dpnoise.default_rng(3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # fork() with threads (Python >= 3.12)
+        pid = os.fork()
+    if pid == 0:  # the child: exit with the status of one draw
+        os._exit(stream.draw("next_uint64")[0])
+    _, wait_status = os.waitpid(pid, 0)
+    assert os.WEXITSTATUS(wait_status) == (ERR_FORKED if secure else OK)
+    assert stream.draw("next_uint64")[0] == OK  # the parent's stream is unaffected
+
+
+def test_docs_show_the_example_verbatim():
+    if not EXAMPLE.is_file():
+        pytest.skip("needs the source tree")
+    page = (ROOT / "docs" / "cython.md").read_text()
+    assert EXAMPLE.read_text().strip() in page, "docs/cython.md is out of date with noise_loops.pyx"
