@@ -1,8 +1,10 @@
 """Mechanisms on a float vector of 10^6 values against NumPy's insecure x + noise, same run.
 
-Targets (mechanisms issue): LaplaceMechanism >= 0.3x NumPy ``x + rng.laplace(0, b, n)``;
-GaussianMechanism >= 0.2x NumPy ``x + rng.normal(0, σ, n)``. Reported for threads=1 and 2
-(NumPy is single-threaded; the ratio that counts for the target is stated in the README).
+Targets (platform issue #9, one thread; checked in test_mechanism_targets):
+  LaplaceMechanism  >= 2x NumPy ``x + rng.laplace(0, b, n)``
+  GaussianMechanism >= 1x NumPy ``x + rng.normal(0, σ, n)``
+Reported for threads=1 and 2 (NumPy is single-threaded). Each release is the whole plan:
+validation, plan, the fused C++ grid kernel (round, noise, clamp, convert back in one pass).
 """
 import numpy as np
 import pytest
@@ -41,6 +43,10 @@ def test_gaussian_mechanism(benchmark, threads):
     assert 0.9 < np.std(y - X) / SIGMA < 1.3
 
 
+TARGETS = [("mech LaplaceMechanism threads=1", "mech numpy x+laplace(1)", 2.0),
+           ("mech GaussianMechanism threads=1", "mech numpy x+normal(σ)", 1.0)]
+
+
 def ratio(key, base):
     return RESULTS[base] / RESULTS[key] if key in RESULTS and base in RESULTS else None
 
@@ -51,3 +57,12 @@ def test_mechanism_ratios_report():
     for t in (1, 2):
         print(f"\nLaplaceMechanism threads={t}: {ratio(f'mech LaplaceMechanism threads={t}', 'mech numpy x+laplace(1)'):.3f}x numpy")
         print(f"GaussianMechanism threads={t}: {ratio(f'mech GaussianMechanism threads={t}', 'mech numpy x+normal(σ)'):.3f}x numpy")
+
+
+def test_mechanism_targets(request):
+    if request.config.getoption("benchmark_disable", False):
+        pytest.skip("benchmarks disabled: no timings to compare")
+    if any(ratio(a, b) is None for a, b, _ in TARGETS):
+        pytest.skip("run the whole file to compare")
+    misses = [f"{a} / {b} = {ratio(a, b):.2f} < {t}" for a, b, t in TARGETS if ratio(a, b) < t]
+    assert not misses, "; ".join(misses)
