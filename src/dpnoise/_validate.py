@@ -129,12 +129,12 @@ def _check_count(size: Any) -> int:
 def shape_of(size: Size) -> Optional[Tuple[int, ...]]:
     """The output shape for ``size`` (None stays None: the caller returns a scalar).
 
-    ``size`` is an int or a tuple (or list) of ints, each >= 0; the element count (their
+    ``size`` is an int or a tuple of ints, each >= 0 (a list is refused, as before); the element count (their
     product, computed exactly) must be at most MAX_SIZE = 2^59, else ValueError naming size.
     """
     if size is None:
         return None
-    if isinstance(size, (tuple, list)):
+    if isinstance(size, tuple):
         shape = tuple(_check_count(s) for s in size)
     else:
         shape = (_check_count(size),)
