@@ -6,6 +6,7 @@ untouched (everything that can fail is checked before the charge, the charge com
 """
 from __future__ import annotations
 
+import inspect
 from typing import Any, Callable, Dict
 
 import numpy as np
@@ -87,9 +88,31 @@ def _check_release(name: str, kwargs: Dict[str, Any], budget_args: Any, value: A
     assert_same_stream(rng, witness)
 
 
+def _valid_value(name: str) -> np.ndarray:
+    if name.startswith("Discrete") or name in ("RandomizedResponse", "Histogram", "GeometricMechanism"):
+        return np.array([0, 1, 1])
+    return np.array([0.25, 0.5, 0.75])
+
+
+def _edge_fields(name: str) -> Callable[[Any], Any]:
+    """Explicit examples: each constructor field of a valid mechanism set to each edge value, with
+    a valid query (a bad parameter must fail before the charge and before any noise)."""
+    fields = [f for f in ("epsilon", "delta", "sensitivity", "categories", "bandwidth", "granularity")
+              if f in inspect.signature(M.__dict__[name]).parameters]
+
+    def deco(fn: Any) -> Any:
+        for f in fields:
+            fn = with_edge_examples(lambda v, f=f: {"kwargs": {**_valid_kwargs(name), f: v},
+                                                    "budget_args": ("rdp", 1e9, 0.5),
+                                                    "value": _valid_value(name)})(fn)
+        return fn
+    return deco
+
+
 def _mechanism_test(name: str) -> Callable[..., None]:
     @PROFILE
     @with_edge_examples(lambda v: {"kwargs": _valid_kwargs(name), "budget_args": ("basic", 1e9, 0.5), "value": v})
+    @_edge_fields(name)
     @given(kwargs=MECHANISMS[name][1], budget_args=BUDGET, value=values())
     def test(kwargs: Dict[str, Any], budget_args: Any, value: Any) -> None:
         _check_release(name, kwargs, budget_args, value)
