@@ -231,7 +231,7 @@ def run_workload(w: Workload, ctx: Context, peers: bool = False) -> Dict[str, An
 
 def make_context(quick: bool = False, threads: int = 1, repeats: Optional[int] = None) -> Context:
     if quick:
-        return Context(quick=True, threads=threads, repeats=repeats or 3, samples=200_000, values=100_000)
+        return Context(quick=True, threads=threads, repeats=repeats or 5, samples=1_000_000, values=200_000)
     return Context(quick=False, threads=threads, repeats=repeats or 5, samples=2_000_000, values=1_000_000)
 
 

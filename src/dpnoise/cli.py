@@ -302,7 +302,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--peers", action="store_true", help="also time installed OpenDP, diffprivlib, dp-accounting")
     b.add_argument("--threads", type=_threads, default=1, help=f"1 to {_validate.MAX_THREADS}")
     b.add_argument("--repeats", type=_bounded_count(100, "repeats"), default=None,
-                   help="best of how many timed runs (default 3 quick, 5 full)")
+                   help="best of how many timed runs (default 5)")
     b.add_argument("--only", metavar="TEXT", default=None, help="only workloads whose name contains TEXT")
     b.set_defaults(func=_bench)
     return p
