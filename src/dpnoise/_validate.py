@@ -96,7 +96,15 @@ def neighbours(value: Any) -> str:
 
 # -- the arguments every sampling call shares: size and threads --------------------------------
 
+# The most OS threads one call asks for. It is a cap on the wish, not a promise: when the system
+# refuses to create a thread (address-space or process limits), the C++ core runs the remaining
+# work on the threads it has (cpp/include/dpnoise/parallel.hpp), with the same output.
 MAX_THREADS = 4096
+
+# The most elements one request may hold: 2^59, so that the bytes of a 64-bit output
+# (8 * count <= 2^62) fit NumPy's intp and the C++ size_t arithmetic with room to spare. A request
+# below the limit that does not fit in memory raises MemoryError when its output is allocated.
+MAX_SIZE = 1 << 59
 
 
 def check_threads(threads: Any) -> int:
@@ -113,21 +121,38 @@ def _check_count(size: Any) -> int:
     n = integer(size, "size")
     if n < 0:
         raise ValueError(f"size must be non-negative, got {n}")
+    if n > MAX_SIZE:
+        raise ValueError(f"size must be at most 2**59 elements, got {n}")
     return n
 
 
 def shape_of(size: Size) -> Optional[Tuple[int, ...]]:
-    """The output shape for ``size`` (None stays None: the caller returns a scalar)."""
+    """The output shape for ``size`` (None stays None: the caller returns a scalar).
+
+    ``size`` is an int or a tuple of ints, each >= 0 (a list is refused, as before); the element count (their
+    product, computed exactly) must be at most MAX_SIZE = 2^59, else ValueError naming size.
+    """
     if size is None:
         return None
     if isinstance(size, tuple):
-        return tuple(_check_count(s) for s in size)
-    return (_check_count(size),)
+        shape = tuple(_check_count(s) for s in size)
+    else:
+        shape = (_check_count(size),)
+    total = math.prod(shape)  # exact (Python ints): no int64 wrap-around
+    if total > MAX_SIZE:
+        raise ValueError(f"size {shape} holds {total} elements, more than the limit 2**59")
+    return shape
 
 
 def count_of(shape: Optional[Tuple[int, ...]]) -> int:
-    """Number of samples a shape holds (a scalar request is one sample)."""
-    return 1 if shape is None else int(np.prod(shape, dtype=np.int64))
+    """Number of samples a shape holds (a scalar request is one sample); ValueError naming size
+    when it exceeds MAX_SIZE (shapes from :func:`shape_of` never do)."""
+    if shape is None:
+        return 1
+    total = math.prod(int(s) for s in shape)
+    if total > MAX_SIZE:
+        raise ValueError(f"size {tuple(shape)} holds {total} elements, more than the limit 2**59")
+    return total
 
 
 # -- accounting: a privacy-loss ratio (sensitivity / noise scale) the float analysis can hold ----

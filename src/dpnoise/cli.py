@@ -1,25 +1,100 @@
-"""The dpnoise command line: ``dpnoise demo`` and ``dpnoise sample``."""
+"""The dpnoise command line: ``dpnoise demo``, ``dpnoise sample`` and ``dpnoise bench``.
+
+Every usage error (a bad flag or value, an unwritable --plot file, a missing optional package)
+is reported before any work starts, as one line on stderr, with exit status 2.
+"""
 from __future__ import annotations
 
 import argparse
 import math
+import os
+import re
 import sys
 import time
 from fractions import Fraction
-from typing import Callable, List, Optional, Sequence
+from typing import Callable, List, NoReturn, Optional, Sequence
 
 import numpy as np
 
 import dpnoise
 from dpnoise import _core
+from dpnoise import _validate
+from dpnoise.bit_generator import _SEED_LIMIT
+
+# demo keeps a few arrays of n samples in memory at once: 10^8 is about 2.4 GB.
+MAX_DEMO_SAMPLES = 10**8
+_MAX_NUMBER_TEXT = 200     # characters of an exact number given on the command line
+_MAX_EXPONENT = 1000       # |e| of a decimal exponent ('1e400'): larger ones take long to expand
+
+
+class _UsageError(Exception):
+    """A command-line error: main() prints it as one line and returns 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but an error is one line (no usage block) and is returned, not exited."""
+
+    def error(self, message: str) -> NoReturn:
+        raise _UsageError(f"{self.prog}: error: {message}")
+
+
+def _integer_text(text: str, what: str) -> int:
+    text = text.strip()
+    if not re.fullmatch(r"[+-]?\d{1,400}", text):
+        raise argparse.ArgumentTypeError(f"{what} must be an integer, got {text[:40]!r}")
+    return int(text)
+
+
+def _bounded_count(limit: int, what: str) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        v = _integer_text(text, what)
+        if not 1 <= v <= limit:
+            raise argparse.ArgumentTypeError(f"{what} must be between 1 and {limit:,}, got {v}")
+        return v
+    parse.__name__ = what  # argparse names the type in some messages
+    return parse
+
+
+def _threads(text: str) -> int:
+    try:
+        return _validate.check_threads(_integer_text(text, "threads"))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
+def _seed(text: str) -> int:
+    v = _integer_text(text, "seed")
+    if not 0 <= v < _SEED_LIMIT:
+        raise argparse.ArgumentTypeError(f"seed must be in [0, 2**256), got {v}")
+    return v
 
 
 def _parse_number(text: str) -> Fraction:
     """'2', '0.3', '7/3' -> an exact Fraction (decimal text is taken at its decimal value)."""
+    exp = re.search(r"[eE]\s*([+-]?\d+)", text)
+    if len(text) > _MAX_NUMBER_TEXT or (exp and abs(int(exp.group(1))) > _MAX_EXPONENT):
+        raise argparse.ArgumentTypeError(f"number out of range: {text[:40]!r}")
     try:
         return Fraction(text)
     except (ValueError, ZeroDivisionError) as exc:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from exc
+
+
+def _plot_file(path: str) -> str:
+    """--plot FILE: the directory must exist and be writable, and matplotlib importable."""
+    full = os.path.abspath(path)
+    folder = os.path.dirname(full)
+    if os.path.isdir(full):
+        raise argparse.ArgumentTypeError(f"{path!r} is a directory, not a file name")
+    if not os.path.isdir(folder):
+        raise argparse.ArgumentTypeError(f"directory {folder!r} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise argparse.ArgumentTypeError(f"directory {folder!r} is not writable")
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError as exc:
+        raise argparse.ArgumentTypeError("needs matplotlib: pip install 'dpnoise[plot]'") from exc
+    return path
 
 
 def _throughput(fn: Callable[[], object], n: int, repeats: int = 3) -> float:
@@ -88,14 +163,10 @@ def _demo(args: argparse.Namespace) -> int:
     _central_dp_demo(rng)
 
     if args.plot:
-        try:
-            import matplotlib
+        import matplotlib  # importable: checked by _plot_file before any work
 
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-        except ImportError:
-            print("\n--plot needs matplotlib: pip install 'dpnoise[plot]'", file=sys.stderr)
-            return 2
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
         fig, axes = plt.subplots(1, 2, figsize=(11, 4))
         for ax, s, pmf, title in ((axes[0], lap, lambda k: _laplace_pmf(10.0, k), "discrete Laplace, scale 10"),
                                   (axes[1], gau, lambda k: _gaussian_pmf(10.0, k), "discrete Gaussian, sigma 10")):
@@ -166,56 +237,92 @@ _SAMPLERS = {
 }
 
 
+_CHUNK = 1 << 16  # samples drawn and printed at a time: memory stays bounded for any -n
+
+
 def _sample(args: argparse.Namespace) -> int:
     pname, draw = _SAMPLERS[args.distribution]
     value = getattr(args, pname)
     if value is None:
-        print(f"dpnoise sample {args.distribution}: --{pname} is required", file=sys.stderr)
-        return 2
+        raise _UsageError(f"dpnoise sample {args.distribution}: --{pname} is required")
+    extra = [f"--{p}" for p in ("scale", "sigma", "p", "gamma") if p != pname and getattr(args, p) is not None]
+    if extra:
+        raise _UsageError(f"dpnoise sample {args.distribution}: {', '.join(extra)} does not apply (it takes --{pname})")
+    try:  # the parameter is checked on a throwaway generator: the real stream is not touched
+        draw(dpnoise.default_rng(0), value, 0, args.threads)
+    except (ValueError, TypeError, OverflowError) as exc:
+        raise _UsageError(f"dpnoise sample: {exc}") from exc
     if args.seed is not None:
         print("warning: --seed makes the stream reproducible and NOT secure", file=sys.stderr)
     rng = dpnoise.default_rng(args.seed)
-    try:
-        out = draw(rng, value, args.n, args.threads)
-    except (ValueError, TypeError, OverflowError) as exc:
-        print(f"dpnoise sample: {exc}", file=sys.stderr)
-        return 2
-    print("\n".join(str(int(x)) for x in out))
+    left = args.n
+    while left > 0:
+        k = min(left, _CHUNK)
+        out = draw(rng, value, k, args.threads)
+        sys.stdout.write("".join(f"{int(x)}\n" for x in out))
+        left -= k
     return 0
 
 
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from exc
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {v}")
-    return v
+def _bench(args: argparse.Namespace) -> int:
+    import json
+
+    from dpnoise import bench
+
+    record = bench.run(quick=args.quick, threads=args.threads, peers=args.peers,
+                       repeats=args.repeats, only=args.only)
+    if args.json:
+        print(json.dumps(record, indent=1))
+    else:
+        print(bench.format_table(record))
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="dpnoise", description="Exact, secure differential-privacy noise.")
+    p = _Parser(prog="dpnoise", description="Exact, secure differential-privacy noise.")
     sub = p.add_subparsers(dest="command", required=True)
     d = sub.add_parser("demo", help="draw exact noise, compare its speed with NumPy and its distribution with the exact one")
-    d.add_argument("-n", type=_positive_int, default=2_000_000, help="samples per run (default 2,000,000)")
-    d.add_argument("--threads", type=_positive_int, default=1)
-    d.add_argument("--plot", metavar="FILE", help="also write a PNG of the fits (needs the [plot] extra)")
+    d.add_argument("-n", type=_bounded_count(MAX_DEMO_SAMPLES, "n"), default=2_000_000,
+                   help=f"samples per run (default 2,000,000; at most {MAX_DEMO_SAMPLES:,})")
+    d.add_argument("--threads", type=_threads, default=1, help=f"1 to {_validate.MAX_THREADS}")
+    d.add_argument("--plot", metavar="FILE", type=_plot_file,
+                   help="also write a PNG of the fits (needs the [plot] extra)")
     d.set_defaults(func=_demo)
     s = sub.add_parser("sample", help="print samples, one per line")
     s.add_argument("distribution", choices=sorted(_SAMPLERS))
-    s.add_argument("-n", type=_positive_int, default=10, help="how many samples (default 10)")
+    s.add_argument("-n", type=_bounded_count(_validate.MAX_SIZE, "n"), default=10, help="how many samples (default 10)")
     for name in ("scale", "sigma", "p", "gamma"):
         s.add_argument(f"--{name}", type=_parse_number, help="exact number: 2, 0.3 or 7/3")
-    s.add_argument("--seed", type=int, default=None, help="reproducible stream (NOT secure)")
-    s.add_argument("--threads", type=_positive_int, default=1)
+    s.add_argument("--seed", type=_seed, default=None, help="reproducible stream (NOT secure), 0 <= seed < 2**256")
+    s.add_argument("--threads", type=_threads, default=1, help=f"1 to {_validate.MAX_THREADS}")
     s.set_defaults(func=_sample)
+    b = sub.add_parser("bench", help="time built-in workloads against NumPy (and installed peers)")
+    b.add_argument("--quick", action="store_true", help="small workloads: a few seconds")
+    b.add_argument("--json", action="store_true", help="print a JSON record (schema: dpnoise.bench)")
+    b.add_argument("--peers", action="store_true", help="also time installed OpenDP, diffprivlib, dp-accounting")
+    b.add_argument("--threads", type=_threads, default=1, help=f"1 to {_validate.MAX_THREADS}")
+    b.add_argument("--repeats", type=_bounded_count(100, "repeats"), default=None,
+                   help="best of how many timed runs (default 5)")
+    b.add_argument("--only", metavar="TEXT", default=None, help="only workloads whose name contains TEXT")
+    b.set_defaults(func=_bench)
     return p
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    args = build_parser().parse_args(argv)
-    return int(args.func(args))
+    """Run the command line; returns the exit status (2 for any usage error, printed as one line)."""
+    try:
+        args = build_parser().parse_args(argv)
+        return int(args.func(args))
+    except _UsageError as exc:
+        print(" ".join(str(exc).split()), file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # `dpnoise sample ... | head`: the reader left; stop quietly
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 1
 
 
 if __name__ == "__main__":

@@ -1,5 +1,9 @@
 // dpnoise/parallel.hpp -- run n independent tasks on up to `threads` OS threads.
 // The first exception thrown by any task is rethrown on the calling thread after all join.
+// `threads` is a wish, not a promise: if the system refuses to create a thread (address-space
+// or process limits), the tasks run on the threads already created and the calling thread;
+// no task is lost and the output does not change. The Python layer caps the wish at
+// MAX_THREADS (src/dpnoise/_validate.py).
 #pragma once
 #include <algorithm>
 #include <atomic>
@@ -52,7 +56,13 @@ void parallel_tasks(size_t ntasks, unsigned threads, Task&& task) {
     }
     std::exception_ptr error;
     std::mutex error_mutex;
-    const std::unique_ptr<TaskRange[]> shares(new TaskRange[nworkers]);
+    std::unique_ptr<TaskRange[]> shares;
+    try {
+        shares.reset(new TaskRange[nworkers]);
+    } catch (const std::bad_alloc&) {  // no room for the work-sharing state: run on this thread
+        for (size_t i = 0; i < ntasks; ++i) task(i);
+        return;
+    }
     for (size_t w = 0; w < nworkers; ++w) shares[w].set(w * ntasks / nworkers, (w + 1) * ntasks / nworkers);
     auto worker = [&](size_t w) {
         try {
@@ -66,9 +76,18 @@ void parallel_tasks(size_t ntasks, unsigned threads, Task&& task) {
             if (!error) error = std::current_exception();
         }
     };
+    // Every worker ends by emptying every share from the back, so the shares of workers that
+    // could not be started are done by the others. reserve() first: emplace_back then never
+    // reallocates, and a failed thread creation (std::system_error, std::bad_alloc) leaves the
+    // pool holding only threads that run, all joined below (a joinable std::thread destroyed
+    // by an escaping exception would call std::terminate).
     std::vector<std::thread> pool;
-    pool.reserve(nworkers - 1);
-    for (size_t w = 1; w < nworkers; ++w) pool.emplace_back(worker, w);
+    try {
+        pool.reserve(nworkers - 1);
+        for (size_t w = 1; w < nworkers; ++w) pool.emplace_back(worker, w);
+    } catch (...) {
+        // fewer threads than asked for: the ones created and this one do all the tasks
+    }
     worker(0);
     for (auto& t : pool) t.join();
     if (error) std::rethrow_exception(error);
