@@ -95,7 +95,7 @@ def _magnitude(fr: Fraction) -> str:
 def round_nearest_probability(fr: Fraction, name: str) -> Pair:
     """(num, den) for a probability: exact when den <= 2^62, else the nearest multiple of 2^-62."""
     if fr < 0 or fr > 1:
-        raise ValueError(f"{name} must be in [0, 1], got {float(fr)!r}")
+        raise ValueError(f"{name} must be in [0, 1], got {_magnitude(fr)}")
     if fr.denominator <= MAX_PART:
         return fr.numerator, fr.denominator
     return round(fr * MAX_PART), MAX_PART
@@ -125,10 +125,17 @@ def gamma_pair(value: Any, name: str) -> Pair:
     return round_up(nonnegative(value, name), name)
 
 
+def _as_array(values: Any, name: str) -> np.ndarray:
+    try:
+        return np.asarray(values)
+    except (ValueError, TypeError) as exc:  # ragged nesting
+        raise ValueError(f"{name} must be a real number or a rectangular array of real numbers") from exc
+
+
 def parameter_array(values: Any, name: str) -> np.ndarray:
     """``values`` as an array of real numbers (object arrays for Fractions, Decimals and ints
     beyond int64), or TypeError naming ``name``."""
-    arr = np.asarray(values)
+    arr = _as_array(values, name)
     if arr.dtype == np.bool_:
         raise TypeError(f"{name} must contain real numbers, not bool")
     if arr.dtype.kind not in "iufO":
@@ -140,7 +147,7 @@ def parameter_table(values: Any, name: str, convert: Callable[[Any, str], Pair])
     """Convert an array-like parameter. Returns (shape, nums, dens, index) where element i of
     the flattened parameter uses nums[index[i]] / dens[index[i]]. Only distinct values are
     converted, so large arrays with few distinct values are cheap."""
-    arr = np.asarray(values)
+    arr = _as_array(values, name)
     if arr.dtype == np.bool_:
         raise TypeError(f"{name} must contain real numbers, not bool")
     if arr.dtype.kind not in "iufO":

@@ -22,7 +22,10 @@ def real(value: Any, name: str) -> float:
     """A finite-or-infinite real as float; TypeError for non-numbers, ValueError for NaN."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__} ({value!r})")
-    v = float(value)
+    try:
+        v = float(value)
+    except OverflowError:  # an int or Fraction beyond the largest double
+        raise OverflowError(f"{name} is too large (beyond the largest double)") from None
     if math.isnan(v):
         raise ValueError(f"{name} must not be NaN")
     return v

@@ -22,7 +22,12 @@ _INT64_MAX = (1 << 63) - 1
 
 
 def _is_scalar(value: Any) -> bool:
-    return np.ndim(value) == 0 and not isinstance(value, np.ndarray)
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return False
+    try:
+        return np.ndim(value) == 0
+    except ValueError:  # a ragged sequence: refused by the array path, naming the parameter
+        return False
 
 
 class Generator:
@@ -194,7 +199,7 @@ class Generator:
         (rejection sampling). With ``high=None`` the range is [0, low). Bounds must be ints
         within int64; array bounds are not supported."""
         for nm, v in (("low", low), ("high", high)):
-            if v is None:
+            if v is None and nm == "high":
                 continue
             if not _INT64_MIN <= integer(v, nm) <= _INT64_MAX + 1:
                 raise OverflowError(f"{nm}={v} is out of the int64 range")

@@ -313,3 +313,13 @@ def test_poisson_sampled_approx_dp_keeps_the_mass_where_p_is_zero(q):
         for direction, (x, y) in (("remove", (P2, Q)), ("add", (Q, P2))):
             got = float(loss._profile(np.array([eps]), direction)[0])
             assert got == pytest.approx(_hockey(x, y, eps), rel=1e-9, abs=1e-15)
+
+
+def test_least_meeting_ends_when_log_x_has_no_float_between_its_bounds():
+    """Near x = 1e-300, log x is about -690, where doubles are ~1e-13 apart: a relative
+    precision of 1e-14 can never be reached, and the bisection used to loop for ever
+    (GaussianMechanism(1.0, 1e-6, sensitivity=1e-300) hung)."""
+    from dpnoise.accounting._numeric import least_meeting
+
+    x = least_meeting(lambda v: v >= 3e-299, 5e-300, rel=1e-14)
+    assert 3e-299 <= x <= 3e-299 * (1 + 1e-12)

@@ -84,6 +84,8 @@ def least_meeting(ok: Callable[[float], bool], start: float, *, rel: float = 1e-
     tol = math.log1p(rel)
     while hi - lo > tol:  # invariant: good(hi), not good(lo)
         mid = 0.5 * (lo + hi)
+        if not lo < mid < hi:  # adjacent floats (|log x| large, rel below their spacing): done
+            break
         if good(mid):
             hi = mid
         else:

@@ -7,6 +7,7 @@ from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 
+from .._rational import _magnitude
 from .._validate import MAX_PART, integer_sensitivity
 from ..accounting.budget import PrivacyBudget
 from ..accounting.losses import DiscreteLaplace, PrivacyLoss, PureDP
@@ -63,7 +64,7 @@ def discrete_laplace_half_width(scale: float, count: int, beta: float) -> int:
 
 def _check_scale(scale: Fraction, what: str) -> None:
     if scale > MAX_LAPLACE_SCALE:
-        raise ValueError(f"{what} needs discrete Laplace noise of scale {float(scale):.3g} grid units, "
+        raise ValueError(f"{what} needs discrete Laplace noise of scale {_magnitude(scale)} grid units, "
                          f"beyond 2^44 (noisy values must stay exact): use a larger epsilon")
 
 
