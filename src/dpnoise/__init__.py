@@ -17,7 +17,7 @@ from dpnoise.mechanisms import (
     Histogram, LaplaceMechanism, PrivateKDE, RandomizedResponse, posterior_bounds,
 )
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "BudgetExceededError",

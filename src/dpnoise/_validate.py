@@ -120,30 +120,33 @@ def check_threads(threads: Any) -> int:
     return n
 
 
-def _check_count(size: Any) -> int:
-    n = integer(size, "size")
+def _check_count(size: Any, name: str = "size") -> int:
+    n = integer(size, name)
     if n < 0:
-        raise ValueError(f"size must be non-negative, got {n}")
+        raise ValueError(f"{name} must be non-negative, got {n}")
     if n > MAX_SIZE:
-        raise ValueError(f"size must be at most 2**59 elements, got {n}")
+        raise ValueError(f"{name} must be at most 2**59 elements, got {n}")
     return n
 
 
-def shape_of(size: Size) -> Optional[Tuple[int, ...]]:
+def shape_of(size: Size, name: str = "size", *, lists: bool = False) -> Optional[Tuple[int, ...]]:
     """The output shape for ``size`` (None stays None: the caller returns a scalar).
 
-    ``size`` is an int or a tuple of ints, each >= 0 (a list is refused, as before); the element count (their
-    product, computed exactly) must be at most MAX_SIZE = 2^59, else ValueError naming size.
+    ``size`` is an int or a tuple of ints (also a list when ``lists``), each >= 0; the element
+    count (their product, computed exactly) must be at most MAX_SIZE = 2^59, else ValueError
+    naming ``name``. TypeError for anything else (bools included).
     """
     if size is None:
         return None
-    if isinstance(size, tuple):
-        shape = tuple(_check_count(s) for s in size)
+    if isinstance(size, tuple) or (lists and isinstance(size, list)):
+        shape = tuple(_check_count(s, name) for s in size)
+    elif isinstance(size, (int, np.integer)) and not isinstance(size, (bool, np.bool_)):
+        shape = (_check_count(size, name),)
     else:
-        shape = (_check_count(size),)
+        raise TypeError(f"{name} must be an int, a tuple of ints or None, got {type(size).__name__}")
     total = math.prod(shape)  # exact (Python ints): no int64 wrap-around
     if total > MAX_SIZE:
-        raise ValueError(f"size {shape} holds {total} elements, more than the limit 2**59")
+        raise ValueError(f"{name} {shape} holds {total} elements, more than the limit 2**59")
     return shape
 
 

@@ -7,7 +7,7 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from .._errors import InsecureGeneratorError
-from .._validate import MAX_PART, check_threads, integer, positive, probability, real
+from .._validate import MAX_PART, check_threads, integer, positive, probability, real, shape_of
 from ..accounting.budget import PrivacyBudget
 from ..accounting.losses import PrivacyLoss
 from ..generator import Generator, default_rng
@@ -130,23 +130,9 @@ class Mechanism:
 
 def normalise_shape(shape: Any) -> Tuple[int, ...]:
     """A query shape as a tuple of ints >= 0 (an int n means (n,), as NumPy's size=)."""
-    if isinstance(shape, (bool, np.bool_)):
-        raise TypeError("shape must be a tuple of ints (or an int), got bool")
-    if isinstance(shape, (int, np.integer)):
-        shape = (shape,)
-    if not isinstance(shape, (tuple, list)):
-        raise TypeError(f"shape must be a tuple of ints (or an int), got {type(shape).__name__}")
-    out = tuple(count_or_zero(s) for s in shape)
-    if int(np.prod([float(s) for s in out])) > MAX_PART:
-        raise ValueError(f"shape {out} has more than 2^62 elements")
-    return out
-
-
-def count_or_zero(value: Any) -> int:
-    n = integer(value, "shape")
-    if n < 0:
-        raise ValueError(f"shape entries must be >= 0, got {n}")
-    return n
+    if shape is None:
+        raise TypeError("shape must be a tuple of ints (or an int), got NoneType")
+    return shape_of(shape, "shape", lists=True)  # type: ignore[return-value]
 
 
 def size_of(shape: Tuple[int, ...]) -> int:
