@@ -15,7 +15,7 @@ from ..generator import Generator
 from . import _grid
 from ._base import (
     Mechanism, as_integer_array, as_real_array, check_beta, check_delta, check_epsilon,
-    check_sensitivity, clamp_to_grid, integers_on_grid, normalise_shape, size_of,
+    check_sensitivity, integers_on_grid, normalise_shape, size_of,
 )
 from ._calibrate import least_at_or_above
 from ._plan import GRID_BOUND, INTEGER_BOUND, MAX_GAUSSIAN_SIGMA, NoisyGridPlan
@@ -276,7 +276,8 @@ class GaussianMechanism(Mechanism):
         x = as_real_array(value)
         k = self.plan(x.shape).k
         assert k is not None
-        v = integers_on_grid(x, k) if x.dtype == np.int64 else clamp_to_grid(x, k)
+        # floats go to the kernel as they are: it rounds and clamps to GRID_BOUND in one pass
+        v = integers_on_grid(x, k) if x.dtype == np.int64 else x
         return v, x.shape, np.float64
 
     def __repr__(self) -> str:

@@ -15,7 +15,7 @@ from ..generator import Generator
 from . import _grid
 from ._base import (
     Mechanism, as_integer_array, as_real_array, check_beta, check_delta, check_epsilon,
-    check_sensitivity, clamp_to_grid, integers_on_grid, normalise_shape, size_of,
+    check_sensitivity, integers_on_grid, normalise_shape, size_of,
 )
 from ._calibrate import least_at_or_above
 from ._plan import GRID_BOUND, INTEGER_BOUND, MAX_LAPLACE_SCALE, NoisyGridPlan
@@ -214,7 +214,8 @@ class LaplaceMechanism(Mechanism):
             return x, x.shape, np.int64
         k = self.plan(x.shape, np.float64).k
         assert k is not None
-        v = integers_on_grid(x, k) if x.dtype == np.int64 else clamp_to_grid(x, k)
+        # floats go to the kernel as they are: it rounds and clamps to GRID_BOUND in one pass
+        v = integers_on_grid(x, k) if x.dtype == np.int64 else x
         return v, x.shape, np.float64
 
 
