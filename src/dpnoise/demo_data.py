@@ -1,5 +1,5 @@
 """A built-in synthetic data set for the demo: people with a salary, a height and a state,
-in the spirit of the thesis seed's experiments (003, §7: 1000 synthetic people)."""
+made up for the demo (1000 synthetic people with salary, height and state)."""
 from __future__ import annotations
 
 from typing import Dict
