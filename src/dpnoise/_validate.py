@@ -76,10 +76,14 @@ def integer(value: Any, name: str) -> int:
 
 
 def count(value: Any, name: str = "count") -> int:
-    """An integer >= 1 (bools and floats are refused, even integral ones)."""
+    """An integer in [1, 2^62] (bools and floats are refused, even integral ones). Counts feed
+    float arithmetic (composition, calibration): beyond 2^62 they would overflow it, and no
+    analysis of that many uses is meaningful."""
     n = integer(value, name)
     if n < 1:
         raise ValueError(f"{name} must be >= 1, got {n}")
+    if n > MAX_PART:
+        raise OverflowError(f"{name} must be at most 2^62, got a number of {len(str(n))} digits")
     return n
 
 

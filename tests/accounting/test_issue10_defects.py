@@ -323,3 +323,15 @@ def test_least_meeting_ends_when_log_x_has_no_float_between_its_bounds():
 
     x = least_meeting(lambda v: v >= 3e-299, 5e-300, rel=1e-14)
     assert 3e-299 <= x <= 3e-299 * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("call", [
+    lambda n: __import__("dpnoise").accounting.Accountant("rdp").compose(
+        __import__("dpnoise").accounting.PureDP(0.1), n),
+    lambda n: __import__("dpnoise").accounting.calibrate("pure", 1.0, count=n),
+    lambda n: __import__("dpnoise").PrivacyBudget(1.0).spend(__import__("dpnoise").accounting.PureDP(0.1), n),
+])
+def test_counts_beyond_two_to_the_62_are_refused_naming_count(call):
+    """A count of 10^400 used to reach float() and fail with 'int too large to convert to float'."""
+    with pytest.raises(OverflowError, match="count"):
+        call(10**400)
