@@ -7,6 +7,7 @@ from typing import Any, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from .._rational import _magnitude
 from .._validate import MAX_PART, count as check_count, neighbours as check_neighbours, real
 from ..accounting.budget import PrivacyBudget
 from ..generator import Generator
@@ -85,7 +86,7 @@ class Histogram(Mechanism):
             self._param = discrete_laplace_scale(self.sensitivity, self.epsilon, self.delta)
             if self._param > MAX_LAPLACE_SCALE:
                 raise ValueError(f"epsilon={self.epsilon} needs discrete Laplace noise of scale "
-                                 f"{float(self._param):.3g}, beyond 2^44: use a larger epsilon")
+                                 f"{_magnitude(self._param)}, beyond 2^44: use a larger epsilon")
             self._loss = discrete_laplace_loss(self._param, self.sensitivity)
             self._law, self._plan_sensitivity = "laplace", self.sensitivity
         self._check_release_possible()
