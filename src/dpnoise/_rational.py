@@ -159,6 +159,8 @@ def parameter_table(values: Any, name: str, convert: Callable[[Any, str], Pair])
         pairs = []
         index = np.empty(flat.shape[0], dtype=np.int64)
         for i, v in enumerate(flat):
+            if isinstance(v, decimal.Decimal) and v.is_nan():  # a signalling NaN cannot be hashed
+                raise ValueError(f"{name} must not be NaN")
             key = (type(v), v)
             if key not in cache:
                 cache[key] = len(pairs)

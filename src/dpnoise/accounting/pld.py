@@ -117,6 +117,9 @@ def _from_atoms(atoms, h: float) -> _GridPMF:
     losses, masses = losses[keep], masses[keep]
     if losses.size == 0:  # all the mass is at infinite loss
         return _GridPMF(0, np.zeros(1), float(min(1.0, inf_mass)))
+    if float(np.max(np.abs(losses))) / h > 2.0**52:  # grid indices must be exact int64
+        raise ValueError(f"a privacy loss of {float(np.max(np.abs(losses))):.3g} is too large for the "
+                         f"privacy-loss distribution's grid (value_discretization_interval={h})")
     k = np.floor(losses / h).astype(np.int64)
     k = np.where(k * h > losses, k - 1, k)  # guarantee k·h <= loss < (k+1)·h
     k = np.where((k + 1) * h <= losses, k + 1, k)
