@@ -7,6 +7,7 @@
 
 #include "bindings.hpp"
 #include "dpnoise/exact/randomized_response.hpp"
+#include "dpnoise/mechanism_kernels.hpp"
 #include "dpnoise/request.hpp"
 
 namespace dpnoise::bindings {

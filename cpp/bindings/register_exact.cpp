@@ -11,6 +11,7 @@
 
 #include "bindings.hpp"
 #include "dpnoise/parameters.hpp"
+#include "dpnoise/mechanism_kernels.hpp"
 #include "dpnoise/request.hpp"
 
 namespace dpnoise::bindings {

@@ -1,4 +1,5 @@
-// C++ unit tests of the request layer (dpnoise/request.hpp) and the parameter conversion
+// C++ unit tests of the request layer (dpnoise/request.hpp), the mechanisms' fused kernels
+// (dpnoise/mechanism_kernels.hpp) and the parameter conversion
 // (dpnoise/parameters.hpp): no Python. Built and run like test_core (ctest).
 #include <cmath>
 #include <cstdint>
@@ -9,6 +10,7 @@
 
 #include "dpnoise/parameters.hpp"
 #include "dpnoise/random/generator.hpp"
+#include "dpnoise/mechanism_kernels.hpp"
 #include "dpnoise/request.hpp"
 
 using namespace dpnoise;

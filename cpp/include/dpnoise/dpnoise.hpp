@@ -11,6 +11,7 @@
 #pragma once
 
 #include "dpnoise/errors.hpp"
+#include "dpnoise/mechanism_kernels.hpp"
 #include "dpnoise/parallel.hpp"
 #include "dpnoise/parameters.hpp"
 #include "dpnoise/request.hpp"

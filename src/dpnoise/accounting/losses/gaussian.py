@@ -287,7 +287,8 @@ class DiscreteGaussianVector(PrivacyLoss):
     * Privacy profile (used by the PLD accountant, pessimistically discretised from it): the
       pointwise minimum of two proven upper bounds, each decreasing in ε:
 
-      1. the smoothing bound (proof below): for every a in (0, σ), with σ_c = √(σ² - a²),
+      1. the smoothing bound (proved in docs/accounting.md; sketch below): for every a in
+         (0, σ), with σ_c = √(σ² - a²),
          r = θ_max/θ_min of the width-a theta function and R = r^d,
              δ(ε) <= R · δ_BW(Δ/σ_c, ε - 2 log R),
          where δ_BW(s, ε) = Φ(s/2 - ε/s) - e^ε Φ(-s/2 - ε/s) is the exact profile of the
@@ -297,7 +298,7 @@ class DiscreteGaussianVector(PrivacyLoss):
       For d = 1 the exact profile of the one-coordinate discrete Gaussian with shift ⌊Δ⌋ (CKS
       2020, Thm 7; log-concavity makes the largest shift the worst) is used instead.
 
-    Proof of 1. Let K be the channel R^d → Z^d that, given x, outputs y with probability
+    Proof of 1 (in full in docs/accounting.md). Let K be the channel R^d → Z^d that, given x, outputs y with probability
     Π_j e^{-(y_j - x_j)²/2a²}/θ_a(x_j), θ_a(x) = Σ_k e^{-(k - x)²/2a²}. Feed it X ~ N(μ, σ_c² I)
     with μ ∈ Z^d. Integrating the Gaussian product, the output pmf lies between
     c·e^{-||y-μ||²/2σ²}/θ_max^d and c·e^{-||y-μ||²/2σ²}/θ_min^d with σ² = σ_c² + a²; as it and

@@ -1,0 +1,117 @@
+// dpnoise/mechanism_kernels.hpp -- the fused kernels that mechanism plans execute, built on the
+// request layer (request.hpp): a noisy release on the grid 2^k (real queries), its integer
+// form, and k-ary randomized response. Each is one pass over the output in chunks over threads,
+// with the GIL released by the caller, and draws its noise exactly as the request of the same
+// law and size would (docs/reproducibility.md).
+#pragma once
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+
+#include "dpnoise/exact/randomized_response.hpp"
+#include "dpnoise/request.hpp"
+
+namespace dpnoise::request {
+
+// ----------------------------------------------------------------------- the grid kernel
+// One noisy release on the grid 2^k, fused into the sampling pass (the mechanisms' plans):
+// for each x_i, v = round(x_i / 2^k) (ties to even; the multiplication by a power of two is
+// exact), clamped to [-bound, bound] grid units; y = v + noise (noise in grid units, from the
+// law's request path); out_i = y 2^k, exact because |y| <= 2^53. The clamp makes the result a
+// 1-Lipschitz function of x, so the sensitivity is unchanged (Mironov 2012 for why a grid).
+// Throws std::overflow_error (a message naming no value) when |y| exceeds 2^53 or y 2^k
+// overflows a double: this depends on the noise (and, through y, on v), and callers choose
+// bound and k so that it has negligible probability.
+struct GridKernel {
+    static constexpr int64_t kMaxBound = int64_t{1} << 52;
+    static constexpr int64_t kExact = int64_t{1} << 53;
+};
+
+// x 2^e is one multiplication when 2^e is a normal double: exact unless the product
+// overflows (caught below) or is subnormal, where to_grid's value rounds to 0 anyway and
+// from_grid's integer multiples of 2^e are subnormals exactly. Other exponents use std::ldexp.
+struct TimesFactor {
+    double factor;
+    double operator()(double x) const { return x * factor; }
+};
+struct TimesLdexp {
+    int e;
+    double operator()(double x) const { return std::ldexp(x, e); }
+};
+
+// round(x 2^-k), ties to even, clamped to [-bound, bound] (bound <= 2^52), without branches:
+// clamp first (the same result as clamping after rounding, bound being an integer), then add
+// and subtract 2^52 with the sign of s, which leaves s rounded to an integer in the default
+// rounding mode (|s| <= 2^52). NaN is refused by the callers before this point.
+template <class Down>
+inline int64_t to_grid(double x, const Down& down, double bound) {
+    constexpr double kTwo52 = 4503599627370496.0;
+    double s = down(x);
+    s = s < -bound ? -bound : s;
+    s = s > bound ? bound : s;
+    const double shift = std::copysign(kTwo52, s);
+    return static_cast<int64_t>((s + shift) - shift);
+}
+
+template <class Up>
+inline double from_grid(int64_t y, const Up& up) {
+    if (y > GridKernel::kExact || y < -GridKernel::kExact)
+        throw std::overflow_error("a noisy value lies beyond the grid's exact range (2^53 grid steps)");
+    const double r = up(static_cast<double>(y));
+    if (std::isinf(r)) throw std::overflow_error("a noisy value times the grid step overflows a double");
+    return r;
+}
+
+// values: n doubles at stride `stride` (elements); out: n doubles.
+template <class Law, class Family>
+void noisy_grid(Family& family, const typename Law::Param& p, const double* values, ptrdiff_t stride, int k,
+                int64_t bound, double* out, size_t n, unsigned threads) {
+    if (bound < 0 || bound > GridKernel::kMaxBound) throw std::invalid_argument("bound must be in [0, 2^52]");
+    if (k < -1100 || k > 1100) throw std::invalid_argument("grid exponent k must be in [-1100, 1100]");
+    const double b = static_cast<double>(bound);
+    auto run = [&](auto down, auto up) {
+        sample_same<Law>(family, p, out, n, threads, Path::automatic, [=](size_t i, int64_t noise) {
+            const int64_t v = to_grid(values[static_cast<ptrdiff_t>(i) * stride], down, b);
+            if (noise > GridKernel::kExact || noise < -GridKernel::kExact)
+                throw std::overflow_error("noise beyond the grid's exact range: the noise scale is too large for this grid");
+            return from_grid(v + noise, up);
+        });
+    };
+    if (k >= -1022 && k <= 1022) run(TimesFactor{std::ldexp(1.0, -k)}, TimesFactor{std::ldexp(1.0, k)});
+    else run(TimesLdexp{-k}, TimesLdexp{k});
+}
+
+// The integer form: values int64 (no rounding), clamped to [-bound, bound], y = v + noise,
+// |y| <= 2^62 or std::overflow_error.
+template <class Law, class Family>
+void noisy_integers(Family& family, const typename Law::Param& p, const int64_t* values, ptrdiff_t stride,
+                    int64_t bound, int64_t* out, size_t n, unsigned threads) {
+    constexpr int64_t kLimit = static_cast<int64_t>(exact::kMaxRationalPart);
+    if (bound < 0 || bound >= kLimit) throw std::invalid_argument("bound must be in [0, 2^62)");
+    sample_same<Law>(family, p, out, n, threads, Path::automatic, [=](size_t i, int64_t noise) {
+        const int64_t x = values[static_cast<ptrdiff_t>(i) * stride];
+        const int64_t v = x > bound ? bound : (x < -bound ? -bound : x);
+        if (noise > kLimit || noise < -kLimit)
+            throw std::overflow_error("noise beyond 2^62: the noise scale is too large");
+        const int64_t y = v + noise;  // |v| < 2^62, |noise| <= 2^62: no wrap
+        if (y > kLimit || y < -kLimit) throw std::overflow_error("a noisy value lies beyond 2^62");
+        return y;
+    });
+}
+
+// ------------------------------------------------------------ k-ary randomized response
+// out[i] = the kernel's response to in[i] (each in [0, k), checked by the caller before any
+// draw): exact, O(1) expected random bits per value (exact/randomized_response.hpp).
+struct RandomizedResponse {
+    static constexpr size_t kOutputsPerStream = size_t{1} << 16;
+};
+
+template <class Family>
+void randomized_response(Family& family, const exact::RandomizedResponseKernel& kernel, const int64_t* in,
+                         int64_t* out, size_t n, unsigned threads) {
+    random::sample_into<RandomizedResponse::kOutputsPerStream>(
+        family, out, n, threads, [&kernel, in](auto& bits, size_t i) { return kernel.respond(bits, in[i]); });
+}
+
+}  // namespace dpnoise::request
