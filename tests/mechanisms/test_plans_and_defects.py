@@ -418,3 +418,13 @@ def test_vector_gaussian_meets_its_target_with_less_noise_than_zcdp():
     # the sample sd of 400 draws has relative sd ~ 1/sqrt(800) = 0.035: a bound of 0.18 is
     # z = 5.1 (false-alarm rate below 1e-6)
     assert abs(np.std(y) / (plan.param * 2.0**plan.k) - 1) < 0.18
+
+
+@pytest.mark.parametrize("cls", ["GaussianMechanism", "DiscreteGaussianMechanism"])
+@pytest.mark.parametrize("rho", [1e308, 2.0**62, 5000.5])
+def test_rho_beyond_the_zcdp_of_the_largest_epsilon_is_refused_naming_rho(cls, rho):
+    """rho=1e308 used to fail with 'math domain error', rho=2^62 with a message about sigma."""
+    import dpnoise
+
+    with pytest.raises(ValueError, match="rho"):
+        getattr(dpnoise, cls)(rho=rho)

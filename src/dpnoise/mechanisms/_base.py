@@ -7,7 +7,7 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from .._errors import InsecureGeneratorError
-from .._validate import MAX_PART, check_threads, integer, positive, probability, real, shape_of
+from .._validate import check_threads, positive, probability, real, shape_of
 from ..accounting.budget import PrivacyBudget
 from ..accounting.losses import PrivacyLoss
 from ..generator import Generator, default_rng
@@ -24,6 +24,18 @@ def check_epsilon(value: Any) -> float:
     if eps > MAX_EPSILON:
         raise ValueError(f"epsilon must be at most {MAX_EPSILON:g} (e^epsilon must stay representable), got {eps!r}")
     return eps
+
+
+# ρ of the largest ε allowed: ε-DP implies (ε²/2)-zCDP (Bun & Steinke 2016, Prop. 1.4)
+MAX_RHO = MAX_EPSILON**2 / 2
+
+
+def check_rho(value: Any) -> float:
+    """ρ (zCDP) must be a finite real in (0, MAX_RHO]."""
+    rho = positive(value, "rho")
+    if rho > MAX_RHO:
+        raise ValueError(f"rho must be at most {MAX_RHO:g} (the zCDP of epsilon = {MAX_EPSILON:g}), got {rho!r}")
+    return rho
 
 
 def check_delta(value: Any) -> float:

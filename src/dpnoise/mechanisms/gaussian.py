@@ -7,14 +7,14 @@ from typing import Any, Callable, Dict, Optional, Tuple
 import numpy as np
 
 from ..accounting._numeric import least_meeting
-from .._validate import MAX_PART, count as check_count, integer_sensitivity, nonnegative
+from .._validate import MAX_PART, count as check_count, integer_sensitivity
 from ..accounting.budget import PrivacyBudget
 from ..accounting.conversions import zcdp_to_epsilon
 from ..accounting.losses import DiscreteGaussian, DiscreteGaussianVector, Gaussian, PrivacyLoss, PureDP
 from ..generator import Generator
 from . import _grid
 from ._base import (
-    Mechanism, as_integer_array, as_real_array, check_beta, check_delta, check_epsilon,
+    Mechanism, as_integer_array, as_real_array, check_beta, check_delta, check_epsilon, check_rho,
     check_sensitivity, integers_on_grid, normalise_shape, size_of,
 )
 from ._calibrate import least_at_or_above
@@ -171,9 +171,7 @@ class GaussianMechanism(Mechanism):
         else:
             if epsilon is not None or delta is not None:
                 raise TypeError("give either epsilon and delta, or rho, not both")
-            self.rho = nonnegative(rho, "rho")
-            if self.rho == 0:
-                raise ValueError("rho must be > 0")
+            self.rho = check_rho(rho)
             self.epsilon = self.delta = None
         self.calibration = calibration
         self.sensitivity = check_sensitivity(sensitivity)
@@ -317,9 +315,7 @@ class DiscreteGaussianMechanism(Mechanism):
         if rho is not None:
             if epsilon is not None or delta is not None:
                 raise TypeError("give either epsilon and delta, or rho, not both")
-            self.rho: Optional[float] = nonnegative(rho, "rho")
-            if self.rho == 0:
-                raise ValueError("rho must be > 0")
+            self.rho: Optional[float] = check_rho(rho)
             self.epsilon: Optional[float] = None
             self.delta: Optional[float] = None
             sigma = l2 / math.sqrt(2 * self.rho)
