@@ -335,3 +335,11 @@ def test_counts_beyond_two_to_the_62_are_refused_naming_count(call):
     """A count of 10^400 used to reach float() and fail with 'int too large to convert to float'."""
     with pytest.raises(OverflowError, match="count"):
         call(10**400)
+
+
+def test_gaussian_sigma_beyond_1e150_is_refused_naming_sigma():
+    """sigma=1e308 used to fail with errno 34 ('Numerical result out of range') when squared."""
+    from dpnoise.accounting import Gaussian
+
+    with pytest.raises(OverflowError, match="sigma"):
+        Gaussian(1e308).delta_for_epsilon(1.0)

@@ -428,3 +428,22 @@ def test_rho_beyond_the_zcdp_of_the_largest_epsilon_is_refused_naming_rho(cls, r
 
     with pytest.raises(ValueError, match="rho"):
         getattr(dpnoise, cls)(rho=rho)
+
+
+def test_calibration_that_cannot_be_met_names_the_sensitivity():
+    """sensitivity=1e308 used to raise the search's bare 'no value meets the target'."""
+    import dpnoise
+
+    for cls in (dpnoise.GaussianMechanism, dpnoise.DiscreteGaussianMechanism):
+        with pytest.raises(ValueError, match="sensitivity"):
+            cls(1.0, 1e-6, sensitivity=1e308)
+
+
+@pytest.mark.parametrize("field", ["epsilon", "delta"])
+def test_kde_with_an_infinite_noise_scale_is_refused_at_construction(field):
+    """epsilon or delta of 5e-324 used to fail later with 'sigma must be finite, got inf'."""
+    import dpnoise
+
+    args = {"epsilon": 1.0, "delta": 1e-6, field: 5e-324}
+    with pytest.raises(ValueError, match=field):
+        dpnoise.PrivateKDE(args["epsilon"], args["delta"], bandwidth=1.0, grid=np.linspace(0, 1, 5))

@@ -6,7 +6,7 @@ from typing import Any, Callable, Dict, Optional, Tuple
 
 import numpy as np
 
-from ..accounting._numeric import least_meeting
+from ..accounting._numeric import TargetNotMet, least_meeting
 from .._validate import MAX_PART, count as check_count, integer_sensitivity
 from ..accounting.budget import PrivacyBudget
 from ..accounting.conversions import zcdp_to_epsilon
@@ -48,7 +48,11 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1
     def ok(s: float) -> bool:
         return float(Gaussian(s, sensitivity).delta_for_epsilon(epsilon)) <= delta
 
-    return least_meeting(ok, sensitivity * max(1.0, math.sqrt(2 * math.log(1.25 / delta)) / epsilon), rel=1e-14)
+    try:
+        return least_meeting(ok, sensitivity * max(1.0, math.sqrt(2 * math.log(1.25 / delta)) / epsilon), rel=1e-14)
+    except TargetNotMet:
+        raise ValueError(f"no sigma up to 1e300 meets (epsilon={epsilon!r}, delta={delta!r}) for "
+                         f"sensitivity={sensitivity!r}: the sensitivity is too large") from None
 
 
 def classic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:

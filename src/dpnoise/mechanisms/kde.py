@@ -69,6 +69,9 @@ class PrivateKDE(Mechanism):
                              "normalising constant (2πh²)^(d/2) must be between e^-600 and e^600")
         self.bandwidth = h
         self.grid = g
+        if not math.isfinite(self.noise_scale(1)):  # the largest scale (one record): parameters, not data
+            raise ValueError(f"epsilon={self.epsilon!r} and delta={self.delta!r} give an infinite noise scale "
+                             f"for bandwidth={h!r}: use a larger epsilon or delta")
         sq = np.sum((g[:, None, :] - g[None, :, :]) ** 2, axis=-1)
         cov = np.exp(-sq / (2 * h * h))
         jitter = 1e-10

@@ -43,6 +43,8 @@ class Gaussian(_GaussianNoise):
     def __post_init__(self) -> None:
         object.__setattr__(self, "sigma", check.positive(self.sigma, "sigma"))
         object.__setattr__(self, "sensitivity", check.positive(self.sensitivity, "sensitivity"))
+        if self.sigma > 1e150:  # sigma² must stay a finite double
+            raise OverflowError(f"sigma must be <= 1e150, got {self.sigma!r}")
         check.loss_ratio(self.sensitivity, self.sigma, "sensitivity", "sigma")
 
     def _loss_tails(self, eps: np.ndarray, direction: str) -> Tails:
