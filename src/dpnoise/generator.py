@@ -113,10 +113,13 @@ class Generator:
         if arr.dtype.kind in "fiu" and arr.dtype != np.uint64:
             # float and integer arrays are converted exactly in C++ (parameters.hpp), once per
             # distinct value, with the same rule as dpnoise._rational
-            values = np.broadcast_to(arr, shape).reshape(-1)
-            values = values.astype(np.float64 if arr.dtype.kind == "f" else np.int64, copy=False)
-            return getattr(_core, name + "_array")(self._core, values, pname, nthreads).reshape(shape)
-        pshape, nums, dens, index = R.parameter_table(arr, pname, convert)
+            values = arr.reshape(-1).astype(np.float64 if arr.dtype.kind == "f" else np.int64, copy=False)
+            if pshape == shape:  # one parameter per output: convert and sample in one call
+                return getattr(_core, name + "_array")(self._core, values, pname, nthreads).reshape(shape)
+            # broadcast: convert the parameters' own values only, then broadcast their index
+            nums, dens, index = _core.convert_parameters(values, pname)
+        else:
+            pshape, nums, dens, index = R.parameter_table(arr, pname, convert)
         index = np.ascontiguousarray(np.broadcast_to(index.reshape(pshape), shape)).reshape(-1)
         each = getattr(_core, name + "_each")
         return each(self._core, nums, dens, index, nthreads).reshape(shape)
