@@ -271,11 +271,8 @@ private:
     void refill() {
         if (!have_key_) sync_key();
         if (next_block_ > UINT64_MAX - kBlocks) throw std::overflow_error("ChaCha20 block counter would wrap around");
-        alignas(32) uint32_t raw[16 * kBlocks];
-        chacha20_stream_blocks(key_.words, stream_, next_block_, kBlocks, raw);
+        keystream_words64<kBlocks>(key_, stream_, next_block_, buffer_);
         next_block_ += kBlocks;
-        for (unsigned i = 0; i < kWords; ++i)
-            buffer_[i] = static_cast<uint64_t>(raw[2 * i]) | (static_cast<uint64_t>(raw[2 * i + 1]) << 32);
         pos_ = 0;
     }
 

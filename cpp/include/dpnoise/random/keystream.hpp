@@ -11,6 +11,16 @@ struct StreamKey {
     uint32_t words[8];
 };
 
+// The keystream of blocks [first_block, first_block + NBlocks) of `stream` as 64-bit words:
+// keystream bytes are little-endian 32-bit words, and a 64-bit word is two consecutive ones.
+template <unsigned NBlocks>
+inline void keystream_words64(const StreamKey& key, uint64_t stream, uint64_t first_block, uint64_t* out) {
+    alignas(32) uint32_t raw[16 * NBlocks];
+    chacha20_stream_blocks(key.words, stream, first_block, NBlocks, raw);
+    for (unsigned i = 0; i < 8 * NBlocks; ++i)
+        out[i] = static_cast<uint64_t>(raw[2 * i]) | (static_cast<uint64_t>(raw[2 * i + 1]) << 32);
+}
+
 class KeystreamWords {
 public:
     static constexpr unsigned kBlocks = 8;
@@ -41,12 +51,8 @@ public:
 
 private:
     void refill() {
-        alignas(32) uint32_t raw[16 * kBlocks];
-        chacha20_stream_blocks(key_.words, stream_, next_block_, kBlocks, raw);
+        keystream_words64<kBlocks>(key_, stream_, next_block_, buffer_);
         next_block_ += kBlocks;
-        // Keystream bytes are little-endian 32-bit words; a 64-bit word is two consecutive ones.
-        for (unsigned i = 0; i < kWords; ++i)
-            buffer_[i] = static_cast<uint64_t>(raw[2 * i]) | (static_cast<uint64_t>(raw[2 * i + 1]) << 32);
         pos_ = 0;
     }
 
