@@ -16,16 +16,9 @@
 #include "dpnoise/random/chacha20.hpp"
 #include "dpnoise/random/keystream.hpp"
 
-using namespace dpnoise;
+#include "check.hpp"
 
-static int failures = 0;
-#define CHECK(cond)                                                        \
-    do {                                                                   \
-        if (!(cond)) {                                                     \
-            std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-            ++failures;                                                    \
-        }                                                                  \
-    } while (0)
+using namespace dpnoise;
 
 // A bit source whose first bits(k) call returns a chosen value; any further read is recorded
 // (it means the comparison was not decided by the first digit) and answered with zeros.

@@ -13,28 +13,9 @@
 #include "dpnoise/mechanism_kernels.hpp"
 #include "dpnoise/request.hpp"
 
+#include "check.hpp"
+
 using namespace dpnoise;
-
-static int failures = 0;
-#define CHECK(cond)                                                                        \
-    do {                                                                                   \
-        if (!(cond)) {                                                                     \
-            std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-            ++failures;                                                                    \
-        }                                                                                  \
-    } while (0)
-
-template <class E, class F>
-static bool throws(F&& f) {
-    try {
-        f();
-    } catch (const E&) {
-        return true;
-    } catch (...) {
-        return false;
-    }
-    return false;
-}
 
 static random::StreamKey key(uint32_t w) {
     random::StreamKey k{};
