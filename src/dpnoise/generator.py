@@ -8,6 +8,7 @@ denominators is rounded toward more noise (scales and variances up).
 """
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any, Callable, List, Optional, Union
 
 import numpy as np
@@ -263,8 +264,6 @@ class Generator:
         keep each with probability 1/(1 + (k-1) e^-gamma), else one of the k-1 others uniformly,
         sampled exactly with O(1) expected random bits per value (gamma a rational epsilon, as a
         Fraction; see docs/samplers.md). Returns an int64 array of the same shape."""
-        from fractions import Fraction
-
         g = Fraction(gamma)
         return _core.randomized_response(self._core, np.asarray(values), int(categories), g.numerator,
                                          g.denominator, check_threads(threads))
