@@ -117,5 +117,6 @@ void register_exact(py::module_& m);
 void register_testing(py::module_& m);
 void register_categorical(py::module_& m);
 void register_capi(py::module_& m);  // the C API capsule (dpnoise/capi.h)
+void register_selection(py::module_& m);
 
 }  // namespace dpnoise::bindings

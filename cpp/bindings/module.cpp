@@ -25,4 +25,5 @@ PYBIND11_MODULE(_core, m) {
     dpnoise::bindings::register_testing(m);
     dpnoise::bindings::register_categorical(m);
     dpnoise::bindings::register_capi(m);
+    dpnoise::bindings::register_selection(m);
 }
