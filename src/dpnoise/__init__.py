@@ -16,6 +16,8 @@ from dpnoise.mechanisms import (
     DiscreteGaussianMechanism, DiscreteLaplaceMechanism, GaussianMechanism, GeometricMechanism,
     Histogram, LaplaceMechanism, PrivateKDE, RandomizedResponse, posterior_bounds,
 )
+from dpnoise import selection
+from dpnoise.selection import ExponentialMechanism, ReportNoisyMax, report_noisy_max
 
 __version__ = "0.2.0"
 
@@ -23,6 +25,7 @@ __all__ = [
     "BudgetExceededError",
     "DiscreteGaussianMechanism",
     "DiscreteLaplaceMechanism",
+    "ExponentialMechanism",
     "GaussianMechanism",
     "GeometricMechanism",
     "Histogram",
@@ -30,6 +33,9 @@ __all__ = [
     "PrivacyBudget",
     "PrivateKDE",
     "RandomizedResponse",
+    "ReportNoisyMax",
+    "report_noisy_max",
+    "selection",
     "accounting",
     "posterior_bounds",
     "ChaCha20",

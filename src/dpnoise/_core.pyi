@@ -88,6 +88,10 @@ def noisy_integers(
 def randomized_response(
     gen: ChaCha20Core, values: npt.ArrayLike, categories: int, gamma_num: int, gamma_den: int, threads: int
 ) -> npt.NDArray[np.int64]: ...
+def select_rows(
+    gen: ChaCha20Core, method: str, scores: npt.NDArray[Any], grid_exponent: int | None, gamma_num: int,
+    gamma_den: int, k: int, threads: int
+) -> npt.NDArray[np.int64]: ...
 
 # Test and benchmark hooks (not public API): force one sampling path, exercise the exact
 # refinement path of the table samplers, and inspect certified enclosures of e^(+-num/den).
@@ -108,4 +112,8 @@ def _exp_enclosure_for_testing(negative: bool, num: int, den: int, limbs: int) -
 def _randomized_response_keep_bounds_for_testing(categories: int, gamma_num: int, gamma_den: int, limbs: int) -> tuple[int, int, int, int]: ...
 def _randomized_response_forced_refinement_for_testing(
     gen: ChaCha20Core, values: npt.ArrayLike, categories: int, gamma_num: int, gamma_den: int
+) -> npt.NDArray[np.int64]: ...
+def _select_rows_forced(
+    gen: ChaCha20Core, method: str, scores: npt.NDArray[Any], grid_exponent: int | None, gamma_num: int,
+    gamma_den: int, k: int, threads: int
 ) -> npt.NDArray[np.int64]: ...

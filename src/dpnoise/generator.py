@@ -268,6 +268,20 @@ class Generator:
         return _core.randomized_response(self._core, np.asarray(values), int(categories), g.numerator,
                                          g.denominator, check_threads(threads))
 
+    def _select_rows(
+        self, scores: np.ndarray, *, method: str, gamma: Fraction, grid_exponent: Optional[int], k: int,
+        threads: Optional[int] = None,
+    ) -> np.ndarray:
+        """Internal: batched selection for the selection plans. ``scores`` a 2-D array (any
+        integer, bool, float32 or float64 dtype, any strides: read in place), one candidate set
+        per row; returns int64 (rows, k): k distinct candidates per row by ``method``
+        ("permute_and_flip", "exponential_mechanism" or "laplace") with weights
+        e^{-gamma (q* - q)} (Laplace: noise scale 1/gamma), real scores rounded to the grid
+        2^grid_exponent (docs/selection.md)."""
+        g = Fraction(gamma)
+        return _core.select_rows(self._core, method, scores, grid_exponent, g.numerator, g.denominator, int(k),
+                                 check_threads(threads))
+
     def random_raw(self, size: Size = None, *, threads: Optional[int] = None) -> Any:
         """Raw uint64 words of the bit generator's sequential stream."""
         if not isinstance(self._bit_generator, ChaCha20):  # a NumPy bit generator: no threads

@@ -1,0 +1,31 @@
+"""The frozen plan of one batched selection (see mechanisms/_plan.py for what plans are)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Optional
+
+import numpy as np
+
+from ..mechanisms._plan import ReleasePlan
+
+
+@dataclass(frozen=True)
+class SelectionPlan(ReleasePlan):
+    """Select ``k`` candidates from every candidate set (row) of a score matrix: ``method`` the
+    kernel ("permute_and_flip", "exponential_mechanism" or "laplace"), ``gamma`` the exact rational
+    of the kernel's weights e^{-gamma (q* - q)} (Laplace: noise scale 1/gamma), in score units or,
+    for real scores, grid units of 2^``grid_exponent``; ``vector`` when the input was one vector."""
+
+    method: str
+    gamma: Fraction
+    grid_exponent: Optional[int]
+    k: int
+    vector: bool
+
+    def execute(self, rng: Any, prepared: np.ndarray) -> Any:
+        out = rng._select_rows(prepared, method=self.method, gamma=self.gamma, grid_exponent=self.grid_exponent,
+                               k=self.k, threads=self.threads)
+        if self.vector:
+            return int(out[0, 0]) if self.k == 1 else out[0]
+        return out[:, 0] if self.k == 1 else out
