@@ -17,11 +17,12 @@ from dpnoise.mechanisms import (
     Histogram, LaplaceMechanism, PrivateKDE, RandomizedResponse, posterior_bounds,
 )
 from dpnoise import selection
-from dpnoise.selection import ExponentialMechanism, ReportNoisyMax, report_noisy_max
+from dpnoise.selection import AboveThreshold, ExponentialMechanism, ReportNoisyMax, report_noisy_max
 
 __version__ = "0.2.0"
 
 __all__ = [
+    "AboveThreshold",
     "BudgetExceededError",
     "DiscreteGaussianMechanism",
     "DiscreteLaplaceMechanism",
