@@ -127,12 +127,12 @@ def test_budget_charged_once_per_release_before_noise():
     budget = PrivacyBudget(epsilon=10.0)
     m = dpnoise.ReportNoisyMax(1.0, k=2, rng=rng(3), budget=budget, allow_insecure=True)
     m.release(np.arange(12).reshape(3, 4))  # 3 rows x 2 selections = 6
-    assert budget.spent_epsilon() == pytest.approx(6.0)
+    assert budget.spent_epsilon == pytest.approx(6.0)
     g = rng(3)
     m2 = dpnoise.ReportNoisyMax(1.0, k=2, rng=g, budget=budget, allow_insecure=True)
     with pytest.raises(dpnoise.BudgetExceededError):
         m2.release(np.arange(12).reshape(3, 4))
-    assert budget.spent_epsilon() == pytest.approx(6.0)
+    assert budget.spent_epsilon == pytest.approx(6.0)
     assert g.random_raw() == rng(3).random_raw()  # no noise was drawn
 
 
@@ -183,7 +183,7 @@ def test_bad_release_leaves_budget_untouched():
     for bad in ([1.0, np.nan], [3], np.zeros((2, 2, 2)), ["x", "y"]):
         with pytest.raises((ValueError, TypeError)):
             m.release(bad)
-    assert budget.spent_epsilon() == 0.0
+    assert budget.spent_epsilon == 0.0
 
 
 def test_insecure_generator_refused_and_secure_default():
