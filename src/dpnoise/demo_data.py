@@ -20,3 +20,20 @@ def synthetic_people(n: int = 1000, seed: int = 2018) -> Dict[str, np.ndarray]:
     weights = np.array([10, 6, 4, 3, 6, 26, 16, 6, 13, 2], dtype=float)
     state = r.choice(len(STATES), size=n, p=weights / weights.sum())
     return {"salary": salary, "height": height, "state": state}
+
+
+DIAGNOSES = ("influenza", "common cold", "hypertension", "back pain", "migraine", "asthma",
+             "type 2 diabetes", "anxiety", "eczema", "bronchitis", "sinusitis", "otitis",
+             "gastritis", "tonsillitis", "conjunctivitis", "urinary infection", "sprain",
+             "insomnia", "allergy", "anaemia")
+
+
+def synthetic_diagnoses(clinics: int = 2000, patients: int = 200, seed: int = 2026) -> np.ndarray:
+    """Diagnosis counts (clinics x len(DIAGNOSES), int32) of made-up patients: each clinic has
+    ``patients`` patients, one diagnosis each, drawn from a clinic-specific mix of a shared
+    Zipf-like profile. Deterministic for a given seed; not real data."""
+    r = np.random.default_rng(seed)
+    d = len(DIAGNOSES)
+    base = 1.0 / np.arange(1, d + 1) ** 0.8
+    mix = r.dirichlet(base * 20, size=clinics)  # each clinic's own proportions
+    return np.stack([r.multinomial(patients, p) for p in mix]).astype(np.int32)
