@@ -382,6 +382,40 @@ def _register_builtins() -> None:
         peers=(Peer("diffprivlib", "diffprivlib GaussianAnalytic.randomise (per scalar)", _diffprivlib_scalar("gaussian")),),
     ))
 
+    # Selection: one op = one row (candidate set of 1,000 int32 scores) selected, epsilon = 1.
+    def selection_state(noise: str) -> Callable[[Context], Dict[str, Any]]:
+        def setup(ctx: Context) -> Dict[str, Any]:
+            from dpnoise.selection import ReportNoisyMax
+
+            rows = 1_000 if ctx.quick else 10_000
+            scores = np.random.default_rng(0).integers(0, 1000, size=(rows, 1000), dtype=np.int32)
+            mech = ReportNoisyMax(1.0, noise=noise, rng=ctx.rng(), threads=ctx.threads)
+            return {"mech": mech, "scores": scores, "np": ctx.numpy_rng()}
+        return setup
+
+    def opendp_noisy_max(dp: Any, ctx: Context, state: Any) -> Tuple[Callable[[], object], int]:
+        dp.enable_features("contrib")
+        space = dp.vector_domain(dp.atom_domain(T=int)), dp.linf_distance(T=int)
+        make = getattr(dp.m, "make_noisy_max", None)
+        if make is not None:
+            meas = make(*space, scale=2.0)
+        else:
+            meas = dp.m.make_report_noisy_max_gumbel(*space, scale=2.0, optimize="max")
+        vectors = [row.tolist() for row in state["scores"][:20 if ctx.quick else 100]]
+        return (lambda: [meas(v) for v in vectors]), len(vectors)
+
+    for noise in ("exponential", "gumbel", "laplace"):
+        register(Workload(
+            name=f"report_noisy_max {noise}: rows of 1000 int32",
+            unit="ops", items=lambda ctx: 1_000 if ctx.quick else 10_000,
+            setup=selection_state(noise),
+            run=lambda ctx, s: s["mech"](s["scores"]),
+            reference_name="numpy argmax(S*eps/2 + gumbel)",
+            reference=lambda ctx, s: np.argmax(s["scores"] * 0.5 + s["np"].gumbel(size=s["scores"].shape), axis=1),
+            peers=((Peer("opendp.prelude", "OpenDP noisy max (one vector per call)", opendp_noisy_max),)
+                   if noise == "gumbel" else ()),
+        ))
+
     def numpy_via_chacha(ctx: Context) -> Dict[str, Any]:
         import dpnoise
 

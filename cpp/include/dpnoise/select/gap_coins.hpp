@@ -55,9 +55,24 @@ public:
             if (e.hi <= 1) { tail_ = true; break; }
             if (high_.size() > kMaxHigh) break;
         }
+        // the least g (by bisection over the certified bounds) with upper bound <= 2^24; any g
+        // with that bound serves, since e^{-gamma g} decreases in g
+        uint64_t lo = 0, hi = UINT64_MAX;
+        if (direct(hi).hi > (uint64_t{1} << 24)) {
+            far_gap_ = UINT64_MAX;  // (only for gamma below about 2^-60)
+        } else {
+            while (hi - lo > 1) {
+                const uint64_t mid = lo + (hi - lo) / 2;
+                (direct(mid).hi <= (uint64_t{1} << 24) ? hi : lo) = mid;
+            }
+            far_gap_ = hi;
+        }
     }
 
     uint64_t gamma_num() const { return a_; }
+    // A gap from which on every coin has probability below 2^-8 (certified; huge for tiny
+    // gamma): such a coin is decided "no" by any nonzero first byte of its uniform.
+    uint64_t far_gap() const { return far_gap_; }
     uint64_t gamma_den() const { return b_; }
 
     // Certified 32-bit bounds of e^{-gamma g}.
@@ -83,8 +98,13 @@ public:
     template <class Bits, class Policy = exact::NeverForceRefinement>
     bool accept(Bits& bits, uint64_t g) const {
         if (g == 0 && !Policy::kForce) return true;
+        return accept_with<Bits, Policy>(bits, g, bits.bits(8));
+    }
+
+    // The same, given the uniform's first 8 bits r8 (drawn by the caller, fresh for this coin).
+    template <class Bits, class Policy = exact::NeverForceRefinement>
+    bool accept_with(Bits& bits, uint64_t g, uint64_t r8) const {
         const CoinBounds c = bounds(g);
-        const uint64_t r8 = bits.bits(8);
         if (!Policy::kForce) {
             if (((r8 + 1) << 24) <= c.lo) return true;
             if ((r8 << 24) >= c.hi) return false;
@@ -126,6 +146,7 @@ private:
     const exact::ExpTables* tables_ = nullptr;
     std::vector<CoinBounds> low_, high_;
     bool tail_ = false;
+    uint64_t far_gap_ = UINT64_MAX;
 };
 
 }  // namespace dpnoise::select
