@@ -19,7 +19,7 @@ from dpnoise.mechanisms import (
 from dpnoise import selection
 from dpnoise.selection import AboveThreshold, ExponentialMechanism, ReportNoisyMax, report_noisy_max
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 __all__ = [
     "AboveThreshold",
