@@ -396,11 +396,8 @@ def _register_builtins() -> None:
     def opendp_noisy_max(dp: Any, ctx: Context, state: Any) -> Tuple[Callable[[], object], int]:
         dp.enable_features("contrib")
         space = dp.vector_domain(dp.atom_domain(T=int)), dp.linf_distance(T=int)
-        make = getattr(dp.m, "make_noisy_max", None)
-        if make is not None:
-            meas = make(*space, scale=2.0)
-        else:
-            meas = dp.m.make_report_noisy_max_gumbel(*space, scale=2.0, optimize="max")
+        # make_noisy_max (0.16+): zCDP gives Gumbel noise (the exponential mechanism), scale 2Δ/ε
+        meas = dp.m.make_noisy_max(*space, dp.zero_concentrated_divergence(), scale=2.0)
         vectors = [row.tolist() for row in state["scores"][:20 if ctx.quick else 100]]
         return (lambda: [meas(v) for v in vectors]), len(vectors)
 
