@@ -66,6 +66,12 @@ class ReportNoisyMax(Mechanism):
     (rows·k selections) unless ``disjoint_rows=True`` says each row is computed on a disjoint part
     of the data (parallel composition: k selections). The budget is charged once per release,
     with :class:`dpnoise.accounting.ReportNoisyMax` (ε, method, selections).
+
+    Timing: the running time depends on the scores, not only on the noise: on how many
+    candidates are near each row's maximum (permute-and-flip looks at those one by one), on the
+    number of proposals of the exponential mechanism (n / Σ e^{-γ·gap} on average) and on the
+    number of ties under Laplace noise. Someone who can time a release learns something about
+    the scores. There is no constant-time mode yet (docs/security.md).
     """
 
     def __init__(self, epsilon: float, *, sensitivity: float = 1.0, monotonic: bool = False,
@@ -105,11 +111,13 @@ class ReportNoisyMax(Mechanism):
         if self.budget is not None:
             self.budget.accountant.check_supported(loss)
 
-    def plan(self, shape: Any = None, dtype: Any = None) -> SelectionPlan:
-        """The plan for scores of this shape (1-D or 2-D, candidates along ``axis``) and dtype
-        (a real dtype selects the grid; default: integers). Raises if k exceeds the number of
-        candidates or an axis is empty."""
-        shape = normalise_shape((self.k,) if shape is None else shape)
+    def plan(self, shape: Any = (), dtype: Any = None) -> SelectionPlan:
+        """The plan for scores of this shape (1-D or 2-D, candidates along ``axis``; () means one
+        vector of k candidates) and dtype (a real dtype selects the grid; default: integers).
+        Raises if k exceeds the number of candidates or an axis is empty."""
+        shape = normalise_shape(shape)
+        if shape == ():
+            shape = (self.k,)
         real = dtype is not None and bool(np.issubdtype(np.dtype(dtype), np.floating))
         layout = _scores.layout_of(shape, self.axis, real)
         if layout.columns == 0 or layout.rows == 0:
@@ -122,17 +130,19 @@ class ReportNoisyMax(Mechanism):
         return SelectionPlan(type(self).__name__, loss, shape, layout.vector and self.k == 1, self.threads,
                              method, gamma, grid, self.k, layout.vector)
 
-    def privacy_loss(self, shape: Any = None, dtype: Any = None) -> PrivacyLoss:
-        """The loss one release over scores of this shape spends (default: one vector)."""
+    def privacy_loss(self, shape: Any = (), dtype: Any = None) -> PrivacyLoss:
+        """The loss one release over scores of this shape spends (default (): one vector)."""
         return self.plan(shape, dtype).loss
 
-    def accuracy(self, beta: float, shape: Any = None, dtype: Any = None) -> float:
+    def accuracy(self, beta: float, shape: Any = (), dtype: Any = None) -> float:
         """x such that, for each selection, P(selected score < best score - x) <= beta, in score
         units (docs/selection.md, Lemma 3): ln(n/β)/γ for permute-and-flip and the exponential
         mechanism (a candidate x below the best is output with probability at most e^{-γx}),
         2·ln(2n/β)/γ for Laplace (two noises must move by x/2); n candidates; real scores add
         one grid step for the rounding."""
         b = check_beta(beta)
+        if normalise_shape(shape) == ():
+            raise ValueError("accuracy needs the scores' shape: (n,) or (rows, n) with n candidates")
         p = self.plan(shape, dtype)
         n = _scores.layout_of(p.shape, self.axis, p.grid_exponent is not None).columns
         g = float(p.gamma)
@@ -157,7 +167,11 @@ class ExponentialMechanism(ReportNoisyMax):
     per row of a matrix): P(r) ∝ exp(ε u_r / (2Δu)), or exp(ε u_r/Δu) for monotone utilities,
     sampled exactly. ``release(utilities)`` returns the index; ``select(candidates, utilities)``
     the candidate itself. It is ``ReportNoisyMax(noise="gumbel")``: ε-DP per selection and
-    ε-bounded-range, so ε²/8-zCDP (Cesar & Rogers 2021), which the zCDP/RDP accountants use."""
+    ε-bounded-range, so ε²/8-zCDP (Cesar & Rogers 2021), which the zCDP/RDP accountants use.
+
+    Timing: the number of proposals (n / Σ e^{-γ·gap} on average) depends on the utilities, so
+    the running time does too. There is no constant-time mode yet (docs/security.md).
+    """
 
     def __init__(self, epsilon: float, utility_sensitivity: float = 1.0, *, monotonic: bool = False, k: int = 1,
                  axis: int = -1, disjoint_rows: bool = False, rng: Optional[Generator] = None,

@@ -124,6 +124,7 @@ class AboveThreshold(Mechanism):
     size; NaN or infinity raises ValueError before any charge (that exception does depend on the
     data: docs/security.md). Timing: the noise samplers' running time grows with |noise|, and a
     release stops drawing noise soon after its c-th TRUE (which its output reveals anyway).
+    There is no constant-time mode yet.
     """
 
     def __init__(self, epsilon: float, threshold: float, *, sensitivity: float = 1.0,
