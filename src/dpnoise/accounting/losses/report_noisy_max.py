@@ -61,7 +61,9 @@ class ReportNoisyMax(PrivacyLoss):
         return self.selections * self.epsilon  # basic composition (Dwork & Roth 2014, Thm 3.16)
 
     def zcdp_rho(self) -> float:
-        return self.selections * self._rho_one()  # zCDP composes additively (Bun & Steinke 2016, Lemma 2.3)
+        # ρ-zCDP is RDP αρ at every α (Bun & Steinke 2016, Def. 1.1), so it adds up like RDP
+        # (Mironov 2017, Prop. 1)
+        return self.selections * self._rho_one()
 
     def rdp(self, alpha: float) -> float:
         # RDP composes additively, adaptively too (Mironov 2017, Prop. 1)
@@ -71,9 +73,9 @@ class ReportNoisyMax(PrivacyLoss):
         return self.selections * one
 
     def _loss_atoms(self, direction: str) -> Optional[Atoms]:
-        # ε-DP is dominated by randomized response (Kairouz, Oh & Viswanath 2015, Thm 2.1);
-        # composing dominating pairs dominates the adaptive composition (Zhu, Dong & Wang 2022,
-        # Thm 10). Built here, not by the accountant's count, so that it is discretised once.
+        # m adaptively composed ε-DP mechanisms are dominated by m-fold randomized response
+        # (Kairouz, Oh & Viswanath 2015, Thm 3.3). Built here as one binomial, not by the
+        # accountant's count, so that the PLD accountant discretises it once, not m times.
         return _rr_composition_atoms(self.epsilon, self.selections)
 
     def to_dict(self) -> Dict[str, Any]:
