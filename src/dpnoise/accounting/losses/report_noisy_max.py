@@ -14,8 +14,9 @@ from .base import Atoms, PrivacyLoss, _atoms_rdp, _fields, _register, _rr_atoms
 
 _NOISY_MAX_METHODS = ("laplace", "permute_and_flip", "exponential_mechanism")
 
-# The loss distribution of many selections is cut to a window of the binomial; the mass outside
-# it (at most this much, proved by a geometric bound) goes to the infinite-loss atom.
+# The loss distribution of many selections is cut to a window of the binomial, outside which
+# there is at most this much mass (a geometric bound); the upper part goes to the infinite-loss
+# atom, the lower part is carried by the window (docs/accounting.md).
 _TAIL_MASS = 1e-18
 # Beyond this many atoms in the window the loss distribution is not built (None): the PLD
 # accountant then refuses the loss and names the accountants that take it.
@@ -60,7 +61,9 @@ class ReportNoisyMax(PrivacyLoss):
         return self.selections * self.epsilon  # basic composition (Dwork & Roth 2014, Thm 3.16)
 
     def zcdp_rho(self) -> float:
-        return self.selections * self._rho_one()  # zCDP composes additively (Bun & Steinke 2016, Lemma 2.3)
+        # ρ-zCDP is RDP αρ at every α (Bun & Steinke 2016, Def. 1.1), so it adds up like RDP
+        # (Mironov 2017, Prop. 1)
+        return self.selections * self._rho_one()
 
     def rdp(self, alpha: float) -> float:
         # RDP composes additively, adaptively too (Mironov 2017, Prop. 1)
@@ -70,9 +73,9 @@ class ReportNoisyMax(PrivacyLoss):
         return self.selections * one
 
     def _loss_atoms(self, direction: str) -> Optional[Atoms]:
-        # ε-DP is dominated by randomized response (Kairouz, Oh & Viswanath 2015, Thm 2.1);
-        # composing dominating pairs dominates the adaptive composition (Zhu, Dong & Wang 2022,
-        # Thm 10). Built here, not by the accountant's count, so that it is discretised once.
+        # m adaptively composed ε-DP mechanisms are dominated by m-fold randomized response
+        # (Kairouz, Oh & Viswanath 2015, Thm 3.3). Built here as one binomial, not by the
+        # accountant's count, so that the PLD accountant discretises it once, not m times.
         return _rr_composition_atoms(self.epsilon, self.selections)
 
     def to_dict(self) -> Dict[str, Any]:
@@ -118,10 +121,12 @@ def _rr_composition_atoms(epsilon: float, m: int) -> Optional[Atoms]:
 
     Masses are computed relative to the mode through the ratios
     P(J=j+1)/P(J=j) = (m-j)/(j+1)·e^ε, summed as logarithms (no factorials of large numbers).
-    Outside the window the ratios keep shrinking, so each tail is at most a geometric series;
-    that bound T (<= _TAIL_MASS) goes to the infinite-loss atom and the window masses are scaled
-    by (1 - T). Each window mass is then at most its true value and the rest sits at loss +∞:
-    a pessimistic, valid dominating pair. None when the window would exceed _MAX_ATOMS."""
+    Outside the window the ratios keep shrinking, so each tail is at most a geometric series.
+    The bound U on the upper tail goes to the infinite-loss atom and the window masses w_j/S
+    (S their sum) are scaled by (1 - U). The result is stochastically larger than the true law
+    (for every x its mass above x is at least the true one; docs/accounting.md), so every δ
+    computed from it, composed or not, is an upper bound. None when the window would exceed
+    _MAX_ATOMS."""
     if m == 1:
         return _readonly(*_rr_atoms(epsilon, 2))
     if epsilon == 0:
@@ -142,22 +147,22 @@ def _rr_composition_atoms(epsilon: float, m: int) -> Optional[Atoms]:
         log_w[: mode - lo] = -np.cumsum(down)[::-1]
         w = np.exp(log_w)  # w = 1 at the mode, so the sum is >= 1
         total = float(np.sum(w))
-        tails = 0.0
+        upper = lower = 0.0  # bounds on the tails, in units of P(J = mode) (<= 1/total)
         if hi < m:  # P(J > hi) <= P(J = hi)·r/(1-r), r = the ratio at hi (< 1, decreasing)
             r = (m - hi) / (hi + 1) * math.exp(epsilon)
-            tails += math.inf if r >= 1 else float(w[-1]) * r / (1.0 - r)
+            upper = math.inf if r >= 1 else float(w[-1]) * r / (1.0 - r)
         if lo > 0:  # P(J < lo) <= P(J = lo)·s/(1-s), s = lo/(m-lo+1)·e^{-ε}
             s = lo / (m - lo + 1) * math.exp(-epsilon)
-            tails += math.inf if s >= 1 else float(w[0]) * s / (1.0 - s)
-        bound = tails / total  # the true tail mass is c·tails with c = P(J = mode) <= 1/total
-        if bound <= _TAIL_MASS:
+            lower = math.inf if s >= 1 else float(w[0]) * s / (1.0 - s)
+        if (upper + lower) / total <= _TAIL_MASS:
             break
         half *= 2
-    masses = w * ((1.0 - bound) / total)
+    upper /= total
+    masses = w * ((1.0 - upper) / total)
     j = np.arange(lo, hi + 1, dtype=np.int64)
     losses = (j - (m - j)).astype(float) * epsilon  # 2j - m, without overflowing int64
     keep = masses > 0
-    return _readonly(losses[keep], masses[keep], bound)
+    return _readonly(losses[keep], masses[keep], upper)
 
 
 def _readonly(losses: np.ndarray, masses: np.ndarray, inf_mass: float) -> Atoms:
