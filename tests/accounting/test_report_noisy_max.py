@@ -311,3 +311,15 @@ def test_many_exponential_selections_cost_less_under_rdp_than_other_methods():
     lap = Accountant("rdp").compose(ReportNoisyMax(eps, "laplace", m)).get_epsilon(1e-6)
     assert em <= zc * (1 + 1e-9)
     assert em < lap
+
+
+@pytest.mark.parametrize("method", ["laplace", "permute_and_flip", "exponential_mechanism"])
+def test_advanced_accountant_composes_a_batch_as_separate_selections(method):
+    """A batch of m selections is m events for the (ε, δ) accountants: the optimal homogeneous
+    composition (KOV) applies, not basic composition of one (m·ε, 0) event."""
+    from dpnoise.accounting import Accountant
+
+    batch = Accountant("advanced").compose(ReportNoisyMax(0.1, method, selections=100)).get_epsilon(1e-6)
+    repeated = Accountant("advanced").compose(ReportNoisyMax(0.1, method), 100).get_epsilon(1e-6)
+    assert batch == pytest.approx(repeated, rel=1e-12)
+    assert batch < 10.0 * 0.6  # well below basic composition's 10

@@ -148,9 +148,10 @@ class Accountant:
     def _approx_events(self) -> List[Tuple[float, float, int]]:
         out = []
         for loss, c in self._events:
-            ed = loss.approx_dp()
+            one, m = loss.repetitions()  # a batch of m identical uses is m events
+            ed = one.approx_dp()
             assert ed is not None
-            out.append((ed[0], ed[1], c))
+            out.append((ed[0], ed[1], c * m))
         return out
 
     def _epsilon_basic(self, delta: float) -> float:

@@ -79,6 +79,12 @@ class PrivacyLoss:
     kind: ClassVar[str] = "loss"
 
     # ---- conversions; None means "this form does not apply" ----
+    def repetitions(self) -> Tuple["PrivacyLoss", int]:
+        """(one use, m) when this loss is m identical uses composed (a batch, e.g. m selections);
+        (self, 1) otherwise. The (ε, δ) accountants compose the m uses as m events, so that the
+        advanced (optimal homogeneous) composition applies to them."""
+        return self, 1
+
     def pure_epsilon(self) -> Optional[float]:
         return None
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 
@@ -56,6 +56,11 @@ class ReportNoisyMax(PrivacyLoss):
         if self.method == "exponential_mechanism":
             return self.epsilon**2 / 8  # ε-BR ⇒ ε²/8-zCDP (Cesar & Rogers 2021, Lemma 3.2)
         return self.epsilon**2 / 2  # ε-DP ⇒ ε²/2-zCDP (Bun & Steinke 2016, Prop. 1.4)
+
+    def repetitions(self) -> Tuple["ReportNoisyMax", int]:
+        if self.selections == 1:
+            return self, 1
+        return ReportNoisyMax(self.epsilon, self.method), self.selections
 
     def pure_epsilon(self) -> float:
         return self.selections * self.epsilon  # basic composition (Dwork & Roth 2014, Thm 3.16)
