@@ -1,0 +1,13 @@
+"""Local differential privacy: frequency oracles (one randomized report per user, streaming
+aggregation, merge, serialisation, unbiased estimates with standard errors).
+
+    fo = dpnoise.ldp.FrequencyOracle("grr", epsilon=2.0, domain_size=100)
+    reports = fo.client().privatize(items)
+    agg = fo.aggregator(); agg.add(reports); agg.estimate(); agg.stderr()
+"""
+from ._protocol import (
+    Aggregator, Client, FrequencyOracle, Protocol, Reports, protocols, recommend, register,
+)
+from . import grr  # noqa: F401  (registers "grr")
+
+__all__ = ["Aggregator", "Client", "FrequencyOracle", "Protocol", "Reports", "protocols", "recommend", "register"]
