@@ -31,7 +31,7 @@ def test_sample_rejects_bad_parameter(capsys):
 
 
 def test_demo_runs_and_reports_fit(capsys):
-    assert main(["demo", "-n", "20000"]) == 0
+    assert main(["demo", "-n", "20000", "--devices", "20000"]) == 0
     out = capsys.readouterr().out
     assert "ratio" in out and "exact" in out
     # the fit table's standardised errors are numbers, and no |z| is absurd
@@ -40,11 +40,21 @@ def test_demo_runs_and_reports_fit(capsys):
 
 
 def test_demo_reports_privacy_spent_per_release(capsys):
-    assert main(["demo", "-n", "20000"]) == 0
+    assert main(["demo", "-n", "20000", "--devices", "20000"]) == 0
     out = capsys.readouterr().out
     spent = [float(line.split("epsilon=")[1].split()[0]) for line in out.splitlines() if "spent so far" in line]
     assert len(spent) == 3
     assert spent == sorted(spent) and 0 < spent[0] and spent[-1] <= 3.0  # within the demo's budget
+
+
+def test_demo_telemetry_estimates_with_intervals(capsys):
+    assert main(["demo", "-n", "20000", "--devices", "200000"]) == 0
+    out = capsys.readouterr().out
+    assert "Local DP telemetry: 200,000 simulated devices" in out
+    coverage = [float(line.split("%")[0]) for line in out.splitlines() if "within their 95% interval" in line]
+    # about 1024 roughly independent 95% intervals: fewer than 90% covering is a < 1e-9 event
+    assert len(coverage) == 1 and 90.0 <= coverage[0] <= 100.0
+    assert "four servers merged" in out and "Norm-Sub" in out
 
 
 # -- usage errors: one line on stderr, exit status 2, before any work (issue #10, defect 18) ------
@@ -67,6 +77,8 @@ _BAD_ARGS = [
     ["sample", "no-such-distribution"],
     ["demo", "--threads", "100000"],
     ["demo", "-n", "99999999999999999999"],
+    ["demo", "--devices", "0"],
+    ["demo", "--devices", "100000000000"],
     ["demo", "--plot", "/nonexistent/x.png"],
     ["bench", "--bogus"],
     ["bench", "--threads", "-3"],

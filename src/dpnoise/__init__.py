@@ -18,6 +18,7 @@ from dpnoise.mechanisms import (
 )
 from dpnoise import selection
 from dpnoise.selection import AboveThreshold, ExponentialMechanism, ReportNoisyMax, report_noisy_max
+from dpnoise import ldp
 
 __version__ = "0.3.0"
 
@@ -37,6 +38,7 @@ __all__ = [
     "ReportNoisyMax",
     "report_noisy_max",
     "selection",
+    "ldp",
     "accounting",
     "posterior_bounds",
     "ChaCha20",

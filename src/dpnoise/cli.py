@@ -12,7 +12,7 @@ import re
 import sys
 import time
 from fractions import Fraction
-from typing import Callable, List, NoReturn, Optional, Sequence
+from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence
 
 import numpy as np
 
@@ -23,6 +23,7 @@ from dpnoise.bit_generator import _SEED_LIMIT
 
 # demo keeps a few arrays of n samples in memory at once: 10^8 is about 2.4 GB.
 MAX_DEMO_SAMPLES = 10**8
+MAX_DEMO_DEVICES = 10**7
 _MAX_NUMBER_TEXT = 200     # characters of an exact number given on the command line
 _MAX_EXPONENT = 1000       # |e| of a decimal exponent ('1e400'): larger ones take long to expand
 
@@ -162,13 +163,22 @@ def _demo(args: argparse.Namespace) -> int:
 
     _central_dp_demo(rng)
     _selection_demo(rng)
+    telemetry = _telemetry_demo(rng, args.devices)
 
     if args.plot:
         import matplotlib  # importable: checked by _plot_file before any work
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-        fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+        fig, axes = plt.subplots(1, 3, figsize=(16, 4))
+        pos = np.arange(len(telemetry["top"]))
+        axes[2].bar(pos - 0.2, telemetry["true"], width=0.4, label="true count")
+        axes[2].bar(pos + 0.2, telemetry["estimate"], width=0.4, yerr=1.96 * telemetry["stderr"], capsize=3,
+                    label=f"LDP estimate ({telemetry['protocol']}) +- 1.96 stderr")
+        axes[2].set_xticks(pos, [str(int(i)) for i in telemetry["top"]])
+        axes[2].set_xlabel("app")
+        axes[2].set_title(f"top apps of {args.devices:,} devices, epsilon=2 per device")
+        axes[2].legend()
         for ax, s, pmf, title in ((axes[0], lap, lambda k: _laplace_pmf(10.0, k), "discrete Laplace, scale 10"),
                                   (axes[1], gau, lambda k: _gaussian_pmf(10.0, k), "discrete Gaussian, sigma 10")):
             ks = np.arange(-50, 51)
@@ -227,6 +237,59 @@ def _central_dp_demo(rng: "dpnoise.Generator") -> None:
     spent("KDE")
     print(f"\n Ledger: {len(budget.ledger)} releases, remaining epsilon {budget.remaining_epsilon:.4f}; "
           f"basic composition would have charged {1.0 + 0.5 + 1.0:.1f} plus the KDE's delta.")
+
+
+def _telemetry_demo(rng: "dpnoise.Generator", devices: int) -> Dict[str, Any]:
+    """Local DP at telemetry scale: every simulated device randomizes its own most-used app; the
+    server estimates every app's count with a standard error. Returns what the plot shows."""
+    from dpnoise import ldp
+    from dpnoise.demo_data import synthetic_app_usage
+
+    apps, eps = 1024, 2.0
+    items = synthetic_app_usage(devices, apps)
+    true = np.bincount(items, minlength=apps)
+    print(f"\nLocal DP telemetry: {devices:,} simulated devices each report their most-used of {apps:,} apps "
+          f"(Zipf 1.1), epsilon={eps:g} per device; the server never sees an app, only randomized reports.")
+    print(f"  {'protocol':10s} {'client':>12s} {'server':>12s} {'rms error':>10s} {'stderr':>8s}  (counts; server = add + estimate)")
+    results: Dict[str, Any] = {}
+    for name in [p for p in ("grr", "oue", "sue", "olh", "flh", "hadamard", "cms", "hcms", "zmatrix")
+                 if p in ldp.protocols()]:
+        fo = ldp.FrequencyOracle(name, epsilon=eps, domain_size=apps)
+        t0 = time.perf_counter()
+        reports = fo.client(rng).privatize(items)
+        t1 = time.perf_counter()
+        agg = fo.aggregator().add(reports)
+        est = agg.estimate()
+        t2 = time.perf_counter()
+        rms = float(np.sqrt(np.mean((est - true) ** 2)))
+        results[name] = (agg, est)
+        print(f"  {name:10s} {devices / (t1 - t0) / 1e6:8.2f} M/s {devices / (t2 - t1) / 1e6:8.2f} M/s "
+              f"{rms:10.1f} {float(np.median(agg.stderr())):8.1f}")
+    best = ldp.recommend(eps, apps)
+    agg, est = results[best]
+    err = agg.stderr()
+    top = np.argsort(-true)[:10]
+    inside = np.abs(est - true) <= 1.96 * err
+    print(f" The ten most used apps, estimated with {best!r} (dpnoise.ldp.recommend's choice at this epsilon and d):")
+    print("   app    true count   estimate +- 1.96 stderr")
+    for i in top:
+        print(f"   {int(i):4d}   {int(true[i]):10,d}   {est[i]:10,.0f} +- {1.96 * err[i]:,.0f}")
+    print(f"   {100 * float(np.mean(inside)):.1f}% of all {apps} apps are within their 95% interval (expected about 95%)")
+    # four servers, each with a quarter of the devices, merge to the same state
+    fo = agg.protocol
+    parts = [fo.aggregator() for _ in range(4)]
+    for k, chunk in enumerate(np.array_split(items, 4)):
+        parts[k].add(fo.client(rng).privatize(chunk))
+    merged = parts[0]
+    for other in parts[1:]:
+        merged.merge(ldp.Aggregator.from_bytes(other.to_bytes()))
+    print(f"   four servers merged (after a serialisation round trip of {len(parts[1].to_bytes()):,} bytes each): "
+          f"{merged.n:,} reports, rms error {float(np.sqrt(np.mean((merged.estimate() - true) ** 2))):.1f}")
+    consistent = ldp.norm_sub(est, agg.n)
+    print(f"   optional post-processing, Norm-Sub (non-negative, sums to n): rms error "
+          f"{float(np.sqrt(np.mean((consistent - true) ** 2))):.1f} instead of "
+          f"{float(np.sqrt(np.mean((est - true) ** 2))):.1f}")
+    return {"protocol": best, "top": top, "true": true[top], "estimate": est[top], "stderr": err[top]}
 
 
 def _selection_demo(rng: "dpnoise.Generator") -> None:
@@ -328,8 +391,10 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("-n", type=_bounded_count(MAX_DEMO_SAMPLES, "n"), default=2_000_000,
                    help=f"samples per run (default 2,000,000; at most {MAX_DEMO_SAMPLES:,})")
     d.add_argument("--threads", type=_threads, default=1, help=f"1 to {_validate.MAX_THREADS}")
+    d.add_argument("--devices", type=_bounded_count(MAX_DEMO_DEVICES, "devices"), default=1_000_000,
+                   help=f"simulated devices in the local-DP telemetry part (default 1,000,000; at most {MAX_DEMO_DEVICES:,})")
     d.add_argument("--plot", metavar="FILE", type=_plot_file,
-                   help="also write a PNG of the fits (needs the [plot] extra)")
+                   help="also write a PNG of the fits and of the telemetry estimates (needs the [plot] extra)")
     d.set_defaults(func=_demo)
     s = sub.add_parser("sample", help="print samples, one per line")
     s.add_argument("distribution", choices=sorted(_SAMPLERS))

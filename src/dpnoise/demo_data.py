@@ -37,3 +37,14 @@ def synthetic_diagnoses(clinics: int = 2000, patients: int = 200, seed: int = 20
     base = 1.0 / np.arange(1, d + 1) ** 0.8
     mix = r.dirichlet(base * 20, size=clinics)  # each clinic's own proportions
     return np.stack([r.multinomial(patients, p) for p in mix]).astype(np.int32)
+
+
+def synthetic_app_usage(devices: int = 1_000_000, apps: int = 1024, exponent: float = 1.1,
+                        seed: int = 2027) -> np.ndarray:
+    """Each made-up device's most-used app (int32 in [0, apps)): app ranks Zipf(``exponent``),
+    truncated to the ``apps`` apps, in a fixed shuffled order (so that popular apps are not simply
+    the lowest numbers). Deterministic for a given seed; not real data."""
+    r = np.random.default_rng(seed)
+    weights = 1.0 / np.arange(1, apps + 1) ** exponent
+    ranks = r.choice(apps, size=devices, p=weights / weights.sum())
+    return r.permutation(apps).astype(np.int32)[ranks]

@@ -9,5 +9,8 @@ from ._protocol import (
     Aggregator, Client, FrequencyOracle, Protocol, Reports, protocols, recommend, register,
 )
 from . import grr  # noqa: F401  (registers "grr")
+from . import postprocess
+from .postprocess import clip_nonnegative, norm_sub, project_simplex
 
-__all__ = ["Aggregator", "Client", "FrequencyOracle", "Protocol", "Reports", "protocols", "recommend", "register"]
+__all__ = ["Aggregator", "Client", "FrequencyOracle", "Protocol", "Reports", "clip_nonnegative", "norm_sub",
+           "postprocess", "project_simplex", "protocols", "recommend", "register"]
