@@ -35,6 +35,7 @@ MAX_EPSILON = 100.0
 MAX_DOMAIN = 1 << 40
 
 _MAGIC = b"DPNOISE-LDP\x00"
+_REPORTS_MAGIC = b"DPNOISE-LDPR"
 _FORMAT = 1
 _REGISTRY: Dict[str, Type["Protocol"]] = {}
 
@@ -117,6 +118,64 @@ def _from_jsonable(params: Dict[str, Any]) -> Dict[str, Any]:
     return out
 
 
+def _frame(magic: bytes, header: Dict[str, Any], arrays: List[Tuple[str, np.ndarray]]) -> bytes:
+    """magic, a little-endian u32 header length, a JSON header (with the arrays' names, dtypes
+    and shapes), the arrays' bytes, and a SHA-256 of everything before it."""
+    arrays = [(k, np.ascontiguousarray(v)) for k, v in arrays]
+    head = json.dumps({**header, "format": _FORMAT,
+                       "arrays": [[k, v.dtype.str, list(v.shape)] for k, v in arrays]}, sort_keys=True).encode()
+    body = magic + struct.pack("<I", len(head)) + head + b"".join(v.tobytes() for _, v in arrays)
+    return body + hashlib.sha256(body).digest()
+
+
+def _unframe(blob: Any, magic: bytes, what: str) -> Tuple[Dict[str, Any], Dict[str, np.ndarray]]:
+    """The header and arrays of a :func:`_frame` blob; ValueError naming ``what`` for anything
+    corrupt or truncated, TypeError for a non-bytes argument. Only plain numeric dtypes are
+    accepted (never object arrays), and every array must fit the blob exactly."""
+    if not isinstance(blob, (bytes, bytearray, memoryview)):
+        raise TypeError(f"{what} must be bytes, got {type(blob).__name__}")
+    blob = bytes(blob)
+    if len(blob) < len(magic) + 4 + 32 or not blob.startswith(magic):
+        raise ValueError(f"not a serialised dpnoise {what} (bad magic or too short)")
+    body, digest = blob[:-32], blob[-32:]
+    if hashlib.sha256(body).digest() != digest:
+        raise ValueError(f"corrupt {what}: checksum mismatch")
+    (hlen,) = struct.unpack_from("<I", body, len(magic))
+    start = len(magic) + 4
+    if start + hlen > len(body):
+        raise ValueError(f"corrupt {what}: truncated header")
+    try:
+        header = json.loads(body[start:start + hlen].decode())
+        if header["format"] != _FORMAT:
+            raise ValueError(f"{what} format {header['format']!r} is not supported (this is {_FORMAT})")
+        specs = [(str(name), np.dtype(dtype), tuple(int(x) for x in shape)) for name, dtype, shape in header["arrays"]]
+    except (KeyError, TypeError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"corrupt {what}: bad header ({type(exc).__name__})") from None
+    pos = start + hlen
+    arrays: Dict[str, np.ndarray] = {}
+    for name, dtype, shape in specs:
+        if dtype.kind not in "biuf" or dtype.hasobject or any(x < 0 for x in shape) or name in arrays:
+            raise ValueError(f"corrupt {what}: array {name!r} has an unsupported dtype or shape")
+        count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+        size = count * dtype.itemsize
+        if pos + size > len(body):
+            raise ValueError(f"corrupt {what}: truncated arrays")
+        arrays[name] = np.frombuffer(body, dtype=dtype, count=count, offset=pos).reshape(shape).copy()
+        pos += size
+    if pos != len(body):
+        raise ValueError(f"corrupt {what}: trailing bytes after the arrays")
+    return header, arrays
+
+
+def _protocol_of(header: Dict[str, Any], what: str) -> "Protocol":
+    try:
+        proto_cls = _REGISTRY[header["protocol"]]
+        params = _from_jsonable(header["params"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"corrupt {what}: unknown protocol or bad parameters ({type(exc).__name__})") from None
+    return proto_cls.from_params(params)
+
+
 @dataclass(frozen=True)
 class Reports:
     """A batch of randomized reports: the protocol fingerprint, the number of users and the
@@ -130,6 +189,24 @@ class Reports:
 
     def __len__(self) -> int:
         return self.n
+
+    def to_bytes(self) -> bytes:
+        """The batch as bytes, to send from devices to a server: versioned and SHA-256-checked
+        like an aggregator's state (see :meth:`Aggregator.to_bytes`)."""
+        header = {"protocol": self.protocol, "n": self.n, "params": _jsonable(dict(self.params))}
+        return _frame(_REPORTS_MAGIC, header, sorted(self.data.items()))
+
+    @classmethod
+    def from_bytes(cls, blob: bytes) -> "Reports":
+        """A batch serialised by :meth:`to_bytes`; ValueError for anything corrupt, truncated,
+        of another format version or of an unknown protocol. The arrays are checked against the
+        protocol when an aggregator adds them."""
+        header, arrays = _unframe(blob, _REPORTS_MAGIC, "report batch")
+        protocol = _protocol_of(header, "report batch")
+        n = header.get("n")
+        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+            raise ValueError("corrupt report batch: bad number of reports")
+        return cls(protocol.name, protocol.fingerprint(), n, arrays)
 
 
 class Protocol:
@@ -252,6 +329,13 @@ class Aggregator:
         """Unbiased count estimates (float64) for every item."""
         raise NotImplementedError
 
+    #: state arrays whose first axis may grow with the reports (e.g. packed columns)
+    _growable: ClassVar[frozenset] = frozenset()
+
+    def _check_state(self, state: Dict[str, np.ndarray], n: int) -> None:
+        """Validate a loaded state beyond names, dtypes and shapes (ValueError if inconsistent
+        with the protocol or with ``n``); default: nothing more to check."""
+
     def _merge_state(self, other: "Aggregator") -> None:
         """Default: states add up element-wise."""
         for k, v in other._state.items():
@@ -302,56 +386,33 @@ class Aggregator:
     def to_bytes(self) -> bytes:
         """The state as bytes: magic, format version, a JSON header (protocol, parameters, n,
         array names/dtypes/shapes), the arrays, and a SHA-256 of everything before it."""
-        arrays = [(k, np.ascontiguousarray(v)) for k, v in sorted(self._state.items())]
-        header = json.dumps({
-            "format": _FORMAT, "protocol": self.protocol.name, "params": _jsonable(self.protocol.params()),
-            "n": self.n, "arrays": [[k, v.dtype.str, list(v.shape)] for k, v in arrays],
-        }, sort_keys=True).encode()
-        body = _MAGIC + struct.pack("<I", len(header)) + header + b"".join(v.tobytes() for _, v in arrays)
-        return body + hashlib.sha256(body).digest()
+        header = {"protocol": self.protocol.name, "params": _jsonable(self.protocol.params()), "n": self.n}
+        return _frame(_MAGIC, header, sorted(self._state.items()))
 
     @classmethod
     def from_bytes(cls, blob: bytes) -> "Aggregator":
         """The aggregator serialised by ``to_bytes``; ValueError for anything corrupt,
-        truncated, of another format version or of an unknown protocol."""
-        if not isinstance(blob, (bytes, bytearray, memoryview)):
-            raise TypeError(f"state must be bytes, got {type(blob).__name__}")
-        blob = bytes(blob)
-        if len(blob) < len(_MAGIC) + 4 + 32 or not blob.startswith(_MAGIC):
-            raise ValueError("not a dpnoise LDP aggregator state (bad magic or too short)")
-        body, digest = blob[:-32], blob[-32:]
-        if hashlib.sha256(body).digest() != digest:
-            raise ValueError("corrupt aggregator state: checksum mismatch")
-        (hlen,) = struct.unpack_from("<I", body, len(_MAGIC))
-        start = len(_MAGIC) + 4
-        if start + hlen > len(body):
-            raise ValueError("corrupt aggregator state: truncated header")
-        try:
-            header = json.loads(body[start:start + hlen].decode())
-            if header["format"] != _FORMAT:
-                raise ValueError(f"aggregator state format {header['format']} is not supported (this is {_FORMAT})")
-            proto_cls = _REGISTRY[header["protocol"]]
-            params = _from_jsonable(header["params"])
-            n = int(header["n"])
-            specs = header["arrays"]
-        except (KeyError, TypeError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ValueError(f"corrupt aggregator state: bad header ({type(exc).__name__})") from None
-        protocol = proto_cls.from_params(params)
+        truncated, of another format version or of an unknown protocol. Arrays must have the
+        protocol's names and dtypes, and its shapes except along the axes a protocol declares
+        growable (``_growable``), which its ``_check_state`` then validates."""
+        header, state = _unframe(blob, _MAGIC, "aggregator state")
+        protocol = _protocol_of(header, "aggregator state")
+        n = header.get("n")
+        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+            raise ValueError("corrupt aggregator state: bad number of reports")
         agg = protocol.aggregator()
+        if cls is not Aggregator and not isinstance(agg, cls):
+            raise ValueError(f"the state is of protocol {protocol.name!r}, not a {cls.__name__}")
         empty = agg._state
-        pos = start + hlen
-        state: Dict[str, np.ndarray] = {}
-        for name, dtype, shape in specs:
-            if name not in empty or np.dtype(dtype) != empty[name].dtype or tuple(shape) != empty[name].shape:
-                raise ValueError(f"corrupt aggregator state: array {name!r} does not match the protocol")
-            size = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
-            if pos + size > len(body):
-                raise ValueError("corrupt aggregator state: truncated arrays")
-            state[name] = np.frombuffer(body, dtype=dtype, count=int(np.prod(shape, dtype=np.int64)),
-                                        offset=pos).reshape(shape).copy()
-            pos += size
-        if pos != len(body) or set(state) != set(empty) or n < 0:
+        if set(state) != set(empty):
             raise ValueError("corrupt aggregator state: arrays do not match the protocol")
+        for name, arr in state.items():
+            want = empty[name]
+            same_shape = arr.shape == want.shape or (
+                name in agg._growable and arr.ndim == want.ndim and arr.shape[1:] == want.shape[1:])
+            if arr.dtype != want.dtype or not same_shape:
+                raise ValueError(f"corrupt aggregator state: array {name!r} does not match the protocol")
+        agg._check_state(state, n)
         agg._state = state
         agg.n = n
         agg._after_load()
