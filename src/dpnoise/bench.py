@@ -263,7 +263,9 @@ def run(quick: bool = False, threads: int = 1, peers: bool = False, repeats: Opt
 
 
 def _rate(thr: float, unit: str) -> str:
-    return f"{thr / 1e6:9.2f} M/s" if unit == "samples" else f"{thr:9.1f} op/s"
+    if unit == "samples":
+        return f"{thr / 1e6:9.2f} M/s"
+    return f"{thr / 1e6:7.2f} Mop/s" if thr >= 1e6 else f"{thr:9.1f} op/s"
 
 
 def format_table(record: Dict[str, Any]) -> str:
@@ -413,6 +415,8 @@ def _register_builtins() -> None:
                    if noise == "gumbel" else ()),
         ))
 
+    _register_ldp()
+
     def numpy_via_chacha(ctx: Context) -> Dict[str, Any]:
         import dpnoise
 
@@ -468,6 +472,67 @@ def _register_builtins() -> None:
         unit="ops", items=lambda ctx: 1, setup=lambda ctx: None, run=accounting_run("rdp"),
         peers=(Peer("dp_accounting", "dp-accounting RdpAccountant", dpa_rdp),),
     ))
+
+
+# Local DP: one op = one device. d = 1024, epsilon = 2, Zipf(1.1) items (the issue's workload).
+_LDP_D = 1024
+_LDP_SERVER_HEAVY = {"olh": 10}  # O(n·d) servers time 1/10 of the devices, so a run stays short
+
+
+def _ldp_devices(ctx: Context, name: str = "", side: str = "client") -> int:
+    n = 100_000 if ctx.quick else 1_000_000
+    return n // _LDP_SERVER_HEAVY.get(name, 1) if side == "server" else n
+
+
+def _zipf_items(n: int, d: int, seed: int = 1) -> np.ndarray:
+    """Zipf(1.1) ranks truncated to [0, d): the issue's telemetry workload."""
+    w = 1.0 / np.arange(1, d + 1) ** 1.1
+    return np.random.default_rng(seed).choice(d, size=n, p=w / w.sum()).astype(np.int64)
+
+
+def _register_ldp() -> None:
+    from dpnoise import ldp
+
+    def client_state(name: str) -> Callable[[Context], Dict[str, Any]]:
+        def setup(ctx: Context) -> Dict[str, Any]:
+            fo = ldp.FrequencyOracle(name, epsilon=2.0, domain_size=_LDP_D)
+            n = _ldp_devices(ctx)
+            p = math.exp(2.0) / (math.exp(2.0) + _LDP_D - 1)
+            return {"client": fo.client(ctx.rng()), "items": _zipf_items(n, _LDP_D), "np": ctx.numpy_rng(), "p": p}
+        return setup
+
+    def numpy_grr(ctx: Context, s: Dict[str, Any]) -> object:
+        # the usual float way: keep with probability p, else a uniform other item
+        items, r = s["items"], s["np"]
+        other = r.integers(0, _LDP_D - 1, items.size)
+        return np.where(r.random(items.size) < s["p"], items, other + (other >= items))
+
+    def server_state(name: str) -> Callable[[Context], Dict[str, Any]]:
+        def setup(ctx: Context) -> Dict[str, Any]:
+            fo = ldp.FrequencyOracle(name, epsilon=2.0, domain_size=_LDP_D)
+            items = _zipf_items(_ldp_devices(ctx, name, "server"), _LDP_D)
+            return {"fo": fo, "reports": fo.client(ctx.rng()).privatize(items), "items": items}
+        return setup
+
+    def aggregate(ctx: Context, s: Dict[str, Any]) -> object:
+        return s["fo"].aggregator().add(s["reports"]).estimate()
+
+    for name in ("grr", "oue", "sue", "olh", "flh", "hadamard", "cms", "hcms", "zmatrix"):
+        if name not in ldp.protocols():
+            continue
+        register(Workload(
+            name=f"ldp {name} client: devices, d={_LDP_D}, eps=2", unit="ops",
+            items=lambda ctx: _ldp_devices(ctx), setup=client_state(name),
+            run=lambda ctx, s: s["client"].privatize(s["items"]),
+            reference_name="numpy float k-ary RR (where(random < p, x, other))", reference=numpy_grr,
+        ))
+        register(Workload(
+            name=f"ldp {name} server: add + estimate all, d={_LDP_D}", unit="ops",
+            items=lambda ctx, name=name: _ldp_devices(ctx, name, "server"), setup=server_state(name),
+            run=aggregate,
+            reference_name="numpy bincount of the true items (no privacy)",
+            reference=lambda ctx, s: np.bincount(s["items"], minlength=_LDP_D),
+        ))
 
 
 _register_builtins()
