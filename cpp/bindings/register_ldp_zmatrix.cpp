@@ -135,19 +135,21 @@ void register_ldp_zmatrix(py::module_& m) {
     m.def(
         "zmatrix_sweep",
         [](const py::bytes& key, py::array& sign, py::array& magnitude, uint64_t domain,
-           unsigned threads) {
+           unsigned threads, bool allow_simd) {
             const ldp::ColumnSums s = column_sums(sign, magnitude);
             const ldp::PublicSignMatrix Z(public_key(key));
             py::array_t<int64_t> out(static_cast<py::ssize_t>(domain));
             int64_t* o = out.mutable_data();
             {
                 py::gil_scoped_release release;
-                ldp::zmatrix_sweep(Z, s, domain, o, threads);
+                ldp::zmatrix_sweep(Z, s, domain, o, threads, allow_simd);
             }
             return out;
         },
         py::arg("public_key"), py::arg("sign"), py::arg("magnitude"), py::arg("domain_size"), py::arg("threads"),
-        "S(x) = sum over columns c of s_c Z[x, c], for every x in [0, domain_size): the server's sweep.");
+        py::arg("allow_simd") = true,
+        "S(x) = sum over columns c of s_c Z[x, c], for every x in [0, domain_size): the server's sweep\n"
+        "(allow_simd=False: the scalar loop, for tests).");
 }
 
 }  // namespace dpnoise::bindings

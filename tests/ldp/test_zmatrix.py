@@ -144,8 +144,30 @@ def test_sweep_equals_brute_force(width, planes):
     brute = (Z * r.data["y"].astype(np.int64)).sum(axis=1)
     assert np.array_equal(agg.column_sums(), brute)
     assert np.allclose(agg.estimate(), fo.scale() * brute)
-    assert np.array_equal(agg.column_sums(), _core.zmatrix_sweep(key_bytes(key), agg._state["sign"],
-                                                                agg._state["magnitude"], d, 3))
+    for threads, simd in ((3, True), (1, False), (2, False)):  # the vector and scalar loops agree
+        assert np.array_equal(agg.column_sums(), _core.zmatrix_sweep(key_bytes(key), agg._state["sign"],
+                                                                    agg._state["magnitude"], d, threads, simd))
+
+
+@pytest.mark.parametrize("planes", [4, 5, 6])
+def test_sweep_with_many_planes_equals_brute_force(planes):
+    """Hand-made reports with heavy duplication (the last column holding +min(40, 2^planes - 1), others up to ±(2^planes
+    - 1)): every plane count path (unrolled 4, generic 5 and 6; vector and scalar) is exact."""
+    d, width, key = 21, 64 * 300 + 5, 8
+    fo = zm(d, columns=width, planes=planes, public_key=key)
+    rng = np.random.default_rng(planes)
+    cols = np.concatenate([rng.integers(0, 40, size=400), rng.integers(0, width, size=2000),
+                           np.full(min(40, 2 ** planes - 1), width - 1)]).astype(np.int64)
+    y = np.where(rng.random(cols.size) < 0.5, 1, -1).astype(np.int8)
+    y[-min(40, 2 ** planes - 1):] = 1
+    r = ldp.Reports("zmatrix", fo.fingerprint(), cols.size, {"columns": cols, "y": y})
+    agg = fo.aggregator().add(r)  # (fixed seed: no column exceeds the planes)
+    assert int(agg._state["magnitude"][planes - 1].any()) == 1  # the top plane is used
+    Z = entries(key, np.repeat(np.arange(d), cols.size), np.tile(cols, d), d).reshape(d, cols.size)
+    brute = (Z * y.astype(np.int64)).sum(axis=1)
+    assert np.array_equal(agg.column_sums(), brute)
+    assert np.array_equal(brute, _core.zmatrix_sweep(key_bytes(key), agg._state["sign"], agg._state["magnitude"],
+                                                     d, 1, False))
 
 
 def test_unbiased_and_variance_matches_formula():
