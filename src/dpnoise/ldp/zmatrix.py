@@ -1,0 +1,218 @@
+"""The frequency oracle over a public random matrix Z ∈ {−1,+1}^{d×W} ("zmatrix"; Bassily &
+Smith 2015, the basic randomizer; docs/ldp_zmatrix.md).
+
+Z is never stored: entry (x, c) is computed from a public key on both sides
+(cpp/include/dpnoise/ldp/public_matrix.hpp). A report is (c, y): the public column c of Z it
+uses and y = Z[x, c] kept with probability e^ε/(e^ε + 1), else −Z[x, c] (exact binary randomized
+response). The server estimates f̂(x) = (e^ε + 1)/(e^ε − 1) · Σ_i y_i Z[x, c_i] with one sweep
+over Z at ``estimate()`` time (cached until the next add or merge).
+
+Columns: by default the caller gives each user a distinct public column (``first_column=`` or
+``columns=`` in ``privatize``), e.g. a dense device number assigned at enrolment: the estimator's
+variance is then exactly n c² − f(x) and the server's work is d × (columns used)/64 words. Without
+them each report draws its column uniformly from [0, W) with the secret generator (independent of
+the item): no coordination, still unbiased, but two reports of the same item on one column add 2
+to the variance of every other item (docs/ldp_zmatrix.md, "Duplicated columns"). Any number of
+reports may share a column: the aggregator keeps each column's sum of y.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Dict, Optional
+
+import numpy as np
+
+from .. import _core
+from .._validate import integer
+from ..generator import Generator
+from ._protocol import Aggregator, Client, Protocol, Reports, check_items, one_bit_variance, register
+
+DEFAULT_COLUMNS = 1 << 20
+MAX_COLUMNS = 1 << 36
+DEFAULT_PLANES = 4
+MAX_PLANES = 16
+_KEY_LIMIT = 1 << 256
+
+
+def _public_key(value: Any) -> bytes:
+    if isinstance(value, (bytes, bytearray)):
+        if len(value) != 32:
+            raise ValueError(f"public_key bytes must be exactly 32 bytes long, got {len(value)}")
+        return bytes(value)
+    v = integer(value, "public_key")
+    if not 0 <= v < _KEY_LIMIT:
+        raise ValueError("public_key must be an int in [0, 2**256) or 32 bytes")
+    return v.to_bytes(32, "little")
+
+
+def _check_columns(columns: Any, width: int) -> np.ndarray:
+    arr = np.asarray(columns)
+    if arr.dtype == object or not np.issubdtype(arr.dtype, np.integer):
+        raise TypeError(f"columns must be integers, got dtype {arr.dtype}")
+    if arr.ndim != 1:
+        raise ValueError(f"columns must be a 1-D array, got {arr.ndim}-D")
+    if arr.size and (int(arr.min()) < 0 or int(arr.max()) >= width):
+        raise ValueError(f"columns must be in [0, {width}) (the 'columns' option)")
+    return arr.astype(np.int64, copy=False)
+
+
+@register
+class ZMatrix(Protocol):
+    """One bit per user over a public random ±1 matrix Z (d rows, ``columns`` columns).
+
+    Options: ``public_key`` (int in [0, 2**256) or 32 bytes, default 0: the key of Z; publish
+    it before collecting, chosen independently of the data), ``columns`` (W, the number of
+    columns of Z, default 2**20: the range of column indices and of the state's size, W/8 bytes
+    per plane), ``planes`` (default 4: each column's sum of reports must stay within
+    ±(2**planes − 1); one plane suffices when every column is used once).
+    Report: ``columns`` int64 and ``y`` int8 (±1), one each per user.
+    """
+
+    name = "zmatrix"
+
+    def _check_options(self, options: Dict[str, Any]) -> Dict[str, Any]:
+        unknown = set(options) - {"public_key", "columns", "planes"}
+        if unknown:
+            raise TypeError(f"protocol 'zmatrix' takes no option {sorted(unknown)[0]!r}")
+        key = _public_key(options.get("public_key", 0))
+        width = integer(options.get("columns", DEFAULT_COLUMNS), "columns")
+        if not 1 <= width <= MAX_COLUMNS:
+            raise ValueError(f"columns must be in [1, 2**36], got {width}")
+        planes = integer(options.get("planes", DEFAULT_PLANES), "planes")
+        if not 1 <= planes <= MAX_PLANES:
+            raise ValueError(f"planes must be in [1, {MAX_PLANES}], got {planes}")
+        return {"public_key": key, "columns": width, "planes": planes}
+
+    @property
+    def width(self) -> int:
+        return int(self.options["columns"])
+
+    def scale(self) -> float:
+        """c = (e^γ + 1)/(e^γ − 1): the estimator's factor (1/(2p − 1), p = e^γ/(e^γ + 1))."""
+        e = math.exp(float(self.gamma))
+        return (e + 1) / (e - 1)
+
+    def client(self, rng: Optional[Generator] = None, *, allow_insecure: bool = False) -> "ZMatrixClient":
+        return ZMatrixClient(self, rng, allow_insecure=allow_insecure)
+
+    def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
+        # no columns given: one uniform column per report from the secret generator
+        cols = rng.integers(0, self.width, size=items.size, threads=threads).astype(np.int64, copy=False)
+        return self._privatize_columns(rng, items, cols, threads)
+
+    def _privatize_columns(self, rng: Generator, items: np.ndarray, cols: np.ndarray,
+                           threads: int) -> Dict[str, np.ndarray]:
+        y = _core.zmatrix_privatize(rng._core, items, cols.astype(np.uint64), self.domain_size,
+                                    self.options["public_key"], self.gamma.numerator, self.gamma.denominator,
+                                    threads)
+        return {"columns": cols, "y": y}
+
+    def variance_per_user(self) -> float:
+        """((e^ε + 1)/(e^ε − 1))² (docs/ldp_zmatrix.md, "Variance")."""
+        return one_bit_variance(float(self.gamma))
+
+    def variance(self, n: int, counts: Optional[np.ndarray] = None) -> np.ndarray:
+        """n c² − f(x) for reports on distinct columns (docs/ldp_zmatrix.md, "Variance": a
+        holder of x contributes c² − 1, any other user c²)."""
+        var = np.full(self.domain_size, n * self.variance_per_user())
+        if counts is not None:
+            var = var - counts
+        return var
+
+
+class ZMatrixClient(Client):
+    """The zmatrix randomizer: ``privatize(items, first_column=None, columns=None)``."""
+
+    def privatize(self, items: Any, *, first_column: Optional[int] = None, columns: Any = None,
+                  threads: Optional[int] = None) -> Reports:
+        """One ε-LDP report per item. The public column of each report: ``columns`` (one int per
+        item in [0, W)), or ``first_column`` + 0, 1, 2, ... (dense public user indices), or, with
+        neither, drawn uniformly from [0, W) by the secret generator."""
+        from .._validate import check_threads
+
+        proto: ZMatrix = self.protocol  # type: ignore[assignment]
+        t = check_threads(threads)
+        arr = check_items(items, proto.domain_size)
+        if first_column is not None and columns is not None:
+            raise ValueError("give columns or first_column, not both")
+        if first_column is None and columns is None:
+            data = proto._privatize(self.rng, arr, t)
+        else:
+            if columns is not None:
+                cols = _check_columns(columns, proto.width)
+                if cols.size != arr.size:
+                    raise ValueError(f"columns must hold one column per item ({arr.size}), got {cols.size}")
+            else:
+                first = integer(first_column, "first_column")
+                if first < 0 or first + arr.size > proto.width:
+                    raise ValueError(f"first_column + len(items) must be within [0, {proto.width}] (columns)")
+                cols = np.arange(first, first + arr.size, dtype=np.int64)
+            data = proto._privatize_columns(self.rng, arr, cols, t)
+        return Reports(proto.name, proto.fingerprint(), int(arr.size), data)
+
+
+class ZMatrixAggregator(Aggregator):
+    """State: each column's sum of reports, in sign-magnitude bit planes packed 64 columns a
+    word (``sign`` (W/64,), ``magnitude`` (planes, W/64), uint64): W(planes + 1)/8 bytes."""
+
+    protocol: ZMatrix
+
+    def _empty_state(self) -> Dict[str, np.ndarray]:
+        self._cache: Optional[np.ndarray] = None
+        nwords = (self.protocol.width + 63) // 64
+        return {"sign": np.zeros(nwords, dtype=np.uint64),
+                "magnitude": np.zeros((self.protocol.options["planes"], nwords), dtype=np.uint64)}
+
+    def _check_batch(self, reports: Reports) -> None:
+        c, y = reports.data.get("columns"), reports.data.get("y")
+        if (not isinstance(c, np.ndarray) or c.dtype != np.int64 or c.shape != (reports.n,)
+                or not isinstance(y, np.ndarray) or y.dtype != np.int8 or y.shape != (reports.n,)):
+            raise ValueError("zmatrix reports must hold 'columns' (int64) and 'y' (int8), one per user")
+        if c.size and (int(c.min()) < 0 or int(c.max()) >= self.protocol.width):
+            raise ValueError(f"zmatrix report columns must be in [0, {self.protocol.width})")
+        if y.size and not np.all((y == 1) | (y == -1)):
+            raise ValueError("zmatrix report values y must be -1 or +1")
+
+    def _ingest(self, reports: Reports) -> None:
+        sign, mag = self._state["sign"].copy(), self._state["magnitude"].copy()
+        try:
+            _core.zmatrix_accumulate(sign, mag, reports.data["columns"].astype(np.uint64), reports.data["y"])
+        except OverflowError as exc:  # the state is untouched: we worked on copies
+            raise ValueError(str(exc)) from None
+        self._state = {"sign": sign, "magnitude": mag}
+        self._cache = None
+
+    def _merge_state(self, other: "Aggregator") -> None:
+        sign, mag = self._state["sign"].copy(), self._state["magnitude"].copy()
+        try:
+            _core.zmatrix_merge(sign, mag, other._state["sign"].copy(), other._state["magnitude"].copy())
+        except OverflowError as exc:
+            raise ValueError(str(exc)) from None
+        self._state = {"sign": sign, "magnitude": mag}
+        self._cache = None
+
+    def _after_load(self) -> None:
+        self._cache = None
+        width = self.protocol.width
+        if width % 64:  # bits past column W - 1 must be clear
+            tail = ~np.uint64((1 << (width % 64)) - 1)
+            if (self._state["sign"][-1] & tail) or (self._state["magnitude"][:, -1] & tail).any():
+                raise ValueError("corrupt aggregator state: bits beyond the last column")
+        if (self._state["sign"] & ~np.bitwise_or.reduce(self._state["magnitude"], axis=0)).any():
+            raise ValueError("corrupt aggregator state: a sign on a column whose sum is zero")
+
+    def column_sums(self, threads: Optional[int] = None) -> np.ndarray:
+        """S(x) = Σ_i y_i Z[x, c_i] for every item (int64): one sweep over Z, cached."""
+        from .._validate import check_threads
+
+        if self._cache is None:
+            self._cache = _core.zmatrix_sweep(self.protocol.options["public_key"], self._state["sign"],
+                                              self._state["magnitude"], self.protocol.domain_size,
+                                              check_threads(threads))
+        return self._cache
+
+    def _estimate(self) -> np.ndarray:
+        return self.protocol.scale() * self.column_sums()
+
+
+ZMatrix.aggregator_class = ZMatrixAggregator
