@@ -7,6 +7,10 @@ Targets (issue #12; checked in test_hadamard_targets):
   d = 65,536: aggregation plus full estimation  <= 0.5 s
 pure-ldp's HadamardMech (t = 1, the same oracle) is measured beside it when its venv
 (/tmp/venv-pureldp, numpy < 2) exists, on fewer users (it is pure Python), in a subprocess.
+
+Also reported (no targets): Apple's sketches "cms" and "hcms" (k = 256 hashes, width 1024),
+client and aggregation + full estimation at d = 1024 and 65,536; the CMS client draws m exact
+Bernoulli decisions per user, so it is timed on 10^5 users.
 """
 import json
 import os
@@ -17,6 +21,7 @@ import numpy as np
 import pytest
 
 import dpnoise
+import dpnoise.ldp.count_mean_sketch  # noqa: F401  (registers "cms" and "hcms")
 import dpnoise.ldp.hadamard  # noqa: F401  (registers "hadamard")
 from dpnoise import ldp
 from conftest import RESULTS, TIMES, record, record_time
@@ -67,6 +72,34 @@ def test_hadamard_aggregate_estimate_65536(benchmark):
     est = record_time(benchmark, "ldp hadamard aggregate+estimate d=65536", lambda: aggregate_and_estimate(65536),
                       rounds=3)
     assert close_to_truth(est, 65536)
+
+
+SKETCH_USERS = {"cms": 100_000, "hcms": N}
+SKETCH = {(name, d): ldp.FrequencyOracle(name, EPS, d, hashes=256, width=1024, public_key=2017)
+          for name in SKETCH_USERS for d in ITEMS}
+
+
+@pytest.mark.parametrize("name", ["cms", "hcms"])
+def test_sketch_client(benchmark, name):
+    f, n = SKETCH[(name, 1024)], SKETCH_USERS[name]
+    c = f.client()
+    out = record(benchmark, f"ldp {name} client d=1024", lambda: c.privatize(ITEMS[1024][:n], threads=1), n,
+                 rounds=3)
+    assert len(out) == n
+
+
+@pytest.mark.parametrize("d", [1024, 65536])
+@pytest.mark.parametrize("name", ["cms", "hcms"])
+def test_sketch_aggregate_estimate(benchmark, name, d):
+    f, n = SKETCH[(name, d)], SKETCH_USERS[name]
+    reports = f.client().privatize(ITEMS[d][:n], threads=1)
+
+    def run():
+        return f.aggregator().add(reports).estimate()
+
+    est = record(benchmark, f"ldp {name} aggregate+estimate d={d}", run, n, rounds=3)
+    truth = np.bincount(ITEMS[d][:n], minlength=d)
+    assert abs(est[0] - truth[0]) < 6 * np.sqrt(f.variance(n, truth)[0])
 
 
 PURE_LDP_SCRIPT = textwrap.dedent("""
