@@ -237,3 +237,14 @@ def test_bad_options(name):
     with pytest.raises(ValueError, match="items"):
         client(a).privatize([10])
     assert len(a.client().privatize([1, 2, 3])) == 3
+
+
+@pytest.mark.parametrize("name", ["cms", "hcms"])
+def test_reports_do_not_depend_on_threads(name):
+    f = fo(name, d=50, hashes=7, width=16)
+    items = np.random.default_rng(3).integers(0, 50, size=20_001)
+    one, two = client(f, 8).privatize(items, threads=1), client(f, 8).privatize(items, threads=2)
+    assert one.data.keys() == two.data.keys()
+    assert all(np.array_equal(one.data[k], two.data[k]) for k in one.data)
+    assert one.data["hash_index"].min() >= 0 and one.data["hash_index"].max() < 7
+    assert np.bincount(one.data["hash_index"], minlength=7).min() > 2500  # uniform hash choice

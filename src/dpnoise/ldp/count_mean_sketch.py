@@ -19,7 +19,7 @@ import numpy as np
 from .. import _core
 from .._validate import integer
 from ..generator import Generator
-from ._protocol import Aggregator, Protocol, Reports, register
+from ._protocol import Aggregator, Protocol, Reports, check_items, register
 
 DEFAULT_HASHES = 256
 DEFAULT_WIDTH = 1024
@@ -62,7 +62,6 @@ class _Sketch(Protocol):
 
     def hash_values(self, items: Any) -> np.ndarray:
         """h_l(x) for every hash l and the given items: int64 (hashes, len(items)) (public)."""
-        from ._protocol import check_items
         arr = check_items(items, self.domain_size)
         out = np.empty((self.hashes, arr.size), dtype=np.int64)
         for l in range(self.hashes):

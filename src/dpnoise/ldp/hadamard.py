@@ -1,7 +1,7 @@
 """The 1-bit Hadamard frequency oracle ("hadamard"): each user sends a secret uniform row index
 j of the Hadamard matrix of order D (the domain padded to a power of two) and one bit,
 H[j, x] kept with probability e^ε/(e^ε + 1), else flipped (Bassily & Smith 2015, §4, with
-Hadamard rows as the public matrix). The server sums the ±1 reports per row (state O(D)) and
+Hadamard rows as the public matrix; Bassily, Nissim, Stemmer & Thakurta 2017). The server sums the ±1 reports per row (state O(D)) and
 decodes every item at once with one fast Walsh–Hadamard transform: O(n + D log D).
 The client and the sums run in C++ (cpp/include/dpnoise/ldp/hadamard_response.hpp); the keep
 decision is the exact binary randomized-response kernel. See docs/ldp_hadamard.md."""
