@@ -1,0 +1,98 @@
+"""The 1-bit Hadamard frequency oracle ("hadamard"): each user sends a secret uniform row index
+j of the Hadamard matrix of order D (the domain padded to a power of two) and one bit,
+H[j, x] kept with probability e^ε/(e^ε + 1), else flipped (Bassily & Smith 2015, §4, with
+Hadamard rows as the public matrix; Bassily, Nissim, Stemmer & Thakurta 2017). The server sums the ±1 reports per row (state O(D)) and
+decodes every item at once with one fast Walsh–Hadamard transform: O(n + D log D).
+The client and the sums run in C++ (cpp/include/dpnoise/ldp/hadamard_response.hpp); the keep
+decision is the exact binary randomized-response kernel. See docs/ldp_hadamard.md."""
+from __future__ import annotations
+
+import math
+from typing import Any, Dict, Optional
+
+import numpy as np
+
+from .. import _core
+from ..generator import Generator
+from ._protocol import Aggregator, Protocol, Reports, one_bit_variance, register
+
+# The server keeps one int64 per row of the padded domain: 2^30 rows is 8 GiB.
+MAX_PADDED_SIZE = 1 << 30
+
+
+def padded_size(domain_size: int) -> int:
+    """D = the least power of two >= domain_size."""
+    return 1 << (int(domain_size) - 1).bit_length()
+
+
+@register
+class Hadamard(Protocol):
+    """1-bit Hadamard response over d items, padded to D = 2^⌈log2 d⌉ rows.
+
+    Report: ``rows`` (int64, the row j of each user, uniform on [0, D), drawn from the secret
+    generator independently of the item) and ``bits`` (uint8, one bit per user packed
+    little-endian, ceil(n/8) bytes; bit 1 means −1). Estimate:
+    ĉ(x) = (e^ε + 1)/(e^ε − 1) · Σ_i y_i H[j_i, x]. Variance: n((e^ε + 1)/(e^ε − 1))² − c(x)
+    exactly (docs/ldp_hadamard.md)."""
+
+    name = "hadamard"
+
+    def __init__(self, epsilon: float, domain_size: int, **options: Any) -> None:
+        super().__init__(epsilon, domain_size, **options)
+        if padded_size(self.domain_size) > MAX_PADDED_SIZE:
+            raise ValueError(f"domain_size must be at most 2^30 for 'hadamard' (the server keeps one count per "
+                             f"row of the padded domain), got {self.domain_size}")
+
+    @property
+    def padded_size(self) -> int:
+        return padded_size(self.domain_size)
+
+    def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
+        g = self.gamma
+        rows, bits = _core.ldp_hadamard_privatize(rng._core, items, self.padded_size, g.numerator, g.denominator,
+                                                  threads)
+        return {"rows": rows, "bits": bits}
+
+    def scale(self) -> float:
+        """(e^ε + 1)/(e^ε − 1) = 1/(2p − 1), the de-biasing factor (ε the exact rational γ)."""
+        e = math.exp(float(self.gamma))
+        return (e + 1) / (e - 1)
+
+    def variance_per_user(self) -> float:
+        return one_bit_variance(float(self.gamma))
+
+    def variance(self, n: int, counts: Optional[np.ndarray] = None) -> np.ndarray:
+        # each user's term s·y·H[j, x] has square s² and mean 1{x_i = x}: n s² − c(x) in all
+        var = np.full(self.domain_size, n * self.variance_per_user())
+        if counts is not None:
+            var = var - np.asarray(counts, dtype=np.float64)
+        return var
+
+
+class HadamardAggregator(Aggregator):
+    """State: ``row_sums`` (int64, D): the sum of the ±1 reports of each row."""
+
+    def _empty_state(self) -> Dict[str, np.ndarray]:
+        return {"row_sums": np.zeros(self.protocol.padded_size, dtype=np.int64)}
+
+    def _check_batch(self, reports: Reports) -> None:
+        rows, bits = reports.data.get("rows"), reports.data.get("bits")
+        if set(reports.data) != {"rows", "bits"}:
+            raise ValueError("hadamard reports must hold exactly 'rows' and 'bits'")
+        if not isinstance(rows, np.ndarray) or rows.dtype != np.int64 or rows.shape != (reports.n,):
+            raise ValueError("hadamard reports: 'rows' must be int64, one row per report")
+        if not isinstance(bits, np.ndarray) or bits.dtype != np.uint8 or bits.shape != ((reports.n + 7) // 8,):
+            raise ValueError("hadamard reports: 'bits' must be uint8, ceil(n/8) packed bytes")
+        _core.ldp_hadamard_check_reports(rows, bits, reports.n, self.protocol.padded_size)
+
+    def _ingest(self, reports: Reports) -> None:
+        _core.ldp_hadamard_accumulate(self._state["row_sums"], reports.data["rows"], reports.data["bits"],
+                                      reports.n)
+
+    def _estimate(self) -> np.ndarray:
+        # Σ_j S[j] H[j, x] for every x, exact in int64 (|Σ_j S[j]| <= n)
+        sums = _core.walsh_hadamard_transform(self._state["row_sums"])[: self.protocol.domain_size]
+        return sums * self.protocol.scale()
+
+
+Hadamard.aggregator_class = HadamardAggregator
