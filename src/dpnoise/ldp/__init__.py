@@ -9,6 +9,9 @@ from ._protocol import (
     Aggregator, Client, FrequencyOracle, Protocol, Reports, protocols, recommend, register,
 )
 from . import grr  # noqa: F401  (registers "grr")
+from . import hadamard  # noqa: F401  (registers "hadamard")
+from . import count_mean_sketch  # noqa: F401  (registers "cms" and "hcms")
+from . import zmatrix  # noqa: F401  (registers "zmatrix")
 from . import postprocess
 from .postprocess import clip_nonnegative, norm_sub, project_simplex
 

@@ -312,6 +312,7 @@ class Aggregator:
         self.protocol = protocol
         self.n = 0
         self._state: Dict[str, np.ndarray] = self._empty_state()
+        self._cache: Optional[np.ndarray] = None  # the estimates of this state (see _estimates)
 
     # -- to override -----------------------------------------------------------------------
     def _empty_state(self) -> Dict[str, np.ndarray]:
@@ -354,6 +355,7 @@ class Aggregator:
                             f"{type(reports).__name__}")
         self._same_protocol("reports", reports.protocol, reports.params)
         self._check_batch(reports)
+        self._cache = None
         self._ingest(reports)
         self.n += reports.n
         return self
@@ -363,19 +365,30 @@ class Aggregator:
         if not isinstance(other, Aggregator):
             raise TypeError(f"can only merge an Aggregator, got {type(other).__name__}")
         self._same_protocol("the other aggregator's reports", other.protocol.name, other.protocol.fingerprint())
+        self._cache = None
         self._merge_state(other)
         self.n += other.n
         return self
 
+    def _estimates(self) -> np.ndarray:
+        """All d estimates, computed once per state: estimate, variance and stderr share them
+        until the next add or merge (which drop the cache)."""
+        cached = getattr(self, "_cache", None)
+        if cached is None:
+            cached = np.asarray(self._estimate(), dtype=np.float64)
+            cached.flags.writeable = False
+            self._cache = cached
+        return cached
+
     def estimate(self, items: Any = None) -> np.ndarray:
         """Unbiased estimates of how many users hold each item (all items, or ``items``)."""
-        est = self._estimate()
-        return est if items is None else est[check_items(items, self.protocol.domain_size)]
+        est = self._estimates()
+        return est.copy() if items is None else est[check_items(items, self.protocol.domain_size)]
 
     def variance(self, items: Any = None) -> np.ndarray:
         """Per-item variance of the estimates, from the protocol's formula (count-dependent terms
         use the clipped estimates as the counts)."""
-        counts = np.clip(self._estimate(), 0, self.n) if self.n else np.zeros(self.protocol.domain_size)
+        counts = np.clip(self._estimates(), 0, self.n) if self.n else np.zeros(self.protocol.domain_size)
         var = self.protocol.variance(self.n, counts)
         return var if items is None else var[check_items(items, self.protocol.domain_size)]
 
