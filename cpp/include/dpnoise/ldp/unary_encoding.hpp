@@ -69,8 +69,19 @@ struct UnaryEncoding {
             const exact::Thresholds& th = other.high;
             const uint64_t m = th.hi_m1.size();
             const unsigned gb = th.guide_bits;
+            const uint64_t mask = (uint64_t{1} << gb) - 1;
+            // buckets are cut from whole words, floor(64/gb) per word; a word's leftover bits
+            // are dropped (unused independent bits: dropping them leaves every law unchanged)
+            uint64_t buf = 0;
+            unsigned left = 0;
             for (;;) {
-                const uint32_t bucket = static_cast<uint32_t>(bits.bits(gb));
+                if (left < gb) {
+                    buf = bits.word();
+                    left = 64;
+                }
+                const uint32_t bucket = static_cast<uint32_t>(buf & mask);
+                buf >>= gb;
+                left -= gb;
                 const uint32_t e = th.guide[bucket];
                 const uint64_t h = (e & 1) ? (e >> 1) : other.scan_bucket(bits, bucket);
                 pos += h;
