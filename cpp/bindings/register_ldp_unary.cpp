@@ -2,11 +2,15 @@
 // Items and report matrices are checked with the GIL held and before any randomness is drawn
 // or any count changes; messages never echo an item.
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "bindings.hpp"
 #include "dpnoise/ldp/packed_column_counts.hpp"
+#include "dpnoise/exact/refinement_policy.hpp"
+#include "dpnoise/ldp/geometric_skip.hpp"
 #include "dpnoise/ldp/unary_encoding.hpp"
+#include "dpnoise/random/stream_fill.hpp"
 
 namespace dpnoise::bindings {
 
@@ -57,6 +61,27 @@ void register_ldp_unary(py::module_& m) {
         "Unary-encoding reports ('oue' or 'sue', gamma = gamma_num/gamma_den) of int64 items in\n"
         "[0, domain_size): a (users, ceil(domain_size/64)) uint64 matrix, bit b of word j for item\n"
         "64 j + b. Exact: the other items' ones by exact geometric skips (no floating point).");
+
+    m.def(
+        "_ldp_geometric_skip_for_testing",
+        [](GeneratorHandle& h, const py::int_& gamma_num, const py::int_& gamma_den, size_t n, uint64_t limit,
+           bool forced) {
+            const ldp::GeometricSkip skip(big_from_py(gamma_num, "gamma_num"), big_from_py(gamma_den, "gamma_den"));
+            py::array_t<int64_t> out(static_cast<py::ssize_t>(n));
+            int64_t* p = out.mutable_data();
+            with_family_nogil(h, [&](auto& family) {
+                random::for_each_chunk<UINT32_MAX>(family, n, 1, [&](auto& bits, size_t begin, size_t end) {
+                    using Bits = std::remove_reference_t<decltype(bits)>;
+                    for (size_t i = begin; i < end; ++i)
+                        p[i] = static_cast<int64_t>(forced ? skip.sample<Bits, exact::ForceRefinement>(bits, limit)
+                                                           : skip.sample(bits, limit));
+                });
+            });
+            return py::make_tuple(out, skip.low_bits, skip.high.hi_m1.size());
+        },
+        py::arg("gen"), py::arg("gamma_num"), py::arg("gamma_den"), py::arg("n"), py::arg("limit"), py::arg("forced"),
+        "Test hook: (n gaps min(Y, limit) with P[Y >= j] = (1 + e^-gamma)^-j, low_bits k, thresholds m);\n"
+        "forced: every decision settled by the exact refinement path.");
 
     m.def(
         "ldp_packed_padding_clear",

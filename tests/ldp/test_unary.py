@@ -289,3 +289,31 @@ def test_estimates_on_zipf_items():
         z = (agg.estimate() - truth) / np.sqrt(fo.variance(n, truth))
         assert np.abs(z).max() < 5
         assert agg.estimate([0, 1]).shape == (2,)
+
+
+@pytest.mark.parametrize("gamma,forced,n", [
+    ("2", False, 400_000), ("7", False, 400_000), ("12", False, 400_000), ("1/3", False, 400_000),
+    ("2", True, 20_000), ("7", True, 20_000), ("1/3", True, 20_000),
+])
+def test_geometric_skip_gap_law(gamma, forced, n):
+    """The gap sampler alone against P[Y >= j] = r^j, r = 1/(1 + e^-gamma): Y binned into 20
+    cells of equal probability mass (by r^j), chi-square alpha = 1e-6 (critical value at the
+    cells' d.o.f.); on the single-table path (gamma 2, 1/3) and the H 2^k + L path (7, 12), and
+    with every decision forced through the exact refinement (the rare path's law)."""
+    from fractions import Fraction
+
+    from scipy.stats import chi2 as chi2_law
+
+    g = Fraction(gamma)
+    gaps, low_bits, m = _core._ldp_geometric_skip_for_testing(dpnoise.default_rng(21)._core, g.numerator,
+                                                              g.denominator, n, 2**62, forced)
+    assert (low_bits == 0) == (g < 5) and m >= 28
+    r = 1 / (1 + math.exp(-float(g)))
+    # cell edges e_0 = 0 < e_1 < ... : e_b the least j with r^j <= 1 - b/20
+    edges = sorted({math.ceil(math.log(1 - b / 20) / math.log(r) - 1e-12) for b in range(20)})
+    observed = np.histogram(gaps, bins=edges + [np.inf])[0].astype(float)
+    tail = np.array([r ** e for e in edges] + [0.0])
+    expected = (tail[:-1] - tail[1:]) * n
+    assert gaps.min() >= 0
+    stat = float(((observed - expected) ** 2 / expected).sum())
+    assert stat < chi2_law.isf(1e-6, len(edges) - 1)

@@ -36,6 +36,7 @@
 #include "dpnoise/exact/exp_fixed_bounds.hpp"
 #include "dpnoise/exact/fixed_enclosure.hpp"
 #include "dpnoise/exact/lazy_comparison.hpp"
+#include "dpnoise/exact/refinement_policy.hpp"
 #include "dpnoise/exact/threshold_inversion.hpp"
 
 namespace dpnoise::ldp {
@@ -130,21 +131,22 @@ struct GeometricSkip {
         return exact::lazy_less(bits, words, [this, j](int L) { return q_power(j, L); });
     }
 
-    // min(Y, limit)
-    template <class Bits>
+    // min(Y, limit). Policy = exact::ForceRefinement settles every decision by the exact path
+    // (tests of that rare path's law).
+    template <class Bits, class Policy = exact::NeverForceRefinement>
     uint64_t sample(Bits& bits, uint64_t limit) const {
         uint64_t y = 0;
         const uint64_t m = high.hi_m1.size();
         for (;;) {
             auto exact_h = [this](Bits& b, std::vector<uint64_t>& words, uint64_t h) { return less_q_power(b, words, a * h); };
-            const uint64_t h = exact::invert(bits, high, exact_h);
+            const uint64_t h = exact::invert<Bits, decltype(exact_h)&, Policy>(bits, high, exact_h);
             // a h <= 2^40 2^12: no overflow; y stays below limit + 2^52
             y += a * h;
             if (y >= limit) return limit;
             if (h < m) break;  // H >= m: memoryless, draw H again
         }
         if (low_bits == 0) return y;
-        const uint64_t l = sample_low(bits);
+        const uint64_t l = sample_low<Bits, Policy>(bits);
         return std::min(limit, y + l);
     }
 
@@ -156,7 +158,7 @@ struct GeometricSkip {
     }
 
     // L: uniform l in [0, 2^k) accepted with probability q^l
-    template <class Bits>
+    template <class Bits, class Policy = exact::NeverForceRefinement>
     uint64_t sample_low(Bits& bits) const {
         for (;;) {
             const uint64_t l = bits.bits(low_bits);
@@ -166,11 +168,15 @@ struct GeometricSkip {
             const u128 xlo = static_cast<u128>(l) * lambda_lo, xhi = static_cast<u128>(l) * lambda_hi + 1;
             if (xhi >> 61) throw std::logic_error("geometric skip: acceptance exponent out of range");
             const uint64_t xl = static_cast<uint64_t>(xlo), xh = static_cast<uint64_t>(xhi);
-            // R < 1 − x_hi <= e^{−x}: R < (w + 1)/2^32 <= that
-            if ((static_cast<u128>(w) + 1) << 32 <= (static_cast<u128>(1) << 64) - xh) return l;
-            const exact::Bounds32 b = exact::exp_small_bounds32(xl, xh);
-            if (w < b.lo) return l;
-            if (static_cast<uint64_t>(w) >= b.hi) continue;
+            (void)xl;
+            (void)xh;
+            if constexpr (!Policy::kForce) {
+                // R < 1 − x_hi <= e^{−x}: R < (w + 1)/2^32 <= that
+                if ((static_cast<u128>(w) + 1) << 32 <= (static_cast<u128>(1) << 64) - xh) return l;
+                const exact::Bounds32 b = exact::exp_small_bounds32(xl, xh);
+                if (w < b.lo) return l;
+                if (static_cast<uint64_t>(w) >= b.hi) continue;
+            }
             std::vector<uint64_t> words{(static_cast<uint64_t>(w) << 32) | bits.bits(32)};
             if (less_q_power_slow(bits, words, l)) return l;
         }
