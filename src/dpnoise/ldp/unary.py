@@ -1,0 +1,123 @@
+"""Unary encoding ("oue", "sue"): each user sends d bits, the true item's bit set with
+probability p and every other item's bit with probability q, all independent; reports are
+bit-packed, a (users, ceil(d/64)) uint64 matrix (bit b of word j is item 64 j + b).
+
+* ``"oue"``, optimized unary encoding (Wang, Blocki, Li & Jha, USENIX Security 2017, §4.3):
+  p = 1/2, q = 1/(e^ε + 1).
+* ``"sue"``, symmetric unary encoding, the basic one-time RAPPOR (Erlingsson, Pihur & Korolova,
+  CCS 2014; Wang et al. 2017, §4.3): p = e^{ε/2}/(e^{ε/2} + 1), q = 1/(e^{ε/2} + 1).
+
+The randomizer is exact (cpp/include/dpnoise/ldp/unary_encoding.hpp): the other items' ones are
+drawn by exact geometric skips (ldp/geometric_skip.hpp), about d q + 1 draws per user, not d.
+The aggregator counts the ones of each column over the packed words with carry-save adders
+(ldp/packed_column_counts.hpp) and keeps d int64 counts. Reports are d bits, so d is limited
+to 2^20; for larger domains use "olh" or "hadamard".
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Dict, Optional
+
+import numpy as np
+
+from .. import _core
+from ..generator import Generator
+from ._protocol import Aggregator, Protocol, Reports, register
+
+# a report is d bits: beyond 2^20 (128 KiB per user) unary encoding is the wrong protocol
+MAX_UNARY_DOMAIN = 1 << 20
+
+
+class _UnaryEncoding(Protocol):
+    """Shared by OUE and SUE. Estimate: ĉ(x) = (C(x) − n q)/(p − q), C(x) the reports with
+    bit x set (Wang et al. 2017, §4.3). Variance: n q(1 − q)/(p − q)² + c(x)(1 − p − q)/(p − q)
+    (Wang et al. 2017, Eq. 3 with the count-dependent term of the same derivation)."""
+
+    def _check_options(self, options: Dict[str, Any]) -> Dict[str, Any]:
+        if self.domain_size > MAX_UNARY_DOMAIN:
+            raise ValueError(f"domain_size must be at most 2^20 for {self.name!r} (each report is domain_size "
+                             f"bits); use 'olh' or 'hadamard' for larger domains, got {self.domain_size}")
+        return super()._check_options(options)
+
+    @property
+    def words(self) -> int:
+        """uint64 words per report."""
+        return (self.domain_size + 63) // 64
+
+    def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
+        g = self.gamma
+        bits = _core.ldp_unary_privatize(rng._core, self.name, np.ascontiguousarray(items, dtype=np.int64),
+                                         self.domain_size, g.numerator, g.denominator, threads)
+        return {"bits": bits}
+
+    def _pq(self) -> tuple:
+        raise NotImplementedError
+
+    def variance_per_user(self) -> float:
+        p, q = self._pq()
+        return q * (1 - q) / (p - q) ** 2
+
+    def variance(self, n: int, counts: Optional[np.ndarray] = None) -> np.ndarray:
+        p, q = self._pq()
+        var = np.full(self.domain_size, n * self.variance_per_user())
+        if counts is not None:
+            var = var + np.asarray(counts, dtype=np.float64) * (1 - p - q) / (p - q)
+        return var
+
+
+@register
+class OUE(_UnaryEncoding):
+    """Optimized unary encoding: p = 1/2, q = 1/(e^ε + 1); variance per user 4e^ε/(e^ε − 1)²
+    (Wang et al. 2017, Eq. 7)."""
+
+    name = "oue"
+
+    def _pq(self) -> tuple:
+        return 0.5, 1.0 / (math.exp(float(self.gamma)) + 1.0)
+
+
+@register
+class SUE(_UnaryEncoding):
+    """Symmetric unary encoding (basic one-time RAPPOR): p = e^{ε/2}/(e^{ε/2} + 1),
+    q = 1/(e^{ε/2} + 1); variance per user e^{ε/2}/(e^{ε/2} − 1)² (Wang et al. 2017, §4.3)."""
+
+    name = "sue"
+
+    def _pq(self) -> tuple:
+        h = math.exp(float(self.gamma) / 2)
+        return h / (h + 1.0), 1.0 / (h + 1.0)
+
+
+class UnaryAggregator(Aggregator):
+    """d int64 column counts C(x) (state ``counts``; 64 ceil(d/64) entries internally, the
+    padding columns always zero)."""
+
+    def _empty_state(self) -> Dict[str, np.ndarray]:
+        return {"counts": np.zeros(self.protocol.domain_size, dtype=np.int64)}
+
+    def _check_batch(self, reports: Reports) -> None:
+        name, d = self.protocol.name, self.protocol.domain_size
+        b = reports.data.get("bits")
+        if set(reports.data) != {"bits"} or not isinstance(b, np.ndarray):
+            raise ValueError(f"{name} reports must hold exactly 'bits': a uint64 array")
+        if b.dtype != np.uint64:
+            raise ValueError(f"{name} report bits must be uint64, got {b.dtype}")
+        if b.shape != (reports.n, self.protocol.words):
+            raise ValueError(f"{name} report bits must have shape (users, ceil(domain_size/64)) = "
+                             f"({reports.n}, {self.protocol.words}), got {b.shape}")
+        if not _core.ldp_packed_padding_clear(np.ascontiguousarray(b), d):
+            raise ValueError(f"{name} report bits must be zero beyond column domain_size = {d}")
+
+    def _ingest(self, reports: Reports) -> None:
+        d = self.protocol.domain_size
+        full = np.zeros(64 * self.protocol.words, dtype=np.int64)
+        _core.ldp_packed_column_counts_add(np.ascontiguousarray(reports.data["bits"]), d, full, 1)
+        self._state["counts"] = self._state["counts"] + full[:d]
+
+    def _estimate(self) -> np.ndarray:
+        p, q = self.protocol._pq()
+        return (self._state["counts"] - self.n * q) / (p - q)
+
+
+OUE.aggregator_class = UnaryAggregator
+SUE.aggregator_class = UnaryAggregator
