@@ -90,7 +90,7 @@ void register_ldp_hashing(py::module_& m) {
         py::arg("gen"), py::arg("items"), py::arg("pool"), py::arg("g"), py::arg("gamma_num"), py::arg("gamma_den"),
         py::arg("threads"),
         "FLH clients (Cormode, Maddock & Maple 2021): per item a secret uniform index j into the public\n"
-        "pool of seeds and the bucket h_pool[j](x) by exact g-ary randomized response. Returns (indices,\n"
+        "pool of seeds and the bucket h_pool[j](fmix32(x)) by exact g-ary randomized response. Returns (indices,\n"
         "values), both int64.");
     m.def(
         "olh_support",
@@ -142,7 +142,7 @@ void register_ldp_hashing(py::module_& m) {
         "FLH support counts: support[x] = sum_j counts[j, h_pool[j](x)]. O(k_prime domain_size).");
     m.def(
         "local_hash",
-        [](const py::array& seeds, const py::array& items, uint64_t g) {
+        [](const py::array& seeds, const py::array& items, uint64_t g, bool scramble) {
             ldp::HashFamily::check_buckets(g);
             const auto S = exact_array<uint64_t>(seeds, 2, "seeds");
             const i64_array x = hash_items(items);
@@ -151,13 +151,15 @@ void register_ldp_hashing(py::module_& m) {
             int64_t* o = out.mutable_data();
             const uint64_t* s = S.data();
             const int64_t* in = x.data();
-            for (py::ssize_t i = 0; i < x.shape(0); ++i)
-                o[i] = static_cast<int64_t>(ldp::HashFamily::bucket(ldp::HashSeed{s[2 * i], s[2 * i + 1]},
-                                                                    static_cast<uint64_t>(in[i]), g));
+            for (py::ssize_t i = 0; i < x.shape(0); ++i) {
+                const uint64_t key = scramble ? ldp::HashFamily::scramble(static_cast<uint64_t>(in[i])) : static_cast<uint64_t>(in[i]);
+                o[i] = static_cast<int64_t>(ldp::HashFamily::bucket(ldp::HashSeed{s[2 * i], s[2 * i + 1]}, key, g));
+            }
             return out;
         },
-        py::arg("seeds"), py::arg("items"), py::arg("g"),
-        "The local-hashing bucket h_(a,b)(x) = (((a x + b) mod 2^64 >> 32) g) >> 32 of each (seed, item) pair.");
+        py::arg("seeds"), py::arg("items"), py::arg("g"), py::arg("scramble") = false,
+        "The local-hashing bucket h_(a,b)(k) = (((a k + b) mod 2^64 >> 32) g) >> 32 of each (seed, item)\n"
+        "pair, k = x (OLH) or k = fmix32(x) (scramble=True, FLH).");
 }
 
 }  // namespace dpnoise::bindings

@@ -58,7 +58,8 @@ void olh_privatize(Family& family, const exact::RandomizedResponseKernel& kernel
         });
 }
 
-// FLH: indices[i] uniform in [0, k′) (exact, by rejection); values[i] = GRR_g(h_{pool[j]}(x_i)).
+// FLH: indices[i] uniform in [0, k′) (exact, by rejection); values[i] = GRR_g(h_{pool[j]}(π(x_i)))
+// (π = HashFamily::scramble).
 // pool: 2 k′ words, (a_j, b_j) = (pool[2j], pool[2j+1]).
 template <class Family>
 void flh_privatize(Family& family, const exact::RandomizedResponseKernel& kernel, const uint64_t* pool,
@@ -72,7 +73,7 @@ void flh_privatize(Family& family, const exact::RandomizedResponseKernel& kernel
                 const uint64_t j = exact::uniform_below(bits, k_prime);
                 indices[i] = static_cast<int64_t>(j);
                 const HashSeed s{pool[2 * j], pool[2 * j + 1]};
-                const uint64_t h = HashFamily::bucket(s, static_cast<uint64_t>(items[i]), g);
+                const uint64_t h = HashFamily::bucket(s, HashFamily::scramble(static_cast<uint64_t>(items[i])), g);
                 values[i] = kernel.respond(bits, static_cast<int64_t>(h));
             }
         });
@@ -178,57 +179,49 @@ inline bool cpu_has_avx2() {
     return has;
 }
 
-// FLH: support[x] += rows[j][h_j(x)] for the items of one block, every pool seed j.
+// FLH: support[x] += rows[j][h_j(π(x))] for the items of one block (keys[i] = π(x0 + i)).
 template <int Dummy = 0>
 [[gnu::always_inline]] inline void flh_block(const int64_t* counts, const uint64_t* pool, const uint8_t* used,
-                                             uint64_t k_prime, uint64_t g, uint64_t x0, size_t len, int64_t* acc) {
+                                             uint64_t k_prime, uint64_t g, const uint64_t* keys, size_t len,
+                                             int64_t* acc) {
     for (uint64_t j = 0; j < k_prime; ++j) {
         if (!used[j]) continue;
         const int64_t* row = counts + j * g;
         const uint64_t a = pool[2 * j], b = pool[2 * j + 1];
-        uint64_t z = a * x0 + b;
-        for (size_t i = 0; i < len; ++i) {
-            acc[i] += row[((z >> 32) * g) >> 32];
-            z += a;
-        }
+        for (size_t i = 0; i < len; ++i) acc[i] += row[(((a * keys[i] + b) >> 32) * g) >> 32];
     }
 }
 // AVX-512 with g <= 16: a row of counts fits two registers, and the lookup row[h_j(x)] of 8
 // items is one permute (vpermt2q) instead of a gather; 4 pool seeds per pass over the block.
 __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw"))) inline void flh_block_avx512_small_g(
-    const int64_t* counts, const uint64_t* pool, const uint8_t* used, uint64_t k_prime, uint64_t g, uint64_t x0,
-    size_t len, int64_t* acc) {
+    const int64_t* counts, const uint64_t* pool, const uint8_t* used, uint64_t k_prime, uint64_t g,
+    const uint64_t* keys, size_t len, int64_t* acc) {
     constexpr int U = 4;
     alignas(64) int64_t local[LocalHashing::kBlock] = {};
     const __m512i gv = _mm512_set1_epi64(static_cast<long long>(g));
-    const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
     const __mmask8 lo_mask = static_cast<__mmask8>(g >= 8 ? 0xff : (1u << g) - 1);
     const __mmask8 hi_mask = static_cast<__mmask8>(g <= 8 ? 0 : (1u << (g - 8)) - 1);
     uint64_t j = 0;
     while (j < k_prime) {
-        __m512i z[U], step[U], r0[U], r1[U];
+        __m512i av[U], bv[U], r0[U], r1[U];
         int m = 0;
         for (; j < k_prime && m < U; ++j) {
             if (!used[j]) continue;
             const int64_t* row = counts + j * g;
-            const uint64_t a = pool[2 * j], b = pool[2 * j + 1];
-            const __m512i av = _mm512_set1_epi64(static_cast<long long>(a));
-            // a x0 + b + a l for lane l (vpmullq: AVX512DQ)
-            z[m] = _mm512_add_epi64(_mm512_set1_epi64(static_cast<long long>(a * x0 + b)), _mm512_mullo_epi64(av, lane));
-            step[m] = _mm512_set1_epi64(static_cast<long long>(8 * a));
+            av[m] = _mm512_set1_epi64(static_cast<long long>(pool[2 * j]));
+            bv[m] = _mm512_set1_epi64(static_cast<long long>(pool[2 * j + 1]));
             r0[m] = _mm512_maskz_loadu_epi64(lo_mask, row);
             r1[m] = _mm512_maskz_loadu_epi64(hi_mask, row + 8);
             ++m;
         }
-        for (; m < U; ++m) {  // padding: all-zero rows add nothing
-            z[m] = step[m] = r0[m] = r1[m] = _mm512_setzero_si512();
-        }
+        for (; m < U; ++m) av[m] = bv[m] = r0[m] = r1[m] = _mm512_setzero_si512();  // all-zero rows add nothing
         for (size_t i = 0; i < LocalHashing::kBlock; i += 8) {
+            const __m512i key = _mm512_load_si512(keys + i);
             __m512i c = _mm512_load_si512(local + i);
             for (int u = 0; u < U; ++u) {
-                const __m512i bucket = _mm512_srli_epi64(_mm512_mul_epu32(_mm512_srli_epi64(z[u], 32), gv), 32);
+                const __m512i z = _mm512_add_epi64(_mm512_mullo_epi64(av[u], key), bv[u]);  // vpmullq: AVX512DQ
+                const __m512i bucket = _mm512_srli_epi64(_mm512_mul_epu32(_mm512_srli_epi64(z, 32), gv), 32);
                 c = _mm512_add_epi64(c, _mm512_permutex2var_epi64(r0[u], bucket, r1[u]));
-                z[u] = _mm512_add_epi64(z[u], step[u]);
             }
             _mm512_store_si512(local + i, c);
         }
@@ -236,15 +229,15 @@ __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw"))) inline void flh_bl
     for (size_t i = 0; i < len; ++i) acc[i] += local[i];
 }
 __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw"))) inline void flh_block_avx512(
-    const int64_t* counts, const uint64_t* pool, const uint8_t* used, uint64_t k_prime, uint64_t g, uint64_t x0,
-    size_t len, int64_t* acc) {
-    if (g <= 16) flh_block_avx512_small_g(counts, pool, used, k_prime, g, x0, len, acc);
-    else flh_block(counts, pool, used, k_prime, g, x0, len, acc);
+    const int64_t* counts, const uint64_t* pool, const uint8_t* used, uint64_t k_prime, uint64_t g,
+    const uint64_t* keys, size_t len, int64_t* acc) {
+    if (g <= 16) flh_block_avx512_small_g(counts, pool, used, k_prime, g, keys, len, acc);
+    else flh_block(counts, pool, used, k_prime, g, keys, len, acc);
 }
 __attribute__((target("avx2"))) inline void flh_block_avx2(const int64_t* counts, const uint64_t* pool,
                                                            const uint8_t* used, uint64_t k_prime, uint64_t g,
-                                                           uint64_t x0, size_t len, int64_t* acc) {
-    flh_block(counts, pool, used, k_prime, g, x0, len, acc);
+                                                           const uint64_t* keys, size_t len, int64_t* acc) {
+    flh_block(counts, pool, used, k_prime, g, keys, len, acc);
 }
 
 }  // namespace detail
@@ -272,7 +265,7 @@ inline void olh_support(const uint64_t* seeds, const int64_t* values, size_t n, 
 }
 
 // FLH support counts from the per-(pool index, value) counts (k′ rows of g): support[x] =
-// Σ_j counts[j][h_j(x)] for x < d. O(k′ d) hash evaluations (rows with no report skipped).
+// Σ_j counts[j][h_j(π(x))] for x < d. O(k′ d) hash evaluations (rows with no report skipped).
 inline void flh_support(const int64_t* counts, const uint64_t* pool, uint64_t k_prime, uint64_t g, uint64_t d,
                         int64_t* support, unsigned threads) {
     HashFamily::check_buckets(g);
@@ -287,9 +280,11 @@ inline void flh_support(const int64_t* counts, const uint64_t* pool, uint64_t k_
         const size_t len = static_cast<size_t>(std::min<uint64_t>(LocalHashing::kBlock, d - x0));
         int64_t* acc = support + x0;
         std::fill(acc, acc + len, int64_t{0});
-        if (avx512) detail::flh_block_avx512(counts, pool, used.data(), k_prime, g, x0, len, acc);
-        else if (avx2) detail::flh_block_avx2(counts, pool, used.data(), k_prime, g, x0, len, acc);
-        else detail::flh_block(counts, pool, used.data(), k_prime, g, x0, len, acc);
+        alignas(64) uint64_t keys[LocalHashing::kBlock] = {};  // π(x) of the block, shared by all seeds
+        for (size_t i = 0; i < len; ++i) keys[i] = HashFamily::scramble(x0 + i);
+        if (avx512) detail::flh_block_avx512(counts, pool, used.data(), k_prime, g, keys, len, acc);
+        else if (avx2) detail::flh_block_avx2(counts, pool, used.data(), k_prime, g, keys, len, acc);
+        else detail::flh_block(counts, pool, used.data(), k_prime, g, keys, len, acc);
     });
 }
 
