@@ -9,6 +9,8 @@ from ._protocol import (
     Aggregator, Client, FrequencyOracle, Protocol, Reports, protocols, recommend, register,
 )
 from . import grr  # noqa: F401  (registers "grr")
+from . import unary  # noqa: F401  (registers "oue" and "sue")
+from . import local_hashing  # noqa: F401  (registers "olh" and "flh")
 from . import hadamard  # noqa: F401  (registers "hadamard")
 from . import count_mean_sketch  # noqa: F401  (registers "cms" and "hcms")
 from . import zmatrix  # noqa: F401  (registers "zmatrix")

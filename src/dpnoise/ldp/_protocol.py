@@ -312,7 +312,7 @@ class Aggregator:
         self.protocol = protocol
         self.n = 0
         self._state: Dict[str, np.ndarray] = self._empty_state()
-        self._cache: Optional[np.ndarray] = None  # the estimates of this state (see _estimates)
+        self._estimates_cache: Optional[np.ndarray] = None  # the estimates of this state (see _estimates)
 
     # -- to override -----------------------------------------------------------------------
     def _empty_state(self) -> Dict[str, np.ndarray]:
@@ -355,7 +355,7 @@ class Aggregator:
                             f"{type(reports).__name__}")
         self._same_protocol("reports", reports.protocol, reports.params)
         self._check_batch(reports)
-        self._cache = None
+        self._estimates_cache = None
         self._ingest(reports)
         self.n += reports.n
         return self
@@ -365,7 +365,7 @@ class Aggregator:
         if not isinstance(other, Aggregator):
             raise TypeError(f"can only merge an Aggregator, got {type(other).__name__}")
         self._same_protocol("the other aggregator's reports", other.protocol.name, other.protocol.fingerprint())
-        self._cache = None
+        self._estimates_cache = None
         self._merge_state(other)
         self.n += other.n
         return self
@@ -373,11 +373,11 @@ class Aggregator:
     def _estimates(self) -> np.ndarray:
         """All d estimates, computed once per state: estimate, variance and stderr share them
         until the next add or merge (which drop the cache)."""
-        cached = getattr(self, "_cache", None)
+        cached = getattr(self, "_estimates_cache", None)
         if cached is None:
             cached = np.asarray(self._estimate(), dtype=np.float64)
             cached.flags.writeable = False
-            self._cache = cached
+            self._estimates_cache = cached
         return cached
 
     def estimate(self, items: Any = None) -> np.ndarray:
@@ -492,8 +492,13 @@ def recommend(epsilon: float, domain_size: int) -> str:
         "hadamard": lambda: one_bit_variance(eps), "zmatrix": lambda: one_bit_variance(eps),
     }
     for name, f in formulas.items():
-        if name in _REGISTRY:
-            candidates.append((f(), costs[name], name))
+        if name not in _REGISTRY:
+            continue
+        try:  # a protocol may not support this domain (unary: d bits per report; hashing: 32-bit keys)
+            _REGISTRY[name](eps, d)
+        except ValueError:
+            continue
+        candidates.append((f(), costs[name], name))
     if not candidates:
-        raise ValueError("no frequency-oracle protocol is registered")
+        raise ValueError(f"no registered frequency-oracle protocol supports domain_size={d}")
     return min(candidates)[2]
