@@ -26,7 +26,7 @@ JSON record (``dpnoise bench --json``), schema ``"dpnoise-bench/1"``::
     {
       "schema": "dpnoise-bench/1",
       "created": "2026-11-22T13:00:00Z",          # UTC, ISO 8601
-      "dpnoise_version": "0.3.0",
+      "dpnoise_version": "0.4.0",
       "machine": {"cpu": str, "cores": int, "usable_cores": int, "platform": str,
                   "python": str, "numpy": str, "chacha20_backend": str, "dpnoise": str,
                   "load_average": [float, float, float] | null},

@@ -32,7 +32,12 @@ from ..generator import Generator, default_rng
 
 # ε above this is no privacy at all (and e^ε overflows float arithmetic near 709)
 MAX_EPSILON = 100.0
+# ε below this cannot be held as an exact rational with the core's 62-bit parts (and its
+# variance, ~4/ε² per user, would need more users than exist)
+MIN_EPSILON = 2.0 ** -50
 MAX_DOMAIN = 1 << 40
+# the most reports one aggregator may count: sums of int64 counters stay far from overflow
+MAX_REPORTS = R.MAX_PART
 
 _MAGIC = b"DPNOISE-LDP\x00"
 _REPORTS_MAGIC = b"DPNOISE-LDPR"
@@ -52,9 +57,14 @@ def protocols() -> List[str]:
 
 
 def check_epsilon(value: Any) -> float:
-    eps = positive(value, "epsilon")
+    try:
+        eps = positive(value, "epsilon")
+    except OverflowError:  # an int beyond the largest double
+        raise ValueError(f"epsilon must be at most {MAX_EPSILON:g}") from None
     if eps > MAX_EPSILON:
         raise ValueError(f"epsilon must be at most {MAX_EPSILON:g}, got {eps!r}")
+    if eps < MIN_EPSILON:
+        raise ValueError(f"epsilon must be at least 2**-50, got {eps!r}")
     return eps
 
 
@@ -81,7 +91,9 @@ def check_items(items: Any, domain_size: int, name: str = "items") -> np.ndarray
     """A 1-D int64 array of items in [0, domain_size): TypeError for a non-integer dtype,
     ValueError (naming the range, never a value) for items outside it."""
     arr = np.asarray(items)
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.integer) or arr.dtype == np.bool_):
+    if arr.size == 0 and not isinstance(items, np.ndarray):
+        arr = arr.astype(np.int64)  # an empty list or tuple is an empty batch, not float64
+    if arr.dtype.kind not in "iub":  # not object, float, timedelta (a NumPy integer subtype) ...
         raise TypeError(f"{name} must be integers, got dtype {arr.dtype}")
     if arr.ndim != 1:
         arr = arr.reshape(-1) if arr.ndim == 0 else arr
@@ -148,15 +160,16 @@ def _unframe(blob: Any, magic: bytes, what: str) -> Tuple[Dict[str, Any], Dict[s
         header = json.loads(body[start:start + hlen].decode())
         if header["format"] != _FORMAT:
             raise ValueError(f"{what} format {header['format']!r} is not supported (this is {_FORMAT})")
-        specs = [(str(name), np.dtype(dtype), tuple(int(x) for x in shape)) for name, dtype, shape in header["arrays"]]
-    except (KeyError, TypeError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        specs = [(str(name), np.dtype(dtype), tuple(_dimension(x) for x in shape))
+                 for name, dtype, shape in header["arrays"]]
+    except (KeyError, TypeError, ValueError, IndexError, RecursionError, UnicodeDecodeError) as exc:
         raise ValueError(f"corrupt {what}: bad header ({type(exc).__name__})") from None
     pos = start + hlen
     arrays: Dict[str, np.ndarray] = {}
     for name, dtype, shape in specs:
         if dtype.kind not in "biuf" or dtype.hasobject or any(x < 0 for x in shape) or name in arrays:
             raise ValueError(f"corrupt {what}: array {name!r} has an unsupported dtype or shape")
-        count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+        count = math.prod(shape)  # Python ints: a forged shape cannot overflow
         size = count * dtype.itemsize
         if pos + size > len(body):
             raise ValueError(f"corrupt {what}: truncated arrays")
@@ -167,13 +180,24 @@ def _unframe(blob: Any, magic: bytes, what: str) -> Tuple[Dict[str, Any], Dict[s
     return header, arrays
 
 
+def _dimension(x: Any) -> int:
+    if not isinstance(x, int) or isinstance(x, bool) or x < 0:
+        raise ValueError("array dimensions must be non-negative integers")
+    return x
+
+
 def _protocol_of(header: Dict[str, Any], what: str) -> "Protocol":
+    """The protocol a serialised header names, rebuilt from its parameters; ValueError for an
+    unknown protocol or parameters that are missing, extra, malformed or inconsistent."""
     try:
         proto_cls = _REGISTRY[header["protocol"]]
+        if not isinstance(header["params"], dict):
+            raise TypeError("params must be a JSON object")
         params = _from_jsonable(header["params"])
-    except (KeyError, TypeError, ValueError) as exc:
+        return proto_cls.from_params(params)
+    except (KeyError, TypeError, ValueError, IndexError, ZeroDivisionError, AttributeError, OverflowError,
+            RecursionError) as exc:
         raise ValueError(f"corrupt {what}: unknown protocol or bad parameters ({type(exc).__name__})") from None
-    return proto_cls.from_params(params)
 
 
 @dataclass(frozen=True)
@@ -186,6 +210,17 @@ class Reports:
     params: Tuple[Tuple[str, Any], ...]
     n: int
     data: Dict[str, np.ndarray] = field(compare=False)
+
+    def __post_init__(self) -> None:
+        n = self.n
+        if isinstance(n, np.integer):
+            n = int(n)
+        if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n <= MAX_REPORTS:
+            raise TypeError(f"Reports.n must be an int in [0, 2^62], got {type(self.n).__name__}")
+        object.__setattr__(self, "n", n)
+        if not isinstance(self.data, dict) or not all(
+                isinstance(k, str) and isinstance(v, np.ndarray) for k, v in self.data.items()):
+            raise TypeError("Reports.data must be a dict of NumPy arrays by name")
 
     def __len__(self) -> int:
         return self.n
@@ -204,7 +239,7 @@ class Reports:
         header, arrays = _unframe(blob, _REPORTS_MAGIC, "report batch")
         protocol = _protocol_of(header, "report batch")
         n = header.get("n")
-        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+        if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n <= MAX_REPORTS:
             raise ValueError("corrupt report batch: bad number of reports")
         return cls(protocol.name, protocol.fingerprint(), n, arrays)
 
@@ -332,6 +367,8 @@ class Aggregator:
 
     #: state arrays whose first axis may grow with the reports (e.g. packed columns)
     _growable: ClassVar[frozenset] = frozenset()
+    #: the names of the arrays a report batch holds (exactly these; checked before _check_batch)
+    _report_keys: ClassVar[frozenset] = frozenset()
 
     def _check_state(self, state: Dict[str, np.ndarray], n: int) -> None:
         """Validate a loaded state beyond names, dtypes and shapes (ValueError if inconsistent
@@ -354,6 +391,10 @@ class Aggregator:
             raise TypeError(f"reports must be dpnoise.ldp.Reports (from a client's privatize), got "
                             f"{type(reports).__name__}")
         self._same_protocol("reports", reports.protocol, reports.params)
+        if self._report_keys and set(reports.data) != self._report_keys:
+            raise ValueError(f"{self.protocol.name} reports must hold exactly the arrays {sorted(self._report_keys)}, "
+                             f"got {sorted(reports.data)}")
+        self._check_room(reports.n)
         self._check_batch(reports)
         self._estimates_cache = None
         self._ingest(reports)
@@ -365,10 +406,15 @@ class Aggregator:
         if not isinstance(other, Aggregator):
             raise TypeError(f"can only merge an Aggregator, got {type(other).__name__}")
         self._same_protocol("the other aggregator's reports", other.protocol.name, other.protocol.fingerprint())
+        self._check_room(other.n)
         self._estimates_cache = None
         self._merge_state(other)
         self.n += other.n
         return self
+
+    def _check_room(self, more: int) -> None:
+        if self.n + more > MAX_REPORTS:
+            raise ValueError(f"an aggregator counts at most 2^62 reports; it has {self.n}, {more} more refused")
 
     def _estimates(self) -> np.ndarray:
         """All d estimates, computed once per state: estimate, variance and stderr share them
@@ -411,7 +457,7 @@ class Aggregator:
         header, state = _unframe(blob, _MAGIC, "aggregator state")
         protocol = _protocol_of(header, "aggregator state")
         n = header.get("n")
-        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+        if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n <= MAX_REPORTS:
             raise ValueError("corrupt aggregator state: bad number of reports")
         agg = protocol.aggregator()
         if cls is not Aggregator and not isinstance(agg, cls):
@@ -439,13 +485,16 @@ class Aggregator:
 
 
 def _protocol_from_params(cls: Type[Protocol], params: Dict[str, Any]) -> Protocol:
+    """The protocol whose ``params()`` are exactly ``params``: a missing parameter is never
+    filled with a default (a dropped public key would silently give another configuration)."""
     p = dict(params)
     eps = p.pop("epsilon")
-    gamma = p.pop("gamma")
+    p.pop("gamma")
     d = p.pop("domain_size")
     proto = cls(eps, d, **p)
-    if proto.gamma != gamma:
-        raise ValueError("corrupt aggregator state: epsilon and its exact rational disagree")
+    if proto.params() != params:
+        raise ValueError("the parameters are incomplete or inconsistent (epsilon and its exact rational, "
+                         "or an option filled with its default)")
     return proto
 
 
@@ -464,20 +513,20 @@ def FrequencyOracle(protocol: str, epsilon: float, domain_size: int, **options: 
 # -- variance formulas (per user, for an item the user does not hold) -------------------------
 def grr_variance(epsilon: float, d: int) -> float:
     """k-ary randomized response: (e^ε + d − 2)/(e^ε − 1)² (Wang et al. 2017, Eq. 2)."""
-    e = math.exp(epsilon)
-    return (e + d - 2) / (e - 1) ** 2
+    em1 = math.expm1(epsilon)  # e^ε − 1, accurate for small ε
+    return (em1 + d - 1) / em1 ** 2
 
 
 def olh_variance(epsilon: float) -> float:
     """OUE and OLH: 4e^ε/(e^ε − 1)² (Wang et al. 2017, Eqs. 7 and 12)."""
-    e = math.exp(epsilon)
-    return 4 * e / (e - 1) ** 2
+    em1 = math.expm1(epsilon)
+    return 4 * (em1 + 1) / em1 ** 2
 
 
 def one_bit_variance(epsilon: float) -> float:
     """One kept-or-flipped ±1 bit per user (Hadamard, Z): ((e^ε + 1)/(e^ε − 1))²."""
-    e = math.exp(epsilon)
-    return ((e + 1) / (e - 1)) ** 2
+    em1 = math.expm1(epsilon)
+    return ((em1 + 2) / em1) ** 2
 
 
 def recommend(epsilon: float, domain_size: int) -> str:

@@ -99,8 +99,8 @@ class CountMeanSketch(_Sketch):
         return {"hash_index": index, "vectors": vectors}
 
     def scale(self) -> float:
-        e = math.exp(float(self.gamma) / 2)
-        return (e + 1) / (e - 1)
+        hm1 = math.expm1(float(self.gamma) / 2)  # e^{γ/2} − 1, accurate for small ε
+        return (hm1 + 2) / hm1
 
     def variance_per_user(self) -> float:
         g, _, _ = self._collision_terms()
@@ -123,6 +123,14 @@ class CountMeanSketchAggregator(Aggregator):
     def _empty_state(self) -> Dict[str, np.ndarray]:
         p = self.protocol
         return {"signs": np.zeros((p.hashes, p.width), dtype=np.int64), "users": np.zeros(p.hashes, dtype=np.int64)}
+
+    _report_keys = frozenset({"hash_index", "vectors"})
+
+    def _check_state(self, state: Dict[str, np.ndarray], n: int) -> None:
+        users, signs = state["users"], state["signs"]
+        # each report adds ±1 to every column of its hash's row
+        if (users < 0).any() or int(users.sum(dtype=object)) != n or (np.abs(signs) > users[:, None]).any():
+            raise ValueError("corrupt aggregator state: cms users must sum to n and bound every row's sign sums")
 
     def _check_batch(self, reports: Reports) -> None:
         p = self.protocol
@@ -166,8 +174,8 @@ class HadamardCountMeanSketch(_Sketch):
         return {"hash_index": index, "coefficient": coefficient, "bits": bits}
 
     def scale(self) -> float:
-        e = math.exp(float(self.gamma))
-        return (e + 1) / (e - 1)
+        em1 = math.expm1(float(self.gamma))
+        return (em1 + 2) / em1
 
     def variance_per_user(self) -> float:
         g, _, epi2 = self._collision_terms()
@@ -187,6 +195,13 @@ class HadamardCountMeanSketchAggregator(Aggregator):
     def _empty_state(self) -> Dict[str, np.ndarray]:
         p = self.protocol
         return {"bit_sums": np.zeros((p.hashes, p.width), dtype=np.int64)}
+
+    _report_keys = frozenset({"hash_index", "coefficient", "bits"})
+
+    def _check_state(self, state: Dict[str, np.ndarray], n: int) -> None:
+        # each report adds ±1 to one (hash, coefficient) cell
+        if int(np.abs(state["bit_sums"]).sum(dtype=object)) > n:
+            raise ValueError("corrupt aggregator state: hcms bit sums exceed the number of reports")
 
     def _check_batch(self, reports: Reports) -> None:
         p = self.protocol

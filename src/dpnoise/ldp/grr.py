@@ -25,21 +25,26 @@ class GRR(Protocol):
         return {"values": rng._randomized_response(items, self.domain_size, self.gamma, threads=threads)}
 
     def _pq(self) -> tuple:
-        e = math.exp(float(self.gamma))
-        return e / (e + self.domain_size - 1), 1.0 / (e + self.domain_size - 1)
+        """(p, q, p − q): p = e^γ/(e^γ + d − 1), q = 1/(e^γ + d − 1), from e^γ − 1 (expm1) so that
+        p − q = (e^γ − 1)/(e^γ + d − 1) stays accurate for small ε."""
+        em1 = math.expm1(float(self.gamma))
+        den = em1 + self.domain_size
+        return (em1 + 1) / den, 1.0 / den, em1 / den
 
     def variance_per_user(self) -> float:
         return grr_variance(float(self.gamma), self.domain_size)
 
     def variance(self, n: int, counts: Optional[np.ndarray] = None) -> np.ndarray:
-        p, q = self._pq()
+        p, q, gap = self._pq()
         var = np.full(self.domain_size, n * self.variance_per_user())
         if counts is not None:
-            var = var + counts * (1 - p - q) / (p - q)
+            var = var + counts * (1 - p - q) / gap
         return var
 
 
 class GRRAggregator(Aggregator):
+    _report_keys = frozenset({"values"})
+
     def _empty_state(self) -> Dict[str, np.ndarray]:
         return {"counts": np.zeros(self.protocol.domain_size, dtype=np.int64)}
 
@@ -50,13 +55,18 @@ class GRRAggregator(Aggregator):
         if v.size and (int(v.min()) < 0 or int(v.max()) >= self.protocol.domain_size):
             raise ValueError(f"grr report values must be in [0, {self.protocol.domain_size})")
 
+    def _check_state(self, state: Dict[str, np.ndarray], n: int) -> None:
+        c = state["counts"]
+        if (c < 0).any() or int(c.sum(dtype=object)) != n:
+            raise ValueError("corrupt aggregator state: grr counts must be non-negative and sum to n")
+
     def _ingest(self, reports: Reports) -> None:
         self._state["counts"] = self._state["counts"] + np.bincount(reports.data["values"],
                                                                     minlength=self.protocol.domain_size)
 
     def _estimate(self) -> np.ndarray:
-        p, q = self.protocol._pq()
-        return (self._state["counts"] - self.n * q) / (p - q)
+        p, q, gap = self.protocol._pq()
+        return (self._state["counts"] - self.n * q) / gap
 
 
 GRR.aggregator_class = GRRAggregator

@@ -55,8 +55,8 @@ class Hadamard(Protocol):
 
     def scale(self) -> float:
         """(e^ε + 1)/(e^ε − 1) = 1/(2p − 1), the de-biasing factor (ε the exact rational γ)."""
-        e = math.exp(float(self.gamma))
-        return (e + 1) / (e - 1)
+        em1 = math.expm1(float(self.gamma))  # e^γ − 1, accurate for small ε
+        return (em1 + 2) / em1
 
     def variance_per_user(self) -> float:
         return one_bit_variance(float(self.gamma))
@@ -72,8 +72,15 @@ class Hadamard(Protocol):
 class HadamardAggregator(Aggregator):
     """State: ``row_sums`` (int64, D): the sum of the ±1 reports of each row."""
 
+    _report_keys = frozenset({"rows", "bits"})
+
     def _empty_state(self) -> Dict[str, np.ndarray]:
         return {"row_sums": np.zeros(self.protocol.padded_size, dtype=np.int64)}
+
+    def _check_state(self, state: Dict[str, np.ndarray], n: int) -> None:
+        # every report adds ±1 to one row: Σ_j |S_j| <= n (and the transform stays exact)
+        if int(np.abs(state["row_sums"]).sum(dtype=object)) > n:
+            raise ValueError("corrupt aggregator state: hadamard row sums exceed the number of reports")
 
     def _check_batch(self, reports: Reports) -> None:
         rows, bits = reports.data.get("rows"), reports.data.get("bits")

@@ -54,12 +54,12 @@ class _LocalHashing(Protocol):
         if not 2 <= g <= MAX_BUCKETS:
             raise ValueError(f"g must be in [2, 2^32], got {g}")
         out = {"g": g}
-        out.update(self._check_more_options(opts))
+        out.update(self._check_more_options(opts, g))
         if opts:
             raise TypeError(f"protocol {self.name!r} takes no option {sorted(opts)[0]!r}")
         return out
 
-    def _check_more_options(self, opts: Dict[str, Any]) -> Dict[str, Any]:
+    def _check_more_options(self, opts: Dict[str, Any], g: int) -> Dict[str, Any]:
         return {}
 
     @property
@@ -67,31 +67,33 @@ class _LocalHashing(Protocol):
         return self.options["g"]
 
     def _pq(self) -> tuple:
-        """p = e^γ/(e^γ + g − 1), the probability of reporting the user's own bucket, and
-        q′ = 1/g, the probability that a report supports an item the user does not hold
-        (Wang et al. 2017, §4.4)."""
-        e = math.exp(float(self.gamma))
-        return e / (e + self.g - 1), 1.0 / self.g
+        """(p, q′, p − q′): p = e^γ/(e^γ + g − 1), the probability of reporting the user's own
+        bucket, q′ = 1/g, the probability that a report supports an item the user does not hold
+        (Wang et al. 2017, §4.4); p − q′ = (e^γ − 1)(g − 1)/(g(e^γ + g − 1)) from expm1, accurate
+        for small ε."""
+        em1 = math.expm1(float(self.gamma))
+        g = self.g
+        return (em1 + 1) / (em1 + g), 1.0 / g, em1 * (g - 1) / (g * (em1 + g))
 
     def variance_per_user(self) -> float:
         """q′(1 − q′)/(p − q′)² (Wang et al. 2017, Eq. 3 with q′ = 1/g; ≈ 4e^ε/(e^ε − 1)² at the
         optimal g, Eq. 12)."""
-        p, q = self._pq()
-        return q * (1 - q) / (p - q) ** 2
+        p, q, gap = self._pq()
+        return q * (1 - q) / gap ** 2
 
     def variance(self, n: int, counts: Optional[np.ndarray] = None) -> np.ndarray:
         """n q′(1 − q′)/(p − q′)² + c(x)(1 − p − q′)/(p − q′) (Wang et al. 2017, Eq. 3; the
         second term from the c(x) users holding x, whose support is Bernoulli(p))."""
-        p, q = self._pq()
+        p, q, gap = self._pq()
         var = np.full(self.domain_size, n * self.variance_per_user())
         if counts is not None:
-            var = var + np.asarray(counts, dtype=np.float64) * (1 - p - q) / (p - q)
+            var = var + np.asarray(counts, dtype=np.float64) * (1 - p - q) / gap
         return var
 
     def estimate_from_support(self, support: np.ndarray, n: int) -> np.ndarray:
         """ĉ(x) = (C(x) − n/g)/(p − 1/g), C(x) the reports supporting x (Wang et al. 2017, Eq. 3)."""
-        p, q = self._pq()
-        return (support - n * q) / (p - q)
+        p, q, gap = self._pq()
+        return (support - n * q) / gap
 
 
 def _check_values(v: Any, n: int, g: int, name: str) -> None:
@@ -117,8 +119,15 @@ class OLH(_LocalHashing):
 
 
 class OLHAggregator(Aggregator):
+    _report_keys = frozenset({"seeds", "values"})
+
     def _empty_state(self) -> Dict[str, np.ndarray]:
         return {"support": np.zeros(self.protocol.domain_size, dtype=np.int64)}
+
+    def _check_state(self, state: Dict[str, np.ndarray], n: int) -> None:
+        s = state["support"]
+        if (s < 0).any() or (s > n).any():
+            raise ValueError("corrupt aggregator state: olh support counts must be in [0, n]")
 
     def _check_batch(self, reports: Reports) -> None:
         s = reports.data.get("seeds")
@@ -142,8 +151,8 @@ OLH.aggregator_class = OLHAggregator
 # --------------------------------------------------------------------------------------- FLH
 @register
 class FLH(_LocalHashing):
-    """Fast local hashing. Options: ``g`` (as OLH), ``k_prime`` (pool size, default 10,000)
-    and ``pool_key`` (the PUBLIC key of the pool, an int in [0, 2^256), default 0: the pool
+    """Fast local hashing. Options: ``g`` (as OLH), ``k_prime`` (pool size, default 10,000,
+    or ⌊2^24/g⌋ when that is smaller) and ``pool_key`` (the PUBLIC key of the pool, an int in [0, 2^256), default 0: the pool
     is words 2j, 2j + 1 of stream 0x464C48 of ``dpnoise.PublicStream(pool_key)``).
     Report: ``indices`` int64 (the user's secret uniform pool index) and ``values`` int64.
     The estimator is OLH's; over a random pool it is unbiased with the extra variance
@@ -152,8 +161,9 @@ class FLH(_LocalHashing):
 
     name = "flh"
 
-    def _check_more_options(self, opts: Dict[str, Any]) -> Dict[str, Any]:
-        k = integer(opts.pop("k_prime", DEFAULT_K_PRIME), "k_prime")
+    def _check_more_options(self, opts: Dict[str, Any], g: int) -> Dict[str, Any]:
+        # default: 10,000, or fewer when g is large (ε above ~7.4), so that k′ g fits the state
+        k = integer(opts.pop("k_prime", max(1, min(DEFAULT_K_PRIME, MAX_FLH_STATE // g))), "k_prime")
         if not 1 <= k <= MAX_FLH_STATE:
             raise ValueError(f"k_prime must be in [1, 2^24], got {k}")
         key = integer(opts.pop("pool_key", 0), "pool_key")
@@ -165,7 +175,7 @@ class FLH(_LocalHashing):
         super().__init__(epsilon, domain_size, **options)
         if self.options["k_prime"] * self.g > MAX_FLH_STATE:
             raise ValueError(f"k_prime * g must be at most 2^24 (the aggregator keeps k_prime x g counters), got "
-                             f"{self.options['k_prime']} * {self.g}; use a smaller k_prime or 'olh'")
+                             f"{self.options['k_prime']} * {self.g}; use a smaller k_prime or g, or 'olh'")
         self._pool: Optional[np.ndarray] = None
 
     @property
@@ -202,9 +212,16 @@ class FLHAggregator(Aggregator):
     """State: counts of reports per (pool index, value), k′ x g; the support counts are
     computed from it (O(k′ d)) when an estimate is first asked for, and cached."""
 
+    _report_keys = frozenset({"indices", "values"})
+
     def _empty_state(self) -> Dict[str, np.ndarray]:
         self._support: Optional[np.ndarray] = None
         return {"counts": np.zeros((self.protocol.options["k_prime"], self.protocol.g), dtype=np.int64)}
+
+    def _check_state(self, state: Dict[str, np.ndarray], n: int) -> None:
+        c = state["counts"]
+        if (c < 0).any() or int(c.sum(dtype=object)) != n:
+            raise ValueError("corrupt aggregator state: flh counts must be non-negative and sum to n")
 
     def _check_batch(self, reports: Reports) -> None:
         j = reports.data.get("indices")
@@ -232,6 +249,7 @@ class FLHAggregator(Aggregator):
         """C(x) = Σ_j counts[j, h_j(x)] for every item (C++, O(k′ d))."""
         if self._support is None:
             self._support = _core.flh_support(self._state["counts"], self.protocol.pool, self.protocol.domain_size, 1)
+            self._support.flags.writeable = False  # shared with later calls: read-only
         return self._support
 
     def _estimate(self) -> np.ndarray:

@@ -45,7 +45,10 @@ def _estimates(values: Any) -> np.ndarray:
 def _total(total: Any, estimates: np.ndarray) -> float:
     if isinstance(total, bool) or not isinstance(total, (int, float, np.integer, np.floating)):
         raise TypeError(f"total must be a number (the number of users), got {type(total).__name__}")
-    t = float(total)
+    try:
+        t = float(total)
+    except OverflowError:  # an int beyond float range
+        raise ValueError("total must be finite and non-negative (it does not fit a float)") from None
     if not math.isfinite(t) or t < 0:
         raise ValueError(f"total must be finite and non-negative, got {total!r}")
     if t > 0 and estimates.size == 0:
@@ -59,32 +62,38 @@ def clip_nonnegative(estimates: Any) -> np.ndarray:
     return np.maximum(_estimates(estimates), 0.0)
 
 
+def _project(x: np.ndarray, t: float) -> np.ndarray:
+    """The projection of non-empty ``x`` onto {y ≥ 0, Σ y = t}, t > 0 (Duchi et al. 2008, Fig. 1).
+
+    Computed relative to the largest estimate m (θ − m from the estimates minus m), so that the
+    first candidate k = 1 is exact in floating point, (m − m) − ((m − m) − t) = t > 0, even when
+    t is far below the spacing of floats near m (or m + t overflows)."""
+    rel = np.sort(x)[::-1] - x.max()              # <= 0, the first entry exactly 0
+    with np.errstate(over="ignore", invalid="ignore"):  # differences beyond float range
+        theta = (np.cumsum(rel) - t) / np.arange(1, x.size + 1)
+        ok = np.nonzero(rel - theta > 0)[0]
+        rho = int(ok[-1]) if ok.size else 0       # k = 1 always qualifies (see above)
+        return np.maximum((x - x.max()) - theta[rho], 0.0)
+
+
 def norm_sub(estimates: Any, total: float) -> np.ndarray:
     """Norm-Sub (Wang et al. 2020 §4.3): set negative estimates to 0, then add one common shift
     to the positive ones so that they sum to ``total`` (the number of users, ``agg.n``), and
     repeat while the shift pushes some of them to 0 or below.
 
-    The kept set is always a prefix of the estimates sorted in decreasing order, so the fixed
-    point is found in one pass over the sorted prefix sums: O(d log d). It equals the simplex
-    projection of the positive estimates alone. ``total`` is normally ``agg.n``."""
+    The kept set is always a prefix of the positive estimates sorted in decreasing order, so the
+    fixed point is the simplex projection of the positive estimates alone: O(d log d).
+    ``total`` is normally ``agg.n``."""
     x = _estimates(estimates)
     t = _total(total, x)
     out = np.zeros_like(x)
     if x.size == 0 or t == 0:
         return out
-    order = np.argsort(-x, kind="stable")
-    xs = x[order]
-    positive = int(np.count_nonzero(xs > 0))
-    if positive == 0:
+    positive = x > 0
+    if not positive.any():
         raise ValueError("no estimate is positive, so Norm-Sub has nothing to rescale; use "
                          "project_simplex (which spreads the total over the largest estimates)")
-    prefix = np.cumsum(xs[:positive])
-    k = np.arange(1, positive + 1)
-    shift = (t - prefix) / k  # the common shift if the first k items are kept
-    # keep the largest k whose smallest kept item stays positive after the shift
-    ok = xs[:positive] + shift > 0
-    kept = int(np.nonzero(ok)[0][-1]) + 1
-    out[order[:kept]] = xs[:kept] + shift[kept - 1]
+    out[positive] = _project(x[positive], t)
     return out
 
 
@@ -96,9 +105,4 @@ def project_simplex(estimates: Any, total: float) -> np.ndarray:
     t = _total(total, x)
     if x.size == 0 or t == 0:  # the simplex of total 0 is {0}
         return np.zeros_like(x)
-    xs = np.sort(x)[::-1]
-    prefix = np.cumsum(xs)
-    k = np.arange(1, x.size + 1)
-    theta_k = (prefix - t) / k
-    rho = int(np.nonzero(xs - theta_k > 0)[0][-1])  # exists: k = 1 gives xs[0] - (xs[0] - t) = t > 0
-    return np.maximum(x - theta_k[rho], 0.0)
+    return _project(x, t)

@@ -54,14 +54,14 @@ class _UnaryEncoding(Protocol):
         raise NotImplementedError
 
     def variance_per_user(self) -> float:
-        p, q = self._pq()
-        return q * (1 - q) / (p - q) ** 2
+        p, q, gap = self._pq()
+        return q * (1 - q) / gap ** 2
 
     def variance(self, n: int, counts: Optional[np.ndarray] = None) -> np.ndarray:
-        p, q = self._pq()
+        p, q, gap = self._pq()
         var = np.full(self.domain_size, n * self.variance_per_user())
         if counts is not None:
-            var = var + np.asarray(counts, dtype=np.float64) * (1 - p - q) / (p - q)
+            var = var + np.asarray(counts, dtype=np.float64) * (1 - p - q) / gap
         return var
 
 
@@ -73,7 +73,9 @@ class OUE(_UnaryEncoding):
     name = "oue"
 
     def _pq(self) -> tuple:
-        return 0.5, 1.0 / (math.exp(float(self.gamma)) + 1.0)
+        """(p, q, p − q) with p − q = (e^γ − 1)/(2(e^γ + 1)) from expm1 (accurate for small ε)."""
+        em1 = math.expm1(float(self.gamma))
+        return 0.5, 1.0 / (em1 + 2.0), em1 / (2.0 * (em1 + 2.0))
 
 
 @register
@@ -84,16 +86,24 @@ class SUE(_UnaryEncoding):
     name = "sue"
 
     def _pq(self) -> tuple:
-        h = math.exp(float(self.gamma) / 2)
-        return h / (h + 1.0), 1.0 / (h + 1.0)
+        """(p, q, p − q) with h − 1 = expm1(γ/2): p − q = (h − 1)/(h + 1)."""
+        hm1 = math.expm1(float(self.gamma) / 2)
+        return (hm1 + 1.0) / (hm1 + 2.0), 1.0 / (hm1 + 2.0), hm1 / (hm1 + 2.0)
 
 
 class UnaryAggregator(Aggregator):
     """d int64 column counts C(x) (state ``counts``; 64 ceil(d/64) entries internally, the
     padding columns always zero)."""
 
+    _report_keys = frozenset({"bits"})
+
     def _empty_state(self) -> Dict[str, np.ndarray]:
         return {"counts": np.zeros(self.protocol.domain_size, dtype=np.int64)}
+
+    def _check_state(self, state: Dict[str, np.ndarray], n: int) -> None:
+        c = state["counts"]
+        if (c < 0).any() or (c > n).any():
+            raise ValueError(f"corrupt aggregator state: {self.protocol.name} column counts must be in [0, n]")
 
     def _check_batch(self, reports: Reports) -> None:
         name, d = self.protocol.name, self.protocol.domain_size
@@ -115,8 +125,8 @@ class UnaryAggregator(Aggregator):
         self._state["counts"] = self._state["counts"] + full[:d]
 
     def _estimate(self) -> np.ndarray:
-        p, q = self.protocol._pq()
-        return (self._state["counts"] - self.n * q) / (p - q)
+        p, q, gap = self.protocol._pq()
+        return (self._state["counts"] - self.n * q) / gap
 
 
 OUE.aggregator_class = UnaryAggregator

@@ -89,8 +89,8 @@ class ZMatrix(Protocol):
 
     def scale(self) -> float:
         """c = (e^γ + 1)/(e^γ − 1): the estimator's factor (1/(2p − 1), p = e^γ/(e^γ + 1))."""
-        e = math.exp(float(self.gamma))
-        return (e + 1) / (e - 1)
+        em1 = math.expm1(float(self.gamma))  # e^γ − 1, accurate for small ε
+        return (em1 + 2) / em1
 
     def client(self, rng: Optional[Generator] = None, *, allow_insecure: bool = False) -> "ZMatrixClient":
         return ZMatrixClient(self, rng, allow_insecure=allow_insecure)
@@ -156,6 +156,14 @@ class ZMatrixAggregator(Aggregator):
     word (``sign`` (W/64,), ``magnitude`` (planes, W/64), uint64): W(planes + 1)/8 bytes."""
 
     protocol: ZMatrix
+    _report_keys = frozenset({"columns", "y"})
+
+    def _check_state(self, state: Dict[str, np.ndarray], n: int) -> None:
+        # every report adds ±1 to one column: Σ_c |S_c| = Σ_p 2^p popcount(plane p) <= n
+        mag = state["magnitude"]
+        total = sum(int(np.unpackbits(mag[p].view(np.uint8)).sum(dtype=np.int64)) << p for p in range(mag.shape[0]))
+        if total > n:
+            raise ValueError("corrupt aggregator state: zmatrix column sums exceed the number of reports")
 
     def _empty_state(self) -> Dict[str, np.ndarray]:
         self._cache: Optional[np.ndarray] = None
@@ -209,6 +217,7 @@ class ZMatrixAggregator(Aggregator):
             self._cache = _core.zmatrix_sweep(self.protocol.options["public_key"], self._state["sign"],
                                               self._state["magnitude"], self.protocol.domain_size,
                                               check_threads(threads))
+            self._cache.flags.writeable = False  # shared with later calls: read-only
         return self._cache
 
     def _estimate(self) -> np.ndarray:
