@@ -1,0 +1,30 @@
+"""Apache Spark adapters (extra ``dpnoise[spark]``: pyspark and pyarrow, plus Java 17+).
+
+* :func:`aggregate_reports` — LDP reports in a DataFrame -> one aggregator (per-partition C++
+  aggregation over Arrow batches, serialised states tree-merged at the driver);
+* :func:`reports_to_dataframe` / :func:`dataframe_to_reports` — reports <-> DataFrame rows;
+* :func:`privatize_column` — privatise raw items on the executors (simulations, benchmarks);
+* :func:`private_counts` — exact group counts by Spark, noise drawn once at the driver;
+* :func:`local_session` — an offline ``local[2]`` session for tests and demos.
+
+See docs/scaling.md.
+"""
+from __future__ import annotations
+
+try:
+    import pyarrow  # noqa: F401
+    import pyspark  # noqa: F401
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise ImportError("dpnoise.distributed.spark needs pyspark and pyarrow: pip install 'dpnoise[spark]' "
+                      f"(missing: {exc.name})") from exc
+
+from ._aggregate import SparkAggregate, aggregate_reports
+from ._convert import dataframe_to_reports, reports_table, reports_to_dataframe
+from ._counts import PrivateCounts, private_counts
+from ._privatize import privatize_column
+from ._report_rows import LAYOUTS
+from ._session import java_available, local_session
+
+__all__ = ["LAYOUTS", "PrivateCounts", "SparkAggregate", "aggregate_reports", "dataframe_to_reports",
+           "java_available", "local_session", "private_counts", "privatize_column", "reports_table",
+           "reports_to_dataframe"]
