@@ -14,6 +14,7 @@ per-user array can have the same shape):
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -115,9 +116,12 @@ def from_rows(oracle: Any, rows: Dict[str, np.ndarray], n: int) -> Dict[str, np.
             out[f.name] = np.ascontiguousarray(col, dtype=f.dtype).reshape(n)
         elif f.kind == FIXED:
             k = f.row_length(proto)  # type: ignore[misc]
-            raw = np.ascontiguousarray(col, dtype=np.uint8).reshape(n, f.row_bytes(proto))
-            arr = raw.view(f.dtype.newbyteorder("<")).astype(f.dtype, copy=False).reshape(n, k)
-            out[f.name] = arr
+            # a fresh, aligned array (Arrow's data buffer need not be 8-byte aligned at a row)
+            arr = np.empty((n, k), dtype=f.dtype.newbyteorder("<"))
+            arr.view(np.uint8).reshape(n, f.row_bytes(proto))[...] = np.asarray(col, dtype=np.uint8).reshape(
+                n, f.row_bytes(proto))
+            # the native dtype object itself (the C++ checks want exactly it, not '<u8' beside '=u8')
+            out[f.name] = arr.view(f.dtype) if sys.byteorder == "little" else arr.astype(f.dtype)
         else:
             out[f.name] = np.packbits(np.asarray(col, dtype=np.uint8), bitorder="little")
             if out[f.name].shape != ((n + 7) // 8,):  # n == 0
