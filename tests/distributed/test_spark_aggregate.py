@@ -1,0 +1,129 @@
+"""aggregate_reports on a real local[2] Spark: bit-for-bit the single-process aggregate for
+every protocol, the same after a task failure and retry, and clear errors for bad input."""
+import numpy as np
+import pytest
+
+from spark_oracles import oracles, reports
+
+ORACLES = oracles()
+
+
+@pytest.mark.parametrize("name", sorted(ORACLES))
+def test_spark_aggregate_equals_single_process(spark, name):
+    from dpnoise.distributed.spark import aggregate_reports, reports_to_dataframe
+
+    fo = ORACLES[name]
+    rep = reports(fo, 2003)
+    df = reports_to_dataframe(spark, rep, fo, num_partitions=5)
+    agg = aggregate_reports(df, "report", fo)
+    single = fo.aggregator().add(rep)
+    assert agg.n == single.n == 2003
+    assert agg.to_bytes() == single.to_bytes()
+    np.testing.assert_array_equal(agg.estimate(), single.estimate())
+    assert (agg.spark.rows, agg.spark.malformed, agg.spark.partitions) == (2003, 0, 5)
+
+
+def test_a_task_that_fails_once_is_retried_and_nothing_is_counted_twice(spark, tmp_path):
+    """local[2, 4]: partition 1 raises on its first attempt after some of its rows have gone
+    into that attempt's aggregator; the retry starts afresh."""
+    from dpnoise.distributed.spark import aggregate_reports, reports_to_dataframe
+
+    fo = ORACLES["hadamard"]
+    rep = reports(fo, 3000)
+    df = reports_to_dataframe(spark, rep, fo, num_partitions=3)
+    schema = df.schema
+    marker = str(tmp_path / "failed-once")  # local mode: the tasks see this file system
+
+    def fail_first_attempt(index, rows):
+        from pyspark import TaskContext
+
+        ctx = TaskContext.get()
+        for i, row in enumerate(rows):
+            if index == 1 and ctx.attemptNumber() == 0 and i == 500:
+                open(marker, "w").close()  # (accumulators of failed attempts are discarded)
+                raise RuntimeError("injected failure of the first attempt")
+            yield row
+
+    flaky = spark.createDataFrame(df.rdd.mapPartitionsWithIndex(fail_first_attempt), schema)
+    agg = aggregate_reports(flaky, "report", fo)
+    import os
+
+    assert os.path.exists(marker)  # the failure did happen
+    single = fo.aggregator().add(rep)
+    assert agg.n == 3000
+    assert agg.to_bytes() == single.to_bytes()
+
+
+def test_heavy_hitters_need_a_row_layout_entry(spark):
+    from dpnoise.distributed.spark import _report_rows
+
+    class NotAnOracle:
+        pass
+
+    with pytest.raises(TypeError, match="FrequencyOracle"):
+        _report_rows.layout(NotAnOracle())
+
+
+# -- bad input ------------------------------------------------------------------------------------
+def test_missing_and_wrong_columns_are_named(spark):
+    from dpnoise.distributed.spark import aggregate_reports, reports_to_dataframe
+
+    fo = ORACLES["grr"]
+    df = reports_to_dataframe(spark, reports(fo, 50), fo)
+    with pytest.raises(ValueError, match="no column 'reports'"):
+        aggregate_reports(df, "reports", fo)
+    plain = spark.createDataFrame([(1,), (2,)], "x bigint")
+    with pytest.raises(TypeError, match="column 'x' must be a struct"):
+        aggregate_reports(plain, "x", fo)
+    wrong_fields = spark.createDataFrame([((1,),)], "r struct<value: bigint>")
+    with pytest.raises(ValueError, match="column 'r' must hold exactly the fields"):
+        aggregate_reports(wrong_fields, "r", fo)
+    wrong_type = spark.createDataFrame([((1,),)], "r struct<values: int>")
+    with pytest.raises(TypeError, match="column 'r': field 'values' must be bigint"):
+        aggregate_reports(wrong_type, "r", fo)
+    # a DataFrame of another protocol's reports
+    had = ORACLES["hadamard"]
+    with pytest.raises(ValueError, match="column 'report' must hold exactly"):
+        aggregate_reports(reports_to_dataframe(spark, reports(had, 20), had), "report", fo)
+    with pytest.raises(TypeError, match="DataFrame"):
+        aggregate_reports([1, 2], "report", fo)
+    with pytest.raises(ValueError, match="on_malformed"):
+        aggregate_reports(df, "report", fo, on_malformed="ignore")
+
+
+def test_empty_dataframe_is_a_clear_error(spark):
+    from dpnoise.distributed.spark import aggregate_reports
+
+    fo = ORACLES["grr"]
+    empty = spark.createDataFrame([], "report struct<values: bigint>")
+    with pytest.raises(ValueError, match="column 'report': the DataFrame is empty"):
+        aggregate_reports(empty, "report", fo)
+
+
+@pytest.mark.parametrize("name", ["grr", "olh", "hadamard"])
+def test_malformed_rows_are_counted_never_silently_dropped(spark, name):
+    """Nulls, wrong-length binary rows and out-of-range values: raise naming the column and the
+    count; with on_malformed='skip' the others are aggregated exactly and the count reported."""
+    from pyspark.sql import functions as F
+
+    from dpnoise.distributed.spark import aggregate_reports, reports_to_dataframe
+
+    fo = ORACLES[name]
+    rep = reports(fo, 400)
+    df = reports_to_dataframe(spark, rep, fo, num_partitions=2).withColumn("i", F.monotonically_increasing_id())
+    df = df.orderBy("i").coalesce(2)
+    # break rows 0..5 (of the id order) in three ways
+    first = [f.name for f in df.schema["report"].dataType.fields][0]
+    kinds = {f.name: f.dataType.simpleString() for f in df.schema["report"].dataType.fields}
+    bad_value = F.lit(10 ** 12).cast("bigint") if kinds[first] == "bigint" else F.lit(b"short").cast("binary")
+    broken = (df.withColumn("rank", F.row_number().over(__import__("pyspark.sql.window", fromlist=["Window"])
+                                                        .Window.orderBy("i")))
+              .withColumn("report", F.when(F.col("rank") <= 2, F.lit(None))
+                          .when(F.col("rank") <= 5, F.col("report").withField(first, bad_value))
+                          .when(F.col("rank") <= 6, F.col("report").withField(first, F.lit(None)))
+                          .otherwise(F.col("report")))
+              .select("report"))
+    with pytest.raises(ValueError, match=r"column 'report': 6 of 400 report rows are malformed"):
+        aggregate_reports(broken, "report", fo)
+    agg = aggregate_reports(broken, "report", fo, on_malformed="skip")
+    assert (agg.spark.malformed, agg.spark.rows, agg.n) == (6, 400, 394)
