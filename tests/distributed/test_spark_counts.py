@@ -1,0 +1,95 @@
+"""private_counts: Spark counts exactly, the driver charges the budget once and draws the
+noise once."""
+import numpy as np
+import pytest
+
+import dpnoise
+from dpnoise import PrivacyBudget
+from dpnoise.mechanisms import Histogram, LaplaceMechanism, NoisyGridPlan
+
+
+class SpyBudget(PrivacyBudget):
+    """A budget that records every spend call (and still enforces the budget)."""
+
+    def __init__(self, *args, **kw):
+        super().__init__(*args, **kw)
+        self.calls = []
+
+    def spend(self, loss, count=1, **kw):
+        self.calls.append((loss, count, kw))
+        return super().spend(loss, count, **kw)
+
+
+ITEMS = np.random.default_rng(9).integers(0, 12, 5000)  # categories 0..11; 12..15 never occur
+
+
+@pytest.fixture(scope="module")
+def items_df(spark):
+    return spark.createDataFrame([(int(x),) for x in ITEMS], "item bigint").repartition(3)
+
+
+def test_same_release_as_the_single_process_histogram(items_df):
+    from dpnoise.distributed.spark import private_counts
+
+    hist = Histogram(1.0, categories=16, rng=dpnoise.default_rng(4), allow_insecure=True)
+    got = private_counts(items_df, "item", hist)
+    ref = Histogram(1.0, categories=16, rng=dpnoise.default_rng(4), allow_insecure=True).release(ITEMS)
+    assert got.bins == tuple(range(16))
+    np.testing.assert_array_equal(got.counts, ref)
+    assert not got.counts.flags.writeable
+
+
+def test_budget_charged_once_and_noise_drawn_once(items_df, monkeypatch):
+    from dpnoise.distributed.spark import private_counts
+
+    draws = []
+    original = NoisyGridPlan.execute
+
+    def counting_execute(self, rng, prepared):
+        draws.append(1)
+        return original(self, rng, prepared)
+
+    monkeypatch.setattr(NoisyGridPlan, "execute", counting_execute)
+    budget = SpyBudget(10.0)
+    hist = Histogram(1.0, categories=16, budget=budget)
+    got = private_counts(items_df, "item", hist)
+    items_df.count()  # another action on the data: nothing is redrawn or recharged
+    _ = got.counts, got.as_dict()
+    assert len(budget.calls) == 1 and len(draws) == 1
+    assert budget.calls[0][1] == 1  # count=1: one release
+
+
+def test_explicit_bins_absent_bins_are_zero_before_noise(spark):
+    from dpnoise.distributed.spark import private_counts
+
+    df = spark.createDataFrame([("a",), ("b",), ("a",), ("zzz",)], "k string")
+    # a huge epsilon: the noise is almost surely 0 on every count
+    hist = Histogram(100.0, categories=3, out_of_domain="drop")
+    got = private_counts(df, "k", hist, bins=["a", "b", "c"])
+    assert got.as_dict() == {"a": 2, "b": 1, "c": 0}
+    with pytest.raises(ValueError, match="outside the bins"):
+        private_counts(df, "k", Histogram(1.0, categories=3, out_of_domain="raise"), bins=["a", "b", "c"])
+    lap = LaplaceMechanism(100.0, sensitivity=1.0)
+    assert np.round(private_counts(df, "k", lap, bins=["a", "b"]).counts).tolist() == [2, 1]
+
+
+def test_bad_input(spark, items_df):
+    from dpnoise.distributed.spark import private_counts
+
+    lap = LaplaceMechanism(1.0, sensitivity=1.0)
+    with pytest.raises(ValueError, match="not be private"):
+        private_counts(items_df, "item", lap)
+    with pytest.raises(ValueError, match="no column 'x'"):
+        private_counts(items_df, "x", Histogram(1.0, categories=16))
+    with pytest.raises(TypeError, match="mechanism"):
+        private_counts(items_df, "item", "laplace")
+    with pytest.raises(ValueError, match="categories=16"):
+        private_counts(items_df, "item", Histogram(1.0, categories=16), bins=[1, 2])
+    with pytest.raises(ValueError, match="repeat"):
+        private_counts(items_df, "item", lap, bins=[1, 1])
+    with pytest.raises(ValueError, match="clamp"):
+        private_counts(items_df, "item", Histogram(1.0, categories=2), bins=[1, 2])
+    budget = SpyBudget(10.0)
+    with pytest.raises(ValueError):
+        private_counts(items_df, "item", Histogram(1.0, categories=3, out_of_domain="raise", budget=budget))
+    assert budget.calls == []  # refused before any charge
