@@ -65,3 +65,24 @@ def test_reports_of_another_configuration_are_refused(spark):
         reports_to_dataframe(spark, rep, ORACLES["hadamard"])
     with pytest.raises(TypeError, match="Reports"):
         reports_to_dataframe(spark, {"values": np.zeros(3)}, ORACLES["grr"])
+
+
+def test_dataframe_to_reports_counts_out_of_range_rows(spark):
+    from pyspark.sql import functions as F
+
+    from dpnoise.distributed.spark import dataframe_to_reports, reports_to_dataframe
+
+    fo = ORACLES["grr"]
+    rep = reports(fo, 30)
+    df = reports_to_dataframe(spark, rep, fo).coalesce(1)
+    broken = df.withColumn("report", F.when(F.col("report.values") == rep.data["values"][0],
+                                            F.col("report").withField("values", F.lit(999).cast("bigint")))
+                           .otherwise(F.col("report")))
+    bad = int((rep.data["values"] == rep.data["values"][0]).sum())
+    with pytest.raises(ValueError, match=f"column 'report': {bad} of 30 report rows are malformed"):
+        dataframe_to_reports(broken, "report", fo)
+    got, malformed = dataframe_to_reports(broken, "report", fo, on_malformed="skip")
+    assert malformed == bad and got.n == 30 - bad
+    empty = spark.createDataFrame([], "report struct<values: bigint>")
+    with pytest.raises(ValueError, match="empty"):
+        dataframe_to_reports(empty, "report", fo)

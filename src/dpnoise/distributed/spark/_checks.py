@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._report_rows import FIXED, PACKED, layout
+from ._report_rows import layout
 
 ON_MALFORMED = ("raise", "skip")
 
@@ -47,4 +47,3 @@ def check_report_column(df: Any, column: Any, oracle: Any) -> None:
         if not isinstance(got, types[f.spark_type_name()]):
             raise TypeError(f"column {column!r}: field {f.name!r} must be {f.spark_type_name()}, got "
                             f"{got.simpleString()}")
-    _ = FIXED, PACKED
