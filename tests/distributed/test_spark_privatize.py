@@ -89,3 +89,18 @@ def test_bad_input(spark):
     out_of_range = spark.createDataFrame([(1,), (300,), (None,)], "x bigint")
     with pytest.raises(Exception, match=r"column 'x': 2 rows of a batch \(1 null\) are not items"):
         privatize_column(out_of_range.coalesce(1), "x", FO.client()).count()
+
+
+@pytest.mark.parametrize("name", ["grr", "oue", "olh", "flh", "cms", "hcms", "zmatrix"])
+def test_every_protocol_privatizes_on_the_executors(spark, name):
+    from spark_oracles import oracles
+
+    from dpnoise.distributed.spark import aggregate_reports, dataframe_to_reports, privatize_column
+
+    fo = oracles()[name]
+    items = np.random.default_rng(2).integers(0, fo.domain_size, 300)
+    df = spark.createDataFrame([(int(x),) for x in items], "item bigint").coalesce(2)
+    out = privatize_column(df, "item", fo.client(dpnoise.default_rng(8), allow_insecure=True))
+    agg = aggregate_reports(out, "report", fo)
+    assert agg.n == 300
+    assert agg.to_bytes() == fo.aggregator().add(dataframe_to_reports(out, "report", fo)).to_bytes()
