@@ -127,3 +127,23 @@ def test_malformed_rows_are_counted_never_silently_dropped(spark, name):
         aggregate_reports(broken, "report", fo)
     agg = aggregate_reports(broken, "report", fo, on_malformed="skip")
     assert (agg.spark.malformed, agg.spark.rows, agg.n) == (6, 400, 394)
+
+
+def test_empty_partitions_contribute_empty_states(spark):
+    from dpnoise.distributed.spark import aggregate_reports, reports_to_dataframe
+
+    fo = ORACLES["zmatrix"]
+    rep = reports(fo, 3)
+    df = reports_to_dataframe(spark, rep, fo, num_partitions=6)  # at least three empty partitions
+    agg = aggregate_reports(df, "report", fo)
+    assert agg.spark.partitions == 6 and agg.n == 3
+    assert agg.to_bytes() == fo.aggregator().add(rep).to_bytes()
+
+
+def test_local_session_names_what_is_missing(monkeypatch):
+    pytest.importorskip("pyspark")
+    from dpnoise.distributed.spark import _session
+
+    monkeypatch.setattr(_session, "java_available", lambda: None)
+    with pytest.raises(RuntimeError, match="Java 17"):
+        _session.local_session()
