@@ -88,8 +88,18 @@ class ItemCodec:
         if isinstance(items, (str, bytes, bytearray)):
             raise TypeError(f"{name} must be an integer array or a sequence of ints (item_type='int'), got "
                             f"{type(items).__name__}")
-        arr = items if isinstance(items, np.ndarray) else np.asarray(items if isinstance(items, Sequence) else list(items)
-                                                                      if not np.isscalar(items) else items)
+        if isinstance(items, np.ndarray):
+            arr = items
+        else:
+            try:
+                seq = list(items)
+            except TypeError:
+                raise TypeError(f"{name} must be an integer array or a sequence of ints, got "
+                                f"{type(items).__name__}") from None
+            arr = np.asarray(seq)
+            if arr.dtype.kind not in "iu" and arr.ndim == 1 and all(
+                    isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in seq):
+                arr = np.array(seq, dtype=object)  # Python ints beyond int64 (NumPy would make floats)
         if arr.ndim != 1:
             raise ValueError(f"{name} must be 1-D, got {arr.ndim}-D")
         if arr.size == 0:

@@ -25,15 +25,15 @@ from ...bit_generator import PublicStream
 from ._base import Group, HHProtocol, _count, register
 
 BUCKET_STREAM = 0x48484231   # "HHB1": the public bucket hash
-DEFAULT_BUCKETS = 4096
+DEFAULT_BUCKETS = 65536
 DEFAULT_K_PRIME = 16384
-DEFAULT_K_PRIME_BITS = 1024
+DEFAULT_K_PRIME_BITS = 256
 
 
 @register
 class Bitstogram(HHProtocol):
-    """Options: ``buckets`` (T, default 4096), ``k_prime`` (candidate oracle, default 16384),
-    ``k_prime_bits`` (each per-bit oracle, default 1024), ``candidate_weight`` (default
+    """Options: ``buckets`` (T, default 65536), ``k_prime`` (candidate oracle, default 16384),
+    ``k_prime_bits`` (each per-bit oracle, default 256), ``candidate_weight`` (default
     item_bits), ``keep`` (items tracked, default 2k)."""
 
     name = "bitstogram"
