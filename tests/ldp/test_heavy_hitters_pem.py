@@ -20,11 +20,12 @@ def workload(bits, seed=0):
 
 def test_level_layout_defaults():
     hh = HeavyHitters("pem", 4.0, item_bits=32)
-    assert hh.level_bits() == [8, 16, 24, 32] and hh.options["eta"] == 8
+    assert hh.level_bits() == [12, 22, 32] and hh.options["eta"] == 10
     hh64 = HeavyHitters("pem", 4.0, item_bits=64)
-    assert hh64.level_bits()[0] == 8 and hh64.level_bits()[-1] == 64 and len(hh64.level_bits()) == 8
+    assert hh64.level_bits() == [14, 24, 34, 44, 54, 64]
     assert HeavyHitters("pem", 4.0, item_bits=10).level_bits() == [10]
-    assert HeavyHitters("pem", 4.0, item_bits=32, s0=12, eta=10).level_bits() == [12, 22, 32]
+    assert HeavyHitters("pem", 4.0, item_bits=32, s0=8, eta=8).level_bits() == [8, 16, 24, 32]
+    assert HeavyHitters("pem", 4.0, item_bits=32, k=100).level_bits() == [11, 18, 25, 32]  # keep 200: η = 7
 
 
 @pytest.mark.parametrize("bits", [20, 64])

@@ -9,10 +9,11 @@ suffix, estimates those ``keep`` x 2^η candidates at the next level, and so on;
 estimates are the items' counts. Nothing enumerates the domain: the server evaluates
 2^s0 + (L − 1) keep 2^η candidates, each in O(k′).
 
-Defaults (docs/heavy_hitters.md): η = floor(log2(8192/keep)) (at most 8192 candidates per
-level; η = 8 for k = 10), L = 1 + ceil((item_bits − s_max)/η) with s_max = max(13,
+Defaults (docs/heavy_hitters.md): η = floor(log2(32768/keep)) (at most 32768 candidates per
+level; η = 10 for k = 10), L = 1 + ceil((item_bits − s_max)/η) with s_max = max(13,
 ceil(log2 keep) + η), and s0 = item_bits − (L − 1)η, so that every level extends by exactly η
-bits: for 32-bit items and k = 10, levels of 8, 16, 24 and 32 bits; for 64-bit items 8 levels.
+bits: for 32-bit items and k = 10, levels of 12, 22 and 32 bits; for 64-bit items 6 levels
+(14, 24, ..., 64).
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ import numpy as np
 
 from ._base import Group, HHProtocol, _count, register
 
-CANDIDATE_BUDGET = 8192
+CANDIDATE_BUDGET = 32768  # η = 10 for keep = 20: 3 levels for 32-bit items (measured: recall 1.00 vs 0.96 with 8192, docs/heavy_hitters.md)
 DEFAULT_K_PRIME = 16384
 MAX_CANDIDATES = 1 << 22
 
