@@ -153,10 +153,10 @@ class HHProtocol:
     def client(self, rng: Optional[Generator] = None, *, allow_insecure: bool = False) -> "HHClient":
         return HHClient(self, rng, allow_insecure=allow_insecure)
 
-    def aggregator(self, candidates: Optional[Sequence[Any]] = None) -> "HHAggregator":
+    def aggregator(self, candidates: Optional[Sequence[Any]] = None, *, threads: Any = None) -> "HHAggregator":
         """An empty aggregator; ``candidates`` names items the protocol cannot spell out itself
-        (long items hashed by ``long_items='hash'``)."""
-        return HHAggregator(self, candidates)
+        (long items hashed by ``long_items='hash'``); ``threads`` for the support sums of top/above."""
+        return HHAggregator(self, candidates, threads=threads)
 
     def _pq(self) -> Tuple[float, float]:
         e = math.exp(float(self.gamma))
