@@ -134,8 +134,15 @@ void register_ldp_heavy_hitters(py::module_& m) {
                 if (J.data()[i] >= psize) throw std::invalid_argument("indices must be below the pool size");
             py::array_t<int64_t> out(K.size());
             int64_t* o = out.mutable_data();
-            for (py::ssize_t i = 0; i < K.size(); ++i)
-                o[i] = static_cast<int64_t>(ldp::HashFamily64::bucket(ldp::HashFamily64::seed(P.data() + 4 * J.data()[i]), K.data()[i], g));
+            const uint64_t* pp = P.data();
+            const uint64_t* jp = J.data();
+            const uint64_t* kp = K.data();
+            const size_t m = static_cast<size_t>(K.size());
+            {
+                py::gil_scoped_release release;
+                for (size_t i = 0; i < m; ++i)
+                    o[i] = static_cast<int64_t>(ldp::HashFamily64::bucket(ldp::HashFamily64::seed(pp + 4 * jp[i]), kp[i], g));
+            }
             return out;
         },
         py::arg("pool"), py::arg("indices"), py::arg("keys"), py::arg("g"),
