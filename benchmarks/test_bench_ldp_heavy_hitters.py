@@ -36,6 +36,14 @@ def test_client_throughput(benchmark, method):
     assert len(rep) == ITEMS.size
 
 
+def test_client_throughput_flh_reference(benchmark):
+    # the same IDs through the FLH frequency oracle's client (32-bit keys, one group): the cost
+    # of one exact randomized-response report without the group draw and the 128-bit hash
+    client = dpnoise.ldp.FrequencyOracle("flh", EPS, 1 << 32).client()
+    rep = record(benchmark, "hh_client_flh_reference", lambda: client.privatize(ITEMS), ITEMS.size)
+    assert len(rep) == ITEMS.size
+
+
 @pytest.mark.parametrize("method", ["pem", "bitstogram", "treehist"])
 def test_server_ingest_throughput(benchmark, method):
     rep = HH[method].client().privatize(ITEMS)
