@@ -22,13 +22,13 @@ import numpy as np
 
 from ._base import Group, HHProtocol, _count, register
 
-DEFAULT_K_PRIME = 16384
+DEFAULT_K_PRIME = 4096  # per level: 16384 would keep 235 MiB of counters for 32-bit items (docs)
 
 
 @register
 class TreeHist(HHProtocol):
     """Options: ``bits_per_level`` (default 1), ``z`` (threshold in standard errors, default 3),
-    ``max_keep`` (prefixes kept per level, default 4k), ``k_prime`` (default 16384)."""
+    ``max_keep`` (prefixes kept per level, default 4k), ``k_prime`` (default 4096 per level)."""
 
     name = "treehist"
 
