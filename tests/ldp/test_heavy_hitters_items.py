@@ -5,7 +5,7 @@ import pytest
 
 import dpnoise
 from dpnoise.ldp import HeavyHitters
-from dpnoise.ldp.heavy_hitters._items import ItemCodec, long_item_digest
+from dpnoise.ldp.heavy_hitters._items import long_item_digest
 
 
 def codec(**kw):
