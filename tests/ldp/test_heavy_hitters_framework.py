@@ -148,3 +148,40 @@ def test_estimates_unbiased_with_honest_ci():
         ses.append(top.stderr)
     assert covered >= 30
     assert abs(np.mean(errs)) < 4 * np.mean(ses) / math.sqrt(40)
+
+
+def test_consistent_checksum_but_bad_content_is_refused():
+    # a state re-framed with a valid checksum but tampered content: negative counts, counts that
+    # do not add up to n, a misnamed group, another dtype; report batches with wrong dtypes
+    from dpnoise.ldp.heavy_hitters._base import _STATE_MAGIC
+    from dpnoise.ldp._protocol import _frame, _jsonable
+
+    hh = HeavyHitters("pem", 4.0, item_bits=12, k_prime=8, k=1)
+    agg = hh.aggregator().add(client(hh).privatize(np.arange(100) % 7))
+    header = {"method": "pem", "params": _jsonable(hh.params()), "n": agg.n}
+
+    def frame(state, n=agg.n):
+        return _frame(_STATE_MAGIC, {**header, "n": n}, sorted(state.items()))
+
+    good = dict(agg._state)
+    assert HHAggregator.from_bytes(frame(good)).n == 100
+    neg = {k: v.copy() for k, v in good.items()}
+    k0 = sorted(neg)[0]
+    neg[k0][0, 0] -= 1000
+    with pytest.raises(ValueError, match="does not match"):
+        HHAggregator.from_bytes(frame(neg))
+    with pytest.raises(ValueError, match="add up"):
+        HHAggregator.from_bytes(frame(good, n=101))
+    with pytest.raises(ValueError, match="arrays do not match"):
+        HHAggregator.from_bytes(frame({"counts_999": good[k0]}))
+    with pytest.raises(ValueError, match="does not match"):
+        HHAggregator.from_bytes(frame({k: v.astype(np.int32) for k, v in good.items()}))
+    bad_params = _frame(_STATE_MAGIC, {**header, "params": {**header["params"], "k_prime": 0}}, sorted(good.items()))
+    with pytest.raises(ValueError, match="bad parameters"):
+        HHAggregator.from_bytes(bad_params)
+    rep = client(hh).privatize([1, 2, 3])
+    for name in ("groups", "indices", "values"):
+        d = dict(rep.data)
+        d[name] = d[name].astype(np.float64)
+        with pytest.raises(ValueError, match=name):
+            hh.aggregator().add(HHReports(rep.method, rep.params, rep.n, d))
