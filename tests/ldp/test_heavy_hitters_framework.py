@@ -58,7 +58,7 @@ def test_report_distribution_privacy():
     shifts = np.array([gr.shift for gr in hh.groups], dtype=np.uint64)
     keys = x >> shifts[l]
     hit = _core.hh_hash(hh.pool, j, keys, hh.g) == y
-    p, _ = hh._pq()
+    p, _, _ = hh._pq()
     assert abs(hit.mean() - p) < 5 * math.sqrt(p * (1 - p) / n)
     assert p * (hh.g - 1) / (1 - p) == pytest.approx(math.exp(2.0))
     obs = np.bincount(l, minlength=len(hh.groups))
@@ -185,3 +185,18 @@ def test_consistent_checksum_but_bad_content_is_refused():
         d[name] = d[name].astype(np.float64)
         with pytest.raises(ValueError, match=name):
             hh.aggregator().add(HHReports(rep.method, rep.params, rep.n, d))
+
+
+def test_tiny_epsilon_and_forged_headers():
+    # ε = 1e-17 (e^ε rounds to 1.0): p − 1/g is computed through expm1, so the estimates stay finite
+    hh = HeavyHitters("pem", 1e-17, item_bits=8, k_prime=4, k=1)
+    top = hh.aggregator().add(client(hh).privatize(np.arange(50) % 3)).top(1)
+    assert len(top) == 1 and math.isfinite(top[0].estimate) and math.isfinite(top[0].stderr)
+    # a forged (re-checksummed) header: params of the wrong type, an unknown method
+    from dpnoise.ldp._protocol import _frame
+    from dpnoise.ldp.heavy_hitters._base import _REPORTS_MAGIC, _STATE_MAGIC
+
+    for params in ([1, 2], "x", {"method": "nope"}, {"method": "pem", "epsilon": "x"}):
+        for magic, load in ((_STATE_MAGIC, HHAggregator.from_bytes), (_REPORTS_MAGIC, HHReports.from_bytes)):
+            with pytest.raises(ValueError, match="corrupt"):
+                load(_frame(magic, {"method": "pem", "params": params, "n": 0}, []))

@@ -158,9 +158,12 @@ class HHProtocol:
         (long items hashed by ``long_items='hash'``); ``threads`` for the support sums of top/above."""
         return HHAggregator(self, candidates, threads=threads)
 
-    def _pq(self) -> Tuple[float, float]:
-        e = math.exp(float(self.gamma))
-        return e / (e + self.g - 1), 1.0 / self.g
+    def _pq(self) -> Tuple[float, float, float]:
+        """p = e^γ/(e^γ + g − 1), q′ = 1/g and p − q′ = (g − 1)(e^γ − 1)/(g (e^γ + g − 1)), the
+        difference through expm1 so that a tiny ε does not cancel to 0 (Wang et al. 2017, §4.4)."""
+        em1 = math.expm1(float(self.gamma))
+        g = self.g
+        return (1 + em1) / (em1 + g), 1.0 / g, (g - 1) * em1 / (g * (em1 + g))
 
     def group_estimates(self, agg: "HHAggregator", l: int, keys: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
         """Unbiased counts of ``keys`` (group l) among ALL users, and their variances.
@@ -177,16 +180,16 @@ class HHProtocol:
         n = agg.n
         if n_l == 0:
             raise ValueError(f"too few reports: group {l} of method {self.name!r} has none (n = {n})")
-        p, q = self._pq()
+        p, q, d = self._pq()
         support = _core.hh_support(counts, self.pool, keys, agg.threads).astype(np.float64)
-        est_l = (support - n_l * q) / (p - q)
+        est_l = (support - n_l * q) / d
         scale = n / n_l
         c_l = np.clip(est_l, 0, n_l)
         c = np.clip(est_l * scale, 0, n)
         pairs = c_l * np.maximum(c_l - 1, 0)
         pool_term = (pairs.sum() - pairs) / ((self.g - 1) * self.groups[l].k_prime)
         sampling = n_l * (c / n) * (1 - c / n) * (n - n_l) / max(n - 1, 1)
-        var_l = n_l * q * (1 - q) / (p - q) ** 2 + c_l * (1 - p - q) / (p - q) + pool_term + sampling
+        var_l = n_l * q * (1 - q) / d ** 2 + c_l * (1 - p - q) / d + pool_term + sampling
         return est_l * scale, var_l * scale ** 2
 
     def __eq__(self, other: Any) -> bool:
@@ -216,7 +219,7 @@ def _protocol_of(header: Dict[str, Any], what: str) -> HHProtocol:
     try:
         params = _from_jsonable(header["params"])
         return HHProtocol.from_params(params)
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError, RecursionError) as exc:
         raise ValueError(f"corrupt {what}: unknown method or bad parameters ({type(exc).__name__})") from None
 
 

@@ -50,7 +50,7 @@ class TreeHist(HHProtocol):
     def _find(self, agg: Any) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         B, s = self.item_bits, self.options["bits_per_level"]
         bits = [gr.shift for gr in self.groups]
-        p, q = self._pq()
+        _, q, d = self._pq()
         sizes = agg._group_sizes()
         cand = np.arange(1 << min(s, B), dtype=np.uint64)
         for l, shift in enumerate(bits):
@@ -58,7 +58,7 @@ class TreeHist(HHProtocol):
             if l == len(bits) - 1:
                 return cand, est, var
             n_l = int(sizes[l])
-            sd0 = (agg.n / n_l) * math.sqrt(n_l * q * (1 - q)) / (p - q)  # stderr of an empty prefix
+            sd0 = (agg.n / n_l) * math.sqrt(n_l * q * (1 - q)) / d  # stderr of an empty prefix
             alive = np.flatnonzero(est >= self.options["z"] * sd0)
             alive = alive[np.argsort(-est[alive], kind="stable")[: self.options["max_keep"]]]
             if alive.size == 0:
