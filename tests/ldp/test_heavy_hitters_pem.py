@@ -52,3 +52,13 @@ def test_recovers_strings_without_dictionary():
     top = hh.aggregator().add(hh.client(dpnoise.default_rng(2), allow_insecure=True).privatize(x)).top(3)
     assert [r.item for r in top] == words[:3]
     assert hh.privacy_loss().epsilon == 6.0
+
+
+def test_large_epsilon_default_state_is_bounded():
+    # the optimal g = round(e^ε + 1) would need 3 x 16384 x e^20 counters at ε = 20; the default
+    # caps g at 256, an explicit g is honoured
+    hh = HeavyHitters("pem", 20.0, item_bits=32)
+    assert hh.g == 256 and HeavyHitters("pem", 4.0).g == 56
+    assert HeavyHitters("pem", 20.0, item_bits=32, g=1024, k_prime=64).g == 1024
+    with pytest.raises(ValueError, match="counters"):
+        HeavyHitters("pem", 20.0, item_bits=32, g=65536)

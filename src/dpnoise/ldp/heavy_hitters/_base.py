@@ -37,6 +37,7 @@ _STATE_MAGIC = b"DPNOISE-HHA\x00"
 POOL_STREAM = 0x48485031      # "HHP1": the public pool, seed j = words 4j .. 4j+3
 MAX_POOL = 1 << 20
 MAX_STATE = 1 << 26           # counters of one aggregator (512 MiB)
+DEFAULT_MAX_G = 256
 Z95 = 1.959963984540054       # the 0.975 quantile of the standard normal
 _REGISTRY: Dict[str, Type["HHProtocol"]] = {}
 
@@ -93,7 +94,10 @@ class HHProtocol:
         self.gamma = exact_gamma(self.epsilon)
         self.codec = ItemCodec(item_type, item_bits, max_length, long_items)
         self.k = _count(k, "k", 1, 1 << 16)
-        self.g = optimal_buckets(self.gamma) if g is None else _count(g, "g", 2, 1 << 16)
+        # g = round(e^ε + 1) (Wang et al. 2017, Eq. 11), at most 256 by default so that the state
+        # (k′ x g counters per group) stays bounded at large ε; the variance this costs is far below
+        # the group-sampling term there (docs/heavy_hitters.md)
+        self.g = min(optimal_buckets(self.gamma), DEFAULT_MAX_G) if g is None else _count(g, "g", 2, 1 << 16)
         key = integer(pool_key, "pool_key")
         if not 0 <= key < 1 << 256:
             raise ValueError("pool_key must be in [0, 2^256)")
