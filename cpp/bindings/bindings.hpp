@@ -123,5 +123,6 @@ void register_ldp_unary(py::module_& m);
 void register_ldp_hashing(py::module_& m);
 void register_ldp_hadamard(py::module_& m);
 void register_ldp_zmatrix(py::module_& m);
+void register_ldp_heavy_hitters(py::module_& m);
 
 }  // namespace dpnoise::bindings

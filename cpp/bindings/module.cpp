@@ -30,4 +30,5 @@ PYBIND11_MODULE(_core, m) {
     dpnoise::bindings::register_ldp_hashing(m);
     dpnoise::bindings::register_ldp_hadamard(m);
     dpnoise::bindings::register_ldp_zmatrix(m);
+    dpnoise::bindings::register_ldp_heavy_hitters(m);
 }

@@ -416,6 +416,7 @@ def _register_builtins() -> None:
         ))
 
     _register_ldp()
+    _register_ldp_heavy_hitters()
 
     def numpy_via_chacha(ctx: Context) -> Dict[str, Any]:
         import dpnoise
@@ -532,6 +533,49 @@ def _register_ldp() -> None:
             run=aggregate,
             reference_name="numpy bincount of the true items (no privacy)",
             reference=lambda ctx, s: np.bincount(s["items"], minlength=_LDP_D),
+        ))
+
+
+def _hh_items(n: int, distinct: int = 1_000_000, seed: int = 13) -> np.ndarray:
+    """The heavy-hitters workload of issue #13: `distinct` random 32-bit IDs (fixed seed),
+    Zipf(1.1) popularity over their ranks, n users."""
+    rng = np.random.default_rng(seed)
+    ids = rng.choice(1 << 32, size=distinct, replace=False).astype(np.uint64)
+    w = np.arange(1, distinct + 1, dtype=np.float64) ** -1.1
+    ranks = np.searchsorted(np.cumsum(w / w.sum()), rng.random(n), side="right").clip(0, distinct - 1)
+    return ids[ranks]
+
+
+def _register_ldp_heavy_hitters() -> None:
+    """Local-DP heavy hitters (docs/heavy_hitters.md): one op = one device, 32-bit IDs, eps = 4;
+    the client alone, and clients + aggregation + top(10) end to end, against exact counting of
+    the true items (np.unique, no privacy)."""
+    from dpnoise import ldp
+
+    def state(method: str) -> Callable[[Context], Dict[str, Any]]:
+        def setup(ctx: Context) -> Dict[str, Any]:
+            hh = ldp.HeavyHitters(method, 4.0, item_bits=32)
+            return {"hh": hh, "client": hh.client(ctx.rng()), "items": _hh_items(_ldp_devices(ctx))}
+        return setup
+
+    def end_to_end(ctx: Context, s: Dict[str, Any]) -> object:
+        return s["hh"].aggregator().add(s["client"].privatize(s["items"])).top(10)
+
+    def exact_top(ctx: Context, s: Dict[str, Any]) -> object:
+        vals, counts = np.unique(s["items"], return_counts=True)
+        return vals[np.argsort(-counts)[:10]]
+
+    for method in ("pem", "bitstogram", "treehist"):
+        register(Workload(
+            name=f"ldp heavy hitters {method} client: devices, 32-bit IDs, eps=4", unit="ops",
+            items=lambda ctx: _ldp_devices(ctx), setup=state(method),
+            run=lambda ctx, s: s["client"].privatize(s["items"]),
+            reference_name="numpy unique counts of the true items, top 10 (no privacy)", reference=exact_top,
+        ))
+        register(Workload(
+            name=f"ldp heavy hitters {method}: clients + add + top(10), 32-bit IDs, eps=4", unit="ops",
+            items=lambda ctx: _ldp_devices(ctx), setup=state(method), run=end_to_end,
+            reference_name="numpy unique counts of the true items, top 10 (no privacy)", reference=exact_top,
         ))
 
 

@@ -48,3 +48,24 @@ def synthetic_app_usage(devices: int = 1_000_000, apps: int = 1024, exponent: fl
     weights = 1.0 / np.arange(1, apps + 1) ** exponent
     ranks = r.choice(apps, size=devices, p=weights / weights.sum())
     return r.permutation(apps).astype(np.int32)[ranks]
+
+
+_SYLLABLES = ("ka", "lo", "mi", "zu", "ve", "ra", "to", "ni", "pe", "su", "da", "go", "fy", "bo", "xi", "qu")
+
+
+def synthetic_app_names(devices: int = 1_000_000, names: int = 5000, exponent: float = 1.1,
+                        seed: int = 2028) -> list:
+    """Each made-up device's most-used app NAME (a made-up str of 4 to 8 ASCII bytes, e.g.
+    "kaloqu"): ``names`` distinct names, ranks Zipf(``exponent``). The server of the heavy-hitters
+    demo is never given this list. Deterministic for a given seed; not real data."""
+    r = np.random.default_rng(seed)
+    vocab: list = []
+    seen: set = set()
+    while len(vocab) < names:
+        word = "".join(_SYLLABLES[int(i)] for i in r.integers(0, len(_SYLLABLES), size=int(r.integers(2, 5))))
+        if word not in seen:
+            seen.add(word)
+            vocab.append(word)
+    weights = 1.0 / np.arange(1, names + 1) ** exponent
+    ranks = r.choice(names, size=devices, p=weights / weights.sum())
+    return [vocab[i] for i in ranks]

@@ -52,6 +52,8 @@
 #include "dpnoise/ldp/geometric_skip.hpp"
 #include "dpnoise/ldp/hadamard_response.hpp"
 #include "dpnoise/ldp/hash_family.hpp"
+#include "dpnoise/ldp/hash_family64.hpp"
+#include "dpnoise/ldp/heavy_hitters.hpp"
 #include "dpnoise/ldp/local_hashing.hpp"
 #include "dpnoise/ldp/packed_column_counts.hpp"
 #include "dpnoise/ldp/public_matrix.hpp"

@@ -1,4 +1,4 @@
-"""Local differential privacy: frequency oracles (one randomized report per user, streaming
+"""Local differential privacy: frequency oracles and heavy hitters (one randomized report per user, streaming
 aggregation, merge, serialisation, unbiased estimates with standard errors).
 
     fo = dpnoise.ldp.FrequencyOracle("grr", epsilon=2.0, domain_size=100)
@@ -16,6 +16,9 @@ from . import count_mean_sketch  # noqa: F401  (registers "cms" and "hcms")
 from . import zmatrix  # noqa: F401  (registers "zmatrix")
 from . import postprocess
 from .postprocess import clip_nonnegative, norm_sub, project_simplex
+from . import heavy_hitters
+from .heavy_hitters import HeavyHitter, HeavyHitters, HHAggregator, HHReports
 
-__all__ = ["Aggregator", "Client", "FrequencyOracle", "Protocol", "Reports", "clip_nonnegative", "norm_sub",
+__all__ = ["Aggregator", "Client", "FrequencyOracle", "HHAggregator", "HHReports", "HeavyHitter", "HeavyHitters",
+           "heavy_hitters", "Protocol", "Reports", "clip_nonnegative", "norm_sub",
            "postprocess", "project_simplex", "protocols", "recommend", "register"]

@@ -1,0 +1,153 @@
+// Bindings of the local-DP heavy-hitters kernels (dpnoise/ldp/heavy_hitters.hpp): glue only
+// (convert, release the GIL, call). Arguments are checked with the GIL held, before any
+// randomness is drawn; messages never echo an item or a report.
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include <pybind11/stl.h>
+
+#include "bindings.hpp"
+#include "dpnoise/exact/randomized_response.hpp"
+#include "dpnoise/ldp/hash_family64.hpp"
+#include "dpnoise/ldp/heavy_hitters.hpp"
+
+namespace dpnoise::bindings {
+
+namespace {
+
+using u64_array = py::array_t<uint64_t, py::array::c_style | py::array::forcecast>;
+using i64_array = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
+
+// Any 1-D integer array (signed, unsigned or bool, any width) as C-contiguous uint64, refusing
+// negative values (a signed array is checked before the conversion).
+u64_array u64_keys(const py::array& a, const char* what) {
+    const char kind = a.dtype().kind();
+    if (kind != 'i' && kind != 'u' && kind != 'b') throw py::type_error(std::string(what) + " must be an integer array");
+    if (a.ndim() != 1) throw std::invalid_argument(std::string(what) + " must be a 1-D integer array");
+    if (kind == 'i') {
+        const i64_array s = i64_array::ensure(a);
+        if (!s) throw std::invalid_argument(std::string(what) + " must be a 1-D integer array");
+        const int64_t* p = s.data();
+        for (py::ssize_t i = 0; i < s.size(); ++i)
+            if (p[i] < 0) throw std::invalid_argument(std::string(what) + " must be non-negative");
+    }
+    u64_array u = u64_array::ensure(a);
+    if (!u) throw std::invalid_argument(std::string(what) + " must be a 1-D integer array");
+    return u;
+}
+
+template <class T>
+py::array_t<T, py::array::c_style> exact_array(const py::array& a, int ndim, const char* what) {
+    if (!a.dtype().is(py::dtype::of<T>()) || a.ndim() != ndim)
+        throw std::invalid_argument(std::string(what) + " has the wrong dtype or number of dimensions");
+    return py::array_t<T, py::array::c_style>::ensure(a);
+}
+
+py::array_t<uint64_t, py::array::c_style> pool_array(const py::array& pool) {
+    auto P = exact_array<uint64_t>(pool, 2, "pool");
+    if (P.shape(1) != 4 || P.shape(0) < 1) throw std::invalid_argument("pool must have shape (size, 4), size >= 1");
+    return P;
+}
+
+}  // namespace
+
+void register_ldp_heavy_hitters(py::module_& m) {
+    m.def(
+        "hh_privatize",
+        [](GeneratorHandle& h, const py::array& items, const py::object& aux, const std::vector<std::tuple<uint64_t, uint32_t, uint32_t, uint64_t>>& groups,
+           const py::array& pool, uint64_t g, const py::int_& gamma_num, const py::int_& gamma_den, unsigned threads) {
+            ldp::HashFamily64::check_buckets(g);
+            const exact::RandomizedResponseKernel kernel(g, big_from_py(gamma_num, "gamma_num"), big_from_py(gamma_den, "gamma_den"));
+            const auto P = pool_array(pool);
+            std::vector<ldp::HeavyHitterGroup> specs;
+            bool needs_aux = false;
+            for (const auto& [w, kind, shift, kp] : groups) {
+                specs.push_back(ldp::HeavyHitterGroup{w, kind, shift, kp});
+                needs_aux = needs_aux || kind == 1;
+            }
+            ldp::HeavyHitters::check_groups(specs, static_cast<uint64_t>(P.shape(0)));
+            const u64_array x = u64_keys(items, "items");
+            const size_t n = static_cast<size_t>(x.size());
+            u64_array A;
+            const uint64_t* ap = nullptr;
+            if (needs_aux) {
+                if (aux.is_none()) throw std::invalid_argument("aux (the public buckets) is required by a bit group");
+                A = u64_keys(aux.cast<py::array>(), "aux");
+                if (static_cast<size_t>(A.size()) != n) throw std::invalid_argument("aux must have one bucket per item");
+                ap = A.data();
+            }
+            py::array_t<int64_t> og(static_cast<py::ssize_t>(n)), oj(static_cast<py::ssize_t>(n)), ov(static_cast<py::ssize_t>(n));
+            const uint64_t* in = x.data();
+            const uint64_t* pl = P.data();
+            const uint64_t psize = static_cast<uint64_t>(P.shape(0));
+            int64_t* pg = og.mutable_data();
+            int64_t* pj = oj.mutable_data();
+            int64_t* pv = ov.mutable_data();
+            with_family_nogil(h, [&](auto& family) {
+                ldp::hh_privatize(family, kernel, specs, pl, psize, in, ap, pg, pj, pv, n, threads);
+            });
+            return py::make_tuple(og, oj, ov);
+        },
+        py::arg("gen"), py::arg("items"), py::arg("aux"), py::arg("groups"), py::arg("pool"), py::arg("g"),
+        py::arg("gamma_num"), py::arg("gamma_den"), py::arg("threads"),
+        "Heavy-hitters clients: per item a secret group l (probability weight_l / W; groups are\n"
+        "(cum_weight, kind, shift, k_prime) tuples), a secret uniform pool index j < k_prime_l, and the\n"
+        "bucket h_pool[j](key_l(x)) in [0, g) by exact g-ary randomized response with gamma =\n"
+        "gamma_num/gamma_den. key = x >> shift (kind 0) or 2 aux + ((x >> shift) & 1) (kind 1).\n"
+        "Returns (groups, indices, values), int64.");
+    m.def(
+        "hh_support",
+        [](const py::array& counts, const py::array& pool, const py::array& keys, unsigned threads) {
+            const auto C = exact_array<int64_t>(counts, 2, "counts");
+            const auto P = pool_array(pool);
+            if (C.shape(0) < 1 || C.shape(0) > P.shape(0)) throw std::invalid_argument("counts must have shape (k_prime, g), 1 <= k_prime <= pool size");
+            const uint64_t k_prime = static_cast<uint64_t>(C.shape(0)), g = static_cast<uint64_t>(C.shape(1));
+            ldp::HashFamily64::check_buckets(g);
+            const u64_array K = u64_keys(keys, "keys");
+            const size_t m = static_cast<size_t>(K.size());
+            py::array_t<int64_t> support(static_cast<py::ssize_t>(m));
+            const int64_t* c = C.data();
+            const uint64_t* p = P.data();
+            const uint64_t* k = K.data();
+            int64_t* out = support.mutable_data();
+            {
+                py::gil_scoped_release release;
+                ldp::hh_support(c, p, k_prime, g, k, m, out, threads);
+            }
+            return support;
+        },
+        py::arg("counts"), py::arg("pool"), py::arg("keys"), py::arg("threads"),
+        "Support of candidate keys in one heavy-hitters group: support[i] = sum_j counts[j, h_pool[j](keys[i])].\n"
+        "O(k_prime m).");
+    m.def(
+        "hh_hash",
+        [](const py::array& pool, const py::array& indices, const py::array& keys, uint64_t g) {
+            ldp::HashFamily64::check_buckets(g);
+            const auto P = pool_array(pool);
+            const u64_array J = u64_keys(indices, "indices");
+            const u64_array K = u64_keys(keys, "keys");
+            if (J.size() != K.size()) throw std::invalid_argument("indices and keys must have the same length");
+            const uint64_t psize = static_cast<uint64_t>(P.shape(0));
+            for (py::ssize_t i = 0; i < J.size(); ++i)
+                if (J.data()[i] >= psize) throw std::invalid_argument("indices must be below the pool size");
+            py::array_t<int64_t> out(K.size());
+            int64_t* o = out.mutable_data();
+            const uint64_t* pp = P.data();
+            const uint64_t* jp = J.data();
+            const uint64_t* kp = K.data();
+            const size_t m = static_cast<size_t>(K.size());
+            {
+                py::gil_scoped_release release;
+                for (size_t i = 0; i < m; ++i)
+                    o[i] = static_cast<int64_t>(ldp::HashFamily64::bucket(ldp::HashFamily64::seed(pp + 4 * jp[i]), kp[i], g));
+            }
+            return out;
+        },
+        py::arg("pool"), py::arg("indices"), py::arg("keys"), py::arg("g"),
+        "The heavy-hitters bucket h_pool[j](k) = (H(fmix64(k)) g) >> 64, H(x) = ((a x + b) mod 2^128) >> 64,\n"
+        "for each (index, key) pair.");
+}
+
+}  // namespace dpnoise::bindings

@@ -1,0 +1,121 @@
+// dpnoise/ldp/heavy_hitters.hpp -- the kernels of the local-DP heavy-hitters protocols (PEM,
+// TreeHist, Bitstogram; the protocols themselves are in Python, src/dpnoise/ldp/heavy_hitters/).
+//
+// Every heavy-hitters protocol here is a set of G "groups", each a fast-local-hashing frequency
+// oracle (FLH: Cormode, Maddock & Maple 2021, PVLDB 14(11), §4.3) over 64-bit keys derived from
+// the item:
+//   kind 0 (a prefix):  key = x >> shift                          (PEM and TreeHist levels, full items)
+//   kind 1 (a bit):     key = 2 aux + ((x >> shift) & 1)          (Bitstogram: aux = public bucket of x)
+// Client (one report per user, the whole ε on it): the group l is drawn with probability
+// weight_l / W from the SECRET generator before the item is read (so it is independent of the
+// data), then a uniform index j in [0, k′_l) into the PUBLIC pool of hash seeds, then the bucket
+// h_j(key) in [0, g) is reported by exact g-ary randomized response (exact::RandomizedResponseKernel,
+// no floating point). Report: (l, j, y). The server keeps counts[l][j][y] (sufficient statistics)
+// and estimates a candidate key's support C(key) = Σ_j counts[l][j][h_j(key)] (hh_support).
+//
+// Hash family: dpnoise/ldp/hash_family64.hpp (128-bit multiply-add-shift over fmix64-scrambled
+// keys, multiply-high reduction). Pool: seed j is words 4j .. 4j+3 of a public stream.
+#pragma once
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
+#include "dpnoise/exact/randomized_response.hpp"
+#include "dpnoise/exact/uniform.hpp"
+#include "dpnoise/ldp/hash_family64.hpp"
+#include "dpnoise/parallel.hpp"
+#include "dpnoise/random/stream_fill.hpp"
+
+namespace dpnoise::ldp {
+
+struct HeavyHitterGroup {
+    uint64_t cum_weight = 0;  // Σ_{l' <= l} weight_l' (strictly increasing over the groups)
+    uint32_t kind = 0;        // 0: prefix key, 1: bit key
+    uint32_t shift = 0;       // < 64
+    uint64_t k_prime = 1;     // pool indices used by this group, <= the pool size
+};
+
+struct HeavyHitters {
+    static constexpr size_t kOutputsPerStream = size_t{1} << 16;  // reproducibility unit of the clients
+    static constexpr size_t kBlock = 256;                         // candidate keys per aggregation block
+
+    static void check_groups(const std::vector<HeavyHitterGroup>& groups, uint64_t pool_size) {
+        if (groups.empty()) throw std::invalid_argument("groups must not be empty");
+        uint64_t prev = 0;
+        for (const auto& gr : groups) {
+            if (gr.cum_weight <= prev) throw std::invalid_argument("group weights must be positive");
+            if (gr.kind > 1) throw std::invalid_argument("group kind must be 0 (prefix) or 1 (bit)");
+            if (gr.shift >= 64) throw std::invalid_argument("group shift must be below 64");
+            if (gr.k_prime == 0 || gr.k_prime > pool_size) throw std::invalid_argument("group k_prime must be in [1, pool size]");
+            prev = gr.cum_weight;
+        }
+    }
+
+    static uint64_t key(const HeavyHitterGroup& gr, uint64_t x, uint64_t aux) {
+        return gr.kind == 0 ? x >> gr.shift : (aux << 1) | ((x >> gr.shift) & 1);
+    }
+};
+
+// Clients: groups[i], indices[i], values[i] for items[i] (aux[i] the public bucket when a group
+// of kind 1 exists, else ignored and may be null). pool: 4 words per seed, pool_size seeds.
+template <class Family>
+void hh_privatize(Family& family, const exact::RandomizedResponseKernel& kernel,
+                  const std::vector<HeavyHitterGroup>& groups, const uint64_t* pool, uint64_t pool_size,
+                  const uint64_t* items, const uint64_t* aux, int64_t* out_groups, int64_t* indices, int64_t* values,
+                  size_t n, unsigned threads) {
+    HeavyHitters::check_groups(groups, pool_size);
+    const uint64_t g = kernel.k;
+    HashFamily64::check_buckets(g);
+    const uint64_t total = groups.back().cum_weight;
+    const HeavyHitterGroup* gr = groups.data();
+    const size_t ngroups = groups.size();
+    random::for_each_chunk<HeavyHitters::kOutputsPerStream>(
+        family, n, threads,
+        [&kernel, gr, ngroups, total, pool, items, aux, out_groups, indices, values, g](auto& bits, size_t begin,
+                                                                                         size_t end) {
+            for (size_t i = begin; i < end; ++i) {
+                const uint64_t u = exact::uniform_below(bits, total);  // the group first: independent of x
+                size_t l = 0;
+                while (u >= gr[l].cum_weight && l + 1 < ngroups) ++l;
+                const uint64_t j = exact::uniform_below(bits, gr[l].k_prime);
+                out_groups[i] = static_cast<int64_t>(l);
+                indices[i] = static_cast<int64_t>(j);
+                const uint64_t k = HeavyHitters::key(gr[l], items[i], aux ? aux[i] : 0);
+                const uint64_t h = HashFamily64::bucket(HashFamily64::seed(pool + 4 * j), k, g);
+                values[i] = kernel.respond(bits, static_cast<int64_t>(h));
+            }
+        });
+}
+
+// Support of m candidate keys in one group: support[i] = Σ_{j < k′} counts[j g + h_j(keys[i])].
+// O(k′ m) hash evaluations (rows with no report skipped), in blocks of keys over `threads`.
+inline void hh_support(const int64_t* counts, const uint64_t* pool, uint64_t k_prime, uint64_t g, const uint64_t* keys,
+                       size_t m, int64_t* support, unsigned threads) {
+    HashFamily64::check_buckets(g);
+    std::vector<uint64_t> used;  // the rows with at least one report
+    used.reserve(static_cast<size_t>(k_prime));
+    for (uint64_t j = 0; j < k_prime; ++j)
+        for (uint64_t v = 0; v < g; ++v)
+            if (counts[j * g + v] != 0) {
+                used.push_back(j);
+                break;
+            }
+    const size_t nblocks = (m + HeavyHitters::kBlock - 1) / HeavyHitters::kBlock;
+    parallel_tasks(nblocks, threads, [&](size_t blk) {
+        const size_t i0 = blk * HeavyHitters::kBlock, len = std::min(HeavyHitters::kBlock, m - i0);
+        uint64_t sk[HeavyHitters::kBlock];
+        int64_t acc[HeavyHitters::kBlock] = {};
+        for (size_t i = 0; i < len; ++i) sk[i] = HashFamily64::scramble(keys[i0 + i]);
+        for (const uint64_t j : used) {
+            const HashSeed128 s = HashFamily64::seed(pool + 4 * j);
+            const int64_t* row = counts + j * g;
+            for (size_t i = 0; i < len; ++i)
+                acc[i] += row[static_cast<uint64_t>((static_cast<unsigned __int128>(HashFamily64::hash64(s, sk[i])) * g) >> 64)];
+        }
+        std::copy(acc, acc + len, support + i0);
+    });
+}
+
+}  // namespace dpnoise::ldp

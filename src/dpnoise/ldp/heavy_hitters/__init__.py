@@ -1,0 +1,17 @@
+"""Local-DP heavy hitters over huge domains (32/64-bit IDs, short strings): PEM, TreeHist and
+Bitstogram, built on fast-local-hashing frequency oracles over 64-bit keys.
+
+    hh = dpnoise.ldp.HeavyHitters("pem", epsilon=4.0, item_bits=32)
+    reports = hh.client().privatize(items)
+    agg = hh.aggregator(); agg.add(reports); agg.top(10); agg.above(1000)
+
+See docs/heavy_hitters.md.
+"""
+from ._base import HeavyHitter, HeavyHitters, HHAggregator, HHClient, HHProtocol, HHReports, methods
+from . import pem  # noqa: F401  (registers "pem")
+from . import treehist  # noqa: F401  (registers "treehist")
+from . import bitstogram  # noqa: F401  (registers "bitstogram")
+from ._items import LONG_ITEM_KEY, long_item_digest
+
+__all__ = ["HHAggregator", "HHClient", "HHProtocol", "HHReports", "HeavyHitter", "HeavyHitters", "LONG_ITEM_KEY",
+           "long_item_digest", "methods"]
