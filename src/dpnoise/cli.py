@@ -129,7 +129,30 @@ def _fit_table(samples: np.ndarray, pmf: Callable[[np.ndarray], np.ndarray], val
     return lines
 
 
+def _spark_demo(args: argparse.Namespace) -> int:
+    """``dpnoise demo --spark``: the telemetry scenario on a local Spark session (pyspark and
+    Java 17+ needed; see docs/scaling.md)."""
+    import shutil
+
+    try:
+        import pyspark  # noqa: F401
+        import pyarrow  # noqa: F401
+    except ImportError:
+        raise _UsageError("--spark needs the spark extra: pip install 'dpnoise[spark]'") from None
+    if not (os.environ.get("JAVA_HOME") or shutil.which("java")):
+        raise _UsageError("--spark needs Java 17 or newer (java on PATH or JAVA_HOME set)")
+    if args.plot:
+        raise _UsageError("--plot is not available with --spark")
+    from dpnoise.distributed.spark.demo import run_telemetry_demo
+
+    print("dpnoise demo --spark: the local-DP telemetry scenario on a local Spark session (local[2])")
+    run_telemetry_demo(devices=args.devices)
+    return 0
+
+
 def _demo(args: argparse.Namespace) -> int:
+    if args.spark:
+        return _spark_demo(args)
     n = args.n
     threads = args.threads
     rng = dpnoise.default_rng()
@@ -422,6 +445,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"simulated devices in the local-DP telemetry part (default 1,000,000; at most {MAX_DEMO_DEVICES:,})")
     d.add_argument("--plot", metavar="FILE", type=_plot_file,
                    help="also write a PNG of the fits and of the telemetry estimates (needs the [plot] extra)")
+    d.add_argument("--spark", action="store_true",
+                   help="run only the telemetry scenario, on a local Spark session (needs the [spark] extra and Java 17+)")
     d.set_defaults(func=_demo)
     s = sub.add_parser("sample", help="print samples, one per line")
     s.add_argument("distribution", choices=sorted(_SAMPLERS))

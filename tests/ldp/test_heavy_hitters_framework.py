@@ -188,8 +188,9 @@ def test_consistent_checksum_but_bad_content_is_refused():
 
 
 def test_tiny_epsilon_and_forged_headers():
-    # ε = 1e-17 (e^ε rounds to 1.0): p − 1/g is computed through expm1, so the estimates stay finite
-    hh = HeavyHitters("pem", 1e-17, item_bits=8, k_prime=4, k=1)
+    # the smallest ε accepted, 2^-50 (e^ε − 1 in floats loses 2 of its bits; expm1 none):
+    # p − 1/g is computed through expm1, so the estimates stay finite
+    hh = HeavyHitters("pem", 2.0 ** -50, item_bits=8, k_prime=4, k=1)
     top = hh.aggregator().add(client(hh).privatize(np.arange(50) % 3)).top(1)
     assert len(top) == 1 and math.isfinite(top[0].estimate) and math.isfinite(top[0].stderr)
     # a forged (re-checksummed) header: params of the wrong type, an unknown method

@@ -223,7 +223,8 @@ def _protocol_of(header: Dict[str, Any], what: str) -> HHProtocol:
     try:
         params = _from_jsonable(header["params"])
         return HHProtocol.from_params(params)
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError, RecursionError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError, RecursionError,
+            ZeroDivisionError) as exc:
         raise ValueError(f"corrupt {what}: unknown method or bad parameters ({type(exc).__name__})") from None
 
 
