@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ._report_rows import FIXED, PACKED, SCALAR, from_rows, layout, protocol_of
+from ._report_rows import FIXED, PACKED, SCALAR, from_rows, is_heavy_hitters, layout, protocol_of
 
 
 def struct_type(oracle: Any) -> pa.StructType:
@@ -92,10 +92,11 @@ def arrow_to_rows(oracle: Any, column: Any) -> Tuple[Dict[str, np.ndarray], int,
 
 
 def make_reports(oracle: Any, rows: Dict[str, np.ndarray], n: int) -> Any:
-    from ...ldp import Reports
+    from ...ldp import HHReports, Reports
 
     proto = protocol_of(oracle)
-    return Reports(proto.name, proto.fingerprint(), n, from_rows(oracle, rows, n))
+    kind = HHReports if is_heavy_hitters(proto) else Reports
+    return kind(proto.name, proto.fingerprint(), n, from_rows(oracle, rows, n))
 
 
 def add_rows(agg: Any, oracle: Any, rows: Dict[str, np.ndarray], n: int) -> int:

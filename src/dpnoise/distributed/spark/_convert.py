@@ -12,16 +12,19 @@ def reports_table(reports: Any, oracle: Any, column: str = "report") -> Any:
     """A pyarrow Table with one struct column ``column`` holding ``reports`` (one row per user)."""
     import pyarrow as pa
 
-    from ...ldp import Reports
+    from ...ldp import HHReports, Reports
     from ._arrow import rows_to_arrow
+    from ._report_rows import is_heavy_hitters
 
     proto = protocol_of(oracle)
-    if not isinstance(reports, Reports):
-        raise TypeError(f"reports must be dpnoise.ldp.Reports, got {type(reports).__name__}")
+    kind = HHReports if is_heavy_hitters(proto) else Reports
+    if not isinstance(reports, kind):
+        raise TypeError(f"reports must be dpnoise.ldp.{kind.__name__}, got {type(reports).__name__}")
     if not isinstance(column, str):
         raise TypeError(f"column must be a str, got {type(column).__name__}")
-    if reports.protocol != proto.name or reports.params != proto.fingerprint():
-        raise ValueError(f"the reports come from a different configuration ({reports.protocol!r}) than {proto!r}")
+    name = reports.method if kind is HHReports else reports.protocol
+    if name != proto.name or reports.params != proto.fingerprint():
+        raise ValueError(f"the reports come from a different configuration ({name!r}) than {proto!r}")
     proto.aggregator().add(reports)  # the protocol's own checks (dtypes, shapes, ranges), before any job
     rows = to_rows(oracle, reports.data, reports.n)
     return pa.table({column: rows_to_arrow(oracle, rows, reports.n)})

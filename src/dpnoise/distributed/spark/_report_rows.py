@@ -58,13 +58,24 @@ LAYOUTS: Dict[str, Tuple[Field, ...]] = {
     "zmatrix": (Field("columns", SCALAR, _I64), Field("y", SCALAR, _I8)),
 }
 
+#: every heavy-hitters method (PEM, TreeHist, Bitstogram): the user's group, its secret pool
+#: index and its bucket after randomized response (dpnoise.ldp.HHReports)
+HEAVY_HITTERS_LAYOUT: Tuple[Field, ...] = (Field("groups", SCALAR, _I64), Field("indices", SCALAR, _I64),
+                                           Field("values", SCALAR, _I64))
+
+
+def is_heavy_hitters(oracle: Any) -> bool:
+    from ...ldp.heavy_hitters import HHProtocol
+
+    return isinstance(oracle, HHProtocol)
+
 
 def protocol_of(oracle: Any) -> Any:
     """The frequency-oracle protocol behind ``oracle`` (a FrequencyOracle, or an object with a
     ``protocol`` attribute such as a heavy-hitters configuration); TypeError otherwise."""
     from ...ldp import Protocol
 
-    if isinstance(oracle, Protocol):
+    if isinstance(oracle, Protocol) or is_heavy_hitters(oracle):
         return oracle
     inner = getattr(oracle, "protocol", None)
     if isinstance(inner, Protocol):
@@ -74,6 +85,8 @@ def protocol_of(oracle: Any) -> Any:
 
 def layout(oracle: Any) -> Tuple[Field, ...]:
     """The row layout of ``oracle``'s reports; ValueError for a protocol without one."""
+    if is_heavy_hitters(oracle):
+        return HEAVY_HITTERS_LAYOUT
     name = getattr(oracle, "spark_layout_name", None) or protocol_of(oracle).name
     try:
         return LAYOUTS[name]
