@@ -52,3 +52,24 @@ def test_spark_heavy_hitters_refuses_other_configurations(spark):
     # fingerprint does not match): counted as malformed, never silently added
     with pytest.raises(ValueError, match="malformed|report"):
         aggregate_reports(df, "report", HeavyHitters("pem", 4.0, item_bits=16, k_prime=8, k=3))
+
+
+def test_report_struct_fields_are_read_by_name_not_position(spark):
+    """A report struct rebuilt with its fields in another order (F.struct, a join, a Parquet or
+    JSON round trip) passes the schema check; its fields must still be read as themselves."""
+    from pyspark.sql import functions as F
+
+    from dpnoise.distributed.spark import aggregate_reports, reports_to_dataframe
+
+    for hh in (CONFIGS["pem-int"](), None):
+        if hh is None:  # a frequency oracle too
+            hh = dpnoise.ldp.FrequencyOracle("flh", 2.0, 300, k_prime=50)
+            rep = hh.client(dpnoise.default_rng(5), allow_insecure=True).privatize(np.arange(500) % 300)
+        else:
+            rep = hh.client(dpnoise.default_rng(5), allow_insecure=True).privatize(_items(hh, 500))
+        df = reports_to_dataframe(spark, rep, hh, num_partitions=2)
+        names = [f.name for f in df.schema["report"].dataType.fields]
+        reordered = df.select(F.struct(*[F.col("report")[n].alias(n) for n in reversed(names)]).alias("report"))
+        assert [f.name for f in reordered.schema["report"].dataType.fields] == names[::-1]
+        agg = aggregate_reports(reordered, "report", hh)
+        assert agg.to_bytes() == hh.aggregator().add(rep).to_bytes()

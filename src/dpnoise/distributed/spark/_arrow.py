@@ -66,7 +66,14 @@ def arrow_to_rows(oracle: Any, column: Any) -> Tuple[Dict[str, np.ndarray], int,
     fields = layout(oracle)
     n_all = len(column)
     good = column.is_valid().to_numpy(zero_copy_only=False).copy()
-    children = {f.name: child for f, child in zip(fields, column.flatten())}
+    # by NAME, never by position: a struct built with its fields in another order (F.struct,
+    # a join, a Parquet or JSON round trip) must not have its fields read as one another
+    names = [column.type.field(i).name for i in range(column.type.num_fields)]
+    by_name = dict(zip(names, column.flatten()))
+    missing = [f.name for f in fields if f.name not in by_name]
+    if missing:
+        raise ValueError(f"the report column has no field {missing[0]!r}")
+    children = {f.name: by_name[f.name] for f in fields}
     for f in fields:
         child = children[f.name]
         good &= child.is_valid().to_numpy(zero_copy_only=False)

@@ -28,7 +28,7 @@ from ..._validate import check_threads, integer
 from ...accounting.losses import PrivacyLoss, PureDP
 from ...bit_generator import PublicStream
 from ...generator import Generator, default_rng
-from .._protocol import _frame, _from_jsonable, _jsonable, _unframe, check_epsilon, exact_gamma
+from .._protocol import MAX_REPORTS, _frame, _from_jsonable, _jsonable, _unframe, check_epsilon, exact_gamma
 from ..local_hashing import optimal_buckets
 from ._items import ItemCodec
 
@@ -228,6 +228,31 @@ def _protocol_of(header: Dict[str, Any], what: str) -> HHProtocol:
         raise ValueError(f"corrupt {what}: unknown method or bad parameters ({type(exc).__name__})") from None
 
 
+def _check_report_arrays(pr: "HHProtocol", d: Dict[str, np.ndarray], n: int) -> Tuple[np.ndarray, ...]:
+    """The (groups, indices, values) arrays of a batch of ``n`` reports of ``pr``, checked:
+    exactly these names, int64, one per user, groups in range, pool indices below their group's
+    k′, values below g (ValueError otherwise)."""
+    if set(d) != {"groups", "indices", "values"}:
+        raise ValueError("heavy-hitters reports must hold exactly 'groups', 'indices' and 'values'")
+    arrays = []
+    for name in ("groups", "indices", "values"):
+        a = d.get(name)
+        if not isinstance(a, np.ndarray) or a.dtype != np.int64 or a.shape != (n,):
+            raise ValueError(f"heavy-hitters reports must hold {name!r}: int64, one per user")
+        arrays.append(a)
+    gr, j, v = arrays
+    G = len(pr.groups)
+    if n:
+        if int(gr.min()) < 0 or int(gr.max()) >= G:
+            raise ValueError(f"report groups must be in [0, {G})")
+        kp = np.array([g.k_prime for g in pr.groups], dtype=np.int64)
+        if int(j.min()) < 0 or bool(np.any(j >= kp[gr])):
+            raise ValueError("report pool indices must be below their group's k_prime")
+        if int(v.min()) < 0 or int(v.max()) >= pr.g:
+            raise ValueError(f"report values must be buckets in [0, {pr.g}) (g)")
+    return gr, j, v
+
+
 @dataclass(frozen=True)
 class HHReports:
     """A batch of heavy-hitters reports: the configuration's fingerprint, the number of users
@@ -252,8 +277,14 @@ class HHReports:
         header, arrays = _unframe(blob, _REPORTS_MAGIC, "heavy-hitters report batch")
         proto = _protocol_of(header, "heavy-hitters report batch")
         n = header.get("n")
-        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+        if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n <= MAX_REPORTS:
             raise ValueError("corrupt heavy-hitters report batch: bad number of reports")
+        if set(arrays) != {"groups", "indices", "values"}:
+            raise ValueError("corrupt heavy-hitters report batch: arrays do not match the method")
+        try:
+            _check_report_arrays(proto, arrays, n)
+        except ValueError as exc:
+            raise ValueError(f"corrupt heavy-hitters report batch: {exc}") from None
         return cls(proto.name, proto.fingerprint(), n, arrays)
 
 
@@ -303,7 +334,7 @@ class HHAggregator:
         self._found: Optional[Tuple[np.ndarray, np.ndarray, np.ndarray]] = None
 
     def _group_sizes(self) -> np.ndarray:
-        return np.array([int(self._state[f"counts_{l:03d}"].sum()) for l in range(len(self.protocol.groups))])
+        return np.array([int(self._state[f"counts_{l:03d}"].sum(dtype=object)) for l in range(len(self.protocol.groups))])
 
     def _same(self, what: str, method: str, fingerprint: Any) -> None:
         if method != self.protocol.name or fingerprint != self.protocol.fingerprint():
@@ -317,23 +348,10 @@ class HHAggregator:
                             f"{type(reports).__name__}")
         self._same("reports", reports.method, reports.params)
         pr = self.protocol
-        d = reports.data
-        arrays = []
-        for name in ("groups", "indices", "values"):
-            a = d.get(name)
-            if not isinstance(a, np.ndarray) or a.dtype != np.int64 or a.shape != (reports.n,):
-                raise ValueError(f"heavy-hitters reports must hold {name!r}: int64, one per user")
-            arrays.append(a)
-        gr, j, v = arrays
+        gr, j, v = _check_report_arrays(pr, reports.data, reports.n)
         G = len(pr.groups)
-        if reports.n:
-            if int(gr.min()) < 0 or int(gr.max()) >= G:
-                raise ValueError(f"report groups must be in [0, {G})")
-            kp = np.array([g.k_prime for g in pr.groups], dtype=np.int64)
-            if int(j.min()) < 0 or bool(np.any(j >= kp[gr])):
-                raise ValueError("report pool indices must be below their group's k_prime")
-            if int(v.min()) < 0 or int(v.max()) >= pr.g:
-                raise ValueError(f"report values must be buckets in [0, {pr.g}) (g)")
+        if self.n + reports.n > MAX_REPORTS:
+            raise ValueError(f"an aggregator counts at most 2^62 reports; it has {self.n}, {reports.n} more refused")
         sizes = [g.k_prime * pr.g for g in pr.groups]
         offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         cells = np.bincount(offsets[gr] + j * pr.g + v, minlength=int(offsets[-1]))
@@ -349,6 +367,8 @@ class HHAggregator:
         if not isinstance(other, HHAggregator):
             raise TypeError(f"can only merge an HHAggregator, got {type(other).__name__}")
         self._same("the other aggregator's reports", other.protocol.name, other.protocol.fingerprint())
+        if self.n + other.n > MAX_REPORTS:
+            raise ValueError(f"an aggregator counts at most 2^62 reports; it has {self.n}, {other.n} more refused")
         self._state = {k: v + other._state[k] for k, v in self._state.items()}
         self.n += other.n
         self._found = None
@@ -366,7 +386,7 @@ class HHAggregator:
         header, state = _unframe(blob, _STATE_MAGIC, "heavy-hitters aggregator state")
         proto = _protocol_of(header, "heavy-hitters aggregator state")
         n = header.get("n")
-        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+        if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n <= MAX_REPORTS:
             raise ValueError("corrupt heavy-hitters aggregator state: bad number of reports")
         agg = cls(proto, candidates)
         if set(state) != set(agg._state):
@@ -374,7 +394,10 @@ class HHAggregator:
         for k, v in state.items():
             if v.dtype != np.int64 or v.shape != agg._state[k].shape or (v.size and int(v.min()) < 0):
                 raise ValueError(f"corrupt heavy-hitters aggregator state: array {k!r} does not match the method")
-        if sum(int(v.sum()) for v in state.values()) != n:
+            if v.size and int(v.max()) > n:
+                raise ValueError("corrupt heavy-hitters aggregator state: a counter exceeds n")
+        # Python ints: a forged state cannot wrap the int64 sum around to n
+        if sum(int(v.sum(dtype=object)) for v in state.values()) != n:
             raise ValueError("corrupt heavy-hitters aggregator state: the counts do not add up to n")
         agg._state = state
         agg.n = n
@@ -411,6 +434,8 @@ class HHAggregator:
 
     def above(self, count: Any, *, decode: bool = True) -> List[HeavyHitter]:
         """The tracked items whose estimated count is at least ``count``, largest first."""
+        if isinstance(count, (bool, np.bool_)) or not isinstance(count, (int, float, np.integer, np.floating)):
+            raise TypeError(f"count must be a number, got {type(count).__name__}")
         c = float(count)
         if not math.isfinite(c):
             raise ValueError(f"count must be finite, got {count!r}")

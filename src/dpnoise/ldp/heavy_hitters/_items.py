@@ -135,7 +135,10 @@ class ItemCodec:
         out = np.empty(len(seq), dtype=np.uint64)
         for i, v in enumerate(seq):
             if isinstance(v, str):
-                b = v.encode("utf-8")
+                try:
+                    b = v.encode("utf-8")
+                except UnicodeEncodeError:  # a lone surrogate: never echo the item
+                    raise ValueError(f"{name}[{i}] is not valid Unicode text (it cannot be encoded as UTF-8)") from None
             elif isinstance(v, (bytes, bytearray, np.bytes_)):
                 b = bytes(v)
             else:

@@ -35,7 +35,10 @@ class TreeHist(HHProtocol):
     def _setup(self, options: Dict[str, Any]) -> Dict[str, Any]:
         B = self.item_bits
         s = _count(options.pop("bits_per_level", 1), "bits_per_level", 1, min(B, 16))
-        z = float(options.pop("z", 3.0))
+        z = options.pop("z", 3.0)
+        if isinstance(z, (bool, np.bool_)) or not isinstance(z, (int, float, np.integer, np.floating)):
+            raise TypeError(f"z must be a number, got {type(z).__name__}")
+        z = float(z)
         if not (math.isfinite(z) and z >= 0):
             raise ValueError(f"z must be a finite number >= 0, got {z!r}")
         max_keep = _count(options.pop("max_keep", 4 * self.k), "max_keep", 2 * self.k, 1 << 16)
