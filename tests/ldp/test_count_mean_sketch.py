@@ -11,6 +11,7 @@ import pytest
 import dpnoise
 import dpnoise.ldp.count_mean_sketch  # noqa: F401  (registers "cms" and "hcms")
 from dpnoise import ldp
+from ldp_merging import merged_three_ways
 
 EPS = 2.0
 
@@ -174,13 +175,7 @@ def test_merge_serialise_and_malformed(name):
     f = fo(name, d=20, hashes=5, width=16)
     items = np.random.default_rng(0).integers(0, 20, size=3001)
     batches = [client(f, s).privatize(items[i::3]) for i, s in enumerate((1, 2, 3))]
-    one = f.aggregator()
-    for b in batches:
-        one.add(b)
-    a, b, c = (f.aggregator().add(x) for x in batches)
-    left = f.aggregator().merge(a).merge(b).merge(c)
-    a2, b2, c2 = (f.aggregator().add(x) for x in batches)
-    right = f.aggregator().merge(a2).merge(b2.merge(c2))
+    one, left, right = merged_three_ways(f, batches)
     for agg in (left, right):
         assert agg.n == 3001 and np.array_equal(agg.estimate(), one.estimate())
     blob = one.to_bytes()

@@ -7,6 +7,7 @@ import pytest
 
 import dpnoise
 from dpnoise import ldp
+from ldp_merging import merged_three_ways
 
 EPS = 2.0
 
@@ -67,13 +68,7 @@ def test_merge_is_associative_and_equals_one_aggregator():
     fo = grr(20)
     items = np.random.default_rng(0).integers(0, 20, size=3000)
     batches = [client(fo, s).privatize(items[i::3]) for i, s in enumerate((1, 2, 3))]
-    one = fo.aggregator()
-    for b in batches:
-        one.add(b)
-    a, b, c = (fo.aggregator().add(x) for x in batches)
-    left = fo.aggregator().merge(a).merge(b).merge(c)
-    a2, b2, c2 = (fo.aggregator().add(x) for x in batches)
-    right = fo.aggregator().merge(a2).merge(b2.merge(c2))
+    one, left, right = merged_three_ways(fo, batches)
     for agg in (left, right):
         assert agg.n == one.n == 3000
         assert np.array_equal(agg.estimate(), one.estimate())

@@ -13,6 +13,7 @@ import dpnoise
 import dpnoise.ldp.hadamard  # noqa: F401  (registers "hadamard")
 from dpnoise import _core, ldp
 from dpnoise.ldp.hadamard import padded_size
+from ldp_merging import merged_three_ways
 
 EPS = 2.0
 
@@ -153,13 +154,7 @@ def test_merge_is_associative_and_equals_one_aggregator():
     f = fo(20)
     items = np.random.default_rng(0).integers(0, 20, size=3001)
     batches = [client(f, s).privatize(items[i::3]) for i, s in enumerate((1, 2, 3))]
-    one = f.aggregator()
-    for b in batches:
-        one.add(b)
-    a, b, c = (f.aggregator().add(x) for x in batches)
-    left = f.aggregator().merge(a).merge(b).merge(c)
-    a2, b2, c2 = (f.aggregator().add(x) for x in batches)
-    right = f.aggregator().merge(a2).merge(b2.merge(c2))
+    one, left, right = merged_three_ways(f, batches)
     for agg in (left, right):
         assert agg.n == one.n == 3001
         assert np.array_equal(agg.estimate(), one.estimate())

@@ -12,6 +12,7 @@ import dpnoise
 import dpnoise.ldp.zmatrix  # noqa: F401  (registers the protocol)
 from dpnoise import _core, ldp
 from dpnoise.bit_generator import PublicStream
+from ldp_merging import merged_three_ways
 
 EPS = 2.0
 M64 = (1 << 64) - 1
@@ -264,13 +265,7 @@ def test_merge_is_associative_and_equals_one_aggregator():
     fo = zm(50, columns=5000, planes=3)
     items = np.random.default_rng(0).integers(0, 50, size=3000)
     batches = [client(fo, s).privatize(items[i::3]) for i, s in enumerate((1, 2, 3))]  # random columns
-    one = fo.aggregator()
-    for b in batches:
-        one.add(b)
-    a, b, c = (fo.aggregator().add(x) for x in batches)
-    left = fo.aggregator().merge(a).merge(b).merge(c)
-    a2, b2, c2 = (fo.aggregator().add(x) for x in batches)
-    right = fo.aggregator().merge(a2).merge(b2.merge(c2))
+    one, left, right = merged_three_ways(fo, batches)
     for agg in (left, right):
         assert agg.n == one.n == 3000
         assert agg.to_bytes() == one.to_bytes()

@@ -309,22 +309,28 @@ class Protocol:
         return f"FrequencyOracle({self.name!r}, epsilon={self.epsilon}, domain_size={self.domain_size}{opts})"
 
 
+def client_rng(rng: Optional[Generator], allow_insecure: Any) -> Generator:
+    """The generator a randomizer draws from: ``rng`` (default: a fresh secure one), which must
+    be a dpnoise Generator and secure unless ``allow_insecure=True``."""
+    if rng is None:
+        rng = default_rng()
+    if not isinstance(rng, Generator):
+        raise TypeError(f"rng must be a dpnoise.Generator (dpnoise.default_rng()), got {type(rng).__name__}")
+    if not isinstance(allow_insecure, (bool, np.bool_)):
+        raise TypeError(f"allow_insecure must be a bool, got {type(allow_insecure).__name__}")
+    if not rng.is_secure and not allow_insecure:
+        raise InsecureGeneratorError(
+            "rng is not secure (seeded: its randomness can be reproduced); use dpnoise.default_rng() "
+            "with no seed, or pass allow_insecure=True for tests")
+    return rng
+
+
 class Client:
     """The randomizer side of a protocol: ``privatize(items)`` -> :class:`Reports`."""
 
     def __init__(self, protocol: Protocol, rng: Optional[Generator], *, allow_insecure: bool = False) -> None:
-        if rng is None:
-            rng = default_rng()
-        if not isinstance(rng, Generator):
-            raise TypeError(f"rng must be a dpnoise.Generator (dpnoise.default_rng()), got {type(rng).__name__}")
-        if not isinstance(allow_insecure, (bool, np.bool_)):
-            raise TypeError(f"allow_insecure must be a bool, got {type(allow_insecure).__name__}")
-        if not rng.is_secure and not allow_insecure:
-            raise InsecureGeneratorError(
-                "rng is not secure (seeded: its randomness can be reproduced); use dpnoise.default_rng() "
-                "with no seed, or pass allow_insecure=True for tests")
         self.protocol = protocol
-        self.rng = rng
+        self.rng = client_rng(rng, allow_insecure)
 
     def privatize(self, items: Any, *, threads: Optional[int] = None) -> Reports:
         """One ε-LDP report per item (each item one user's value in [0, domain_size))."""

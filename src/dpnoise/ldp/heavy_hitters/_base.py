@@ -23,12 +23,13 @@ from typing import Any, ClassVar, Dict, List, NamedTuple, Optional, Sequence, Tu
 import numpy as np
 
 from ... import _core
-from ..._errors import InsecureGeneratorError
 from ..._validate import check_threads, integer
 from ...accounting.losses import PrivacyLoss, PureDP
 from ...bit_generator import PublicStream
-from ...generator import Generator, default_rng
-from .._protocol import MAX_REPORTS, _frame, _from_jsonable, _jsonable, _unframe, check_epsilon, exact_gamma
+from ...generator import Generator
+from .._protocol import (
+    MAX_REPORTS, _frame, _from_jsonable, _jsonable, _unframe, check_epsilon, client_rng, exact_gamma,
+)
 from ..local_hashing import optimal_buckets
 from ._items import ItemCodec
 
@@ -292,18 +293,8 @@ class HHClient:
     """The randomizer: ``privatize(items)`` -> :class:`HHReports` (one report per item)."""
 
     def __init__(self, protocol: HHProtocol, rng: Optional[Generator], *, allow_insecure: bool = False) -> None:
-        if rng is None:
-            rng = default_rng()
-        if not isinstance(rng, Generator):
-            raise TypeError(f"rng must be a dpnoise.Generator (dpnoise.default_rng()), got {type(rng).__name__}")
-        if not isinstance(allow_insecure, (bool, np.bool_)):
-            raise TypeError(f"allow_insecure must be a bool, got {type(allow_insecure).__name__}")
-        if not rng.is_secure and not allow_insecure:
-            raise InsecureGeneratorError(
-                "rng is not secure (seeded: its randomness can be reproduced); use dpnoise.default_rng() "
-                "with no seed, or pass allow_insecure=True for tests")
         self.protocol = protocol
-        self.rng = rng
+        self.rng = client_rng(rng, allow_insecure)
 
     def privatize(self, items: Any, *, threads: Optional[int] = None) -> HHReports:
         """One ε-LDP report per item: ints in [0, 2^item_bits) (any integer array or sequence),
