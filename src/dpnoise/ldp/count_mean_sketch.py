@@ -134,8 +134,6 @@ class CountMeanSketchAggregator(Aggregator):
 
     def _check_batch(self, reports: Reports) -> None:
         p = self.protocol
-        if set(reports.data) != {"hash_index", "vectors"}:
-            raise ValueError("cms reports must hold exactly 'hash_index' and 'vectors'")
         idx, vec = reports.data["hash_index"], reports.data["vectors"]
         if not isinstance(idx, np.ndarray) or idx.dtype != np.int64 or idx.shape != (reports.n,):
             raise ValueError("cms reports: 'hash_index' must be int64, one per report")
@@ -205,8 +203,6 @@ class HadamardCountMeanSketchAggregator(Aggregator):
 
     def _check_batch(self, reports: Reports) -> None:
         p = self.protocol
-        if set(reports.data) != {"hash_index", "coefficient", "bits"}:
-            raise ValueError("hcms reports must hold exactly 'hash_index', 'coefficient' and 'bits'")
         for key in ("hash_index", "coefficient"):
             v = reports.data[key]
             if not isinstance(v, np.ndarray) or v.dtype != np.int64 or v.shape != (reports.n,):

@@ -84,8 +84,6 @@ class HadamardAggregator(Aggregator):
 
     def _check_batch(self, reports: Reports) -> None:
         rows, bits = reports.data.get("rows"), reports.data.get("bits")
-        if set(reports.data) != {"rows", "bits"}:
-            raise ValueError("hadamard reports must hold exactly 'rows' and 'bits'")
         if not isinstance(rows, np.ndarray) or rows.dtype != np.int64 or rows.shape != (reports.n,):
             raise ValueError("hadamard reports: 'rows' must be int64, one row per report")
         if not isinstance(bits, np.ndarray) or bits.dtype != np.uint8 or bits.shape != ((reports.n + 7) // 8,):

@@ -108,8 +108,6 @@ class UnaryAggregator(Aggregator):
     def _check_batch(self, reports: Reports) -> None:
         name, d = self.protocol.name, self.protocol.domain_size
         b = reports.data.get("bits")
-        if set(reports.data) != {"bits"} or not isinstance(b, np.ndarray):
-            raise ValueError(f"{name} reports must hold exactly 'bits': a uint64 array")
         if b.dtype != np.uint64:
             raise ValueError(f"{name} report bits must be uint64, got {b.dtype}")
         if b.shape != (reports.n, self.protocol.words):
