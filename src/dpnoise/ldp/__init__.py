@@ -13,13 +13,12 @@ from ._protocol import Aggregator, Client, Configuration, Reports
 from ._schema import PACKED, PER_USER, ROW, ReportField, report_rows, reports_from_rows
 from ._frequency import FrequencyOracle, Protocol, protocols, register
 from ._choose import recommend
-from . import grr  # noqa: F401  (registers "grr")
-from . import unary  # noqa: F401  (registers "oue" and "sue")
-from . import local_hashing  # noqa: F401  (registers "olh" and "flh")
-from . import hadamard  # noqa: F401  (registers "hadamard")
-from . import count_mean_sketch  # noqa: F401  (registers "cms" and "hcms")
-from . import zmatrix  # noqa: F401  (registers "zmatrix")
-from . import postprocess
+from ._discover import import_public_modules
+
+# every public module of this package is imported, and so registers the protocols it defines:
+# a new protocol is one new module, listed nowhere else
+import_public_modules(__name__, __path__)
+from . import postprocess  # noqa: E402
 from .postprocess import clip_nonnegative, norm_sub, project_simplex
 from . import heavy_hitters
 from .heavy_hitters import HeavyHitter, HeavyHitters, HHAggregator, HHReports

@@ -152,8 +152,7 @@ def FrequencyOracle(protocol: str, epsilon: float, domain_size: int, **options: 
     Parameters
     ----------
     protocol : str
-        One of :func:`protocols` (``"grr"``, ``"oue"``, ``"sue"``, ``"olh"``, ``"flh"``,
-        ``"hadamard"``, ``"cms"``, ``"hcms"``, ``"zmatrix"``).
+        One of :func:`protocols` (the registered protocols; docs/ldp.md describes each).
     epsilon : float
         ε per user, in [2^-50, 100].
     domain_size : int
