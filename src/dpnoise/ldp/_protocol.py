@@ -28,7 +28,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, ClassVar, Dict, Optional, Tuple, Type
+import hashlib
+from typing import Any, ClassVar, Dict, List, Optional, Tuple, Type
 
 import numpy as np
 
@@ -38,7 +39,9 @@ from .._validate import check_threads, positive
 from ..accounting.losses import PrivacyLoss, PureDP
 from ..generator import Generator, default_rng
 from . import _wire
-from ._schema import ReportField, check_arrays
+from ._schema import (
+    PACKED, ROW, ReportField, check_arrays, check_values, concat_arrays, report_rows, reports_from_rows, value_masks,
+)
 
 # ε above this is no privacy at all (and e^ε overflows float arithmetic near 709)
 MAX_EPSILON = 100.0
@@ -130,6 +133,8 @@ class Reports:
     n: int
     data: Dict[str, np.ndarray] = field(compare=False)
     family: str = field(default="frequency", compare=False)
+    #: rows a reader dropped as malformed (``from_arrow(..., on_malformed="skip")``), else 0
+    skipped: int = field(default=0, compare=False)
 
     def __post_init__(self) -> None:
         n = self.n
@@ -159,6 +164,126 @@ class Reports:
         header = {fam._header_key: self.protocol, "n": self.n, "params": _wire.jsonable(dict(self.params))}
         return _wire.frame(fam._reports_magic, header, sorted(self.data.items()))
 
+    def configuration(self) -> "Configuration":
+        """The configuration these reports were made for, rebuilt from their fingerprint."""
+        return _FAMILIES[self.family].registered()[self.protocol].from_params(dict(self.params))
+
+    @staticmethod
+    def concat(batches: Any) -> "Reports":
+        """One batch of all the reports of ``batches`` (packed bits are repacked across them).
+
+        Raises
+        ------
+        ValueError
+            For an empty list, or batches of different configurations (naming both).
+        TypeError
+            For anything that is not a Reports.
+        """
+        batches = list(batches)
+        if not batches:
+            raise ValueError("batches must hold at least one Reports")
+        for b in batches:
+            if not isinstance(b, Reports):
+                raise TypeError(f"batches must hold dpnoise.ldp.Reports, got {type(b).__name__}")
+        first = batches[0]
+        for b in batches[1:]:
+            if b.protocol != first.protocol or b.params != first.params or b.family != first.family:
+                raise ValueError(f"batches of different configurations cannot be concatenated "
+                                 f"({first.protocol!r} and {b.protocol!r}, or the same name with other parameters)")
+        config = first.configuration()
+        for b in batches:
+            check_arrays(config.report_fields, config, b.data, b.n, config.name)
+        counts = [b.n for b in batches]
+        return config._reports(sum(counts), concat_arrays(config.report_fields, config, [b.data for b in batches],
+                                                          counts))
+
+    # -- compact per-device records --------------------------------------------------------------
+    def to_records(self) -> List[bytes]:
+        """One ``bytes`` per report, for devices that send one report each: a 16-byte header
+        (``DR``, a format version, a reserved byte and 12 bytes of the configuration's id, a
+        SHA-256 of its JSON) and the report's own fields in declared order (each value at its
+        dtype's width, a row's bytes, a packed bit as one byte). No JSON per record."""
+        config = self.configuration()
+        rows = report_rows(config, self.data, self.n)
+        cols = [np.full((self.n, 16), np.frombuffer(_record_header(config), np.uint8), dtype=np.uint8)]
+        for f in config.report_fields:
+            col = rows[f.name]
+            if f.kind == ROW:
+                cols.append(col)
+            else:
+                cols.append(np.ascontiguousarray(col.astype(f.dtype.newbyteorder("<") if f.kind != PACKED else np.int8,
+                                                            copy=False)).view(np.uint8).reshape(self.n, -1))
+        table = np.ascontiguousarray(np.concatenate(cols, axis=1)) if self.n else np.zeros((0, 16), np.uint8)
+        width = table.shape[1]
+        raw = table.tobytes()
+        return [raw[i * width:(i + 1) * width] for i in range(self.n)]
+
+    @staticmethod
+    def from_records(records: Any, oracle: "Configuration") -> "Reports":
+        """The batch of per-device records written by :meth:`to_records` (vectorised).
+
+        Raises
+        ------
+        ValueError
+            For a record of another configuration or format, a truncated or over-long record,
+            or a packed bit other than 0/1 (naming the first bad position, never its content).
+        TypeError
+            For records that are not bytes, or an ``oracle`` that is not a configuration.
+        """
+        if not isinstance(oracle, Configuration):
+            raise TypeError(f"oracle must be a dpnoise.ldp configuration, got {type(oracle).__name__}")
+        if isinstance(records, (bytes, bytearray, memoryview)):
+            raise TypeError("records must be a sequence of bytes (one per report), not one bytes object")
+        records = list(records)
+        n = len(records)
+        width = 16 + sum(1 if f.kind == PACKED else (f.row_bytes(oracle) if f.kind == ROW else f.dtype.itemsize)
+                         for f in oracle.report_fields)
+        if not all(isinstance(r, (bytes, bytearray)) for r in records):
+            raise TypeError("records must all be bytes")
+        lengths = np.fromiter(map(len, records), dtype=np.int64, count=n)
+        bad = np.flatnonzero(lengths != width)
+        if bad.size:
+            raise ValueError(f"record {int(bad[0])} has {int(lengths[bad[0]])} bytes; records of this configuration "
+                             f"have {width} (truncated, or of another configuration)")
+        table = np.frombuffer(b"".join(records), dtype=np.uint8).reshape(n, width)
+        head = np.frombuffer(_record_header(oracle), dtype=np.uint8)
+        wrong = np.flatnonzero((table[:, :16] != head).any(axis=1)) if n else np.zeros(0, np.int64)
+        if wrong.size:
+            raise ValueError(f"record {int(wrong[0])} is of another configuration or record format than "
+                             f"{oracle!r}")
+        rows: Dict[str, np.ndarray] = {}
+        pos = 16
+        for f in oracle.report_fields:
+            if f.kind == ROW:
+                k = f.row_bytes(oracle)
+                rows[f.name] = table[:, pos:pos + k]
+            elif f.kind == PACKED:
+                k = 1
+                bit = table[:, pos].view(np.int8)
+                if n and not ((bit == 0) | (bit == 1)).all():
+                    raise ValueError(f"record {int(np.flatnonzero((bit != 0) & (bit != 1))[0])}: a packed bit must be 0 or 1")
+                rows[f.name] = bit
+            else:
+                k = f.dtype.itemsize
+                rows[f.name] = np.ascontiguousarray(table[:, pos:pos + k]).view(f.dtype.newbyteorder("<")).reshape(n)
+            pos += k
+        return oracle.reports(reports_from_rows(oracle, rows, n), n)
+
+    def to_arrow(self) -> Any:
+        """The batch as a ``pyarrow.Table``, one row per report, flat primitive columns (see
+        :func:`dpnoise.ldp.arrow.to_arrow`). Needs pyarrow."""
+        from .arrow import to_arrow
+
+        return to_arrow(self)
+
+    @staticmethod
+    def from_arrow(table: Any, oracle: "Configuration", on_malformed: str = "raise") -> "Reports":
+        """Reports from a ``pyarrow.Table``, RecordBatch or list of them (see
+        :func:`dpnoise.ldp.arrow.from_arrow`). Needs pyarrow."""
+        from .arrow import from_arrow
+
+        return from_arrow(table, oracle, on_malformed=on_malformed)
+
     @classmethod
     def from_bytes(cls, blob: bytes) -> "Reports":
         """A batch serialised by :meth:`to_bytes`.
@@ -178,6 +303,16 @@ class Reports:
         n = _wire.count_of(header, what, MAX_REPORTS)
         config._check_loaded_reports(arrays, n, what)
         return config._reports(n, arrays)
+
+
+RECORD_MAGIC = b"DR"
+RECORD_FORMAT = 1
+
+
+def _record_header(config: "Configuration") -> bytes:
+    """The 16-byte header of a per-device record: magic, format, a reserved byte and 12 bytes of
+    SHA-256 of the configuration's JSON (its id)."""
+    return RECORD_MAGIC + bytes([RECORD_FORMAT, 0]) + hashlib.sha256(config.to_json().encode()).digest()[:12]
 
 
 # ------------------------------------------------------------------------------- Configuration
@@ -333,6 +468,19 @@ class Configuration:
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
         raise NotImplementedError
 
+    def valid_rows(self, data: Dict[str, np.ndarray], n: int) -> np.ndarray:
+        """A boolean mask of the reports whose values this configuration accepts (every
+        declared field's range, plus the configuration's own per-row rules), in one vectorised
+        pass: O(batch), whatever the share of bad rows. ``data`` must match the schema."""
+        ok = np.ones(n, dtype=bool)
+        for m in value_masks(self.report_fields, self, data, n).values():
+            ok &= m
+        return ok & self._extra_row_mask(data, n)
+
+    def _extra_row_mask(self, data: Dict[str, np.ndarray], n: int) -> np.ndarray:
+        """Per-row rules beyond the declared fields' ranges (default: none)."""
+        return np.ones(n, dtype=bool)
+
     def _check_loaded_reports(self, arrays: Dict[str, np.ndarray], n: int, what: str) -> None:
         """Checks of a loaded report batch (default: none; they are checked when added)."""
 
@@ -434,7 +582,11 @@ class Aggregator:
         raise NotImplementedError
 
     def _check_batch(self, reports: Reports) -> None:
-        """Raise ValueError for report values out of range; called before the state changes."""
+        """Raise ValueError for report values out of range; called before the state changes.
+        Default: the declared fields' ranges and the configuration's per-row rules."""
+        check_values(self.protocol.report_fields, self.protocol, reports.data, reports.n, self.protocol.name)
+        if reports.n and not self.protocol._extra_row_mask(reports.data, reports.n).all():
+            raise ValueError(f"{self.protocol.name} reports: some rows break the configuration's rules")
 
     def _ingest(self, reports: Reports) -> None:
         raise NotImplementedError

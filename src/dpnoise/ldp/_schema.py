@@ -39,12 +39,19 @@ class ReportField:
         The array's dtype (uint8 for ``packed``).
     width : int or callable, optional
         For ``row`` fields: the row length in elements, or a function of the configuration.
+    bound : int or callable, optional
+        For ``per_user`` fields: every value must be in [0, bound) (an int, or a function of the
+        configuration).
+    allowed : tuple of int, optional
+        For ``per_user`` fields: the only values allowed (e.g. (-1, 1)).
     """
 
     name: str
     kind: str
     dtype: np.dtype
     width: Optional[Union[int, Callable[[Any], int]]] = None
+    bound: Optional[Union[int, Callable[[Any], int]]] = None
+    allowed: Optional[tuple] = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -52,6 +59,11 @@ class ReportField:
         object.__setattr__(self, "dtype", np.dtype(self.dtype))
         if (self.kind == ROW) != (self.width is not None):
             raise ValueError("width is required for 'row' fields and only for them")
+
+    def upper(self, config: Any) -> int:
+        """The exclusive upper bound of a ``per_user`` field's values."""
+        b = self.bound
+        return int(b(config) if callable(b) else b)  # type: ignore[arg-type]
 
     def row_length(self, config: Any) -> int:
         """Elements per row (``row`` fields)."""
@@ -88,6 +100,39 @@ def check_arrays(fields: Sequence[ReportField], config: Any, data: Dict[str, Any
         a = data[f.name]
         if not isinstance(a, np.ndarray) or a.dtype != f.dtype or a.shape != f.shape(config, n):
             raise ValueError(f"{what} reports: {f.name!r} must be {f.describe(config)}")
+
+
+def value_masks(fields: Sequence[ReportField], config: Any, data: Dict[str, np.ndarray], n: int) -> Dict[str, np.ndarray]:
+    """For each declared field with a value rule (``bound`` or ``allowed``), a boolean array of
+    the users whose value keeps the rule: one vectorised pass per field, O(batch)."""
+    out: Dict[str, np.ndarray] = {}
+    for f in fields:
+        if f.kind != PER_USER or (f.bound is None and f.allowed is None):
+            continue
+        v = np.asarray(data[f.name]).reshape(n)
+        if f.allowed is not None:
+            out[f.name] = np.isin(v, np.asarray(f.allowed, dtype=v.dtype))
+        else:
+            ok = v < f.upper(config)
+            if v.dtype.kind == "i":
+                ok &= v >= 0
+            out[f.name] = ok
+    return out
+
+
+def check_values(fields: Sequence[ReportField], config: Any, data: Dict[str, np.ndarray], n: int, what: str) -> None:
+    """ValueError naming the first field (and its rule, never a value) with a value out of range."""
+    for f in fields:
+        if f.kind != PER_USER or (f.bound is None and f.allowed is None):
+            continue
+        v = np.asarray(data[f.name])
+        if not v.size:
+            continue
+        if f.allowed is not None:
+            if not np.isin(v, np.asarray(f.allowed, dtype=v.dtype)).all():
+                raise ValueError(f"{what} report {f.name} must be one of {list(f.allowed)}")
+        elif (v.dtype.kind == "i" and int(v.min()) < 0) or int(v.max()) >= f.upper(config):
+            raise ValueError(f"{what} report {f.name} must be in [0, {f.upper(config)})")
 
 
 def empty_arrays(fields: Sequence[ReportField], config: Any) -> Dict[str, np.ndarray]:

@@ -123,7 +123,7 @@ class CountMeanSketch(_Sketch, name="cms", aggregator=CountMeanSketchAggregator)
     random hash key): (m/(m−1))² [n (c² − 1)/4 + (n − c(x)) (k−1)(m−1)/(k m²)
     + Σ_{y≠x} c(y)² (m−1)/(k m²)], c = (e^{ε/2} + 1)/(e^{ε/2} − 1) (docs/ldp_hadamard.md)."""
 
-    report_fields = (ReportField("hash_index", PER_USER, np.int64),
+    report_fields = (ReportField("hash_index", PER_USER, np.int64, bound=lambda p: p.hashes),
                      ReportField("vectors", ROW, np.uint8, width=lambda p: p.width // 8))
 
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
@@ -185,7 +185,8 @@ class HadamardCountMeanSketch(_Sketch, name="hcms", aggregator=HadamardCountMean
     random hash key): (m/(m−1))² [n c² − c(x) − (n − c(x))(m + k − 1)/(k m²)
     + Σ_{y≠x} c(y)² (m−1)/(k m²)], c = (e^ε + 1)/(e^ε − 1) (docs/ldp_hadamard.md)."""
 
-    report_fields = (ReportField("hash_index", PER_USER, np.int64), ReportField("coefficient", PER_USER, np.int64),
+    report_fields = (ReportField("hash_index", PER_USER, np.int64, bound=lambda p: p.hashes),
+                     ReportField("coefficient", PER_USER, np.int64, bound=lambda p: p.width),
                      ReportField("bits", PACKED, np.uint8))
 
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:

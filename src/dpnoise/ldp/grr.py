@@ -45,7 +45,7 @@ class GRR(Protocol, name="grr", aggregator=GRRAggregator, cost_rank=0):
     ĉ(x) = (C(x) − n q)/(p − q), C(x) the reports equal to x, q = 1/(e^ε + d − 1) (Wang et al.
     2017, §4.1). Variance: n q(1 − q)/(p − q)² + c(x)(1 − p − q)/(p − q)."""
 
-    report_fields = (ReportField("values", PER_USER, np.int64),)
+    report_fields = (ReportField("values", PER_USER, np.int64, bound=lambda p: p.domain_size),)
     variance_formula = staticmethod(grr_variance)
 
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:

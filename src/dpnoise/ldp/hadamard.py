@@ -62,7 +62,8 @@ class Hadamard(Protocol, name="hadamard", aggregator=HadamardAggregator, cost_ra
     ĉ(x) = (e^ε + 1)/(e^ε − 1) · Σ_i y_i H[j_i, x]. Variance: n((e^ε + 1)/(e^ε − 1))² − c(x)
     exactly (docs/ldp_hadamard.md)."""
 
-    report_fields = (ReportField("rows", PER_USER, np.int64), ReportField("bits", PACKED, np.uint8))
+    report_fields = (ReportField("rows", PER_USER, np.int64, bound=lambda p: p.padded_size),
+                     ReportField("bits", PACKED, np.uint8))
     variance_formula = staticmethod(one_bit_variance)
 
     def __init__(self, epsilon: float, domain_size: int, **options: Any) -> None:

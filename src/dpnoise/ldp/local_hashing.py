@@ -154,7 +154,8 @@ class OLH(_LocalHashing, name="olh", aggregator=OLHAggregator, cost_rank=1):
     (a, b), and ``values`` int64, the bucket after g-ary randomized response. Aggregation:
     O(n d) hash tests in C++ at ``add`` time (state: d support counts); estimates O(d)."""
 
-    report_fields = (ReportField("seeds", ROW, np.uint64, width=2), ReportField("values", PER_USER, np.int64))
+    report_fields = (ReportField("seeds", ROW, np.uint64, width=2),
+                     ReportField("values", PER_USER, np.int64, bound=lambda p: p.g))
     variance_formula = staticmethod(olh_variance)
 
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
@@ -206,7 +207,8 @@ class FLH(_LocalHashing, name="flh", aggregator=FLHAggregator):
     Σ_{y≠x} c(y)(c(y) − 1)/((g − 1) k′) (docs/ldp_hashing.md); for one fixed pool that term is
     a bias of the same size."""
 
-    report_fields = (ReportField("indices", PER_USER, np.int64), ReportField("values", PER_USER, np.int64))
+    report_fields = (ReportField("indices", PER_USER, np.int64, bound=lambda p: p.options["k_prime"]),
+                     ReportField("values", PER_USER, np.int64, bound=lambda p: p.g))
     example_options = {"k_prime": 64}
     _default_max_g = DEFAULT_MAX_FLH_G
 

@@ -73,6 +73,12 @@ class _UnaryEncoding(Protocol, aggregator=UnaryAggregator):
                              f"bits); use 'olh' or 'hadamard' for larger domains, got {self.domain_size}")
         return super()._check_options(options)
 
+    def _extra_row_mask(self, data: Dict[str, np.ndarray], n: int) -> np.ndarray:
+        tail = self.domain_size % 64
+        if not tail or not n:
+            return np.ones(n, dtype=bool)
+        return (data["bits"][:, -1] >> np.uint64(tail)) == 0
+
     @property
     def words(self) -> int:
         """uint64 words per report."""

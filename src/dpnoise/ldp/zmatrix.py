@@ -168,7 +168,8 @@ class ZMatrix(Protocol, name="zmatrix", aggregator=ZMatrixAggregator, client=ZMa
     Report: ``columns`` int64 and ``y`` int8 (±1), one each per user.
     """
 
-    report_fields = (ReportField("columns", PER_USER, np.int64), ReportField("y", PER_USER, np.int8))
+    report_fields = (ReportField("columns", PER_USER, np.int64, bound=lambda p: p.width),
+                     ReportField("y", PER_USER, np.int8, allowed=(-1, 1)))
     variance_formula = staticmethod(one_bit_variance)
     example_options = {"columns": 4096}
 

@@ -254,8 +254,9 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
     _header_key = "method"
     _label = "heavy-hitters "
     _noun = "method"
-    report_fields = (ReportField("groups", PER_USER, np.int64), ReportField("indices", PER_USER, np.int64),
-                     ReportField("values", PER_USER, np.int64))
+    report_fields = (ReportField("groups", PER_USER, np.int64, bound=lambda p: len(p.groups)),
+                     ReportField("indices", PER_USER, np.int64),  # below its group's k′: _extra_row_mask
+                     ReportField("values", PER_USER, np.int64, bound=lambda p: p.g))
     example_options: ClassVar[Dict[str, Any]] = {"k_prime": 256}
 
     def __init__(self, epsilon: float, item_bits: Any = None, *, item_type: Optional[str] = None,
@@ -372,6 +373,12 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
         gr_, j, v = _core.hh_privatize(native(rng), x, self._aux(x), groups, self.pool, self.g, self.gamma.numerator,
                                        self.gamma.denominator, threads)
         return {"groups": gr_, "indices": j, "values": v}
+
+    def _extra_row_mask(self, data: Dict[str, np.ndarray], n: int) -> np.ndarray:
+        gr = np.clip(data["groups"], 0, len(self.groups) - 1)
+        kp = np.array([g.k_prime for g in self.groups], dtype=np.int64)
+        j = data["indices"]
+        return (j >= 0) & (j < kp[gr])
 
     def _check_loaded_reports(self, arrays: Dict[str, np.ndarray], n: int, what: str) -> None:
         try:
