@@ -238,14 +238,16 @@ class Reports:
         n = len(records)
         width = 16 + sum(1 if f.kind == PACKED else (f.row_bytes(oracle) if f.kind == ROW else f.dtype.itemsize)
                          for f in oracle.report_fields)
-        if not all(isinstance(r, (bytes, bytearray)) for r in records):
-            raise TypeError("records must all be bytes")
-        lengths = np.fromiter(map(len, records), dtype=np.int64, count=n)
+        try:
+            joined = b"".join(records)  # refuses anything that is not bytes-like
+            lengths = np.fromiter(map(len, records), dtype=np.int64, count=n)
+        except TypeError:
+            raise TypeError("records must all be bytes") from None
         bad = np.flatnonzero(lengths != width)
         if bad.size:
             raise ValueError(f"record {int(bad[0])} has {int(lengths[bad[0]])} bytes; records of this configuration "
                              f"have {width} (truncated, or of another configuration)")
-        table = np.frombuffer(b"".join(records), dtype=np.uint8).reshape(n, width)
+        table = np.frombuffer(joined, dtype=np.uint8).reshape(n, width)
         head = np.frombuffer(_record_header(oracle), dtype=np.uint8)
         wrong = np.flatnonzero((table[:, :16] != head).any(axis=1)) if n else np.zeros(0, np.int64)
         if wrong.size:

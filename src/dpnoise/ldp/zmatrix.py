@@ -24,6 +24,7 @@ from typing import Any, Dict, Optional
 import numpy as np
 
 from .. import _core
+from .._errors import CapacityError
 from .._validate import integer
 from ..generator import Generator
 from .._validate import check_threads
@@ -118,20 +119,42 @@ class ZMatrixAggregator(Aggregator):
         if y.size and not np.all((y == 1) | (y == -1)):
             raise ValueError("zmatrix report values y must be -1 or +1")
 
+    def _column_values(self, columns: np.ndarray) -> np.ndarray:
+        """The current signed sums of the given columns, read from the bit planes: O(len · planes)."""
+        words, bits = columns >> 6, (columns & 63).astype(np.uint64)
+        mag = np.zeros(columns.size, dtype=np.int64)
+        for p in range(self._state["magnitude"].shape[0]):
+            mag += ((self._state["magnitude"][p][words] >> bits) & np.uint64(1)).astype(np.int64) << p
+        negative = ((self._state["sign"][words] >> bits) & np.uint64(1)).astype(bool)
+        return np.where(negative, -mag, mag)
+
     def _ingest(self, reports: Reports) -> None:
-        sign, mag = self._state["sign"].copy(), self._state["magnitude"].copy()
-        try:
-            _core.zmatrix_accumulate(sign, mag, reports.data["columns"].astype(np.uint64), reports.data["y"])
-        except OverflowError as exc:  # the state is untouched: we worked on copies
-            raise ValueError(str(exc)) from None
-        self._state = {"sign": sign, "magnitude": mag}
+        # In place, O(batch log batch): every column's running sum over the batch (in report
+        # order, as the core adds them) is checked against the planes first, so the core cannot
+        # stop half-way and the state needs no copy.
+        cols, y = reports.data["columns"], reports.data["y"].astype(np.int64)
+        if cols.size:
+            order = np.argsort(cols, kind="stable")
+            c, v = cols[order], y[order]
+            starts = np.flatnonzero(np.r_[True, c[1:] != c[:-1]])
+            running = np.cumsum(v)
+            running -= np.repeat(np.r_[0, running[starts[1:] - 1]], np.diff(np.r_[starts, c.size]))
+            peak = np.maximum.reduceat(running, starts)
+            trough = np.minimum.reduceat(running, starts)
+            now = self._column_values(c[starts])
+            limit = (1 << self._state["magnitude"].shape[0]) - 1
+            if (now + peak > limit).any() or (now + trough < -limit).any():
+                raise CapacityError(f"a column's sum would leave ±{limit} (the 'planes' option, {self.protocol.options['planes']}): "
+                                    "use more planes or spread the reports over more columns")
+        _core.zmatrix_accumulate(self._state["sign"], self._state["magnitude"], cols.astype(np.uint64),
+                                 reports.data["y"])
 
     def _merge_state(self, other: "Aggregator") -> None:
         sign, mag = self._state["sign"].copy(), self._state["magnitude"].copy()
         try:
             _core.zmatrix_merge(sign, mag, other._state["sign"].copy(), other._state["magnitude"].copy())
-        except OverflowError as exc:
-            raise ValueError(str(exc)) from None
+        except OverflowError as exc:  # the state is untouched: the core worked on copies
+            raise CapacityError(str(exc)) from None
         self._state = {"sign": sign, "magnitude": mag}
 
     def _after_load(self) -> None:
