@@ -98,3 +98,34 @@ def test_public_keys_default_to_fresh_random_keys():
     # an explicit key is honoured, and a configuration rebuilt from its params is the same one
     assert ldp.FrequencyOracle("flh", 1.0, 10, pool_key=5).params()["pool_key"] == 5
     assert ldp.Configuration.from_json(a.to_json()) == a
+
+
+@pytest.mark.parametrize("name", ldp.protocols())
+def test_frequency_oracles_have_top_and_above(name):
+    # issue 22 item 4: the same records as heavy hitters (item, estimate, stderr, interval)
+    fo = ldp.Protocol.registered()[name].example(4.0, 16)
+    items = np.repeat(np.arange(16), [400, 300, 200] + [10] * 13)
+    agg = fo.aggregator().add(fo.client(rng(5), allow_insecure=True).privatize(items))
+    top = agg.top(3)
+    assert [h.item for h in top] == [0, 1, 2]
+    est, se = agg.estimate(), agg.stderr()
+    for h in top:
+        assert h.estimate == est[h.item] and h.stderr == pytest.approx(se[h.item])
+        assert h.ci_low < h.estimate < h.ci_high
+    assert [h.item for h in agg.above(150)] == [0, 1, 2]
+    assert [h.item for h in agg.top(16)] == list(np.argsort(-est, kind="stable"))
+    with pytest.raises(ValueError, match="m must be"):
+        agg.top(17)
+
+
+@pytest.mark.parametrize("name", ["cms", "hcms"])
+def test_sketch_estimates_of_given_items_do_not_enumerate_the_domain(name):
+    # issue 22 item 6: estimate(items) computed all d estimates (8 TiB at d = 2^40)
+    fo = ldp.FrequencyOracle(name, 2.0, 2**40, hashes=32, width=256)
+    items = np.array([5, 2**39 + 3, 2**40 - 1] * 200)
+    agg = fo.aggregator().add(fo.client(rng(6), allow_insecure=True).privatize(items))
+    est = agg.estimate([5, 2**39 + 3, 2**40 - 1, 77])
+    assert est.shape == (4,) and np.all(np.abs(est[:3] - 200) < 150)
+    small = ldp.FrequencyOracle(name, 2.0, 500, hashes=32, width=256)
+    a = small.aggregator().add(small.client(rng(7), allow_insecure=True).privatize(np.arange(400) % 50))
+    np.testing.assert_allclose(a.estimate([0, 7, 499]), a.estimate()[[0, 7, 499]])

@@ -9,7 +9,7 @@ errors).
 Every configuration declares its report fields (``report_fields``, see :class:`ReportField`);
 ``Configuration.registered()`` lists a family's protocols.
 """
-from ._protocol import Aggregator, Client, Configuration, Reports
+from ._protocol import Aggregator, Client, Configuration, HeavyHitter, Reports
 from ._schema import PACKED, PER_USER, ROW, ReportField, report_rows, reports_from_rows
 from ._frequency import FrequencyOracle, Protocol, protocols, register
 from ._choose import recommend

@@ -29,7 +29,7 @@ import json
 from dataclasses import dataclass, field
 from fractions import Fraction
 import hashlib
-from typing import Any, ClassVar, Dict, List, Optional, Tuple, Type
+from typing import Any, ClassVar, Dict, List, NamedTuple, Optional, Tuple, Type
 
 import numpy as np
 
@@ -305,6 +305,21 @@ class Reports:
         n = _wire.count_of(header, what, MAX_REPORTS)
         config._check_loaded_reports(arrays, n, what)
         return config._reports(n, arrays)
+
+
+Z95 = 1.959963984540054       # the 0.975 quantile of the standard normal
+
+
+class HeavyHitter(NamedTuple):
+    """One item with its unbiased count estimate over all users, the standard error and a
+    normal 95% confidence interval estimate ± 1.96 stderr (per item: over many items about 5%
+    of the intervals miss their true count)."""
+
+    item: Any
+    estimate: float
+    stderr: float
+    ci_low: float
+    ci_high: float
 
 
 RECORD_MAGIC = b"DR"
@@ -705,8 +720,17 @@ class Aggregator:
         numpy.ndarray
             float64 estimates (they may be negative or exceed n: unbiased, not clipped).
         """
-        est = self._estimates()
-        return est.copy() if items is None else est[self.protocol._query(items)]
+        if items is None:
+            return self._estimates().copy()
+        idx = self.protocol._query(items)
+        if "estimates" not in self._cache and type(self)._estimate_items is not Aggregator._estimate_items:
+            return self._estimate_items(idx)  # only the requested items: O(|items|), not O(d)
+        return self._estimates()[idx]
+
+    def _estimate_items(self, items: np.ndarray) -> np.ndarray:
+        """Estimates of the given (checked) items only; protocols that can do better than
+        computing all d override it."""
+        return self._estimates()[items]
 
     def variance(self, items: Any = None) -> np.ndarray:
         """Per-item variance of the estimates, from the configuration's formula (count-dependent
@@ -719,6 +743,50 @@ class Aggregator:
     def stderr(self, items: Any = None) -> np.ndarray:
         """The square root of :meth:`variance`: each estimate's standard error."""
         return np.sqrt(self.variance(items))
+
+    def _records(self, idx: np.ndarray) -> List[HeavyHitter]:
+        est = self._estimates()[idx]
+        se = np.sqrt(np.maximum(self.variance()[idx], 0))
+        return [HeavyHitter(int(i), float(e), float(s), float(e - Z95 * s), float(e + Z95 * s))
+                for i, e, s in zip(idx, est, se)]
+
+    def top(self, m: Any = 10) -> List[HeavyHitter]:
+        """The m items with the largest estimates, largest first (ties: the smaller item), as
+        HeavyHitter(item, estimate, stderr, ci_low, ci_high).
+
+        The intervals are per item (normal, 95%): when many items are looked at, about 5% of
+        the intervals miss their true count, and the largest estimates are biased upward by
+        the selection itself (the winner's curse); widen to a Bonferroni level for a
+        simultaneous statement.
+
+        Raises
+        ------
+        ValueError
+            If m is not in [1, domain_size].
+        """
+        from .._validate import integer
+
+        d = self._estimates().size
+        m = integer(m, "m")
+        if not 1 <= m <= d:
+            raise ValueError(f"m must be in [1, {d}] (domain_size), got {m}")
+        est = self._estimates()
+        idx = np.argpartition(-est, m - 1)[:m] if m < d else np.arange(d)
+        idx = idx[np.lexsort((idx, -est[idx]))]
+        return self._records(idx)
+
+    def above(self, count: Any) -> List[HeavyHitter]:
+        """The items whose estimate is at least ``count``, largest first (see :meth:`top` for
+        what the intervals cover)."""
+        if isinstance(count, (bool, np.bool_)) or not isinstance(count, (int, float, np.integer, np.floating)):
+            raise TypeError(f"count must be a number, got {type(count).__name__}")
+        c = float(count)
+        if not np.isfinite(c):
+            raise ValueError(f"count must be finite, got {count!r}")
+        est = self._estimates()
+        idx = np.flatnonzero(est >= c)
+        idx = idx[np.lexsort((idx, -est[idx]))]
+        return self._records(idx)
 
     # -- serialisation ---------------------------------------------------------------------------
     def to_bytes(self) -> bytes:

@@ -87,6 +87,27 @@ class _Sketch(Protocol):
         return var + g * (float(np.dot(c, c)) - c * c) * vpi
 
 
+def _gather(p: "_Sketch", table: np.ndarray, items: np.ndarray) -> np.ndarray:
+    """G(x) = Σ_l table[l, h_l(x)] for the given items only: O(k |items|) public hashes."""
+    h = p.hash_values(items)
+    return table[np.arange(p.hashes)[:, None], h].sum(axis=0, dtype=np.int64)
+
+
+def _rows_wht(table: np.ndarray) -> np.ndarray:
+    """Each row times the Sylvester–Hadamard matrix H[a, b] = (−1)^popcount(a & b) (exact in int64:
+    |row sums| <= n)."""
+    t = table.astype(np.int64, copy=True)
+    k, m = t.shape
+    h = 1
+    while h < m:
+        v = t.reshape(k, m // (2 * h), 2, h)
+        a, b = v[:, :, 0, :].copy(), v[:, :, 1, :].copy()
+        v[:, :, 0, :] = a + b
+        v[:, :, 1, :] = a - b
+        h *= 2
+    return t
+
+
 class CountMeanSketchAggregator(Aggregator):
     """State: ``signs`` (int64, k × m): per hash, the sums of the reported signs; ``users``
     (int64, k): reports per hash."""
@@ -111,9 +132,15 @@ class CountMeanSketchAggregator(Aggregator):
 
     def _estimate(self) -> np.ndarray:
         p = self.protocol
-        m = p.width
-        gathered = _core.ldp_sketch_gather(p._key(), p.hashes, m, self._state["signs"], p.domain_size, False)
+        gathered = _core.ldp_sketch_gather(p._key(), p.hashes, p.width, self._state["signs"], p.domain_size, False)
+        return self._from_gathered(gathered)
+
+    def _estimate_items(self, items: np.ndarray) -> np.ndarray:
+        return self._from_gathered(_gather(self.protocol, self._state["signs"], items))
+
+    def _from_gathered(self, gathered: np.ndarray) -> np.ndarray:
         # (1/k) Σ_l M[l, h_l(x)] with M = k((c/2) T + N/2): (c/2) G(x) + n/2 (Apple 2017, Alg. 2)
+        p, m = self.protocol, self.protocol.width
         return (m / (m - 1)) * (p.scale() / 2 * gathered + self.n / 2 - self.n / m)
 
 
@@ -173,9 +200,16 @@ class HadamardCountMeanSketchAggregator(Aggregator):
 
     def _estimate(self) -> np.ndarray:
         p = self.protocol
-        m = p.width
+        gathered = _core.ldp_sketch_gather(p._key(), p.hashes, p.width, self._state["bit_sums"], p.domain_size, True)
+        return self._from_gathered(gathered)
+
+    def _estimate_items(self, items: np.ndarray) -> np.ndarray:
+        transformed = self._cached("transformed", lambda: _rows_wht(self._state["bit_sums"]))
+        return self._from_gathered(_gather(self.protocol, transformed, items))
+
+    def _from_gathered(self, gathered: np.ndarray) -> np.ndarray:
         # M = k c T H (row-wise transform); (1/k) Σ_l M[l, h_l(x)] = c G(x) (Apple 2017, Alg. 4)
-        gathered = _core.ldp_sketch_gather(p._key(), p.hashes, m, self._state["bit_sums"], p.domain_size, True)
+        p, m = self.protocol, self.protocol.width
         return (m / (m - 1)) * (p.scale() * gathered - self.n / m)
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import secrets
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, ClassVar, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -30,7 +30,7 @@ from ..._validate import check_threads, integer
 from ...bit_generator import PublicStream
 from ...generator import Generator
 from .. import _wire
-from .._protocol import Aggregator, Client, Configuration, Reports, count_into, native
+from .._protocol import Z95, Aggregator, Client, Configuration, HeavyHitter, Reports, count_into, native
 from .._schema import PER_USER, ReportField, check_arrays
 from ..local_hashing import local_hashing_pq, local_hashing_variance, optimal_buckets, pool_variance
 from ._items import ItemCodec
@@ -39,18 +39,6 @@ POOL_STREAM = 0x48485031      # "HHP1": the public pool, seed j = words 4j .. 4j
 MAX_POOL = 1 << 20
 MAX_STATE = 1 << 26           # counters of one aggregator (512 MiB)
 DEFAULT_MAX_G = 256
-Z95 = 1.959963984540054       # the 0.975 quantile of the standard normal
-
-
-class HeavyHitter(NamedTuple):
-    """One found item: its unbiased count estimate over all users, the standard error and a
-    normal 95% confidence interval estimate ± 1.96 stderr."""
-
-    item: Any
-    estimate: float
-    stderr: float
-    ci_low: float
-    ci_high: float
 
 
 @dataclass(frozen=True)
