@@ -178,5 +178,6 @@ def test_hadamard_report():
 
 
 def test_hadamard_targets(request):
-    assert_targets(request, rates=[("ldp hadamard client d=1024", 5e6), ("ldp hadamard aggregate+estimate d=1024", 1e7)],
+    assert_targets(request,
+                   rates=[("ldp hadamard client d=1024", 5e6), ("ldp hadamard aggregate+estimate d=1024", 1e7)],
                    seconds=[("ldp hadamard aggregate+estimate d=65536", 0.5)])

@@ -54,4 +54,5 @@ def test_zmatrix_estimate_d65536_random_columns(benchmark):
 
 
 def test_zmatrix_targets(request):
-    assert_targets(request, rates=[("ldp zmatrix privatize", 5e6)], seconds=[("ldp zmatrix d=65536 add + estimate", 5.0)])
+    assert_targets(request, rates=[("ldp zmatrix privatize", 5e6)],
+                   seconds=[("ldp zmatrix d=65536 add + estimate", 5.0)])

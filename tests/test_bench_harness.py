@@ -179,6 +179,11 @@ def test_a_failing_workload_is_recorded_and_the_exit_status_is_1(capsys):
         bench._REGISTRY.pop("tmp-failing workload")
 
 
+def test_list_names_every_registered_workload(capsys):
+    assert main(["bench", "--list"]) == 0
+    assert capsys.readouterr().out.splitlines() == [w.name for w in bench.workloads()]
+
+
 def test_progress_goes_to_stderr(capsys):
     assert main(["bench", "--quick", "--repeats", "1", "--only", "RDP accountant"]) == 0
     out, err = capsys.readouterr()

@@ -399,7 +399,8 @@ def run_workload(w: Workload, ctx: Context, peers: bool = False) -> Dict[str, An
         items = int(w.items(ctx))
         row["items"] = items
         row["size"] = w.size(ctx) if w.size is not None else f"{items:,} {w.unit} per call"
-        row["utility"] = _utility(lambda: w.utility(ctx, state), w.metrics) if w.utility is not None else None  # type: ignore[misc]
+        row["utility"] = (_utility(lambda: w.utility(ctx, state), w.metrics)  # type: ignore[misc]
+                          if w.utility is not None else None)
         w.run(ctx, state)  # warm-up: tables, caches, first-touch of pages
         times = summarize(time_calls(lambda: w.run(ctx, state), ctx.repeats))
     except Exception as exc:  # noqa: BLE001 - one broken workload must not stop the others

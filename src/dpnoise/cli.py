@@ -12,14 +12,12 @@ import math
 import os
 import re
 import sys
-import time
 from fractions import Fraction
-from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence
+from typing import Callable, List, NoReturn, Optional, Sequence
 
 import numpy as np
 
 import dpnoise
-from dpnoise import _core
 from dpnoise import _validate
 from dpnoise.bit_generator import _SEED_LIMIT
 
@@ -173,7 +171,8 @@ def _epsilons(text: str) -> List[float]:
         try:
             e = float(_parse_number(part.strip()))
         except (argparse.ArgumentTypeError, OverflowError):
-            raise argparse.ArgumentTypeError(f"epsilon must be comma-separated numbers, got {part.strip()[:40]!r}") from None
+            raise argparse.ArgumentTypeError(
+                f"epsilon must be comma-separated numbers, got {part.strip()[:40]!r}") from None
         if not 0 < e < math.inf:
             raise argparse.ArgumentTypeError(f"epsilon must be positive and finite, got {part.strip()[:40]!r}")
         out.append(e)

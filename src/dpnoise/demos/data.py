@@ -7,7 +7,7 @@ items here, so that a workload is defined once.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Sequence, Set
+from typing import Any, Dict, List, Set
 
 import numpy as np
 
@@ -151,11 +151,6 @@ def synthetic_app_names(devices: int = 1_000_000, names: int = 5000, exponent: f
     r = np.random.default_rng(seed)
     vocab = _made_up_names(names, r)
     return [vocab[i] for i in zipf_items(devices, names, exponent, r)]
-
-
-def label(names: Sequence[str], index: Any) -> str:
-    """``names[index]`` for an integer-like index (NumPy integers included)."""
-    return names[int(index)]
 
 
 __all__ = ["DIAGNOSES", "STATES", "app_names", "id_workload", "synthetic_app_names", "synthetic_app_usage",

@@ -72,7 +72,8 @@ def run_telemetry_demo(spark: Any = None, devices: int = 1_000_000, apps: int = 
             f"Laplace noise once): rms error {central_rms:,.1f} in {seconds['central counts']:.1f} s")
         df.unpersist()
         return {"lines": lines, "protocol": name, "devices": devices, "apps": apps, "epsilon": epsilon,
-                "partitions": partitions, "seconds": seconds, "top": top, "names": [names[i] for i in top], "true": true[top],
+                "partitions": partitions, "seconds": seconds, "top": top, "names": [names[i] for i in top],
+                "true": true[top],
                 "estimate": est[top], "stderr": err[top], "ldp_rms_error": ldp_rms,
                 "central_rms_error": central_rms, "malformed": agg.spark.malformed}
     finally:

@@ -245,7 +245,8 @@ def _with_public_keys(ctx: Context, make: Callable[..., Any], *args: Any) -> Any
     for name, value in obj.params().items():
         if name.endswith("_key"):
             if isinstance(value, (bytes, bytearray)):
-                keys[name] = ctx.public_key(name, 8 * len(value)).to_bytes(len(value), "big")  # type: ignore[union-attr]
+                key = ctx.public_key(name, 8 * len(value))
+                keys[name] = key.to_bytes(len(value), "big")  # type: ignore[union-attr]
             elif isinstance(value, int):
                 keys[name] = ctx.public_key(name, 64)
     return make(*args, **keys) if keys else obj
