@@ -103,12 +103,16 @@ WORKLOAD_MODULE = textwrap.dedent('''
     def make_broken(module, ctx, state):
         raise AssertionError("not reached: the import fails first")
 
+    def make_stand_in(module, ctx, state):  # the standard library's json, standing in for a peer library
+        return (lambda: module.dumps(state[:10])), 10
+
     register(Workload(
         name="tmp-plugin: mean of zeros", unit="ops", items=lambda ctx: 100,
         setup=lambda ctx: [0.0] * 100, run=lambda ctx, s: sum(s) / len(s), epsilon=1.0,
         metrics=("rms_error",), utility=lambda ctx, s: {"rms_error": 1.0 / ctx.epsilon},
         peers=(Peer("tmp_plugin_broken_peer", "a peer that fails at import", make_broken),
-               Peer("tmp_plugin_absent_peer_xyz", "a peer that is not installed", make_broken)),
+               Peer("tmp_plugin_absent_peer_xyz", "a peer that is not installed", make_broken),
+               Peer("json", "a stand-in peer", make_stand_in, lambda module, ctx, s: {"rms_error": 3.0})),
     ))
 ''')
 
@@ -134,10 +138,14 @@ def test_workloads_module_from_a_directory_appears_in_the_json(plugin_dir, capsy
     rows = rec["results"]
     assert [(r["workload"], r["epsilon"], r["utility"]) for r in rows] == [
         ("tmp-plugin: mean of zeros", 0.5, {"rms_error": 2.0}), ("tmp-plugin: mean of zeros", 2.0, {"rms_error": 0.5})]
-    broken, absent = rows[0]["peers"]
+    broken, absent, stand_in = rows[0]["peers"]
     # an installed peer that fails at import shows its exception text, not "not installed"
     assert broken["skipped"] == "import failed: RuntimeError: peer library is broken here"
     assert absent["skipped"].startswith("not installed (ModuleNotFoundError")
+    # a peer that runs: timed, its own size stated, its utility kept (and marked unseeded)
+    assert stand_in["items"] == 10 and stand_in["same_size"] is False and len(stand_in["seconds"]["raw"]) == 1
+    assert stand_in["utility"] == {"rms_error": 3.0} and stand_in["utility_seeded"] is False
+    assert stand_in["ratio"] == pytest.approx(rows[0]["throughput"] / stand_in["throughput"])
 
 
 def test_entry_points_register_workloads(monkeypatch):

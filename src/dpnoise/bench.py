@@ -85,8 +85,8 @@ class Context:
         refuses seeded generators (the harness's reproducible mode only)."""
         return self.seed is not None
 
-    def _derived(self, stream: str) -> int:
-        text = json.dumps([self.seed, self.workload, self.epsilon, stream])
+    def _derived(self, stream: str, seed: Optional[int] = None) -> int:
+        text = json.dumps([self.seed if seed is None else seed, self.workload, self.epsilon, stream])
         return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest(), "big")
 
     def rng(self, stream: str = "") -> Any:
@@ -101,10 +101,10 @@ class Context:
         return dpnoise.default_rng(self._derived(stream))
 
     def numpy_rng(self, stream: str = "") -> np.random.Generator:
-        """NumPy's PCG64 for references and data (fixed seed unless the run is seeded)."""
-        if self.seed is None:
-            return np.random.default_rng(20261122)
-        return np.random.default_rng(self._derived("numpy/" + stream) >> 128)
+        """NumPy's PCG64 for references and data, one per ``stream`` label: derived from the
+        run's seed, or from a fixed one (20261122) when the run is not seeded."""
+        base = 20261122 if self.seed is None else None
+        return np.random.default_rng(self._derived("numpy/" + stream, base) >> 128)
 
     def public_key(self, stream: str = "", bits: int = 64) -> Optional[int]:
         """A public key (hash seed, matrix key) of ``bits`` bits derived from the seed, or None

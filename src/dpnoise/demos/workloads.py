@@ -96,6 +96,8 @@ def _diffprivlib_scalar(kind: str) -> MakePeer:
 
 
 def _diffprivlib_error(kind: str) -> Callable[[Any, Context, Any], Dict[str, float]]:
+    """The peer's mean squared error over the variance dpnoise states for the same job (the
+    workload's own metric): below 1, the peer adds less noise than dpnoise at this epsilon."""
     def utility(lib: Any, ctx: Context, state: Any) -> Dict[str, float]:
         call, _ = _diffprivlib_scalar(kind)(lib, ctx, state)
         err = np.asarray(call(), dtype=float) - 0.5
@@ -147,7 +149,7 @@ def _register_mechanisms() -> None:
         reference=lambda ctx, s: s["x"] + s["np"].normal(0.0, s["width"], s["x"].size),
         metrics=("mse_over_sigma2",), utility=_mse_over_stated,
         peers=(Peer("diffprivlib", "diffprivlib GaussianAnalytic.randomise (per scalar)",
-                    _diffprivlib_scalar("gaussian")),),
+                    _diffprivlib_scalar("gaussian"), _diffprivlib_error("gaussian")),),
     ))
 
 
