@@ -23,8 +23,8 @@ class InsecureGeneratorError(DPError):
 
 
 class CapacityError(DPError, ValueError):
-    """An aggregator's configuration cannot hold what it was given (e.g. a zmatrix column sum
-    beyond its bit planes): a configuration error, raised as one and never counted as malformed
+    """An aggregator's configuration cannot hold what it was given (e.g. a column sum of the
+    public-matrix oracle beyond its bit planes): a configuration error, raised as one and never counted as malformed
     reports. The aggregator is unchanged. A ValueError too."""
 
 
