@@ -195,10 +195,10 @@ def from_arrow(data: Any, oracle: Configuration, *, on_malformed: str = "raise")
         np.int8 if f.kind == PACKED else f.dtype, copy=False)) for f in oracle.report_fields}
     arrays = reports_from_rows(oracle, rows, n_fit)
     ok = oracle.valid_rows(arrays, n_fit)
-    n_ok = int(ok.sum())
+    n_ok = int(np.count_nonzero(ok))
     if n_ok != n_fit:
-        rows = {k: v[ok] for k, v in rows.items()}
-        arrays = reports_from_rows(oracle, rows, n_ok)
+        arrays = {f.name: (arrays[f.name][ok] if f.kind != PACKED else np.packbits(
+            rows[f.name].astype(np.uint8)[ok], bitorder="little")) for f in oracle.report_fields}
     bad = n_all - n_ok
     if bad and on_malformed == "raise":
         raise ValueError(f"{bad} of {n_all} rows are not valid reports of {oracle.name!r} (nulls, wrong lengths or "
