@@ -160,15 +160,18 @@ class CountMeanSketch(_Sketch, name="cms", aggregator=CountMeanSketchAggregator)
         return {"hash_index": index, "vectors": vectors}
 
     def scale(self) -> float:
+        """c = (e^{ε/2} + 1)/(e^{ε/2} − 1): each sign is flipped with probability 1/(e^{ε/2} + 1)."""
         hm1 = math.expm1(float(self.gamma) / 2)  # e^{γ/2} − 1, accurate for small ε
         return (hm1 + 2) / hm1
 
     def variance_per_user(self) -> float:
+        """The class docstring's formula for an item no user holds, per user."""
         g, _, _ = self._collision_terms()
         k, m = self.hashes, self.width
         return g * ((self.scale() ** 2 - 1) / 4 + (k - 1) * (m - 1) / (k * m * m))
 
     def variance(self, n: int, counts: Optional[np.ndarray] = None) -> np.ndarray:
+        """The class docstring's variance, over users' randomness and the random hash key."""
         var = np.full(self.domain_size, n * self.variance_per_user())
         if counts is not None:
             g, _, _ = self._collision_terms()
@@ -230,14 +233,17 @@ class HadamardCountMeanSketch(_Sketch, name="hcms", aggregator=HadamardCountMean
         return {"hash_index": index, "coefficient": coefficient, "bits": bits}
 
     def scale(self) -> float:
+        """c = (e^ε + 1)/(e^ε − 1): the one bit is kept with probability e^ε/(e^ε + 1)."""
         em1 = math.expm1(float(self.gamma))
         return (em1 + 2) / em1
 
     def variance_per_user(self) -> float:
+        """The class docstring's formula for an item no user holds, per user."""
         g, _, epi2 = self._collision_terms()
         return g * (self.scale() ** 2 - epi2)
 
     def variance(self, n: int, counts: Optional[np.ndarray] = None) -> np.ndarray:
+        """The class docstring's variance, over users' randomness and the random hash key."""
         var = np.full(self.domain_size, n * self.variance_per_user())
         if counts is not None:
             g, _, epi2 = self._collision_terms()

@@ -74,6 +74,7 @@ class Hadamard(Protocol, name="hadamard", aggregator=HadamardAggregator, cost_ra
 
     @property
     def padded_size(self) -> int:
+        """D, the domain padded to a power of two (the rows of the Hadamard matrix)."""
         return padded_size(self.domain_size)
 
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
@@ -88,9 +89,11 @@ class Hadamard(Protocol, name="hadamard", aggregator=HadamardAggregator, cost_ra
         return (em1 + 2) / em1
 
     def variance_per_user(self) -> float:
+        """((e^ε + 1)/(e^ε − 1))²: one kept-or-flipped ±1 bit (docs/ldp_hadamard.md)."""
         return one_bit_variance(float(self.gamma))
 
     def variance(self, n: int, counts: Optional[np.ndarray] = None) -> np.ndarray:
+        """n c² − c(x), exactly (docs/ldp_hadamard.md)."""
         # each user's term s·y·H[j, x] has square s² and mean 1{x_i = x}: n s² − c(x) in all
         var = np.full(self.domain_size, n * self.variance_per_user())
         if counts is not None:

@@ -250,6 +250,7 @@ class FLH(_LocalHashing, name="flh", aggregator=FLHAggregator):
         return pool_variance(counts, self.g, self.options["k_prime"])
 
     def variance(self, n: int, counts: Optional[np.ndarray] = None) -> np.ndarray:
+        """OLH's variance plus the pool term (:meth:`pool_variance`)."""
         var = super().variance(n, counts)
         if counts is not None:
             var = var + self.pool_variance(counts)

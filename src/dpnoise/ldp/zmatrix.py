@@ -215,6 +215,7 @@ class ZMatrix(Protocol, name="zmatrix", aggregator=ZMatrixAggregator, client=ZMa
 
     @property
     def width(self) -> int:
+        """W, the number of columns of Z."""
         return int(self.options["columns"])
 
     def scale(self) -> float:

@@ -316,6 +316,7 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
 
     @property
     def item_bits(self) -> int:
+        """The bits of an item (8 × max_length for strings)."""
         return self.codec.item_bits
 
     @property
