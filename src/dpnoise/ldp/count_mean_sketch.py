@@ -20,7 +20,9 @@ from .. import _core
 from .._validate import integer
 from ..generator import Generator
 from ._frequency import Protocol, check_items
-from ._protocol import Aggregator, Reports, native
+from ._aggregator import Aggregator
+from ._protocol import native
+from ._reports import Reports
 from ._schema import PACKED, PER_USER, ROW, ReportField
 
 DEFAULT_HASHES = 256

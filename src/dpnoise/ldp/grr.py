@@ -12,7 +12,8 @@ import numpy as np
 from ..generator import Generator
 from ._choose import grr_variance
 from ._frequency import Protocol
-from ._protocol import Aggregator, Reports, count_into
+from ._aggregator import Aggregator, count_into
+from ._reports import Reports
 from ._schema import PER_USER, ReportField
 
 

@@ -16,7 +16,9 @@ from .. import _core
 from ..generator import Generator
 from ._choose import one_bit_variance
 from ._frequency import Protocol
-from ._protocol import Aggregator, Reports, native
+from ._aggregator import Aggregator
+from ._protocol import native
+from ._reports import Reports
 from ._schema import PACKED, PER_USER, ReportField
 
 # The server keeps one int64 per row of the padded domain: 2^30 rows is 8 GiB.

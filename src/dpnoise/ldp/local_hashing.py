@@ -25,7 +25,9 @@ from ..bit_generator import PublicStream
 from ..generator import Generator
 from ._choose import olh_variance
 from ._frequency import Protocol
-from ._protocol import Aggregator, Reports, count_into, native
+from ._aggregator import Aggregator, count_into
+from ._protocol import native
+from ._reports import Reports
 from ._schema import PER_USER, ROW, ReportField
 
 MAX_HASH_DOMAIN = 1 << 32   # items are 32-bit hash keys

@@ -24,7 +24,9 @@ from .. import _core
 from ..generator import Generator
 from ._choose import olh_variance
 from ._frequency import Protocol
-from ._protocol import Aggregator, Reports, native
+from ._aggregator import Aggregator
+from ._protocol import native
+from ._reports import Reports
 from ._schema import ROW, ReportField
 
 # a report is d bits: beyond 2^20 (128 KiB per user) unary encoding is the wrong protocol

@@ -30,7 +30,9 @@ from ..generator import Generator
 from .._validate import check_threads
 from ._choose import one_bit_variance
 from ._frequency import Protocol, check_items
-from ._protocol import Aggregator, Client, Reports, native
+from ._aggregator import Aggregator
+from ._protocol import Client, native
+from ._reports import Reports
 from ._schema import PER_USER, ReportField
 
 DEFAULT_COLUMNS = 1 << 20
