@@ -1,0 +1,2 @@
+def cli_main(argv):
+    raise NotImplementedError
