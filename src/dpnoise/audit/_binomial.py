@@ -16,8 +16,9 @@ _MAX_ITERATIONS = 1_000_000
 _TINY = 1e-300
 _EPS = 1e-16
 _BISECTIONS = 200  # the bracket [0, 1] halves to below 2^-200: far below any bound of interest
-# The continued fraction is accurate to about 1e-10 relative in the worst cases measured against
-# scipy.stats.beta.ppf (tests/audit/test_binomial.py); each bound moves outward by this much more.
+# I_x is accurate to about 1e-9 relative for arguments near 10^6 (lgamma's rounding; measured
+# against scipy in tests/audit/test_binomial.py), which moves a bound's level by 1e-9 of itself;
+# each bound is moreover moved outward by this relative margin.
 _MARGIN = 1e-8
 
 
