@@ -99,4 +99,4 @@ def test_peers_when_installed():
         pytest.skip(f"no peer installed: {cat.unavailable}")
     rc, out, _ = run(["--epsilons", "1", "--only", peers[0].library, "--trials", "2000",
                       "--per-call-trials", "2000"])
-    assert rc in (0, 1) and peers[0].name in out
+    assert rc == 0 and peers[0].name in out  # peer rows are "measured": they never fail the run
