@@ -100,3 +100,17 @@ def test_peers_when_installed():
     rc, out, _ = run(["--epsilons", "1", "--only", peers[0].library, "--trials", "2000",
                       "--per-call-trials", "2000"])
     assert rc == 0 and peers[0].name in out  # peer rows are "measured": they never fail the run
+
+
+def test_docs_example_and_docstring_run():
+    import doctest
+    import pathlib
+    import re
+
+    import dpnoise.audit.lower_bound as lb
+    assert doctest.testmod(lb).failed == 0
+    page = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "auditing.md").read_text()
+    code = re.search(r"```python\n(.*?)```", page, re.S).group(1)
+    scope = {}
+    exec(compile(code, "docs/auditing.md", "exec"), scope)  # prints the bound, event and counts
+    assert scope["r"].epsilon > 8  # "about 11: refuted"
