@@ -3,7 +3,6 @@ mechanisms refuted, usage errors exit 2, --json and --plot written."""
 import io
 import json
 
-import numpy as np
 import pytest
 
 from dpnoise.audit import catalogue as catalogue_module

@@ -14,7 +14,6 @@ P(Binomial(R, α) > c) <= 1e-3: false-alarm rate of each test <= 1e-3.
 Power: the plug-in estimate ln(k_fav/k_other) on the same held-out counts (no confidence
 bound) lands above the truth about half the time; the same statistic must flag it (X > c).
 """
-import numpy as np
 import pytest
 
 import dpnoise

@@ -25,7 +25,6 @@ from typing import Any, Callable, List, Optional, Tuple, Union
 
 import numpy as np
 
-_DEBUG = False
 _HAS_BITWISE_COUNT = hasattr(np, "bitwise_count")
 Coordinate = Union[None, int, str]  # None: the whole (scalar) output; j: coordinate j; "sum"
 
@@ -401,8 +400,6 @@ def best_event(fit0: np.ndarray, fit1: np.ndarray, select0: np.ndarray, select1:
         h = (int(np.count_nonzero(event.contains(select0))), int(np.count_nonzero(event.contains(select1))))
         one = Candidates(np.array([h[favoured]]), np.array([h[1 - favoured]]), np.array([favoured]), c.make)
         score = float(training_scores(one, n_select, level, delta)[0])
-        if _DEBUG:
-            print("family", str(event)[:70], "fit", s[j], "select", score)
         if best is None or score > best[0]:
             best = (score, event, favoured, h)
     if best is None or not math.isfinite(best[0]):

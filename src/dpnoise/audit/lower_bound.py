@@ -50,9 +50,10 @@ class AuditResult:
     held_out : int
         Held-out outputs per input.
     train_hits : tuple of int
-        Training outputs in the event, (under x0, under x1).
+        Outputs in the event on the select part of the training outputs, where the event was
+        chosen among the families' proposals (under x0, under x1).
     train_trials : int
-        Training outputs per input.
+        Size of that select part, per input.
     p_lower, p_upper : float
         Clopper-Pearson bounds (level α/2 each) of P[event | favoured input] (lower) and of
         P[event | other input] (upper).
@@ -288,7 +289,7 @@ def epsilon_lower_bound(mechanism: Callable[[Any], Any], x0: Any, x1: Any, *, tr
     if cap < 2:
         raise ValueError(f"max_train must be at least 2, got {cap}")
     n_train = min(int(n * frac), cap)
-    if n_train < 1 or n - n_train < 1:
+    if n_train < 2 or n - n_train < 1:
         raise ValueError(f"train_fraction={frac} leaves no training or no held-out trials of {n}")
     if batch_size is not None:
         batch_size = integer(batch_size, "batch_size")
