@@ -24,7 +24,7 @@ def test_quick_catalogue_dpnoise_holds_and_flawed_refuted(tmp_path):
     names = {(r["library"], r["mechanism"]) for r in rows}
     for mech in ("LaplaceMechanism", "DiscreteLaplaceMechanism", "GaussianMechanism", "DiscreteGaussianMechanism",
                  "RandomizedResponse", "report_noisy_max[exponential]", "report_noisy_max[gumbel]",
-                 "report_noisy_max[laplace]"):
+                 "report_noisy_max[laplace]", "Histogram", "ExponentialMechanism", "AboveThreshold"):
         assert ("dpnoise", mech) in names
     assert {r["claimed_epsilon"] for r in rows} == {0.5, 1.0, 2.0}
     for r in rows:

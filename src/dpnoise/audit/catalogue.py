@@ -65,6 +65,37 @@ def _batched_scalar_plan(mech: Any) -> Callable[[Any], Any]:
     return run
 
 
+def _batched_histogram(mech: Any) -> Callable[[Any], Any]:
+    """Run a Histogram's plan over a batch of copies of one dataset (rows of the input): the
+    exact counts of the first copy, noised once per copy by the plan's kernel."""
+    plan = mech.plan()
+
+    def run(copies: Any) -> np.ndarray:
+        copies = np.asarray(copies)
+        counts = mech.counts(copies[0])
+        batch = np.broadcast_to(counts, (len(copies),) + counts.shape).copy()
+        return dataclasses.replace(plan, shape=batch.shape).execute(mech.rng, batch)
+    return run
+
+
+def _first_positive(mech: Any) -> Callable[[Any], int]:
+    """AboveThreshold with one positive: the index of the query reported above, or -1."""
+    def run(queries: Any) -> int:
+        picked = mech.release(queries)
+        return int(picked[0]) if len(picked) else -1
+    return run
+
+
+SVT_QUERIES = 8
+
+
+def _svt_pair() -> Tuple[np.ndarray, np.ndarray]:
+    """Each query moves by 1: on x0 only the last is above the threshold 0.5, on x1 all but it."""
+    x0 = np.zeros(SVT_QUERIES)
+    x0[-1] = 1.0
+    return x0, 1.0 - x0
+
+
 def _selection_pair() -> Tuple[np.ndarray, np.ndarray]:
     """Scores moving by at most 1 each (sensitivity 1, not monotone): candidate 0 best on x1,
     worst on x0; the normaliser moves the other way, so P(0) changes by nearly e^ε."""
@@ -98,6 +129,19 @@ def dpnoise_entries(epsilons: Sequence[float]) -> List[Entry]:
             Entry("RandomizedResponse", "dpnoise", eps, 0.0,
                   lambda s, e=eps: dpnoise.RandomizedResponse(e, 2, rng=_rng(s), allow_insecure=True),
                   int_pair, note="2 categories"),
+        ]
+        out += [
+            Entry("Histogram", "dpnoise", eps, 0.0,
+                  lambda s, e=eps: _batched_histogram(
+                      dpnoise.Histogram(e, categories=4, rng=_rng(s), allow_insecure=True)),
+                  (([0, 1, 2, 3], [0, 1, 2, 3, 0]),), note="4 categories, add/remove one record"),
+            Entry("ExponentialMechanism", "dpnoise", eps, 0.0,
+                  lambda s, e=eps: dpnoise.ExponentialMechanism(e, rng=_rng(s), allow_insecure=True),
+                  (_selection_pair(),), note=f"{SELECTION_CANDIDATES} candidates"),
+            Entry("AboveThreshold", "dpnoise", eps, 0.0,
+                  lambda s, e=eps: _first_positive(dpnoise.AboveThreshold(e, 0.5, rng=_rng(s), allow_insecure=True)),
+                  (_svt_pair(),), vectorized=False,
+                  note=f"{SVT_QUERIES} queries, one positive; output: its index"),
         ]
         for noise, what in (("exponential", "permute-and-flip"), ("gumbel", "exponential mechanism"),
                             ("laplace", "Laplace noise")):
