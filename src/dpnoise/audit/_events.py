@@ -13,8 +13,9 @@ the held-out outputs, where its Clopper-Pearson bounds hold (lower_bound.py). Ca
   parts are ordered by their training likelihood ratio and every prefix is a candidate (the
   Neyman-Pearson optimal sets for that partition, Bichsel et al. 2021, §IV).
 
-Each candidate is scored on the training counts with a Wilson score bound of the same level as
-the final test (an estimate of the test's outcome); the best (event, favoured input) is kept.
+Each family's candidates are scored on the fit outputs with Wilson score bounds (Wilson 1927) of
+the same level as the final test (an estimate of the test's outcome); each family's best
+proposal is then counted on the separate select outputs, and the best of those is the event.
 """
 from __future__ import annotations
 
