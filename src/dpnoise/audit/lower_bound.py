@@ -107,10 +107,6 @@ def check_delta(delta: Any) -> float:
     return probability(delta, "delta", upper_open=True)
 
 
-def _describe_input(which: str) -> str:
-    return which  # never echo the input itself: it may be private data
-
-
 def _as_outputs(out: Any, which: str) -> np.ndarray:
     try:
         arr = np.asarray(out)
@@ -311,10 +307,7 @@ def epsilon_lower_bound(mechanism: Callable[[Any], Any], x0: Any, x1: Any, *, tr
     if len(numeric) > 1:
         raise MechanismError(f"the mechanism's outputs on x0 ({out0.dtype}) and x1 ({out1.dtype}) "
                              f"cannot be compared")
-    if out0.dtype != out1.dtype and out0.dtype.kind in "iuf":
-        common = np.result_type(out0.dtype, out1.dtype)
-        out0, out1 = out0.astype(common), out1.astype(common)
-    elif out0.dtype != out1.dtype:  # strings of different lengths
+    if out0.dtype != out1.dtype:  # int and float, or strings of different lengths
         common = np.result_type(out0.dtype, out1.dtype)
         out0, out1 = out0.astype(common), out1.astype(common)
 
