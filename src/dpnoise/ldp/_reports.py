@@ -105,24 +105,15 @@ class Reports:
 
     # -- compact per-device records (dpnoise.ldp._records) ---------------------------------------
     def to_records(self) -> List[bytes]:
-        """One ``bytes`` per report, for devices that send one report each: a 16-byte header
-        (``DR``, a format version, a reserved byte and 12 bytes of the configuration's id, a
-        SHA-256 of its JSON) and the report's own fields in declared order (each value at its
-        dtype's width, a row's bytes, a packed bit as one byte). No JSON per record."""
+        """One ``bytes`` per report: a 16-byte header (format and configuration id) and the
+        report's own fields, no JSON (see :mod:`dpnoise.ldp._records`)."""
         return to_records(self)
 
     @staticmethod
     def from_records(records: Any, oracle: Any) -> "Reports":
-        """The batch of per-device records written by :meth:`to_records` (vectorised).
-
-        Raises
-        ------
-        ValueError
-            For a record of another configuration or format, a truncated or over-long record,
-            or a packed bit other than 0/1 (naming the first bad position, never its content).
-        TypeError
-            For records that are not bytes, or an ``oracle`` that is not a configuration.
-        """
+        """The batch of per-device records written by :meth:`to_records`, parsed vectorised;
+        ValueError for a truncated record or one of another configuration or format, naming
+        its position, never its content."""
         return from_records(records, oracle)
 
     def to_arrow(self) -> Any:
