@@ -164,7 +164,9 @@ def test_blobs_written_by_0_4_0_still_load(key, expected):
     assert fresh.to_bytes() == state
     if key.startswith("fo_"):
         np.testing.assert_allclose(agg.estimate(), expected["estimate"], rtol=1e-12, atol=1e-9)
-        np.testing.assert_allclose(agg.stderr(), expected["stderr"], rtol=1e-12, atol=1e-9)
+        # standard errors: FLH's pool term and zmatrix's shared-column term were revised after
+        # 0.4.0 (issue 22, item 7; tests/ldp/test_stderr_calibration.py); close, not equal
+        np.testing.assert_allclose(agg.stderr(), expected["stderr"], rtol=0.15)
     else:
         got = [[h.estimate, h.stderr, h.ci_low, h.ci_high, int(h.item)] for h in agg.top(4)]  # written with top(4)
         assert len(got) == len(expected["top"])
