@@ -14,7 +14,7 @@ from ._protocol import Client, Configuration
 from ._reports import Reports
 from ._schema import PACKED, PER_USER, ROW, ReportField, report_rows, reports_from_rows
 from ._frequency import FrequencyOracle, Protocol, protocols, register
-from ._choose import recommend
+from ._choose import compare, recommend
 from ._discover import import_public_modules
 
 # every public module of this package is imported, and so registers the protocols it defines:
@@ -27,4 +27,4 @@ from .heavy_hitters import HeavyHitters, HHAggregator, HHReports
 
 __all__ = ["Aggregator", "Client", "Configuration", "FrequencyOracle", "HHAggregator", "HHReports", "HeavyHitter",
            "HeavyHitters", "PACKED", "PER_USER", "ROW", "ReportField", "heavy_hitters", "Protocol", "Reports",
-           "clip_nonnegative", "norm_sub", "postprocess", "project_simplex", "protocols", "recommend", "register", "report_rows", "reports_from_rows"]
+           "clip_nonnegative", "compare", "norm_sub", "postprocess", "project_simplex", "protocols", "recommend", "register", "report_rows", "reports_from_rows"]

@@ -74,6 +74,15 @@ class Hadamard(Protocol, name="hadamard", aggregator=HadamardAggregator, cost_ra
             raise ValueError(f"domain_size must be at most 2^30 for 'hadamard' (the server keeps one count per "
                              f"row of the padded domain), got {self.domain_size}")
 
+    def cost_units(self, n: int) -> tuple:
+        """Server: one row sum a report, then one transform of D log2 D."""
+        D = self.padded_size
+        return float(n), float(n) + D * max(1, D.bit_length() - 1)
+
+    def state_bytes(self) -> int:
+        """D int64 row sums."""
+        return 8 * self.padded_size
+
     @property
     def padded_size(self) -> int:
         """D, the domain padded to a power of two (the rows of the Hadamard matrix)."""

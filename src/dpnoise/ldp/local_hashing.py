@@ -152,6 +152,10 @@ class OLHAggregator(Aggregator):
 
 
 class OLH(_LocalHashing, name="olh", aggregator=OLHAggregator, cost_rank=1):
+    def cost_units(self, n: int) -> tuple:
+        """The server tests every report against every item at add: n d."""
+        return float(n), float(n) * self.domain_size
+
     """Optimized local hashing. Report: ``seeds`` uint64 (n, 2), each user's secret hash seed
     (a, b), and ``values`` int64, the bucket after g-ary randomized response. Aggregation:
     O(n d) hash tests in C++ at ``add`` time (state: d support counts); estimates O(d)."""
@@ -159,6 +163,10 @@ class OLH(_LocalHashing, name="olh", aggregator=OLHAggregator, cost_rank=1):
     report_fields = (ReportField("seeds", ROW, np.uint64, width=2),
                      ReportField("values", PER_USER, np.int64, bound=lambda p: p.g))
     variance_formula = staticmethod(olh_variance)
+
+    def cost_units(self, n: int) -> tuple:
+        """The server tests every report against every item at add: n d."""
+        return float(n), float(n) * self.domain_size
 
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
         seeds, values = _core.olh_privatize(native(rng), items, self.g, self.gamma.numerator, self.gamma.denominator,
@@ -264,6 +272,14 @@ class FLH(_LocalHashing, name="flh", aggregator=FLHAggregator):
         indices, values = _core.flh_privatize(native(rng), items, self.pool, self.g, self.gamma.numerator,
                                               self.gamma.denominator, threads)
         return {"indices": indices, "values": values}
+
+    def cost_units(self, n: int) -> tuple:
+        """Server: one count a report, then k′ d hash evaluations for the supports."""
+        return float(n), float(n) + float(self.options["k_prime"]) * self.domain_size
+
+    def state_bytes(self) -> int:
+        """k′ g int64 counters."""
+        return 8 * self.options["k_prime"] * self.g
 
     def pool_variance(self, counts: np.ndarray) -> np.ndarray:
         """The pool term of :func:`pool_variance` for this configuration."""

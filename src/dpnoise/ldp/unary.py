@@ -81,6 +81,11 @@ class _UnaryEncoding(Protocol, aggregator=UnaryAggregator):
             return np.ones(n, dtype=bool)
         return (data["bits"][:, -1] >> np.uint64(tail)) == 0
 
+    def cost_units(self, n: int) -> tuple:
+        """Client: the set bits (about 1 + d q a report); server: n ceil(d/64) words + d."""
+        p, q, _ = self._pq()
+        return float(n) * (1 + self.domain_size * q), float(n) * self.words + self.domain_size
+
     @property
     def words(self) -> int:
         """uint64 words per report."""

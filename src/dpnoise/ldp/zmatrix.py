@@ -238,6 +238,14 @@ class ZMatrix(Protocol, name="zmatrix", aggregator=ZMatrixAggregator, client=ZMa
                              f"columns={width}, planes={planes}")
         return {"public_key": key, "columns": width, "planes": planes}
 
+    def cost_units(self, n: int) -> tuple:
+        """Server: one column a report, then the sweep: d W/64 words."""
+        return float(n), float(n) + float(self.domain_size) * ((self.width + 63) // 64)
+
+    def state_bytes(self) -> int:
+        """W (planes + 1)/8 bytes of bit planes."""
+        return ((self.width + 63) // 64) * 8 * (self.options["planes"] + 1)
+
     @property
     def width(self) -> int:
         """W, the number of columns of Z."""
