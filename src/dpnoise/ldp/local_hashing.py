@@ -152,10 +152,6 @@ class OLHAggregator(Aggregator):
 
 
 class OLH(_LocalHashing, name="olh", aggregator=OLHAggregator, cost_rank=1):
-    def cost_units(self, n: int) -> tuple:
-        """The server tests every report against every item at add: n d."""
-        return float(n), float(n) * self.domain_size
-
     """Optimized local hashing. Report: ``seeds`` uint64 (n, 2), each user's secret hash seed
     (a, b), and ``values`` int64, the bucket after g-ary randomized response. Aggregation:
     O(n d) hash tests in C++ at ``add`` time (state: d support counts); estimates O(d)."""
