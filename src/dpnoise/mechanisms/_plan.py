@@ -1,9 +1,5 @@
-"""Release plans: everything a release needs except the data and the generator, frozen.
+"""The mechanisms' release plans (the base class and the release steps: dpnoise/_release/).
 
-A mechanism's ``release(value)`` (1) validates and prepares the input, (2) builds a plan with
-``mechanism.plan(shape, dtype)``, (3) charges ``plan.loss`` to the budget, (4) runs
-``plan.execute(rng, prepared)``. A plan is a frozen, picklable dataclass, so it can be inspected,
-stored in a ledger or shipped to another process (which executes it with its own generator).
 Execution draws all noise through ``Generator._noisy_grid`` or ``Generator._randomized_response``
 (the fused kernels) and cannot fail on valid prepared input, except for the documented
 data-independent overflow of ``_noisy_grid`` whose probability the plan keeps below 2^-90.
@@ -14,42 +10,13 @@ import dataclasses
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Optional, Tuple, Union
+from typing import Any, Optional, Union
 
 import numpy as np
 
-from ..accounting.losses import PrivacyLoss
-
-# Grid values are clamped to +-GRID_BOUND grid units (real queries on the grid 2^k) or to
-# +-INTEGER_BOUND (integer queries): the same bounds _noisy_grid applies.
-GRID_BOUND = 1 << 52
-INTEGER_BOUND = 1 << 61
-# The largest noise parameter (grid units) a plan accepts: discrete Laplace scale t <= 2^44 and
-# discrete Gaussian sigma <= 2^30 keep P(|noise| > 2^52) below 2^-90, so y = v + noise fits the
-# exact range of _noisy_grid (2^53 with a grid, 2^62 without) except with that probability.
-MAX_LAPLACE_SCALE = 1 << 44
-MAX_GAUSSIAN_SIGMA = float(1 << 30)
-# N(0, 1) for the Gaussian-process mechanism: discrete Gaussian of sigma 2^20 on the grid 2^-20
-STANDARD_EXPONENT = 20
-
-
-@dataclass(frozen=True)
-class ReleasePlan:
-    """What every plan holds: the mechanism's name (the ledger label), the privacy loss one
-    execution spends, the shape of the query, whether the output is a scalar, and the threads."""
-
-    mechanism: str
-    loss: PrivacyLoss
-    shape: Tuple[int, ...]
-    scalar: bool
-    threads: int
-
-    @property
-    def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
-
-    def execute(self, rng: Any, prepared: Any) -> Any:  # pragma: no cover - abstract
-        raise NotImplementedError
+from .._release.plan import (  # noqa: F401  (re-exported: the mechanisms' public plan names)
+    GRID_BOUND, INTEGER_BOUND, MAX_GAUSSIAN_SIGMA, MAX_LAPLACE_SCALE, STANDARD_EXPONENT, ReleasePlan,
+)
 
 
 @dataclass(frozen=True)

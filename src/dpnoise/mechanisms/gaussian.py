@@ -6,13 +6,13 @@ from typing import Any, Callable, Dict, Optional, Tuple
 
 import numpy as np
 
-from ..accounting._numeric import TargetNotMet, least_meeting
+from .._numeric import TargetNotMet, least_meeting
 from .._validate import MAX_PART, count as check_count, integer_sensitivity
 from ..accounting.budget import PrivacyBudget
 from ..accounting.conversions import zcdp_to_epsilon
 from ..accounting.losses import DiscreteGaussian, DiscreteGaussianVector, Gaussian, PrivacyLoss, PureDP
 from ..generator import Generator
-from . import _grid
+from .._release import grid as _grid
 from ._base import (
     Mechanism, as_integer_array, as_real_array, check_beta, check_delta, check_epsilon, check_rho,
     check_sensitivity, integers_on_grid, normalise_shape, size_of,

@@ -7,12 +7,12 @@ from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 
-from .._rational import _magnitude
 from .._validate import MAX_PART, integer_sensitivity
 from ..accounting.budget import PrivacyBudget
 from ..accounting.losses import DiscreteLaplace, PrivacyLoss, PureDP
 from ..generator import Generator
-from . import _grid
+from .._release import grid as _grid
+from .._release import check_laplace_scale
 from ._base import (
     Mechanism, as_integer_array, as_real_array, check_beta, check_delta, check_epsilon,
     check_sensitivity, integers_on_grid, normalise_shape, size_of,
@@ -62,12 +62,6 @@ def discrete_laplace_half_width(scale: float, count: int, beta: float) -> int:
     return max(0, math.ceil(need) - 1)
 
 
-def _check_scale(scale: Fraction, what: str) -> None:
-    if scale > MAX_LAPLACE_SCALE:
-        raise ValueError(f"{what} needs discrete Laplace noise of scale {_magnitude(scale)} grid units, "
-                         f"beyond 2^44 (noisy values must stay exact): use a larger epsilon")
-
-
 class DiscreteLaplaceMechanism(Mechanism):
     """Adds discrete Laplace noise P(x) ∝ exp(-|x|/t) to integer queries (L1 sensitivity Δ,
     an integer): t = Δ/ε gives ε-DP (Ghosh, Roughgarden & Sundararajan 2009; CKS 2020); with
@@ -91,7 +85,7 @@ class DiscreteLaplaceMechanism(Mechanism):
         if self.sensitivity > MAX_PART:
             raise ValueError(f"sensitivity must be at most 2^62, got {sensitivity!r}")
         self.scale = discrete_laplace_scale(self.sensitivity, self.epsilon, self.delta)
-        _check_scale(self.scale, f"epsilon={self.epsilon} with sensitivity={self.sensitivity}")
+        check_laplace_scale(self.scale, f"epsilon={self.epsilon} with sensitivity={self.sensitivity}")
         self._loss = discrete_laplace_loss(self.scale, self.sensitivity)
         self._check_release_possible()
 
@@ -178,7 +172,7 @@ class LaplaceMechanism(Mechanism):
                                      f"over {count} coordinates (beyond 2^62 grid units)")
                 sens = math.floor(units) + count
             scale = discrete_laplace_scale(sens, self.epsilon, self.delta)
-            _check_scale(scale, what + ("" if k is None else f" on the grid 2^{k}"))
+            check_laplace_scale(scale, what + ("" if k is None else f" on the grid 2^{k}"))
             self._cache[key] = (k, sens, scale)
         return self._cache[key]
 

@@ -7,7 +7,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..mechanisms._plan import ReleasePlan
+from .._release import ReleasePlan
 
 
 @dataclass(frozen=True)

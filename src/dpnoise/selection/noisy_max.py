@@ -13,7 +13,7 @@ from ..accounting.budget import PrivacyBudget
 from ..accounting.losses import PrivacyLoss
 from ..accounting.losses import ReportNoisyMax as ReportNoisyMaxLoss
 from ..generator import Generator
-from ..mechanisms._base import Mechanism, check_beta, check_epsilon, check_sensitivity, normalise_shape
+from .._release import Mechanism, check_beta, check_epsilon, check_sensitivity, normalise_shape
 from . import _scores
 from ._plan import SelectionPlan
 

@@ -26,13 +26,14 @@ from .._validate import MAX_PART, count, integer, real
 from ..accounting.budget import PrivacyBudget
 from ..accounting.losses import PureDP
 from ..generator import Generator
-from ..mechanisms import _grid
-from ..mechanisms._base import (
-    Mechanism, as_integer_array, as_real_array, check_beta, check_epsilon, check_sensitivity,
-    clamp_to_grid, integers_on_grid, normalise_shape, size_of,
+from .._release import (
+    GRID_BOUND, INTEGER_BOUND, MAX_LAPLACE_SCALE, Mechanism, ReleasePlan, as_integer_array, as_real_array,
+    check_beta, check_epsilon, check_laplace_scale, check_sensitivity, clamp_to_grid, grid as _grid,
+    integers_on_grid, normalise_shape, size_of,
 )
-from ..mechanisms._plan import GRID_BOUND, INTEGER_BOUND, MAX_LAPLACE_SCALE, ReleasePlan
-from ..mechanisms.laplace import _check_scale, discrete_laplace_half_width
+from .._release.validate import numeric_array
+from ..mechanisms.laplace import discrete_laplace_half_width
+from ._scores import check_candidates
 
 # The noisy query values y = v + ν satisfy |y| <= 2^62 (_noisy_grid raises otherwise), so
 # clamping the noisy threshold to the int64 range changes no comparison with them.
@@ -176,7 +177,7 @@ class AboveThreshold(Mechanism):
         sens = math.floor(units) + 1  # rounding moves each query by at most half a step
         t1, t2 = self._scales(sens)
         what = f"epsilon={self.epsilon} with sensitivity={self.sensitivity} and max_positives={self.max_positives}"
-        _check_scale(t2, what + f" on the grid 2^{k}")
+        check_laplace_scale(t2, what + f" on the grid 2^{k}")
         return k, sens, t1, t2
 
     def _scales(self, sens: int) -> Tuple[Fraction, Fraction]:
@@ -217,9 +218,11 @@ class AboveThreshold(Mechanism):
 
     # -- the batch release ----------------------------------------------------------------------
     def _prepare(self, value: Any) -> Tuple[np.ndarray, Tuple[int, ...], Any]:
-        x = as_real_array(value, "queries")
-        if x.ndim != 1:
-            raise ValueError(f"queries must be a 1-D array of query answers, got shape {x.shape}")
+        arr = numeric_array(value, "queries")  # types, not magnitudes, decide the path
+        if arr.ndim != 1:
+            raise ValueError(f"queries must be a 1-D array of query answers, got shape {arr.shape}")
+        check_candidates(arr.shape[0], "queries: the number of queries per release")  # shape only: before any conversion
+        x = as_real_array(arr, "queries")
         dtype = np.int64 if x.dtype == np.int64 else np.float64
         return _units(x, self.plan(x.shape, dtype).k), x.shape, dtype
 
