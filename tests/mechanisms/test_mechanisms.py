@@ -276,7 +276,8 @@ def test_outputs_are_exact_grid_multiples_for_arrays_any_strides():
     m = LaplaceMechanism(1.0, rng=seeded(81), allow_insecure=True)
     y = m(x)
     k, _, _ = m.grid(x.size)
-    assert y.shape == x.shape and y.dtype == np.float64
+    assert y.shape == x.shape and y.dtype == np.float32  # float32 kept (issue 24)
+    y = y.astype(np.float64)  # small values: the float32 outputs are the exact grid values
     assert np.all(np.ldexp(y, -k) == np.rint(np.ldexp(y, -k)))
 
 

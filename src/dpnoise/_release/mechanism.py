@@ -11,6 +11,7 @@ from .._validate import check_threads
 from ..accounting.budget import PrivacyBudget
 from ..accounting.losses import PrivacyLoss
 from ..generator import Generator, default_rng
+from .buffers import out_array
 from .plan import ReleasePlan
 
 
@@ -84,15 +85,48 @@ class Mechanism:
             return
         self.budget.spend(plan.loss, label=plan.mechanism, insecure=not self.rng.is_secure)
 
-    def release(self, value: Any) -> Any:
-        """The private answer for ``value`` (the true query result)."""
+    def release(self, value: Any, out: Any = None) -> Any:
+        """The private answer for ``value`` (the true query result).
+
+        Parameters
+        ----------
+        value : array_like
+            The true query answer: a scalar, a NumPy array, or any CPU array exposing the
+            buffer protocol or ``__dlpack__``.
+        out : array, optional
+            Where to write the answer (mechanisms whose plans support it: the grid mechanisms).
+            It must be writable and C-contiguous, of the answer's shape and dtype, and may be
+            ``value`` itself (in place: nothing is allocated). It is checked before the charge
+            and is either fully written or untouched.
+
+        Returns
+        -------
+        The noisy answer (``out`` itself when given).
+
+        Raises
+        ------
+        TypeError, ValueError
+            For bad input or a bad ``out``, before the budget is charged.
+        dpnoise.BudgetExceededError
+            When the bound budget cannot pay for this release (nothing is drawn).
+        """
         prepared, shape, dtype = self._prepare(value)  # bad input fails here
         plan = self.plan(shape, dtype)  # and parameters that cannot serve this shape here
+        target = None
+        if out is not None:  # a bad out= fails here too, before the charge
+            result = plan.result_dtype(prepared)
+            if result is None:
+                raise TypeError(f"{type(self).__name__} does not support out=")
+            target = out_array(out, tuple(shape), result)
         self._charge(plan)  # once, before any noise; BudgetExceededError leaves all untouched
-        return plan.execute(self.rng, prepared)
+        if target is None:
+            return plan.execute(self.rng, prepared)
+        plan.execute_into(self.rng, prepared, target)
+        return out
 
-    def __call__(self, value: Any) -> Any:
-        return self.release(value)
+    def __call__(self, value: Any, out: Any = None) -> Any:
+        """``release(value, out)``."""
+        return self.release(value, out)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(epsilon={self.epsilon}, delta={self.delta})"

@@ -61,6 +61,15 @@ class ReleasePlan:
         """Draw the noise and return the release (cannot fail on valid prepared input)."""
         raise NotImplementedError
 
+    def result_dtype(self, prepared: Any) -> Any:
+        """The dtype an ``out=`` buffer must have for this input, or None when the plan cannot
+        write into a caller's buffer (the default)."""
+        return None
+
+    def execute_into(self, rng: Any, prepared: Any, out: Any) -> None:  # pragma: no cover - abstract
+        """Write the release into ``out`` (checked by the caller: see result_dtype)."""
+        raise NotImplementedError
+
 
 __all__ = ["GRID_BOUND", "INTEGER_BOUND", "MAX_GAUSSIAN_SIGMA", "MAX_LAPLACE_SCALE", "ReleasePlan",
            "STANDARD_EXPONENT"]

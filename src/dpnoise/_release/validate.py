@@ -13,6 +13,7 @@ import numpy as np
 
 from .._rational import _magnitude
 from .._validate import MAX_EPSILON, positive, probability, real, shape_of
+from .buffers import as_array
 from .plan import GRID_BOUND, INTEGER_BOUND, MAX_LAPLACE_SCALE
 
 
@@ -87,6 +88,7 @@ def numeric_array(value: Any, name: str = "value", bound: int = INTEGER_BOUND) -
         For non-numeric dtypes (objects, strings, datetime64, timedelta64) and complex numbers:
         a property of the type, not of the values.
     """
+    value = as_array(value, name)  # a DLPack tensor (CPU) as a NumPy view
     arr = np.asarray(value)
     if arr.size and (arr.dtype == object or (arr.dtype.kind == "f" and not isinstance(value, np.ndarray))):
         objs = arr if arr.dtype == object else np.asarray(value, dtype=object)
@@ -122,8 +124,9 @@ def finite_reals(arr: np.ndarray, name: str, keep: Tuple[Any, ...] = (np.float64
     return np.asarray(arr, dtype=np.float64)
 
 
-def as_real_array(value: Any, name: str = "value") -> np.ndarray:
-    """A float64 array of finite values (any numeric dtype or strides; no copy for float64).
+def as_real_array(value: Any, name: str = "value", keep: Tuple[Any, ...] = (np.float64,)) -> np.ndarray:
+    """A float64 array of finite values (any numeric dtype or strides; no copy for float64, nor
+    for the other float dtypes in ``keep``, e.g. float32 for mechanisms that keep it).
 
     TypeError for non-numeric or complex input (a property of the type, not of the values);
     ValueError for NaN or infinity. That check does depend on the data: its exception reveals
@@ -132,7 +135,7 @@ def as_real_array(value: Any, name: str = "value") -> np.ndarray:
     arr = numeric_array(value, name)
     if np.issubdtype(arr.dtype, np.integer) or arr.dtype == np.bool_:
         return clamped_integers(arr, INTEGER_BOUND)
-    return finite_reals(arr, name)
+    return finite_reals(arr, name, keep)
 
 
 def _python_ints(arr: np.ndarray) -> bool:

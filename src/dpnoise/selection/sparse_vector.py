@@ -54,7 +54,13 @@ class SparseVectorPlan(ReleasePlan):
     threshold on the grid (exact for the comparison: q + ν - η is an integer, so it is >= T/2^k
     if and only if it is >= ceil(T/2^k)); ``threshold_scale`` = Δ'/ε1 and ``query_scale`` =
     2cΔ'/ε2 (cΔ'/ε2 for monotonic queries), exact discrete Laplace scales; ``bound`` the clamp
-    of the query values (grid units)."""
+    of the query values (grid units).
+
+    Parameters
+    ----------
+    k, sensitivity, threshold_units, threshold_scale, query_scale, max_positives, bound
+        As described above; the first five fields are those of :class:`ReleasePlan`.
+    """
 
     k: Optional[int]
     sensitivity: int
@@ -126,6 +132,43 @@ class AboveThreshold(Mechanism):
     data: docs/security.md). Timing: the noise samplers' running time grows with |noise|, and a
     release stops drawing noise soon after its c-th TRUE (which its output reveals anyway).
     There is no constant-time mode yet.
+
+    Parameters
+    ----------
+    epsilon : float
+        ε in (0, 100] for the whole run.
+    threshold : float
+        The public threshold T (finite).
+    sensitivity : float, default 1.0
+        Δ of each query.
+    monotonic : bool, default False
+        All queries move the same way between neighbours.
+    max_positives : int, default 1
+        c, the TRUE answers before the run halts.
+    rng : dpnoise.Generator, optional
+        A secure generator (default ``dpnoise.default_rng()``).
+    budget : dpnoise.accounting.PrivacyBudget, optional
+        Charged once per release, before any noise is drawn.
+    threads : int, optional
+        Threads for the kernel (default 1).
+    allow_insecure : bool, default False
+        Accept a seeded generator (tests only).
+
+    Raises
+    ------
+    TypeError
+        For arguments of the wrong type.
+    ValueError
+        For out-of-range parameters (named in the message).
+    dpnoise.InsecureGeneratorError
+        For a seeded generator without ``allow_insecure=True``.
+
+    Examples
+    --------
+    >>> import dpnoise
+    >>> svt = dpnoise.AboveThreshold(1.0, 50.0)
+    >>> svt([3, 4, 90, 2]).dtype
+    dtype('int64')
     """
 
     def __init__(self, epsilon: float, threshold: float, *, sensitivity: float = 1.0,
@@ -246,7 +289,15 @@ class AboveThresholdSession:
     answers whether q + ν >= ρ for a fresh ν and the session's noisy threshold ρ, until
     ``max_positives`` TRUEs; then every further ``test`` raises RuntimeError. The noisy
     threshold is secret: a session cannot be copied or pickled (a copy would answer c more
-    TRUEs against the same threshold) and is safe to share between threads."""
+    TRUEs against the same threshold) and is safe to share between threads.
+
+    Examples
+    --------
+    >>> import dpnoise
+    >>> session = dpnoise.AboveThreshold(1.0, 50.0, max_positives=2).start()
+    >>> isinstance(session.test(3.0), bool)
+    True
+    """
 
     def __init__(self, mechanism: AboveThreshold, plan: SparseVectorPlan, rho: int):
         self._rng = mechanism.rng
