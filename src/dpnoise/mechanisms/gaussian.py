@@ -311,7 +311,7 @@ class GaussianMechanism(Mechanism):
     |noise|/sigma on the exact path; docs/security.md); there is no constant-time mode yet.
 
     The DP-SGD form: ``noise_multiplier`` z gives σ = z·Δ (effective σ/(zΔ) in [1, 1 + 2^-20])
-    on a grid that widens Δ by at most 2^-17 of it; ``sample_rate`` q then charges each call as
+    on a grid that widens Δ by at most max(2^-17, √d·z·2^-29) of it (d coordinates); ``sample_rate`` q then charges each call as
     one Poisson-subsampled Gaussian event (docs/ml.md). float32 input gives float32 output, and
     ``mech(x, out=buf)`` writes into ``buf`` (which may be ``x``), docs/security.md.
 
@@ -474,7 +474,8 @@ class GaussianMechanism(Mechanism):
         """The DP-SGD form: σ = z·Δ (rounded up to 21 significant bits in grid units, so the
         effective σ/(zΔ) is in [1, 1 + 2^-20]) on a grid fine enough that the widened L2
         sensitivity Δ + √d·2^k exceeds Δ by at most 2^-17 of it (hence the charged ε moves by
-        far less than 10^-3), within σ <= 2^30 grid units; σ >= 2^10 grid units always, which
+        far less than 10^-3), within σ <= 2^30 grid units (which, for d > 2^26/z², bounds the
+        widening by √d·z·2^-29 instead); σ >= 2^10 grid units always, which
         the subsampled loss below needs (docs/ml.md, "Accounting the discrete noise")."""
         z, sens_real = self.noise_multiplier, self.sensitivity
         assert z is not None
