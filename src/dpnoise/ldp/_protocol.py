@@ -31,7 +31,8 @@ import numpy as np
 
 from .. import _rational as R
 from .._errors import InsecureGeneratorError
-from .._validate import check_threads, positive
+from .._validate import check_epsilon as _check_epsilon
+from .._validate import check_threads
 from ..accounting.losses import PrivacyLoss, PureDP
 from ..generator import Generator, default_rng
 from . import _wire
@@ -50,16 +51,9 @@ MAX_REPORTS = _wire.MAX_REPORTS
 
 
 def check_epsilon(value: Any) -> float:
-    """ε per user as a float in [2^-50, 100] (ValueError/TypeError naming ``epsilon``)."""
-    try:
-        eps = positive(value, "epsilon")
-    except OverflowError:  # an int beyond the largest double
-        raise ValueError(f"epsilon must be at most {MAX_EPSILON:g}") from None
-    if eps > MAX_EPSILON:
-        raise ValueError(f"epsilon must be at most {MAX_EPSILON:g}, got {eps!r}")
-    if eps < MIN_EPSILON:
-        raise ValueError(f"epsilon must be at least 2**-50, got {eps!r}")
-    return eps
+    """ε per user as a float in [2^-50, 100] (ValueError/TypeError naming ``epsilon``): the
+    library's one ε check (dpnoise._validate) with the LDP range."""
+    return _check_epsilon(value, "epsilon", minimum=MIN_EPSILON, maximum=MAX_EPSILON)
 
 
 def exact_gamma(epsilon: float) -> Fraction:
