@@ -130,3 +130,21 @@ def test_sketch_estimates_of_given_items_do_not_enumerate_the_domain(name):
     small = ldp.FrequencyOracle(name, 2.0, 500, hashes=32, width=256)
     a = small.aggregator().add(small.client(rng(7), allow_insecure=True).privatize(np.arange(400) % 50))
     np.testing.assert_allclose(a.estimate([0, 7, 499]), a.estimate()[[0, 7, 499]])
+
+
+def test_zmatrix_small_batches_are_checked_before_the_core_adds_in_place():
+    # a one- or two-report add must not copy the state (issue 21: 310 ms at W = 2^30), so the
+    # running column sums are checked first; an intermediate overflow is refused, state unchanged
+    fo = ldp.FrequencyOracle("zmatrix", 1.0, 10, columns=1 << 16, planes=2, public_key=9)
+    agg = fo.aggregator()
+    ones = fo.reports({"columns": np.full(3, 5, np.int64), "y": np.ones(3, np.int8)}, 3)
+    for i in range(3):
+        agg.add(fo.reports({"columns": np.array([5]), "y": np.array([1], np.int8)}, 1))
+    before = agg.to_bytes()
+    with pytest.raises(dpnoise.CapacityError, match="planes"):
+        agg.add(fo.reports({"columns": np.array([5, 5]), "y": np.array([1, -1], np.int8)}, 2))  # 4 on the way
+    assert agg.to_bytes() == before
+    agg.add(fo.reports({"columns": np.array([5, 5]), "y": np.array([-1, 1], np.int8)}, 2))  # 2 then 3: fine
+    assert agg._column_values(np.array([5]))[0] == 3 and agg.n == 5
+    with pytest.raises(ValueError):  # a CapacityError is a ValueError too
+        agg.add(ones)

@@ -131,10 +131,21 @@ class ZMatrixAggregator(Aggregator):
         return np.where(negative, -mag, mag)
 
     def _ingest(self, reports: Reports) -> None:
-        # In place, O(batch log batch): every column's running sum over the batch (in report
-        # order, as the core adds them) is checked against the planes first, so the core cannot
-        # stop half-way and the state needs no copy.
-        cols, y = reports.data["columns"], reports.data["y"].astype(np.int64)
+        cols = reports.data["columns"]
+        if cols.size * 8 >= self._state["magnitude"].size:
+            # a batch as large as the state: add on copies (O(state + batch)), keep them if the
+            # core accepted every report
+            sign, mag = self._state["sign"].copy(), self._state["magnitude"].copy()
+            try:
+                _core.zmatrix_accumulate(sign, mag, cols.astype(np.uint64), reports.data["y"])
+            except OverflowError as exc:  # the state is untouched: the core worked on copies
+                raise CapacityError(str(exc)) from None
+            self._state = {"sign": sign, "magnitude": mag}
+            return
+        # a small batch: in place, O(batch log batch): every column's running sum over the batch
+        # (in report order, as the core adds them) is checked against the planes first, so the
+        # core cannot stop half-way and the state needs no copy
+        y = reports.data["y"].astype(np.int64)
         if cols.size:
             order = np.argsort(cols, kind="stable")
             c, v = cols[order], y[order]
