@@ -63,7 +63,7 @@ inline uint64_t cycles() {
     return t;
 }
 
-constexpr size_t kWords = 96;    // words per buffer (read cyclically by the variable-time samplers)
+constexpr size_t kWords = 128;   // words per buffer (1 KiB; read cyclically by the variable-time samplers)
 constexpr size_t kPool = 2048;   // buffers per class
 constexpr size_t kBatch = 10000;  // measurements per batch
 constexpr int kPercentiles = 100;
@@ -91,8 +91,9 @@ int main(int argc, char** argv) {
     const Samplers samplers(scale);
     SplitMix rng{20261125};
 
-    // Buffers, interleaved by class (buffer 2j + c is class c's j-th) so that both classes'
-    // words sit in the same memory region.
+    // Buffers: class c's j-th at (c kPool + j) KiB, so that both classes' buffers have the
+    // same addresses modulo 4 KiB (the copy below then meets the same cache sets and 4K
+    // aliasing for both classes).
     std::vector<uint64_t> buffers(2 * kPool * kWords);
     const double s = static_cast<double>(scale);
     size_t filled[2] = {0, 0};
@@ -109,7 +110,7 @@ int main(int argc, char** argv) {
             else if (y >= 2.5 * s) c = 1;
         }
         if (c < 0 || filled[c] >= kPool) continue;
-        std::copy(candidate.begin(), candidate.end(), buffers.begin() + static_cast<ptrdiff_t>((2 * filled[c] + static_cast<size_t>(c)) * kWords));
+        std::copy(candidate.begin(), candidate.end(), buffers.begin() + static_cast<ptrdiff_t>((static_cast<size_t>(c) * kPool + filled[c]) * kWords));
         ++filled[c];
     }
 
@@ -128,7 +129,7 @@ int main(int argc, char** argv) {
             const uint64_t r = rng.next();
             cls[i] = static_cast<int>(r & 1);
             const size_t j = static_cast<size_t>((r >> 1) % kPool);
-            buf[i] = buffers.data() + (2 * j + static_cast<size_t>(cls[i])) * kWords;
+            buf[i] = buffers.data() + (static_cast<size_t>(cls[i]) * kPool + j) * kWords;
             if (classes == "input")
                 secret[i] = cls[i] == 0 ? 0 : static_cast<int64_t>(rng.next() % (2 * static_cast<uint64_t>(kBound) + 1)) - kBound;
             else
@@ -139,6 +140,7 @@ int main(int argc, char** argv) {
             // reads the same addresses, so only the words' values differ between the classes
             // (reading each class's buffers in place made the cache sets differ by class)
             std::copy(buf[i], buf[i] + kWords, scratch.begin());
+            _mm_mfence();  // the copy's stores leave the store buffer before the timing starts
             BufferWords words{scratch.data(), kWords};
             const int64_t sec = secret[i];
             const uint64_t t0 = cycles();
@@ -180,6 +182,11 @@ int main(int argc, char** argv) {
                 argv[1], classes.c_str(), static_cast<unsigned long long>(scale), n[0], n[1], std::fabs(max_t),
                 which == 0 ? "uncropped" : ("cropped at percentile " + std::to_string(which - 1)).c_str(), tests[0].t(),
                 tests[0].mean[0], tests[0].mean[1], sink == 42 ? " " : "");
+    if (std::getenv("DUDECT_VERBOSE")) {
+        for (int k = 0; k <= kPercentiles; k += 5)
+            std::printf("  test %3d: n = %.0f/%.0f, t = %6.2f, means %.1f / %.1f\n", k, tests[k].n[0], tests[k].n[1], tests[k].t(),
+                        tests[k].mean[0], tests[k].mean[1]);
+    }
     const bool leak = std::fabs(max_t) > 4.5;
     if (expect == "constant" && leak) {
         std::printf("  FAIL: expected no detectable leakage (|t| < 4.5)\n");
