@@ -2,7 +2,7 @@
 in the same run. Targets, checked in test_constant_time_targets:
 
   discrete_laplace / discrete_gaussian, constant_time=True, size=10^6, scale/sigma 1..10^4:
-      >= 10^6 samples per second per core (CPU time of the calling thread, threads=1: on a
+      >= 10^6 samples per second per core (process CPU time, threads=1: on a
       shared machine the wall clock counts other processes' time too)
   scalar call, constant_time=True: within 2x of the variable-time scalar call (wall clock,
       same run, best of rounds)
@@ -29,13 +29,13 @@ WALL: dict = {}  # key -> best wall seconds per sample (or per scalar call)
 
 
 def best_of(fn, rounds=3):
-    """Best wall time and best thread-CPU time of fn over rounds (one warm-up call first)."""
+    """Best wall time and best process CPU time of fn over rounds (one warm-up call first)."""
     fn()
     walls, cpus = [], []
     for _ in range(rounds):
-        w0, c0 = time.perf_counter(), time.thread_time()
+        w0, c0 = time.perf_counter(), time.process_time()
         out = fn()
-        cpus.append(time.thread_time() - c0)
+        cpus.append(time.process_time() - c0)
         walls.append(time.perf_counter() - w0)
     return out, min(walls), min(cpus)
 

@@ -164,3 +164,12 @@ def test_laplace_thresholds_are_certified_tightly(scale):
     assert width <= 256  # every threshold within 2^-120 of its probability
     # 2^digits / scale >= 46: the truncated geometric tail is at most e^-46 < 2^-66
     assert Fraction(2**digits * scale[1], scale[0]) >= 46
+
+
+def test_numpy_bit_generator_and_zero_dim_parameter():
+    rng = dpnoise.default_rng(np.random.PCG64(4))  # insecure, sequential: for tests only
+    y = rng.discrete_laplace(np.float64(2.5), size=20_000, constant_time=True)
+    q = np.exp(-1 / 2.5)
+    assert abs(float(y.var()) / (2 * q / (1 - q) ** 2) - 1) < 0.1  # sd of the ratio about 0.02
+    z = rng.discrete_gaussian(np.array(4.0), size=(10, 3), constant_time=True)
+    assert z.shape == (10, 3) and z.dtype == np.int64
