@@ -7,7 +7,8 @@
 //
 //   dudect TARGET CLASSES N [SCALE] [EXPECT]
 //     TARGET   ct_laplace | ct_gaussian | vt_laplace | vt_gaussian | vt_laplace_table | vt_gaussian_table
-//     CLASSES  input:  secret fixed (0) vs uniform in [-2^40, 2^40]     (noise from random words)
+//     CLASSES  input:  secret fixed (0) vs uniform in [-2^40, 2^40]     (noise from one pool of random
+//                      words, shared by both classes)
 //              output: words whose noise is small (|y| <= scale/4) vs large (|y| >= 2.5 scale)
 //     N        measurements per class (the harness stops when both classes have N)
 //     SCALE    Laplace scale / Gaussian sigma (integer, default 100)
@@ -102,7 +103,7 @@ int main(int argc, char** argv) {
         for (auto& w : candidate) w = rng.next();
         int c = -1;
         if (classes == "input") {
-            c = filled[0] <= filled[1] ? 0 : 1;  // the same random buffers for both classes
+            c = filled[0] <= filled[1] ? 0 : 1;  // (only pool 0 is used: see below)
         } else {
             BufferWords words{candidate.data(), kWords};
             const double y = std::fabs(static_cast<double>(samplers.release(target, 0, words)));
@@ -129,7 +130,10 @@ int main(int argc, char** argv) {
             const uint64_t r = rng.next();
             cls[i] = static_cast<int>(r & 1);
             const size_t j = static_cast<size_t>((r >> 1) % kPool);
-            buf[i] = buffers.data() + (static_cast<size_t>(cls[i]) * kPool + j) * kWords;
+            // input classes: both classes draw from the same pool (only the secret differs);
+            // output classes: each from its own
+            const size_t pool = classes == "input" ? 0 : static_cast<size_t>(cls[i]);
+            buf[i] = buffers.data() + (pool * kPool + j) * kWords;
             if (classes == "input")
                 secret[i] = cls[i] == 0 ? 0 : static_cast<int64_t>(rng.next() % (2 * static_cast<uint64_t>(kBound) + 1)) - kBound;
             else
