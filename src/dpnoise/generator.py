@@ -299,6 +299,7 @@ class Generator:
         k: Optional[int],
         bound: int,
         threads: Optional[int] = None,
+        constant_time: bool = False,
     ) -> np.ndarray:
         """Internal: one noisy release on a grid, for the mechanism plans.
 
@@ -310,6 +311,11 @@ class Generator:
         y * 2^k as float64 (exact), or y as int64 when k is None, in the shape of ``values``.
         OverflowError, naming no value, when |y| passes 2^53 (2^62 without a grid) or y * 2^k
         overflows a double.
+
+        ``constant_time=True``: the noise from the constant-time samplers (docs/security.md) and
+        no branch on the values or the noise (C++ ``noisy_*_constant_time``); parameters beyond
+        the constant-time range (scale, sigma > 2^20; k outside [-1000, 960]; bound > 2^62 - 2^40
+        without a grid) raise ValueError, and no overflow can occur.
         """
         v = np.asarray(values)
         nthreads = check_threads(threads)
@@ -320,6 +326,14 @@ class Generator:
         else:
             raise ValueError(f"law must be 'laplace' or 'gaussian', got {law!r}")
         flat = v.reshape(-1)
+        if constant_time:
+            if k is None:
+                out = _core.noisy_integers_constant_time(self._core, law, flat.astype(np.int64, copy=False), num, den,
+                                                         min(int(bound), MAX_PART - (1 << 40)), nthreads)
+            else:
+                out = _core.noisy_grid_constant_time(self._core, law, flat.astype(np.float64, copy=False), int(k), num,
+                                                     den, int(bound), nthreads)
+            return out.reshape(v.shape)
         if k is None:
             out = _core.noisy_integers(self._core, law, flat.astype(np.int64, copy=False), num, den,
                                        min(int(bound), MAX_PART - 1), nthreads)

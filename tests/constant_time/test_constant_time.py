@@ -173,3 +173,35 @@ def test_numpy_bit_generator_and_zero_dim_parameter():
     assert abs(float(y.var()) / (2 * q / (1 - q) ** 2) - 1) < 0.1  # sd of the ratio about 0.02
     z = rng.discrete_gaussian(np.array(4.0), size=(10, 3), constant_time=True)
     assert z.shape == (10, 3) and z.dtype == np.int64
+
+
+# --------------------------------------------------------------------------- release kernels
+# Generator._noisy_grid(constant_time=True): the mechanisms' fused release (clamp, round onto the
+# grid, add noise) with the constant-time noise and no branch on the values. Its noise is the
+# same stream as the Generator's constant-time request of the same size from the same seed.
+@pytest.mark.parametrize("law,param,method", [("laplace", 3.0, "discrete_laplace"), ("gaussian", 2.5, "discrete_gaussian")])
+def test_integer_release_adds_the_same_noise(law, param, method):
+    values = np.array([0, 5, -7, 2**61, -(2**61), 123456789] * 1000, dtype=np.int64)
+    out = dpnoise.default_rng(11)._noisy_grid(values, law=law, param=param, k=None, bound=1000, constant_time=True)
+    noise = getattr(dpnoise.default_rng(11), method)(param, size=values.size, constant_time=True)
+    np.testing.assert_array_equal(out, np.clip(values, -1000, 1000) + noise)
+
+
+@pytest.mark.parametrize("law,param,method", [("laplace", 3.0, "discrete_laplace"), ("gaussian", 2.5, "discrete_gaussian")])
+def test_grid_release_adds_the_same_noise(law, param, method):
+    values = np.array([0.0, 0.3, -1.75, 2.5, 3.5, 1e300, -1e300, 5e-324, 1234.5678] * 500)
+    k = -3
+    out = dpnoise.default_rng(12)._noisy_grid(values, law=law, param=param, k=k, bound=2**20, constant_time=True)
+    noise = getattr(dpnoise.default_rng(12), method)(param, size=values.size, constant_time=True)
+    v = np.clip(np.rint(values * 2.0**-k), -(2**20), 2**20).astype(np.int64)  # rint: ties to even
+    np.testing.assert_array_equal(out, (v + noise).astype(np.float64) * 2.0**k)
+
+
+def test_release_bad_parameters_are_refused():
+    rng = dpnoise.default_rng(1)
+    with pytest.raises(ValueError, match=r"\[-1000, 960\]"):
+        rng._noisy_grid(np.zeros(3), law="laplace", param=1.0, k=990, bound=10, constant_time=True)
+    with pytest.raises(ValueError, match=r"2\^20"):
+        rng._noisy_grid(np.zeros(3), law="gaussian", param=2.0**21, k=0, bound=10, constant_time=True)
+    with pytest.raises(ValueError, match="law"):
+        _core.noisy_integers_constant_time(rng._core, "cauchy", np.zeros(3, np.int64), 1, 1, 10, 1)

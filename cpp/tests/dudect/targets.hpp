@@ -36,17 +36,7 @@ struct BufferWords {
 
 using Reader = random::BitReader<BufferWords>;
 
-// clamp(v, -bound, bound) without branches (bound > 0 public): the selects compile to
-// comparisons feeding masks.
-inline int64_t clamp_ct(int64_t v, int64_t bound) {
-    const uint64_t above = exact::ct::lt64(static_cast<uint64_t>(bound) ^ (uint64_t{1} << 63),
-                                           static_cast<uint64_t>(v) ^ (uint64_t{1} << 63));  // v > bound
-    const uint64_t below = exact::ct::lt64(static_cast<uint64_t>(v) ^ (uint64_t{1} << 63),
-                                           static_cast<uint64_t>(-bound) ^ (uint64_t{1} << 63));  // v < -bound
-    const uint64_t keep = ~(exact::ct::mask_of(above) | exact::ct::mask_of(below));
-    return static_cast<int64_t>((static_cast<uint64_t>(v) & keep) | (static_cast<uint64_t>(bound) & exact::ct::mask_of(above)) |
-                                (static_cast<uint64_t>(-bound) & exact::ct::mask_of(below)));
-}
+using exact::ct::clamp_ct;  // clamp(v, -bound, bound) by masks (ct_ops.hpp)
 
 inline constexpr int64_t kBound = int64_t{1} << 40;
 

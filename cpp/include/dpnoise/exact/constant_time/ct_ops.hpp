@@ -47,6 +47,20 @@ inline int64_t conditional_negate(uint64_t x, uint64_t negative) {
     return static_cast<int64_t>((x ^ m) - m);
 }
 
+// 1 if a < b as signed integers (flip the top bits, compare unsigned).
+inline uint64_t lt_signed(int64_t a, int64_t b) {
+    constexpr uint64_t kTop = uint64_t{1} << 63;
+    return lt64(static_cast<uint64_t>(a) ^ kTop, static_cast<uint64_t>(b) ^ kTop);
+}
+
+// clamp(v, -bound, bound) by masks (0 <= bound < 2^63).
+inline int64_t clamp_ct(int64_t v, int64_t bound) {
+    const uint64_t above = mask_of(lt_signed(bound, v)), below = mask_of(lt_signed(v, -bound));
+    const uint64_t keep = ~(above | below);
+    return static_cast<int64_t>((static_cast<uint64_t>(v) & keep) | (static_cast<uint64_t>(bound) & above) |
+                                (static_cast<uint64_t>(-bound) & below));
+}
+
 // A 128-bit threshold split into words, for the branch-free comparisons.
 struct Threshold128 {
     uint64_t hi = 0, lo = 0;

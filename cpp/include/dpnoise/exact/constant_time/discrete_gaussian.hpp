@@ -171,6 +171,7 @@ struct DiscreteGaussianTable {
     std::vector<Term> terms;
     std::map<std::pair<std::vector<uint64_t>, std::vector<uint64_t>>, std::unique_ptr<GaussianLeaf>> leaves;
     size_t inner_nodes = 0;
+    uint64_t max_abs = 0;  // |Y| <= sum_j |c_j| B_j (every output), checked <= 2^40 at build
     // A certified upper bound on the total-variation distance to N_Z(a/b), as log2 (double, for
     // reports; the bound itself is the sum in docs/security.md).
     double tv_bound_log2 = -INFINITY;
@@ -182,6 +183,10 @@ struct DiscreteGaussianTable {
         check_range(a, b);
         if (a == 0) return;
         expand(BigUint(static_cast<u128>(a)), BigUint(static_cast<u128>(b)), 1);
+        u128 m = 0;
+        for (const Term& t : terms) m += static_cast<u128>(t.coefficient) * t.leaf->bound();
+        if (m > (static_cast<u128>(1) << 40)) throw std::logic_error("constant-time discrete Gaussian: output bound beyond 2^40");
+        max_abs = static_cast<uint64_t>(m);
         // leaves: 2^-72 (truncation) + B width 2^-128 each; inner nodes: 2 eps < 2^-83 each
         double tv = 0;
         for (const Term& t : terms)

@@ -33,6 +33,7 @@ struct DiscreteLaplaceTable {
     Threshold128 nonzero;           // 2q / (1 + q)
     Threshold128 digit[kMaxDigits]; // q^{2^i} / (1 + q^{2^i})
     u128 max_width = 0;             // the largest certified threshold width (units of 2^-128)
+    uint64_t max_abs = 0;           // |Y| <= 2^m < 92 scale + 2 <= 2^27 (every output)
 
     DiscreteLaplaceTable() = default;
     DiscreteLaplaceTable(uint64_t num_, uint64_t den_) : num(num_), den(den_) {
@@ -40,6 +41,7 @@ struct DiscreteLaplaceTable {
         if (num == 0) return;
         // m: the least m with den 2^m >= 46 num (then q^{2^m} = e^{-den 2^m / num} <= e^{-46})
         while ((static_cast<u128>(den) << digits) < static_cast<u128>(46) * num) ++digits;
+        max_abs = uint64_t{1} << digits;
         for (int L = 3; L <= 8; ++L) {
             if (build(L)) return;
         }
