@@ -13,6 +13,7 @@
 //     N        measurements per class (the harness stops when both classes have N)
 //     SCALE    Laplace scale / Gaussian sigma (integer, default 100)
 //     EXPECT   constant (exit 1 if max |t| >= 4.5) | leaky (exit 1 if max |t| <= 4.5) | none
+#include <sched.h>
 #include <x86intrin.h>
 
 #include <algorithm>
@@ -91,6 +92,15 @@ int main(int argc, char** argv) {
     const std::string expect = argc > 5 ? argv[5] : "none";
     const Samplers samplers(scale);
     SplitMix rng{20261125};
+    {  // stay on one CPU (migrations add noise to the timings; failure to pin is harmless)
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        const int cpu = sched_getcpu();
+        if (cpu >= 0) {
+            CPU_SET(cpu, &one);
+            (void)sched_setaffinity(0, sizeof one, &one);
+        }
+    }
 
     // Buffers: class c's j-th at (c kPool + j) KiB, so that both classes' buffers have the
     // same addresses modulo 4 KiB (the copy below then meets the same cache sets and 4K
