@@ -343,8 +343,7 @@ int capi_sampler_fill(dpnoise_stream* s, const dpnoise_sampler* sampler, int64_t
     });
 }
 
-// The grid kernel for T = double or float (request::to_grid / from_grid for double, the same
-// steps in double for float, whose values and grid multiples are all exact doubles).
+// The grid kernel for T = double or float (request::to_grid / from_grid, in double for both).
 template <class T>
 struct GridLimits;
 template <>
@@ -353,12 +352,12 @@ struct GridLimits<double> {
     static constexpr int64_t kMaxBound = request::GridKernel::kMaxBound;  // 2^52
     static constexpr int64_t kExact = request::GridKernel::kExact;        // 2^53
 };
+// float: the same grid and exact noisy value in double (a float times 2^-k is exact there);
+// only the final store rounds y 2^k to the nearest float, a post-processing of the exact
+// release (Dwork & Roth 2014, Prop. 2.1), so a fine grid does not cap float32 values at 2^24
+// grid steps.
 template <>
-struct GridLimits<float> {
-    static constexpr int kMinExp = -149, kMaxExp = 127;
-    static constexpr int64_t kMaxBound = int64_t{1} << 23;
-    static constexpr int64_t kExact = int64_t{1} << 24;
-};
+struct GridLimits<float> : GridLimits<double> {};
 
 template <class T>
 int grid_noise_add(dpnoise_stream* s, const dpnoise_sampler* sampler, int k, int64_t bound, T* values, size_t n,
@@ -369,7 +368,7 @@ int grid_noise_add(dpnoise_stream* s, const dpnoise_sampler* sampler, int k, int
     if (sampler->law == DPNOISE_LAW_GEOMETRIC)
         return fail(s, DPNOISE_ERR_VALUE, "sampler: the grid kernel needs a discrete Laplace or Gaussian sampler");
     if (k < Lim::kMinExp || k > Lim::kMaxExp) return fail(s, DPNOISE_ERR_VALUE, "grid_exponent: outside the type's range");
-    if (bound < 0 || bound > Lim::kMaxBound) return fail(s, DPNOISE_ERR_VALUE, "bound: must be in [0, 2^52] (f64) or [0, 2^23] (f32)");
+    if (bound < 0 || bound > Lim::kMaxBound) return fail(s, DPNOISE_ERR_VALUE, "bound: must be in [0, 2^52]");
     for (size_t i = 0; i < n; ++i)
         if (!std::isfinite(values[i])) return fail(s, DPNOISE_ERR_VALUE, "values: NaN or infinity");
     const double b = static_cast<double>(bound);
@@ -388,7 +387,7 @@ int grid_noise_add(dpnoise_stream* s, const dpnoise_sampler* sampler, int k, int
                     const int64_t y = v + noise;
                     if (y > Lim::kExact || y < -Lim::kExact) throw std::overflow_error("beyond the grid's exact range");
                     const double r = scaled ? static_cast<double>(y) * up : std::ldexp(static_cast<double>(y), k);
-                    // exact: |y| <= 2^24 (f32) or 2^53 (f64) and k within the type's exponents
+                    // exact in double (|y| <= 2^53); a float store rounds it (post-processing)
                     if (std::fabs(r) > static_cast<double>(std::numeric_limits<T>::max()))
                         throw std::overflow_error("a noisy value overflows the type");
                     return static_cast<T>(r);

@@ -434,10 +434,10 @@ def test_bulk_entries_check_their_arguments(built):
     laplace = probe.Sampler(LAPLACE, 2, 1)
     for values, k, bound, words in (
             (np.ones(4), 1024, 10, "grid_exponent"), (np.ones(4), -1075, 10, "grid_exponent"),
-            (np.ones(4, dtype=np.float32), 128, 10, "grid_exponent"),
-            (np.ones(4, dtype=np.float32), -150, 10, "grid_exponent"),
+            (np.ones(4, dtype=np.float32), 1024, 10, "grid_exponent"),
+            (np.ones(4, dtype=np.float32), -1075, 10, "grid_exponent"),
             (np.ones(4), 0, -1, "bound"), (np.ones(4), 0, (1 << 52) + 1, "bound"),
-            (np.ones(4, dtype=np.float32), 0, (1 << 23) + 1, "bound"),
+            (np.ones(4, dtype=np.float32), 0, (1 << 52) + 1, "bound"),
             (np.array([1.0, np.inf]), 0, 10, "values"), (np.array([np.nan], dtype=np.float32), 0, 10, "values")):
         before = values.copy()
         status, message = laplace.grid_add(stream, values, k, bound)
@@ -469,11 +469,25 @@ def test_grid_kernel_is_exact_clamped_and_ignores_threads(built, dtype):
     assert abs(noise.mean()) < 5 * math.sqrt(var / noise.size)
 
 
-def test_grid_kernel_overflow_leaves_nothing_unnoised(built):
+@pytest.mark.parametrize("dtype, k", [(np.float32, 100), (np.float64, 1000)])
+def test_grid_kernel_overflow_leaves_nothing_unnoised(built, dtype, k):
     _, probe = built
-    # float32 holds 2^24 grid steps exactly; noise of scale 2^30 grid units overflows that
+    # noise of scale 2^30 grid units on the grid 2^k: |y| 2^k passes the type's largest value
+    # (2^128 for float32, 2^1024 for float64) for most draws
     sampler = probe.Sampler(LAPLACE, 1 << 30, 1)
-    x = np.arange(1000, dtype=np.float32)
-    status, message = sampler.grid_add(probe.Stream(dpnoise.default_rng(64)), x, 0, 1 << 20)
+    x = np.arange(1000, dtype=dtype)
+    status, message = sampler.grid_add(probe.Stream(dpnoise.default_rng(64)), x, k, 1 << 20)
     assert status == ERR_OVERFLOW and "grid" in message
     assert np.all(np.isnan(x))
+
+
+def test_grid_kernel_float32_rounds_the_exact_value(built):
+    _, probe = built
+    # a fine grid (2^-40) on float32: the exact double y 2^k, rounded to float32
+    sampler = probe.Sampler(GAUSSIAN, 1 << 60, 1)  # sigma = 2^30 grid units = 2^-10
+    x32 = np.linspace(-50, 50, 10_001).astype(np.float32)
+    x64 = x32.astype(np.float64)
+    assert sampler.grid_add(probe.Stream(dpnoise.default_rng(65)), x32, -40, 1 << 52)[0] == OK
+    assert sampler.grid_add(probe.Stream(dpnoise.default_rng(65)), x64, -40, 1 << 52)[0] == OK
+    assert np.array_equal(x32, x64.astype(np.float32))  # same draws: float32 = rounded double
+    assert not np.array_equal(x32.astype(np.float64), np.linspace(-50, 50, 10_001).astype(np.float32))

@@ -135,12 +135,13 @@ typedef struct dpnoise_capi {
      * `sampler` in grid units (DISCRETE_LAPLACE or DISCRETE_GAUSSIAN; a GEOMETRIC sampler is
      * refused). The clamp makes the output a 1-Lipschitz function of each value, so a query of
      * sensitivity D (in grid units, after rounding up to the grid: D/2^k + 1 for a real D)
-     * keeps it. Limits, checked before any bit is read (DPNOISE_ERR_VALUE): k in [-1074, 1023]
-     * and 0 <= bound <= 2^52 for f64, k in [-149, 127] and 0 <= bound <= 2^23 for f32; every
-     * value finite (NaN and infinities are refused).
-     * A noisy value beyond 2^53 (f64) or 2^24 (f32) grid steps, or one that overflows the
-     * type, returns DPNOISE_ERR_OVERFLOW; that depends on the noise, so then EVERY element of
-     * `values` is set to NaN: no un-noised or partly noised buffer survives a failed call. */
+     * keeps it. Limits, checked before any bit is read (DPNOISE_ERR_VALUE): k in [-1074, 1023],
+     * 0 <= bound <= 2^52, every value finite (NaN and infinities are refused). The noisy value
+     * is computed exactly in double; f32 stores it rounded to the nearest float, a
+     * post-processing of the exact release.
+     * A noisy value beyond 2^53 grid steps, or one that overflows the type, returns
+     * DPNOISE_ERR_OVERFLOW; that depends on the noise, so then EVERY element of `values` is
+     * set to NaN: no un-noised or partly noised buffer survives a failed call. */
     int (*grid_noise_add_f64)(dpnoise_stream *stream, const dpnoise_sampler *sampler, int grid_exponent,
                               int64_t bound, double *values, size_t n, unsigned threads);
     int (*grid_noise_add_f32)(dpnoise_stream *stream, const dpnoise_sampler *sampler, int grid_exponent,

@@ -73,8 +73,9 @@ def add_gaussian_noise_(grad, generator, sigma, int grid_exponent=-20, unsigned 
     overwritten with its noisy value; sigma: the noise standard deviation (noise multiplier
     times clipping norm), a float or Fraction, rounded up to the grid's rational
     (sigma / 2^grid_exponent)^2 in grid units. Each value is rounded to the grid, clamped to
-    2^23 (float32) or 2^52 (float64) grid units, and the exact discrete Gaussian added. Returns
-    grad. If the noise overflows the type, grad is all NaN and OverflowError is raised.
+    2^52 grid units, and the exact discrete Gaussian added, exactly in double (float32 stores
+    the exact result rounded: post-processing). Returns grad. If the noise overflows the
+    grid's exact range or the type, grad is all NaN and OverflowError is raised.
     """
     variance = (Fraction(sigma) / Fraction(2) ** grid_exponent) ** 2
     if variance <= 0:
@@ -87,7 +88,7 @@ def add_gaussian_noise_(grad, generator, sigma, int grid_exponent=-20, unsigned 
     cdef float[::1] f32
     cdef double[::1] f64
     cdef size_t n
-    cdef int64_t bound
+    cdef int64_t bound = 1 << 52
     cdef int status = DPNOISE_OK
     if not isinstance(grad, np.ndarray) or not grad.flags.c_contiguous or not grad.flags.writeable:
         raise ValueError("grad must be a writeable, C-contiguous NumPy array (it is noised in place)")
@@ -95,10 +96,8 @@ def add_gaussian_noise_(grad, generator, sigma, int grid_exponent=-20, unsigned 
     cdef bint is_f32 = grad.dtype == np.float32
     if is_f32:
         f32 = grad.reshape(-1)  # a view (contiguous)
-        bound = 1 << 23
     elif grad.dtype == np.float64:
         f64 = grad.reshape(-1)
-        bound = 1 << 52
     else:
         raise TypeError(f"grad must be float32 or float64, got {grad.dtype}")
     cdef dpnoise_stream* stream = open_secure_stream(api, generator, allow_insecure)
