@@ -88,11 +88,20 @@ def mechanism_and_grid():
     return mech, k, Fraction(sigma_units) * Fraction(2) ** k
 
 
+def mechanism_step(mech, grad):
+    """The mechanism's fastest form: in place (out=grad) where it has one, else a new array."""
+    try:
+        return mech(grad, out=grad)
+    except TypeError:
+        return mech(grad)
+
+
 def test_dpsgd_python_mechanism(benchmark):
     mech, _, _ = mechanism_and_grid()
     grad = np.zeros(GRAD, dtype=np.float32)
-    out = record_time(benchmark, "dpsgd 1e7 float32: GaussianMechanism", lambda: mech(grad))
-    assert 1.05 < float(np.std(out[:100_000])) < 1.15
+    record_time(benchmark, "dpsgd 1e7 float32: GaussianMechanism", lambda: mechanism_step(mech, grad))
+    out = mechanism_step(mech, np.zeros(100_000, dtype=np.float32))
+    assert 1.05 < float(np.std(out)) < 1.15
 
 
 def test_dpsgd_cython_example(benchmark, built):
