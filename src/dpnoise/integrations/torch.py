@@ -82,4 +82,27 @@ def generate_noise(std: float, reference: Any, generator: Any = None, secure_mod
     return out
 
 
-__all__ = ["gaussian_noise_", "generate_noise"]
+def add_noise_exact(optimizer: Any) -> None:
+    """Opacus' ``DPOptimizer.add_noise``, exact: the noise is added in place to each
+    parameter's ``summed_grad`` on the grid of :func:`gaussian_noise_` (no floating-point
+    addition of noise), then stored in ``p.grad`` as Opacus does.
+
+    Install it on an optimizer made by Opacus (``PrivacyEngine.make_private``)::
+
+        optimizer.add_noise = functools.partial(add_noise_exact, optimizer)
+
+    It uses Opacus' own processed-flag helpers, so it follows Opacus' checks (a gradient
+    noised twice is refused).
+    """
+    from opacus.optimizers.optimizer import _check_processed_flag, _mark_as_processed
+
+    std = optimizer.noise_multiplier * optimizer.max_grad_norm
+    for p in optimizer.params:
+        _check_processed_flag(p.summed_grad)
+        if std > 0:
+            gaussian_noise_(p.summed_grad, std)
+        p.grad = p.summed_grad.view_as(p)
+        _mark_as_processed(p.summed_grad)
+
+
+__all__ = ["add_noise_exact", "gaussian_noise_", "generate_noise"]
