@@ -92,3 +92,25 @@ def test_a_file_backed_budget_reverifies_after_reload(tmp_path):
     assert budget.spent_epsilon <= 3.0 * (1 + RELATIVE_SLACK)
     n = budget.accountant.count_of(step)
     assert Accountant("rdp").compose(step, n + 1).compose(Laplace(1.0)).get_epsilon(1e-5) > 3.0
+
+
+def test_other_gaussians_invalidate_a_gaussian_headroom(tmp_path):
+    # the PLD accountant keeps Gaussians outside its groups (as one μ²): a headroom verified for
+    # one Gaussian must not survive another Gaussian charged meanwhile (here by another
+    # process sharing the budget file, which the headroom slot of this one does not see)
+    small, big = Gaussian(20.0), Gaussian(1.2)
+    path = tmp_path / "budget.json"
+    budget = PrivacyBudget.open(path, 4.5, 1e-6, accountant="pld")
+    other = PrivacyBudget.open(path, 4.5, 1e-6, accountant="pld")
+    for _ in range(10):
+        budget.spend(small)  # verifies a headroom of 128 uses of small
+    other.spend(big)
+    while True:
+        try:
+            budget.spend(small)
+        except BudgetExceededError:
+            break
+    assert budget.spent_epsilon <= 4.5 * (1 + RELATIVE_SLACK)
+    n = budget.accountant.count_of(small)
+    assert n < 128
+    assert Accountant("pld").compose(small, n + 1).compose(big).get_epsilon(1e-6) > 4.5 * (1 + RELATIVE_SLACK)

@@ -196,9 +196,12 @@ class Accountant:
         with self._lock:
             sig: Tuple[Tuple[object, object], ...] = tuple(
                 (g.loss, g.count) for g in self._groups if not _same_loss(g.loss, loss))
-            if self.kind == "pld":
-                gauss = 0 if type(loss) is Gaussian else self._gauss_events
-                sig += (("gaussian", (gauss, 0.0 if type(loss) is Gaussian else self._gauss_mu2)),)
+            if self.kind == "pld":  # the Gaussians outside the groups: their count and μ²
+                if type(loss) is Gaussian:
+                    others = self._gauss_events - self.count_of(loss)
+                    sig += (("gaussian", (others, None)),)  # any other Gaussian adds to it
+                else:
+                    sig += (("gaussian", (self._gauss_events, self._gauss_mu2)),)
             return sig
 
     @property
