@@ -7,7 +7,10 @@
 // buffer and bit reader), so it never repeats the generator's other output and needs neither
 // the generator object nor Python once opened. This file is the only place that knows how a
 // Python generator object maps to a C++ generator (GeneratorHandle::gen).
+#include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <limits>
 #include <memory>
 #include <new>
 #include <stdexcept>
@@ -22,6 +25,8 @@
 #include "dpnoise/exact/rational.hpp"
 #include "dpnoise/exact/table_samplers.hpp"
 #include "dpnoise/exact/uniform.hpp"
+#include "dpnoise/mechanism_kernels.hpp"
+#include "dpnoise/request.hpp"
 #include "dpnoise/random/bit_source.hpp"
 #include "dpnoise/random/generator.hpp"
 #include "dpnoise/random/keystream.hpp"
@@ -261,6 +266,151 @@ int capi_sampler_draw(dpnoise_stream* s, const dpnoise_sampler* sampler, int64_t
     });
 }
 
+// ------------------------------------------------------------------ bulk fills (version 2)
+// A bulk call's family: a ChaCha20 generator keyed by 256 bits read from the stream (the key of
+// a spawned child, generator.hpp spawn_keys: ChaCha20 is a PRF, so the key is uniform and the
+// family independent of the stream's other output), chunk c of kPerStream outputs from its
+// stream c; the output is the same for any number of threads.
+constexpr size_t kPerStream = request::DiscreteLaplace::kOutputsPerStream;
+
+rnd::StreamKey bulk_key(dpnoise_stream* s) {
+    rnd::StreamKey key;
+    for (int j = 0; j < 4; ++j) {
+        const uint64_t w = s->bits.word();
+        key.words[2 * j] = static_cast<uint32_t>(w);
+        key.words[2 * j + 1] = static_cast<uint32_t>(w >> 32);
+    }
+    return key;
+}
+
+// Checks of every bulk call, before any bit is read (static messages, no values).
+int check_bulk(dpnoise_stream* s, const dpnoise_sampler* sampler, const void* out, size_t n) {
+    if (sampler == nullptr) return fail(s, DPNOISE_ERR_VALUE, "sampler: must not be NULL");
+    if (out == nullptr && n > 0) return fail(s, DPNOISE_ERR_VALUE, "out: must not be NULL");
+    if (s->secure && s->fork_epoch != rnd::detail::fork_epoch())
+        return fail(s, DPNOISE_ERR_FORKED, "stream: opened before fork(); open a new stream in the child");
+    return DPNOISE_OK;
+}
+
+// body(family) with every exception mapped to a status (after the checks above).
+template <class Body>
+int guarded_bulk(dpnoise_stream* s, Body&& body) noexcept {
+    try {
+        rnd::ChaCha20Generator family(bulk_key(s), s->secure);
+        body(family);
+        return DPNOISE_OK;
+    } catch (const std::overflow_error&) {
+        return fail(s, DPNOISE_ERR_OVERFLOW, "a noisy value does not fit the output type (noise scale too large for the grid)");
+    } catch (const std::bad_alloc&) {
+        return fail(s, DPNOISE_ERR_MEMORY, "out of memory");
+    } catch (const std::invalid_argument&) {
+        return fail(s, DPNOISE_ERR_VALUE, "invalid parameter");
+    } catch (const std::domain_error&) {
+        return fail(s, DPNOISE_ERR_VALUE, "invalid parameter");
+    } catch (...) {
+        return fail(s, DPNOISE_ERR_INTERNAL, "internal error in dpnoise (please report it)");
+    }
+}
+
+// fn(draw) with draw(bits) -> int64 the sampler's tight table loop, chosen once per call.
+template <class Fn>
+void with_sampler_loop(const dpnoise_sampler& sampler, Fn&& fn) {
+    const dpnoise_sampler* p = &sampler;
+    switch (sampler.law) {
+        case DPNOISE_LAW_DISCRETE_LAPLACE:
+            request::DiscreteLaplace::with_table_loop(sampler.geometric, [&](auto draw) {
+                fn([p, draw](auto& bits) { return draw(bits, p->geometric); });
+            });
+            break;
+        case DPNOISE_LAW_GEOMETRIC:
+            request::Geometric::with_table_loop(sampler.geometric, [&](auto draw) {
+                fn([p, draw](auto& bits) { return draw(bits, p->geometric); });
+            });
+            break;
+        default:
+            fn([p](auto& bits) { return exact::discrete_gaussian_table(bits, p->gaussian); });
+    }
+}
+
+int capi_sampler_fill(dpnoise_stream* s, const dpnoise_sampler* sampler, int64_t* out, size_t n,
+                      unsigned threads) noexcept {
+    if (s == nullptr) return DPNOISE_ERR_VALUE;
+    if (const int rc = check_bulk(s, sampler, out, n)) return rc;
+    return guarded_bulk(s, [&](rnd::ChaCha20Generator& family) {
+        with_sampler_loop(*sampler, [&](auto draw) {
+            rnd::sample_into<kPerStream>(family, out, n, threads, [draw](auto& bits, size_t) { return draw(bits); });
+        });
+    });
+}
+
+// The grid kernel for T = double or float (request::to_grid / from_grid, in double for both).
+template <class T>
+struct GridLimits;
+template <>
+struct GridLimits<double> {
+    static constexpr int kMinExp = -1074, kMaxExp = 1023;
+    static constexpr int64_t kMaxBound = request::GridKernel::kMaxBound;  // 2^52
+    static constexpr int64_t kExact = request::GridKernel::kExact;        // 2^53
+};
+// float: the same grid and exact noisy value in double (a float times 2^-k is exact there);
+// only the final store rounds y 2^k to the nearest float, a post-processing of the exact
+// release (Dwork & Roth 2014, Prop. 2.1), so a fine grid does not cap float32 values at 2^24
+// grid steps.
+template <>
+struct GridLimits<float> : GridLimits<double> {};
+
+template <class T>
+int grid_noise_add(dpnoise_stream* s, const dpnoise_sampler* sampler, int k, int64_t bound, T* values, size_t n,
+                   unsigned threads) noexcept {
+    using Lim = GridLimits<T>;
+    if (s == nullptr) return DPNOISE_ERR_VALUE;
+    if (const int rc = check_bulk(s, sampler, values, n)) return rc;
+    if (sampler->law == DPNOISE_LAW_GEOMETRIC)
+        return fail(s, DPNOISE_ERR_VALUE, "sampler: the grid kernel needs a discrete Laplace or Gaussian sampler");
+    if (k < Lim::kMinExp || k > Lim::kMaxExp) return fail(s, DPNOISE_ERR_VALUE, "grid_exponent: outside the type's range");
+    if (bound < 0 || bound > Lim::kMaxBound) return fail(s, DPNOISE_ERR_VALUE, "bound: must be in [0, 2^52]");
+    for (size_t i = 0; i < n; ++i)
+        if (!std::isfinite(values[i])) return fail(s, DPNOISE_ERR_VALUE, "values: NaN or infinity");
+    const double b = static_cast<double>(bound);
+    const double down = std::ldexp(1.0, -k), up = std::ldexp(1.0, k);  // exact: |k| <= 1074 ...
+    const bool scaled = k >= -1022 && k <= 1022;                        // ... as normal doubles here
+    const int rc = guarded_bulk(s, [&](rnd::ChaCha20Generator& family) {
+        with_sampler_loop(*sampler, [&](auto draw) {
+            rnd::for_each_chunk<kPerStream>(family, n, threads, [=](auto& bits, size_t begin, size_t end) {
+                auto one = [draw](auto& r, size_t) { return draw(r); };
+                request::fill_combined(bits, values, begin, end, one, [=](size_t i, int64_t noise) -> T {
+                    const double x = static_cast<double>(values[i]);
+                    const int64_t v = scaled ? request::to_grid(x, request::TimesFactor{down}, b)
+                                             : request::to_grid(x, request::TimesLdexp{-k}, b);
+                    if (noise > Lim::kExact || noise < -Lim::kExact)
+                        throw std::overflow_error("noise beyond the grid's exact range");
+                    const int64_t y = v + noise;
+                    if (y > Lim::kExact || y < -Lim::kExact) throw std::overflow_error("beyond the grid's exact range");
+                    const double r = scaled ? static_cast<double>(y) * up : std::ldexp(static_cast<double>(y), k);
+                    // exact in double (|y| <= 2^53); a float store rounds it (post-processing)
+                    if (std::fabs(r) > static_cast<double>(std::numeric_limits<T>::max()))
+                        throw std::overflow_error("a noisy value overflows the type");
+                    return static_cast<T>(r);
+                });
+            });
+        });
+    });
+    if (rc != DPNOISE_OK) {  // the noise decided it: leave nothing un-noised behind
+        for (size_t i = 0; i < n; ++i) values[i] = std::numeric_limits<T>::quiet_NaN();
+    }
+    return rc;
+}
+
+int capi_grid_noise_add_f64(dpnoise_stream* s, const dpnoise_sampler* sampler, int k, int64_t bound, double* values,
+                            size_t n, unsigned threads) noexcept {
+    return grid_noise_add<double>(s, sampler, k, bound, values, n, threads);
+}
+
+int capi_grid_noise_add_f32(dpnoise_stream* s, const dpnoise_sampler* sampler, int k, int64_t bound, float* values,
+                            size_t n, unsigned threads) noexcept {
+    return grid_noise_add<float>(s, sampler, k, bound, values, n, threads);
+}
+
 const dpnoise_capi kCapi = {
     DPNOISE_CAPI_VERSION,
     static_cast<uint32_t>(sizeof(dpnoise_capi)),
@@ -279,6 +429,9 @@ const dpnoise_capi kCapi = {
     &capi_sampler_new,
     &capi_sampler_free,
     &capi_sampler_draw,
+    &capi_sampler_fill,
+    &capi_grid_noise_add_f64,
+    &capi_grid_noise_add_f32,
 };
 
 }  // namespace

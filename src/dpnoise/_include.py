@@ -9,7 +9,8 @@ Like ``numpy.get_include()`` and ``pybind11.get_include()`` / ``get_cmake_dir()`
   ``cmake -Ddpnoise_DIR=...`` and then ``find_package(dpnoise CONFIG REQUIRED)``.
 
 An installed wheel ships both inside the package (``dpnoise/include``,
-``dpnoise/share/cmake/dpnoise``). Run from a source checkout, ``get_include()`` returns the
+``dpnoise/share/cmake/dpnoise``), and beside them the complete examples of docs/cpp.md and
+docs/cython.md (``dpnoise/examples``). Run from a source checkout, ``get_include()`` returns the
 checkout's ``cpp/include``; the CMake package exists only once installed (from a checkout, use
 ``add_subdirectory`` on it instead).
 """

@@ -8,6 +8,7 @@ Build with ``include_dirs=[dpnoise.get_include()]`` (this file declares dpnoise/
 documents every function). Cython is needed only to build your extension, never by dpnoise.
 """
 from libc.stdint cimport int64_t, uint32_t, uint64_t
+from libc.stddef cimport size_t
 from cpython.object cimport PyObject
 
 cdef extern from "dpnoise/capi.h":
@@ -57,6 +58,15 @@ cdef extern from "dpnoise/capi.h":
         int (*sampler_new)(int law, uint64_t num, uint64_t den, dpnoise_sampler** out) noexcept nogil
         void (*sampler_free)(dpnoise_sampler* sampler) noexcept nogil
         int (*sampler_draw)(dpnoise_stream* stream, const dpnoise_sampler* sampler, int64_t* out) noexcept nogil
+        # version 2: bulk fills over threads (the fast path for arrays)
+        int (*sampler_fill)(dpnoise_stream* stream, const dpnoise_sampler* sampler, int64_t* out,
+                            size_t n, unsigned threads) noexcept nogil
+        int (*grid_noise_add_f64)(dpnoise_stream* stream, const dpnoise_sampler* sampler,
+                                  int grid_exponent, int64_t bound, double* values, size_t n,
+                                  unsigned threads) noexcept nogil
+        int (*grid_noise_add_f32)(dpnoise_stream* stream, const dpnoise_sampler* sampler,
+                                  int grid_exponent, int64_t bound, float* values, size_t n,
+                                  unsigned threads) noexcept nogil
 
     # Imports dpnoise._core and checks the table's version (GIL held).
     const dpnoise_capi* dpnoise_capi_import() except NULL
@@ -76,6 +86,36 @@ cdef inline dpnoise_stream* open_stream(const dpnoise_capi* api, object generato
     if status != DPNOISE_OK:
         _raise(api, NULL, status)
     return stream
+
+
+cdef inline dpnoise_stream* open_secure_stream(const dpnoise_capi* api, object generator,
+                                               bint allow_insecure=False) except NULL:
+    """open_stream for a release: refuses a stream of a seeded (reproducible, hence not secret)
+    generator with ValueError unless allow_insecure is true (tests only)."""
+    cdef dpnoise_stream* stream = open_stream(api, generator)
+    if not allow_insecure and not api.stream_is_secure(stream):
+        api.stream_close(stream)
+        raise ValueError("generator: a seeded generator is reproducible and not secret; release "
+                         "noise from a secure one (dpnoise.default_rng() without a seed), or pass "
+                         "allow_insecure=True in tests")
+    return stream
+
+
+cdef inline dpnoise_sampler* new_sampler(const dpnoise_capi* api, int law, uint64_t num,
+                                         uint64_t den) except NULL:
+    """A prepared sampler (law a DPNOISE_LAW_*, parameter num/den); free it with
+    api.sampler_free. ValueError / OverflowError for a bad parameter."""
+    cdef dpnoise_sampler* sampler = NULL
+    cdef int status = api.sampler_new(law, num, den, &sampler)
+    if status == DPNOISE_OK:
+        return sampler
+    name = "variance" if law == DPNOISE_LAW_DISCRETE_GAUSSIAN else "scale"
+    message = name + ": " + api.status_message(status).decode("utf-8")
+    if status == DPNOISE_ERR_VALUE:
+        raise ValueError(message)
+    if status == DPNOISE_ERR_OVERFLOW:
+        raise OverflowError(message)
+    _raise(api, NULL, status)
 
 
 cdef inline int check(const dpnoise_capi* api, const dpnoise_stream* stream, int status) except -1:

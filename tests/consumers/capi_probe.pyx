@@ -2,6 +2,7 @@
 """Test probe: every entry of dpnoise's C API table, one call at a time, statuses unraised."""
 from libc.stdint cimport int64_t, uint64_t
 from cpython.object cimport PyObject
+import numpy as np
 from dpnoise.capi cimport (DPNOISE_CAPI_VERSION, DPNOISE_OK, check, dpnoise_capi, dpnoise_sampler,
                            dpnoise_stream, import_capi, open_stream)
 
@@ -134,3 +135,46 @@ cdef class Sampler:
         cdef int64_t x
         return (api.sampler_draw(stream.stream, NULL, &x), api.stream_error(stream.stream).decode(),
                 api.sampler_draw(NULL, self.sampler, &x), api.sampler_draw(stream.stream, self.sampler, NULL))
+
+    # -- version 2: bulk fills ------------------------------------------------------------
+    def fill(self, Stream stream, Py_ssize_t n, unsigned threads=1):
+        """(status, message, int64 array) of sampler_fill."""
+        out = np.zeros(n, dtype=np.int64)
+        cdef int64_t[::1] view = out
+        cdef int status
+        with nogil:
+            status = api.sampler_fill(stream.stream, self.sampler, &view[0] if n else NULL,
+                                      <size_t>n, threads)
+        return status, stream_message(stream, status), out
+
+    def grid_add(self, Stream stream, values, int k, int64_t bound, unsigned threads=1):
+        """(status, message) of grid_noise_add_f32/_f64 on a contiguous float array, in place."""
+        cdef float[::1] f32
+        cdef double[::1] f64
+        cdef size_t n = values.size
+        cdef int status
+        if values.dtype == np.float32:
+            f32 = values
+            with nogil:
+                status = api.grid_noise_add_f32(stream.stream, self.sampler, k, bound,
+                                                &f32[0] if n else NULL, n, threads)
+        else:
+            f64 = values
+            with nogil:
+                status = api.grid_noise_add_f64(stream.stream, self.sampler, k, bound,
+                                                &f64[0] if n else NULL, n, threads)
+        return status, stream_message(stream, status)
+
+
+def bulk_null_statuses():
+    """Statuses of the bulk entries given NULL stream / sampler / buffer."""
+    cdef int64_t x = 0
+    cdef double d = 0
+    cdef float f = 0
+    return [api.sampler_fill(NULL, NULL, &x, 1, 1),
+            api.grid_noise_add_f64(NULL, NULL, 0, 0, &d, 1, 1),
+            api.grid_noise_add_f32(NULL, NULL, 0, 0, &f, 1, 1)]
+
+
+cdef stream_message(Stream stream, int status):
+    return api.stream_error(stream.stream).decode() if status != DPNOISE_OK else ""

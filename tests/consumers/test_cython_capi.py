@@ -71,28 +71,58 @@ def zeros(n):
 
 
 # -- the example of docs/cython.md ----------------------------------------------------------
-def test_example_matches_the_core_for_the_same_stream(built):
+def bulk_reference_seed(seed, stream=1):
+    """The seed of the family a bulk call draws from: the first 256 bits of the C API stream
+    (stream `stream` of the seeded key), read as the little-endian key of dpnoise.ChaCha20."""
+    words = keystream_words(seed, stream, 4)
+    return int.from_bytes(b"".join(w.to_bytes(8, "little") for w in words), "little")
+
+
+def test_example_draws_exactly_what_the_core_draws_from_the_derived_key(built):
     noise_loops, _ = built
-    # A fresh seeded generator's first request reads stream 1, and so does the first C API
-    # stream opened on it; 300 samples are below the size at which the core switches to its
-    # tables, so both run the same CKS sampler on the same bits.
-    via_capi = noise_loops.add_noise(zeros(300), dpnoise.default_rng(11), "laplace", 3, 2)
-    via_core = dpnoise.default_rng(11).discrete_laplace(Fraction(3, 2), size=300)
-    assert np.array_equal(via_capi, via_core)
-    via_capi = noise_loops.add_noise(zeros(300), dpnoise.default_rng(12), "gaussian", 9, 4)
-    via_core = dpnoise.default_rng(12).discrete_gaussian(variance=Fraction(9, 4), size=300)
-    assert np.array_equal(via_capi, via_core)
+    # A bulk call keys a family with 256 bits of its stream; the core, keyed with the same
+    # bits, serves a table-path request of the same size from the same streams and tables:
+    # the outputs must be identical, value for value (and for 2 threads as for 1).
+    n = 150_000  # three chunks of 65,536
+    for law, value, core, threads in (("laplace", Fraction(3, 2), "discrete_laplace", 1),
+                                      ("gaussian", Fraction(9, 4), "discrete_gaussian", 2)):
+        via_capi = noise_loops.add_noise(zeros(n), dpnoise.default_rng(11), law, value.numerator,
+                                         value.denominator, threads=threads, allow_insecure=True)
+        g = dpnoise.default_rng(bulk_reference_seed(11))
+        via_core = g.discrete_laplace(value, size=n) if law == "laplace" else \
+            g.discrete_gaussian(variance=value, size=n)
+        assert np.array_equal(via_capi, via_core)
 
 
-def test_example_adds_noise_to_counts_and_sums_it(built):
+def test_example_output_does_not_depend_on_threads(built):
+    noise_loops, _ = built
+    one = noise_loops.add_noise(zeros(200_000), dpnoise.default_rng(4), "laplace", 7, 3, threads=1,
+                                allow_insecure=True)
+    two = noise_loops.add_noise(zeros(200_000), dpnoise.default_rng(4), "laplace", 7, 3, threads=2,
+                                allow_insecure=True)
+    assert np.array_equal(one, two) and np.any(one != 0)
+
+
+def test_example_refuses_a_seeded_generator(built):
+    noise_loops, _ = built
+    for g in (dpnoise.default_rng(5), dpnoise.ChaCha20(5)):
+        with pytest.raises(ValueError, match="seeded"):
+            noise_loops.add_noise(zeros(3), g, "laplace", 1, 1)
+        with pytest.raises(ValueError, match="seeded"):
+            noise_loops.add_gaussian_noise_(np.zeros(3), g, 1.0)
+    # the refusal draws nothing: the generator's next output is unchanged... except for the
+    # stream id the refused open reserved (ids are never reused), as for any opened stream
+    assert noise_loops.add_noise(zeros(3), dpnoise.default_rng(), "laplace", 1, 1).shape == (3,)
+
+
+def test_example_adds_noise_to_counts(built):
     noise_loops, _ = built
     counts = np.arange(-50, 50, dtype=np.int64)
-    noisy = noise_loops.add_noise(counts, dpnoise.default_rng(5), "gaussian", 4, 1)
-    noise = noise_loops.add_noise(zeros(100), dpnoise.default_rng(5), "gaussian", 4, 1)
+    noisy = noise_loops.add_noise(counts, dpnoise.default_rng(5), "gaussian", 4, 1, allow_insecure=True)
+    noise = noise_loops.add_noise(zeros(100), dpnoise.default_rng(5), "gaussian", 4, 1, allow_insecure=True)
     assert np.array_equal(noisy, counts + noise)
     assert np.any(noise != 0)
-    total = noise_loops.sum_of_noise(dpnoise.default_rng(5), "gaussian", 4, 1, 100)
-    assert total == int(noise.sum())
+    assert noise_loops.add_noise(zeros(0), dpnoise.default_rng(), "laplace", 1, 1).shape == (0,)
 
 
 def chi_square_pvalue(samples, pmf, k):
@@ -114,9 +144,9 @@ def test_example_draws_follow_the_laws(built):
     noise_loops, _ = built
     n = 20000
     # alpha = 1e-4 for each of the two chi-square tests (fixed seeds: the outcome is deterministic)
-    laplace = noise_loops.add_noise(zeros(n), dpnoise.default_rng(101), "laplace", 3, 2)
+    laplace = noise_loops.add_noise(zeros(n), dpnoise.default_rng(101), "laplace", 3, 2, allow_insecure=True)
     assert chi_square_pvalue(laplace, lambda x: math.exp(-abs(x) * 2 / 3), 8) > 1e-4
-    gaussian = noise_loops.add_noise(zeros(n), dpnoise.default_rng(102), "gaussian", 9, 4)
+    gaussian = noise_loops.add_noise(zeros(n), dpnoise.default_rng(102), "gaussian", 9, 4, allow_insecure=True)
     assert chi_square_pvalue(gaussian, lambda x: math.exp(-x * x / (2 * 9 / 4)), 4) > 1e-4
     # and the test can fail: the Laplace draws do not pass as scale 2
     assert chi_square_pvalue(laplace, lambda x: math.exp(-abs(x) / 2), 8) < 1e-4
@@ -124,7 +154,7 @@ def test_example_draws_follow_the_laws(built):
 
 def test_example_reports_bad_input_as_python_errors(built):
     noise_loops, _ = built
-    g = dpnoise.default_rng(1)
+    g = dpnoise.default_rng()
     with pytest.raises(ValueError, match="scale"):
         noise_loops.add_noise(zeros(3), g, "laplace", 1, 0)
     with pytest.raises(OverflowError, match="variance"):
@@ -142,15 +172,56 @@ def test_example_accepts_a_secure_generator_and_a_chacha20(built):
     a = noise_loops.add_noise(zeros(64), dpnoise.default_rng(), "laplace", 10, 1)
     b = noise_loops.add_noise(zeros(64), dpnoise.ChaCha20(), "laplace", 10, 1)
     assert not np.array_equal(a, b)
-    seeded = noise_loops.add_noise(zeros(64), dpnoise.ChaCha20(3), "laplace", 10, 1)
-    assert np.array_equal(seeded, noise_loops.add_noise(zeros(64), dpnoise.default_rng(3), "laplace", 10, 1))
+    seeded = noise_loops.add_noise(zeros(64), dpnoise.ChaCha20(3), "laplace", 10, 1, allow_insecure=True)
+    assert np.array_equal(seeded, noise_loops.add_noise(zeros(64), dpnoise.default_rng(3), "laplace", 10, 1,
+                                                        allow_insecure=True))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_example_gaussian_step_in_place(built, dtype):
+    noise_loops, _ = built
+    k = -10
+    grad = np.linspace(-3, 3, 100_000).astype(dtype)
+    before = grad.copy()
+    out = noise_loops.add_gaussian_noise_(grad, dpnoise.default_rng(7), 1.1, grid_exponent=k, threads=2,
+                                          allow_insecure=True)
+    assert out is grad and grad.dtype == dtype
+    units = grad.astype(np.float64) * 2.0 ** -k
+    assert np.array_equal(units, np.round(units))  # every value on the grid, exactly
+    noise = units - np.round(before.astype(np.float64) * 2.0 ** -k)
+    # sigma = 1.1 * 2^10 grid units: the sample sd within 2% (about 9 standard errors) and the
+    # mean within 5 standard errors (false alarm < 1e-6)
+    sigma = 1.1 * 2 ** -k
+    assert abs(noise.std() / sigma - 1) < 0.02
+    assert abs(noise.mean()) < 5 * sigma / math.sqrt(noise.size)
+    again = before.copy()
+    noise_loops.add_gaussian_noise_(again, dpnoise.default_rng(7), 1.1, grid_exponent=k, threads=1,
+                                    allow_insecure=True)
+    assert np.array_equal(again, grad)  # reproducible for a seed, for any number of threads
+
+
+def test_example_gaussian_step_refuses_bad_buffers(built):
+    noise_loops, _ = built
+    g = dpnoise.default_rng()
+    read_only = np.zeros(10, dtype=np.float32)
+    read_only.flags.writeable = False
+    for bad, error in ((read_only, ValueError), (np.zeros(20, dtype=np.float32)[::2], ValueError),
+                       (np.zeros(10, dtype=np.int64), TypeError), ([0.0, 1.0], ValueError)):
+        with pytest.raises(error):
+            noise_loops.add_gaussian_noise_(bad, g, 1.0)
+    nan = np.array([0.0, np.nan, 1.0])
+    with pytest.raises(ValueError, match="NaN"):
+        noise_loops.add_gaussian_noise_(nan, g, 1.0)
+    assert np.isnan(nan[1]) and nan[0] == 0.0 and nan[2] == 1.0  # untouched: refused before any draw
+    with pytest.raises(ValueError, match="sigma"):
+        noise_loops.add_gaussian_noise_(np.zeros(3), g, 0.0)
 
 
 # -- every entry of the table (capi_probe.pyx) ----------------------------------------------
 def test_table_version_and_size(built):
     _, probe = built
     (version, size), (compiled_version, compiled_size) = probe.table_version()
-    assert version == compiled_version == 1
+    assert version == compiled_version == 2
     assert size == compiled_size
 
 
@@ -333,8 +404,90 @@ def test_a_secure_stream_refuses_to_draw_in_a_forked_child(built, secure):
     assert stream.draw("next_uint64")[0] == OK  # the parent's stream is unaffected
 
 
-def test_docs_show_the_example_verbatim():
-    if not EXAMPLE.is_file():
-        pytest.skip("needs the source tree")
-    page = (ROOT / "docs" / "cython.md").read_text()
-    assert EXAMPLE.read_text().strip() in page, "docs/cython.md is out of date with noise_loops.pyx"
+# -- bulk fills (version 2) ------------------------------------------------------------------
+def test_bulk_fill_follows_the_law_and_ignores_threads(built):
+    _, probe = built
+    sampler = probe.Sampler(GAUSSIAN, 9, 4)
+    results = []
+    for threads in (1, 2, 3):
+        status, message, out = sampler.fill(probe.Stream(dpnoise.default_rng(61)), 140_000, threads)
+        assert status == OK and message == ""
+        results.append(out)
+    assert all(np.array_equal(results[0], r) for r in results[1:])
+    # alpha = 1e-4 (fixed seed)
+    assert chi_square_pvalue(results[0][:20000], lambda x: math.exp(-x * x / (2 * 9 / 4)), 4) > 1e-4
+    # the stream moves on: a second fill from the same stream differs from the first
+    stream = probe.Stream(dpnoise.default_rng(61))
+    first, second = sampler.fill(stream, 1000)[2], sampler.fill(stream, 1000)[2]
+    assert not np.array_equal(first, second)
+    assert sampler.fill(stream, 0)[0] == OK
+
+
+def test_bulk_entries_check_their_arguments(built):
+    _, probe = built
+    assert probe.bulk_null_statuses() == [ERR_VALUE] * 3
+    stream = probe.Stream(dpnoise.default_rng(62))
+    geometric = probe.Sampler(GEOMETRIC, 2, 1)
+    assert geometric.fill(stream, 10)[0] == OK  # any law fills
+    x = np.ones(4)
+    assert geometric.grid_add(stream, x, 0, 10)[0] == ERR_VALUE  # one-sided noise: refused
+    laplace = probe.Sampler(LAPLACE, 2, 1)
+    for values, k, bound, words in (
+            (np.ones(4), 1024, 10, "grid_exponent"), (np.ones(4), -1075, 10, "grid_exponent"),
+            (np.ones(4, dtype=np.float32), 1024, 10, "grid_exponent"),
+            (np.ones(4, dtype=np.float32), -1075, 10, "grid_exponent"),
+            (np.ones(4), 0, -1, "bound"), (np.ones(4), 0, (1 << 52) + 1, "bound"),
+            (np.ones(4, dtype=np.float32), 0, (1 << 52) + 1, "bound"),
+            (np.array([1.0, np.inf]), 0, 10, "values"), (np.array([np.nan], dtype=np.float32), 0, 10, "values")):
+        before = values.copy()
+        status, message = laplace.grid_add(stream, values, k, bound)
+        assert status == ERR_VALUE and message.startswith(words)
+        np.testing.assert_array_equal(values, before)  # refused before anything was written
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_grid_kernel_is_exact_clamped_and_ignores_threads(built, dtype):
+    _, probe = built
+    sampler = probe.Sampler(LAPLACE, 4, 1)  # scale 4 grid units
+    k = -3
+    x = np.linspace(-100, 100, 150_001).astype(dtype)
+    outs = []
+    for threads in (1, 2):
+        y = x.copy()
+        assert sampler.grid_add(probe.Stream(dpnoise.default_rng(63)), y, k, 400, threads)[0] == OK
+        outs.append(y)
+    assert np.array_equal(outs[0], outs[1])
+    y = outs[0].astype(np.float64) * 2.0 ** -k
+    assert np.array_equal(y, np.round(y))
+    v = np.clip(np.round(x.astype(np.float64) * 2.0 ** -k), -400, 400)  # ties to even, clamped
+    noise = y - v
+    # discrete Laplace of scale 4: variance 2 e^{-1/4} / (1 - e^{-1/4})^2 ~ 31.5; the sample
+    # variance within 5% (about 8 standard errors) and the mean within 5 standard errors
+    q = math.exp(-0.25)
+    var = 2 * q / (1 - q) ** 2
+    assert abs(noise.var() / var - 1) < 0.05
+    assert abs(noise.mean()) < 5 * math.sqrt(var / noise.size)
+
+
+@pytest.mark.parametrize("dtype, k", [(np.float32, 100), (np.float64, 1000)])
+def test_grid_kernel_overflow_leaves_nothing_unnoised(built, dtype, k):
+    _, probe = built
+    # noise of scale 2^30 grid units on the grid 2^k: |y| 2^k passes the type's largest value
+    # (2^128 for float32, 2^1024 for float64) for most draws
+    sampler = probe.Sampler(LAPLACE, 1 << 30, 1)
+    x = np.arange(1000, dtype=dtype)
+    status, message = sampler.grid_add(probe.Stream(dpnoise.default_rng(64)), x, k, 1 << 20)
+    assert status == ERR_OVERFLOW and "grid" in message
+    assert np.all(np.isnan(x))
+
+
+def test_grid_kernel_float32_rounds_the_exact_value(built):
+    _, probe = built
+    # a fine grid (2^-40) on float32: the exact double y 2^k, rounded to float32
+    sampler = probe.Sampler(GAUSSIAN, 1 << 60, 1)  # sigma = 2^30 grid units = 2^-10
+    x32 = np.linspace(-50, 50, 10_001).astype(np.float32)
+    x64 = x32.astype(np.float64)
+    assert sampler.grid_add(probe.Stream(dpnoise.default_rng(65)), x32, -40, 1 << 52)[0] == OK
+    assert sampler.grid_add(probe.Stream(dpnoise.default_rng(65)), x64, -40, 1 << 52)[0] == OK
+    assert np.array_equal(x32, x64.astype(np.float32))  # same draws: float32 = rounded double
+    assert not np.array_equal(x32.astype(np.float64), np.linspace(-50, 50, 10_001).astype(np.float32))

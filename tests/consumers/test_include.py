@@ -60,3 +60,15 @@ def test_they_take_no_arguments():
         dpnoise.get_include("dpnoise")  # type: ignore[call-arg]
     with pytest.raises(TypeError):
         dpnoise.get_cmake_dir(True)  # type: ignore[call-arg]
+
+
+def test_an_installed_package_ships_the_examples():
+    # an installed wheel (CI's `pip install .`) ships docs/examples as dpnoise/examples, with
+    # the CMake package next to it; from a source checkout neither exists inside the package
+    try:
+        dpnoise.get_cmake_dir()
+    except FileNotFoundError:
+        pytest.skip("dpnoise runs from a source checkout: the examples are in docs/examples")
+    examples = Path(dpnoise.__file__).resolve().parent / "examples"
+    for name in ("cpp/noise_example.cpp", "cpp/CMakeLists.txt", "cython/noise_loops.pyx"):
+        assert (examples / name).is_file(), f"the wheel does not ship examples/{name}"

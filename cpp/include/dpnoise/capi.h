@@ -14,6 +14,11 @@
  *   Py_END_ALLOW_THREADS
  *   api->stream_close(s);
  *
+ * Arrays: prepare a sampler once (sampler_new builds its tables), then fill whole buffers with
+ * sampler_fill (int64 draws) or grid_noise_add_f64/_f32 (noise added in place to a float
+ * buffer, on a grid), threaded, without the GIL. These are the fast path; per-call draws cost
+ * about 8x more per value and are for a few values at a time.
+ *
  * Streams. stream_open(generator, &stream) takes a dpnoise.Generator or dpnoise.ChaCha20 (a
  * generator backed by a NumPy BitGenerator is refused: DPNOISE_ERR_TYPE) and reserves one fresh
  * ChaCha20 stream id from it, so the stream's words are never handed out by anything else. The
@@ -38,13 +43,14 @@
 #ifndef DPNOISE_CAPI_H
 #define DPNOISE_CAPI_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define DPNOISE_CAPI_VERSION 1
+#define DPNOISE_CAPI_VERSION 2 /* 2: sampler_fill, grid_noise_add_f64/_f32 */
 #define DPNOISE_CAPI_CAPSULE "dpnoise._core._C_API"
 
 /* Status codes. */
@@ -111,6 +117,35 @@ typedef struct dpnoise_capi {
     int (*sampler_new)(int law, uint64_t num, uint64_t den, dpnoise_sampler **out);
     void (*sampler_free)(dpnoise_sampler *sampler); /* NULL is allowed */
     int (*sampler_draw)(dpnoise_stream *stream, const dpnoise_sampler *sampler, int64_t *out);
+
+    /* ---- version 2: bulk fills (the fast path for arrays) ----
+     * Any thread, no GIL; the work is split over up to `threads` worker threads (0 or 1: the
+     * calling thread only). A bulk call reads 256 bits from `stream` as the key of a fresh
+     * ChaCha20 family whose stream c fills the chunk c of 65,536 outputs, so the output does
+     * not depend on `threads`, a seeded stream gives the same output for the same calls, and
+     * the stream's later draws are independent of the call's (ChaCha20 is a PRF; the same
+     * construction as Generator.spawn). The parameters are checked before any bit is read. */
+
+    /* out[0..n) = n independent draws of the prepared sampler (any law). */
+    int (*sampler_fill)(dpnoise_stream *stream, const dpnoise_sampler *sampler, int64_t *out, size_t n,
+                        unsigned threads);
+    /* The grid mechanism in place (Mironov 2012: noise on the grid 2^k, so that every output
+     * is an exact multiple of 2^k): for each i, v = round(values[i] / 2^k) (ties to even),
+     * clamped to [-bound, bound]; values[i] = (v + noise_i) 2^k, exactly, noise_i a draw of
+     * `sampler` in grid units (DISCRETE_LAPLACE or DISCRETE_GAUSSIAN; a GEOMETRIC sampler is
+     * refused). The clamp makes the output a 1-Lipschitz function of each value, so a query of
+     * sensitivity D (in grid units, after rounding up to the grid: D/2^k + 1 for a real D)
+     * keeps it. Limits, checked before any bit is read (DPNOISE_ERR_VALUE): k in [-1074, 1023],
+     * 0 <= bound <= 2^52, every value finite (NaN and infinities are refused). The noisy value
+     * is computed exactly in double; f32 stores it rounded to the nearest float, a
+     * post-processing of the exact release.
+     * A noisy value beyond 2^53 grid steps, or one that overflows the type, returns
+     * DPNOISE_ERR_OVERFLOW; that depends on the noise, so then EVERY element of `values` is
+     * set to NaN: no un-noised or partly noised buffer survives a failed call. */
+    int (*grid_noise_add_f64)(dpnoise_stream *stream, const dpnoise_sampler *sampler, int grid_exponent,
+                              int64_t bound, double *values, size_t n, unsigned threads);
+    int (*grid_noise_add_f32)(dpnoise_stream *stream, const dpnoise_sampler *sampler, int grid_exponent,
+                              int64_t bound, float *values, size_t n, unsigned threads);
 } dpnoise_capi;
 
 #ifdef Py_PYTHON_H

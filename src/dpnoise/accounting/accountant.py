@@ -41,6 +41,61 @@ def _contains_poisson(loss: PrivacyLoss) -> bool:
     return False
 
 
+def _same_loss(a: PrivacyLoss, b: PrivacyLoss) -> bool:
+    """Whether two descriptors describe the same loss (frozen dataclasses: equal fields)."""
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):  # a field that does not compare to one bool
+        return a.to_dict() == b.to_dict()
+
+
+def _same_signature(a: Tuple[Tuple[object, object], ...], b: Tuple[Tuple[object, object], ...]) -> bool:
+    """Whether two ``Accountant._signature_without`` results describe the same ledger."""
+    return len(a) == len(b) and all(
+        ca == cb and (la == lb if isinstance(la, str) or isinstance(lb, str)
+                      else _same_loss(la, lb))  # type: ignore[arg-type]
+        for (la, ca), (lb, cb) in zip(a, b))
+
+
+class _Group:
+    """``count`` identical uses of ``loss``, with the loss's own derived forms cached (its
+    discretised PLD, its RDP curve at the orders asked): they do not depend on the count."""
+
+    __slots__ = ("loss", "count", "_pld", "_rdp")
+
+    def __init__(self, loss: PrivacyLoss, count: int):
+        self.loss = loss
+        self.count = count
+        # memos of the one loss, shared by every copy of the group (trial accountants fill
+        # them for the accountant they were copied from); values never change once set
+        self._pld: Dict[float, PrivacyLossDistribution] = {}
+        self._rdp: Dict[float, float] = {}
+
+    def copy(self) -> "_Group":
+        other = _Group(self.loss, self.count)
+        other._pld, other._rdp = self._pld, self._rdp
+        return other
+
+    def single_pld(self, h: float) -> PrivacyLossDistribution:
+        pld = self._pld.get(h)
+        if pld is None:
+            pld = self._pld[h] = PrivacyLossDistribution.from_loss(self.loss, h)
+        return pld
+
+    def rdp(self, alpha: float) -> float:
+        r = self._rdp.get(alpha)
+        if r is None:
+            value = self.loss.rdp(alpha)
+            if value is None:
+                raise ValueError(f"{self.loss!r} has no RDP curve")
+            r = self._rdp[alpha] = value
+        return r
+
+
 class Accountant:
     """Composes privacy losses under one accounting method.
 
@@ -77,13 +132,20 @@ class Accountant:
                 raise ValueError("orders must be a non-empty list of reals > 1")
         self._lock = threading.RLock()
         self._events: List[Tuple[PrivacyLoss, int]] = []
-        self._pld: Optional[PrivacyLossDistribution] = None
+        # Identical events, wherever they occur, as one group with a count: composition is
+        # commutative, so the ledger is Π loss_g^count_g, and each group is composed once by
+        # its count (an FFT power, an RDP curve times the count), never event by event.
+        self._groups: List[_Group] = []
+        self._pld: Optional[PrivacyLossDistribution] = None  # cache of the non-Gaussian groups
+        self._last_supported: Optional[PrivacyLoss] = None
         self._gauss_mu2 = 0.0
         self._gauss_events = 0
 
     # ------------------------------------------------------------------ composing
     def check_supported(self, loss: PrivacyLoss) -> None:
         """Raise the ValueError ``compose`` would raise for ``loss``, without composing it."""
+        if loss is self._last_supported:  # the same descriptor again (a training loop's step)
+            return
         if not isinstance(loss, PrivacyLoss):
             raise TypeError(f"loss must be a privacy-loss descriptor (dpnoise.accounting), "
                             f"got {type(loss).__name__}")
@@ -96,21 +158,51 @@ class Accountant:
             which = ", ".join(repr(k) for k in ok) if ok else "no accountant"
             raise ValueError(f"the {self.kind!r} accountant cannot compose {loss!r}; "
                              f"it is supported by {which}")
+        self._last_supported = loss  # descriptors are frozen: the answer cannot change
 
     def compose(self, loss: PrivacyLoss, count: int = 1) -> "Accountant":
         """Add ``count`` independent uses of ``loss``; returns self."""
         self.check_supported(loss)
         count = check.count(count)
         with self._lock:
-            if self.kind == "pld":
-                if type(loss) is Gaussian:
-                    self._gauss_mu2 += count * (loss.sensitivity / loss.sigma) ** 2
-                    self._gauss_events += count
+            if self.kind == "pld" and type(loss) is Gaussian:
+                self._gauss_mu2 += count * (loss.sensitivity / loss.sigma) ** 2
+                self._gauss_events += count
+            else:
+                for g in self._groups:
+                    if _same_loss(g.loss, loss):
+                        g.count += count
+                        break
                 else:
-                    part = PrivacyLossDistribution.from_loss(loss, self.value_discretization_interval, count)
-                    self._pld = part if self._pld is None else self._pld.compose(part)
-            self._events.append((loss, count))
+                    self._groups.append(_Group(loss, count))
+                self._pld = None
+            if self._events and _same_loss(self._events[-1][0], loss):
+                last, c = self._events[-1]
+                self._events[-1] = (last, c + count)
+            else:
+                self._events.append((loss, count))
         return self
+
+    def count_of(self, loss: PrivacyLoss) -> int:
+        """How many uses of ``loss`` (an identical descriptor) have been composed."""
+        with self._lock:
+            if self.kind == "pld" and type(loss) is Gaussian:
+                return sum(c for x, c in self._events if _same_loss(x, loss))
+            return next((g.count for g in self._groups if _same_loss(g.loss, loss)), 0)
+
+    def _signature_without(self, loss: PrivacyLoss) -> Tuple[Tuple[object, object], ...]:
+        """(loss, count) of every group but ``loss``'s, and the Gaussian total: equal signatures
+        (_same_signature) mean the same ledger apart from the uses of ``loss``."""
+        with self._lock:
+            sig: Tuple[Tuple[object, object], ...] = tuple(
+                (g.loss, g.count) for g in self._groups if not _same_loss(g.loss, loss))
+            if self.kind == "pld":  # the Gaussians outside the groups: their count and μ²
+                if type(loss) is Gaussian:
+                    others = self._gauss_events - self.count_of(loss)
+                    sig += (("gaussian", (others, None)),)  # any other Gaussian adds to it
+                else:
+                    sig += (("gaussian", (self._gauss_events, self._gauss_mu2)),)
+            return sig
 
     @property
     def events(self) -> List[Tuple[PrivacyLoss, int]]:
@@ -123,6 +215,7 @@ class Accountant:
             other = copy.copy(self)
             other._lock = threading.RLock()
             other._events = list(self._events)
+            other._groups = [g.copy() for g in self._groups]
             return other
 
     # ------------------------------------------------------------------ reading
@@ -218,7 +311,7 @@ class Accountant:
 
     # zcdp ----------------------------------------------------------------
     def _rho(self) -> float:
-        return math.fsum(c * loss.zcdp_rho() for loss, c in self._events)  # type: ignore[misc]
+        return math.fsum(g.count * g.loss.zcdp_rho() for g in self._groups)  # type: ignore[misc]
 
     def _epsilon_zcdp(self, delta: float) -> float:
         return conv.zcdp_to_epsilon(self._rho(), delta)
@@ -233,13 +326,7 @@ class Accountant:
         if not alpha > 1:
             raise ValueError(f"alpha must be > 1, got {alpha!r}")
         with self._lock:
-            total = 0.0
-            for loss, c in self._events:
-                r = loss.rdp(alpha)
-                if r is None:
-                    raise ValueError(f"{loss!r} has no RDP curve")
-                total += c * r
-            return total
+            return math.fsum(g.count * g.rdp(alpha) for g in self._groups)
 
     def _epsilon_rdp(self, delta: float) -> float:
         return conv.rdp_curve_to_epsilon(self.rdp, delta, self._orders)
@@ -253,24 +340,37 @@ class Accountant:
         underflowed is replaced by the least positive float, still an upper bound)."""
         return math.sqrt(self._gauss_mu2) if self._gauss_mu2 > 0 else math.sqrt(5e-324)
 
+    def _groups_pld(self) -> Optional[PrivacyLossDistribution]:
+        """The non-Gaussian groups composed: each discretised once and raised to its count by
+        one FFT power (pld.py), then the groups convolved; cached until the next compose."""
+        if self._pld is None and self._groups:
+            h = self.value_discretization_interval
+            out: Optional[PrivacyLossDistribution] = None
+            for g in self._groups:
+                part = g.single_pld(h).self_compose(g.count)
+                out = part if out is None else out.compose(part)
+            self._pld = out
+        return self._pld
+
     def pld(self) -> Optional[PrivacyLossDistribution]:
         """The composed privacy-loss distribution (kind='pld'), Gaussian events included."""
         with self._lock:
+            groups = self._groups_pld()
             if self._gauss_events == 0:
-                return self._pld
+                return groups
             g = PrivacyLossDistribution.from_loss(Gaussian(1.0, self._gauss_mu()),
                                                   self.value_discretization_interval)
-            return g if self._pld is None else self._pld.compose(g)
+            return g if groups is None else groups.compose(g)
 
     def _epsilon_pld(self, delta: float) -> float:
-        if self._pld is None:  # Gaussians only: exact
+        if not self._groups:  # Gaussians only: exact
             return Gaussian(1.0, self._gauss_mu()).epsilon_for_delta(delta)
         pld = self.pld()
         assert pld is not None
         return pld.get_epsilon_for_delta(delta)
 
     def _delta_pld(self, epsilon: float) -> float:
-        if self._pld is None:
+        if not self._groups:
             return float(Gaussian(1.0, self._gauss_mu()).delta_for_epsilon(epsilon))
         pld = self.pld()
         assert pld is not None

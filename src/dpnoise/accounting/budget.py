@@ -21,11 +21,11 @@ import os
 import threading
 import uuid
 from contextlib import contextmanager
-from typing import Any, Dict, Iterator, List, Optional, Union
+from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
 from .._errors import BudgetExceededError
 from .. import _validate as check
-from .accountant import Accountant
+from .accountant import Accountant, _same_loss, _same_signature
 from .losses import PrivacyLoss, loss_from_dict
 from .pld import DEFAULT_INTERVAL
 
@@ -75,16 +75,58 @@ class PrivacyBudget:
         self._lock = threading.RLock()
         self._ledger: List[Dict[str, Any]] = []
         self._path: Optional[str] = None
+        # (loss, rest of the ledger, largest count of loss known to fit, least count known not
+        # to fit or None): see _fits_uses
+        self._headroom: Optional[Tuple[PrivacyLoss, Any, int, Optional[int]]] = None
 
     # ------------------------------------------------------------------ spending
     def _fits(self, acc: Accountant) -> bool:
         return acc.get_epsilon(self.delta) <= self.epsilon * (1 + RELATIVE_SLACK)
 
+    def _fits_uses(self, trial: Accountant, loss: PrivacyLoss) -> bool:
+        """``_fits(trial)``, where ``trial`` is the ledger plus the uses of ``loss`` asked for,
+        answered without composing anything when a larger count of ``loss`` over the same rest
+        of the ledger is already known to fit (or a smaller one known not to).
+
+        Sound because the privacy curve of a composition never decreases when a mechanism is
+        added to it (the shorter composition is a post-processing, a projection, of the longer
+        one: Dwork & Roth 2014, Prop. 2.1), so a valid upper bound ε(rest + m uses) <= budget
+        bounds every count up to m. A training loop charging one identical step at a time thus
+        costs O(log T) accountant evaluations in all, not T (each one a full composition)."""
+        sig = trial._signature_without(loss)
+        have = trial.count_of(loss)
+        known = self._headroom
+        if known is not None and _same_signature(known[1], sig) and _same_loss(known[0], loss):
+            if have <= known[2]:
+                return True
+            if known[3] is not None and have >= known[3]:
+                return False
+
+        def fits_with(extra: int) -> bool:
+            return self._fits(trial if extra == 0 else trial.copy().compose(loss, extra))
+
+        ahead = max(127, have)  # look ahead to twice the count: O(log T) evaluations in all
+        if fits_with(ahead):
+            self._headroom = (loss, sig, have + ahead, None)
+            return True
+        if not fits_with(0):
+            self._headroom = (loss, sig, 0, have)
+            return False
+        lo, hi = 0, ahead  # fits at +lo, not at +hi: bisect for the largest count that fits
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if fits_with(mid):
+                lo = mid
+            else:
+                hi = mid
+        self._headroom = (loss, sig, have + lo, have + hi)
+        return True
+
     def can_spend(self, loss: PrivacyLoss, count: int = 1) -> bool:
         """Whether ``spend(loss, count)`` would succeed now."""
         with self._synced(write=False):
             trial = self._accountant.copy().compose(loss, count)
-            return self._fits(trial)
+            return self._fits_uses(trial, loss)
 
     def spend(self, loss: PrivacyLoss, count: int = 1, *, label: Optional[str] = None,
               insecure: bool = False) -> None:
@@ -100,7 +142,7 @@ class PrivacyBudget:
             raise TypeError(f"insecure must be a bool, got {type(insecure).__name__}")
         with self._synced(write=True):
             trial = self._accountant.copy().compose(loss, count)
-            if not self._fits(trial):
+            if not self._fits_uses(trial, loss):
                 spent = self._accountant.get_epsilon(self.delta)
                 would = trial.get_epsilon(self.delta)
                 raise BudgetExceededError(

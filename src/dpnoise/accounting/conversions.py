@@ -32,28 +32,42 @@ def rdp_to_log_delta_at(alpha: float, rdp: float, epsilon: float) -> float:
 
 def _minimise_over_orders(f: Callable[[float], float], orders: Sequence[float],
                           refine: bool = True) -> float:
-    """min over α of f(α): the grid, stopping once f has risen for 12 consecutive orders
-    (any α gives a valid bound, so stopping early only costs tightness), then a golden-section
-    refinement in log(α-1) between the neighbours of the best order."""
-    values = []
+    """min over α of f(α): every 4th order of the grid, stopping once f has risen for 3 of
+    them (12 orders, as a full scan would), then every order around the best one, then a
+    golden-section refinement in log(α-1) between the neighbours of the best order, to a width
+    of 1e-6. Any α gives a valid bound, so a shortcut only costs tightness, never validity; it
+    halves the evaluations of a curve that is costly at each α (a subsampled one)."""
+    memo: dict = {}
+
+    def at(i: int) -> float:
+        if i not in memo:
+            memo[i] = f(orders[i])
+        return memo[i]
+
+    n = len(orders)
     best, best_i, rising = math.inf, -1, 0
-    for i, a in enumerate(orders):
-        v = f(a)
-        values.append(v)
+    for i in range(0, n, 4):
+        v = at(i)
         if v < best:
             best, best_i, rising = v, i, 0
         else:
             rising += 1
-            if rising >= 12 and math.isfinite(best):
+            if rising >= 3 and math.isfinite(best):
                 break
-    if best_i < 0 or not refine or not math.isfinite(best):
+    if best_i < 0:
+        return best
+    for i in range(max(0, best_i - 3), min(n, best_i + 4)):
+        v = at(i)
+        if v < best:
+            best, best_i = v, i
+    if not refine or not math.isfinite(best):
         return best
     lo = math.log(orders[best_i - 1] - 1) if best_i > 0 else math.log(orders[0] - 1) - 2
-    hi = math.log(orders[best_i + 1] - 1) if best_i + 1 < len(orders) else math.log(orders[-1] - 1) + 2
+    hi = math.log(orders[best_i + 1] - 1) if best_i + 1 < n else math.log(orders[-1] - 1) + 2
     g = (math.sqrt(5) - 1) / 2
     x1, x2 = hi - g * (hi - lo), lo + g * (hi - lo)
     f1, f2 = f(1 + math.exp(x1)), f(1 + math.exp(x2))
-    for _ in range(40):
+    while hi - lo > 1e-6:
         if f1 < f2:
             hi, x2, f2 = x2, x1, f1
             x1 = hi - g * (hi - lo)

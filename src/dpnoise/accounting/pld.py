@@ -20,8 +20,8 @@ Mohammadi 2019; Koskela, Jälkö & Honkela 2020). Here a PLD lives on the grid {
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Dict
+from dataclasses import dataclass, field
+from typing import Dict, Tuple
 
 import numpy as np
 
@@ -31,6 +31,7 @@ from .losses import PrivacyLoss
 DEFAULT_INTERVAL = 1e-4
 TAIL_MASS = 1e-18  # mass cut from each tail of each event, pessimistically
 MAX_POINTS = 40_000_000
+_CHERNOFF_TS = np.geomspace(1e-3, 1e3, 61)  # the t > 0 of the Chernoff window bound
 
 
 @dataclass
@@ -40,6 +41,17 @@ class _GridPMF:
     offset: int
     pmf: np.ndarray
     inf_mass: float
+    # log E[e^{tL}] at _CHERNOFF_TS (and at -_CHERNOFF_TS), per grid step h: a self-composition
+    # by any count reuses them (a training loop recomposes one event at ever larger counts)
+    _mgf: Dict[float, Tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False, compare=False)
+
+    def chernoff_mgfs(self, h: float) -> Tuple[np.ndarray, np.ndarray]:
+        got = self._mgf.get(h)
+        if got is None:
+            with np.errstate(over="ignore"):
+                got = self._mgf[h] = (np.array([_log_mgf(self, t, h) for t in _CHERNOFF_TS]),
+                                      np.array([_log_mgf(self, -t, h) for t in _CHERNOFF_TS]))
+        return got
 
     def trimmed(self, tol: float = TAIL_MASS) -> "_GridPMF":
         p = np.clip(self.pmf, 0.0, None)
@@ -234,14 +246,13 @@ def _self_compose(g: _GridPMF, n: int, h: float, tol: float) -> _GridPMF:
     log_tol = math.log(tol)
     if full_hi - full_lo + 1 > 4 * g.pmf.size:
         # Chernoff: P(ΣL >= u) <= exp(n M(t) - t u) for t > 0, P(ΣL <= u) <= ... for t < 0
-        ts = np.geomspace(1e-3, 1e3, 61)
-        best_hi, best_lo = math.inf, -math.inf
-        for t in ts:
-            with np.errstate(over="ignore"):
-                up = (n * _log_mgf(g, t, h) - log_tol) / t
-                dn = (n * _log_mgf(g, -t, h) - log_tol) / (-t)
-            best_hi = min(best_hi, up)
-            best_lo = max(best_lo, dn)
+        ts = _CHERNOFF_TS
+        mgf_up, mgf_dn = g.chernoff_mgfs(h)
+        with np.errstate(over="ignore", invalid="ignore"):
+            ups = (n * mgf_up - log_tol) / ts
+            dns = (n * mgf_dn - log_tol) / (-ts)
+        best_hi = float(np.min(ups[~np.isnan(ups)], initial=math.inf))
+        best_lo = float(np.max(dns[~np.isnan(dns)], initial=-math.inf))
         if math.isfinite(best_hi):
             hi_k = min(full_hi, math.ceil(best_hi / h) + 1)
         if math.isfinite(best_lo):
@@ -250,16 +261,42 @@ def _self_compose(g: _GridPMF, n: int, h: float, tol: float) -> _GridPMF:
     _check_points(size_needed, h)
     length = 1 << max(size_needed, g.pmf.size).bit_length()
     arr = np.zeros(length)
-    np.add.at(arr, (g.offset + np.arange(g.pmf.size)) % length, g.pmf)
-    spec = np.fft.rfft(arr) ** n
+    start = g.offset % length  # the pmf's indices mod length: one or two slices (size <= length)
+    head = min(g.pmf.size, length - start)
+    arr[start:start + head] = g.pmf[:head]
+    arr[:g.pmf.size - head] = g.pmf[head:]
+    spec = _power(np.fft.rfft(arr), n)
     res = np.fft.irfft(spec, length)
-    window = res[np.arange(lo_k, hi_k + 1) % length]
+    window = _wrapped(res, lo_k, hi_k - lo_k + 1)
     inf = _union_mass(g.inf_mass, g.inf_mass, n)
     if hi_k < full_hi:
         inf += tol  # Chernoff bound on the finite mass above the window
     if lo_k > full_lo:
         window[0] += tol  # bound on the mass below the window, moved up (pessimistic)
     return _GridPMF(lo_k, np.clip(window, 0.0, None), min(1.0, inf)).trimmed(tol)
+
+
+def _power(spec: np.ndarray, n: int) -> np.ndarray:
+    """spec ** n by repeated squaring (log2 n complex products in place: a few times faster
+    than the complex power, whose log and exp per element dominated a composition)."""
+    result = None
+    base = spec
+    while n:
+        if n & 1:
+            result = base.copy() if result is None else np.multiply(result, base, out=result)
+        n >>= 1
+        if n:
+            base = np.multiply(base, base, out=None if base is spec else base)
+    assert result is not None
+    return result
+
+
+def _wrapped(a: np.ndarray, start: int, count: int) -> np.ndarray:
+    """A copy of a[(start + i) % a.size] for i < count (count <= a.size)."""
+    i = start % a.size
+    if i + count <= a.size:
+        return a[i:i + count].copy()
+    return np.concatenate((a[i:], a[:count - (a.size - i)]))
 
 
 def _union_mass(a: float, b: float, n: int = 0) -> float:
@@ -289,11 +326,15 @@ def _epsilon(g: _GridPMF, delta: float, h: float) -> float:
     losses = (g.offset + np.arange(n)) * h
     if _delta(g, losses[0] - h, h) <= delta:
         return losses[0] - h  # (clipped at 0 by the caller)
+
+    def delta_at(k: int) -> float:  # δ(ε_k): only the atoms above ε_k count
+        return g.inf_mass + float(np.sum(g.pmf[k + 1:] * -np.expm1(losses[k] - losses[k + 1:])))
+
     # smallest index k with δ(ε_k) <= δ (δ is decreasing); δ(ε_{n-1}) = inf_mass <= δ
     lo, hi = -1, n - 1
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if _delta(g, losses[mid], h) <= delta:
+        if delta_at(mid) <= delta:
             hi = mid
         else:
             lo = mid

@@ -1,0 +1,134 @@
+"""The C API from Cython, against the Python API, in one run (issue 24, item 4; issue 23, 15).
+
+* 10^6 discrete Laplace draws (scale 3/2) into int64: per-call functions, a prepared sampler
+  drawn per value, the bulk fill (1 and 2 threads), and Python's Generator.discrete_laplace.
+* DP-SGD's noise step on 10^7 float32 gradient entries (σ = z·C, z = 1.1, C = 1): the Cython
+  example of docs/cython.md (add_gaussian_noise_, grid noise in place) against
+  GaussianMechanism(rho=1/(2z²), sensitivity=C)(grad), on the mechanism's own grid, both with
+  default threads (1). Target: the Cython kernel within 1.1x of the Python mechanism.
+
+Builds the example and capi_bench.pyx with Cython at session start (skipped without Cython,
+setuptools or a C compiler). The benchmarks also check their answers.
+"""
+import importlib
+import os
+import shutil
+import subprocess
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import dpnoise
+from conftest import TIMES, record_time
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCES = [ROOT / "docs" / "examples" / "cython" / "noise_loops.pyx", Path(__file__).with_name("capi_bench.pyx")]
+N = 1_000_000
+GRAD = 10_000_000
+Z, C = 1.1, 1.0
+
+SETUP = """\
+from setuptools import Extension, setup
+from Cython.Build import cythonize
+import dpnoise
+
+extensions = [Extension(name, [name + ".pyx"], include_dirs=[dpnoise.get_include()], extra_compile_args=["-O3"])
+              for name in ("noise_loops", "capi_bench")]
+setup(ext_modules=cythonize(extensions, quiet=True), script_args=["build_ext", "--inplace"])
+"""
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    pytest.importorskip("Cython")
+    pytest.importorskip("setuptools")
+    if not shutil.which("cc") or not all(p.is_file() for p in SOURCES):
+        pytest.skip("needs a C compiler and the source tree")
+    work = tmp_path_factory.mktemp("bench_capi")
+    for p in SOURCES:
+        shutil.copy(p, work)
+    (work / "setup.py").write_text(SETUP)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(dpnoise.__file__).resolve().parents[1]), env.get("PYTHONPATH", "")])
+    result = subprocess.run([sys.executable, "setup.py"], cwd=work, env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-3000:]
+    sys.path.insert(0, str(work))
+    try:
+        yield importlib.import_module("noise_loops"), importlib.import_module("capi_bench")
+    finally:
+        sys.path.remove(str(work))
+
+
+def check_laplace(x):
+    # scale 3/2: E|X| = 2q/(1-q^2) with q = e^{-2/3}; within 1% for 10^6 draws (~10 standard errors)
+    q = np.exp(-2 / 3)
+    assert x.shape == (N,) and abs(np.abs(x).mean() / (2 * q / (1 - q * q)) - 1) < 0.01
+
+
+@pytest.mark.parametrize("way", ["per_call", "prepared_draw", "bulk_fill_1", "bulk_fill_2", "python"])
+def test_laplace_1e6(benchmark, built, way):
+    _, bench = built
+    g = dpnoise.default_rng()
+    if way == "python":
+        fn = lambda: g.discrete_laplace(Fraction(3, 2), size=N)  # noqa: E731
+    elif way.startswith("bulk_fill"):
+        threads = int(way[-1])
+        fn = lambda: bench.bulk_fill(g, 3, 2, N, threads)  # noqa: E731
+    else:
+        fn = lambda: getattr(bench, way)(g, 3, 2, N)  # noqa: E731
+    check_laplace(record_time(benchmark, f"capi laplace 1e6: {way}", fn, rounds=9))
+
+
+def mechanism_and_grid():
+    mech = dpnoise.GaussianMechanism(rho=1 / (2 * Z * Z), sensitivity=C)
+    k, _, sigma_units = mech.grid(GRAD)
+    return mech, k, Fraction(sigma_units) * Fraction(2) ** k
+
+
+def mechanism_step(mech, grad):
+    """The mechanism's fastest form: in place (out=grad) where it has one, else a new array."""
+    try:
+        return mech(grad, out=grad)
+    except TypeError:
+        return mech(grad)
+
+
+def test_dpsgd_python_mechanism(benchmark):
+    mech, _, _ = mechanism_and_grid()
+    grad = np.zeros(GRAD, dtype=np.float32)
+    record_time(benchmark, "dpsgd 1e7 float32: GaussianMechanism", lambda: mechanism_step(mech, grad))
+    out = mechanism_step(mech, np.zeros(100_000, dtype=np.float32))
+    assert 1.05 < float(np.std(out)) < 1.15
+
+
+def test_dpsgd_cython_example(benchmark, built):
+    noise_loops, _ = built
+    _, k, sigma = mechanism_and_grid()
+    grad = np.zeros(GRAD, dtype=np.float32)
+    g = dpnoise.default_rng()
+    out = record_time(benchmark, "dpsgd 1e7 float32: Cython add_gaussian_noise_ (C API)",
+                      lambda: noise_loops.add_gaussian_noise_(grad, g, sigma, grid_exponent=k))
+    assert out is grad
+    fresh = np.zeros(100_000, dtype=np.float32)  # (the timed calls noised grad several times)
+    noise_loops.add_gaussian_noise_(fresh, g, sigma, grid_exponent=k)
+    assert 1.05 < float(np.std(fresh)) < 1.15
+
+
+def test_capi_ratios():
+    keys = ["capi laplace 1e6: per_call", "capi laplace 1e6: prepared_draw", "capi laplace 1e6: bulk_fill_1",
+            "capi laplace 1e6: bulk_fill_2", "capi laplace 1e6: python",
+            "dpsgd 1e7 float32: GaussianMechanism", "dpsgd 1e7 float32: Cython add_gaussian_noise_ (C API)"]
+    if not all(k in TIMES for k in keys):
+        pytest.skip("needs the timings above (benchmarks enabled, Cython built)")
+    t = {k.split(": ", 1)[1]: TIMES[k] for k in keys}
+    print("\nC API, 10^6 discrete Laplace: per-call / bulk(1 thread) =", round(t["per_call"] / t["bulk_fill_1"], 2),
+          " prepared per-value / bulk =", round(t["prepared_draw"] / t["bulk_fill_1"], 2),
+          " Python / bulk(1) =", round(t["python"] / t["bulk_fill_1"], 2),
+          " bulk(1) / bulk(2) =", round(t["bulk_fill_1"] / t["bulk_fill_2"], 2))
+    ratio = t["Cython add_gaussian_noise_ (C API)"] / t["GaussianMechanism"]
+    print("DP-SGD 1e7 float32: Cython kernel / Python mechanism =", round(ratio, 3))
+    assert t["bulk_fill_1"] < t["prepared_draw"] < t["per_call"]
+    assert ratio <= 1.1, f"the Cython DP-SGD kernel is {ratio:.2f}x the Python mechanism (target <= 1.1x)"
