@@ -1,18 +1,19 @@
 """Arrow batches of the report struct column <-> per-row NumPy columns (see _report_rows).
 
-Rows that cannot be read (a null struct or field, a binary row of the wrong length, a packed
-bit other than 0 or 1) are counted as malformed here; rows the protocol refuses (a value out of
-its range) are found by :func:`add_rows` by bisection with the aggregator's own checks. No
-error message carries a report's value."""
+Malformed rows (a null struct or field, a binary row of the wrong length, a value outside the
+protocol's range) are found by masks in one pass (:func:`row_validity`) and counted; the valid
+rows go to the aggregator in one add. No error message carries a report's value. The
+configuration travels in the Arrow schema metadata (:data:`CONFIG_KEY`)."""
 from __future__ import annotations
 
-from typing import Any, Dict, Tuple
+import json
+from typing import Any, Callable, Dict, Optional, Tuple
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ._report_rows import FIXED, PACKED, SCALAR, from_rows, is_heavy_hitters, layout, protocol_of
+from ._report_rows import FIXED, PACKED, from_rows, is_heavy_hitters, layout, protocol_of, take
 
 
 def struct_type(oracle: Any) -> pa.StructType:
@@ -57,35 +58,56 @@ def _binary_rows(arr: Any, k: int) -> np.ndarray:
     return data.reshape(n, k)
 
 
-def arrow_to_rows(oracle: Any, column: Any) -> Tuple[Dict[str, np.ndarray], int, int]:
-    """(per-row columns of the readable rows, their number, the number of unreadable rows)
-    from a struct array (or chunked array) of the report column."""
-    if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks()
-    proto = protocol_of(oracle)
-    fields = layout(oracle)
-    n_all = len(column)
-    good = column.is_valid().to_numpy(zero_copy_only=False).copy()
-    # by NAME, never by position: a struct built with its fields in another order (F.struct,
-    # a join, a Parquet or JSON round trip) must not have its fields read as one another
-    names = [column.type.field(i).name for i in range(column.type.num_fields)]
-    by_name = dict(zip(names, column.flatten()))
-    missing = [f.name for f in fields if f.name not in by_name]
+def report_fields(oracle: Any, source: Any, column: Optional[str] = None) -> Dict[str, Any]:
+    """The report fields of ``source`` by NAME: the children of the struct column ``column``
+    (a struct array, or a table / record batch holding it), or, with ``column=None`` and a table
+    / record batch, its top-level columns (a flat layout). ValueError naming the first missing
+    field. Never by position: a struct built with its fields in another order (F.struct, a
+    join, a Parquet or JSON round trip) must not have its fields read as one another."""
+    if isinstance(source, (pa.Table, pa.RecordBatch)):
+        if column is not None:
+            source = source.column(column)
+        else:
+            by_name = {name: source.column(i) for i, name in enumerate(source.schema.names)}
+            out = {}
+            for f in layout(oracle):
+                if f.name not in by_name:
+                    raise ValueError(f"the reports have no column {f.name!r}")
+                child = by_name[f.name]
+                out[f.name] = child.combine_chunks() if isinstance(child, pa.ChunkedArray) else child
+            return out
+    if isinstance(source, pa.ChunkedArray):
+        source = source.combine_chunks()
+    names = [source.type.field(i).name for i in range(source.type.num_fields)]
+    # flatten() folds the struct's own nulls into its children: a null struct gives null fields
+    by_name = dict(zip(names, source.flatten()))
+    missing = [f.name for f in layout(oracle) if f.name not in by_name]
     if missing:
         raise ValueError(f"the report column has no field {missing[0]!r}")
-    children = {f.name: by_name[f.name] for f in fields}
+    return {f.name: by_name[f.name] for f in layout(oracle)}
+
+
+def arrow_to_rows(oracle: Any, source: Any, column: Optional[str] = None
+                  ) -> Tuple[Dict[str, np.ndarray], int, int]:
+    """(per-row columns of the valid rows, their number, the number of malformed rows) from
+    Arrow reports (``source`` and ``column`` as in :func:`report_fields`). A row is malformed
+    when a field is null, a binary row has the wrong length, or a value is outside the
+    protocol's range (:func:`row_validity`): all found by masks in one pass, O(batch)."""
+    proto = protocol_of(oracle)
+    fields = layout(oracle)
+    children = report_fields(oracle, source, column)
+    n_all = len(next(iter(children.values())))
+    readable = np.ones(n_all, dtype=bool)
     for f in fields:
         child = children[f.name]
-        good &= child.is_valid().to_numpy(zero_copy_only=False)
+        if child.null_count:
+            readable &= child.is_valid().to_numpy(zero_copy_only=False)
         if f.kind == FIXED:
             lengths = pc.binary_length(child).fill_null(-1).to_numpy(zero_copy_only=False)
-            good &= lengths == f.row_bytes(proto)
-        elif f.kind == PACKED:
-            v = child.fill_null(0).to_numpy(zero_copy_only=False)
-            good &= (v == 0) | (v == 1)
-    n_good = int(good.sum())
-    if n_good != n_all:
-        mask = pa.array(good)
+            readable &= lengths == f.row_bytes(proto)
+    n_read = int(readable.sum())
+    if n_read != n_all:
+        mask = pa.array(readable)
         children = {k: v.filter(mask) for k, v in children.items()}
     rows: Dict[str, np.ndarray] = {}
     for f in fields:
@@ -95,7 +117,67 @@ def arrow_to_rows(oracle: Any, column: Any) -> Tuple[Dict[str, np.ndarray], int,
         else:
             rows[f.name] = child.to_numpy(zero_copy_only=False).astype(
                 np.int8 if (f.kind == PACKED or f.dtype == np.int8) else np.int64, copy=False)
+    valid = row_validity(oracle, rows, n_read)
+    n_good = int(valid.sum())
+    if n_good != n_read:
+        rows = take(rows, valid)
     return rows, n_good, n_all - n_good
+
+
+# -- per-row validity ------------------------------------------------------------------------------
+# Every check an aggregator's add makes on one report, as a mask over rows: a batch with bad rows
+# costs one pass and one add (never a bisection with an add per half). Each protocol's ranges are
+# those of its aggregator's _check_batch (named beside each entry); the contract test
+# tests/distributed/test_spark_malformed.py puts an out-of-range value in every field of every
+# layout and requires it counted, never a failed add. When the ldp layer publishes its own
+# per-field masks, row_validity is the one place to point at them.
+def _between(v: np.ndarray, lo: int, hi: int) -> np.ndarray:
+    return (v >= lo) & (v < hi)
+
+
+def _padding_clear(bits: np.ndarray, d: int) -> np.ndarray:
+    """Rows of packed uint64 words (given as (n, 8 * words) little-endian bytes) whose bits at
+    and beyond column d are zero (unary._check_batch: ldp_packed_padding_clear)."""
+    if d % 64 == 0 or bits.shape[0] == 0:
+        return np.ones(bits.shape[0], dtype=bool)
+    last = np.ascontiguousarray(bits[:, -8:]).view("<u8").reshape(-1)
+    return (last >> np.uint64(d % 64)) == 0
+
+
+def _heavy_hitters_valid(p: Any, r: Dict[str, np.ndarray]) -> np.ndarray:
+    # heavy_hitters._base._check_report_arrays
+    groups, indices, values = r["groups"], r["indices"], r["values"]
+    ok = _between(groups, 0, len(p.groups)) & _between(values, 0, p.g) & (indices >= 0)
+    k_prime = np.array([g.k_prime for g in p.groups], dtype=np.int64)
+    return ok & (indices < k_prime[np.where(ok, groups, 0)])
+
+
+_VALID: Dict[str, Callable[[Any, Dict[str, np.ndarray]], np.ndarray]] = {
+    "grr": lambda p, r: _between(r["values"], 0, p.domain_size),  # grr._check_batch
+    "oue": lambda p, r: _padding_clear(r["bits"], p.domain_size),  # unary._check_batch
+    "sue": lambda p, r: _padding_clear(r["bits"], p.domain_size),
+    "olh": lambda p, r: _between(r["values"], 0, p.g),  # local_hashing._check_values
+    "flh": lambda p, r: _between(r["indices"], 0, p.options["k_prime"]) & _between(r["values"], 0, p.g),
+    "hadamard": lambda p, r: _between(r["rows"], 0, p.padded_size) & _between(r["bits"], 0, 2),  # check_reports
+    "cms": lambda p, r: _between(r["hash_index"], 0, p.hashes),  # ldp_cms_check_reports
+    "hcms": lambda p, r: (_between(r["hash_index"], 0, p.hashes) & _between(r["coefficient"], 0, p.width)
+                          & _between(r["bits"], 0, 2)),  # ldp_hcms_check_reports
+    "zmatrix": lambda p, r: _between(r["columns"], 0, p.width) & ((r["y"] == 1) | (r["y"] == -1)),
+}
+
+
+def row_validity(oracle: Any, rows: Dict[str, np.ndarray], n: int) -> np.ndarray:
+    """A boolean mask of the rows ``oracle``'s aggregator accepts (every per-row check of its
+    ``add``), from the per-row arrays in O(n). ValueError for a protocol without checks here."""
+    proto = protocol_of(oracle)
+    if n == 0:
+        return np.ones(0, dtype=bool)
+    if is_heavy_hitters(proto):
+        return _heavy_hitters_valid(proto, rows)
+    check = _VALID.get(getattr(proto, "spark_layout_name", None) or proto.name)
+    if check is None:
+        raise ValueError(f"no per-row checks for protocol {proto.name!r}")
+    return np.asarray(check(proto, rows), dtype=bool).reshape(n)
 
 
 def make_reports(oracle: Any, rows: Dict[str, np.ndarray], n: int) -> Any:
@@ -106,19 +188,92 @@ def make_reports(oracle: Any, rows: Dict[str, np.ndarray], n: int) -> Any:
     return kind(proto.name, proto.fingerprint(), n, from_rows(oracle, rows, n))
 
 
+class ConfigurationError(ValueError):
+    """The aggregator refused rows that pass every per-row check, or two partition states did
+    not merge: a problem of the configuration (e.g. too few zmatrix planes for the column sums),
+    raised as such and never counted as malformed rows."""
+
+
 def add_rows(agg: Any, oracle: Any, rows: Dict[str, np.ndarray], n: int) -> int:
-    """Add the rows to ``agg``; rows the aggregator refuses are found by bisection (a refused
-    batch leaves an aggregator unchanged) and counted, not added. Returns how many were refused.
-    Cost: one add when every row is good, O(bad · log n) adds otherwise."""
+    """Add ``n`` rows that passed :func:`row_validity` (as :func:`arrow_to_rows` returns them)
+    to ``agg`` in one add. If the aggregator still refuses them, that is no bad row but a
+    configuration error: :class:`ConfigurationError` (a ValueError) saying so. Returns 0, the
+    number of rows refused here (malformed rows were counted by :func:`arrow_to_rows`)."""
     if n == 0:
         return 0
     try:
         agg.add(make_reports(oracle, rows, n))
-        return 0
-    except (ValueError, TypeError, OverflowError):
-        if n == 1:
-            return 1
-    half = n // 2
-    left = {k: v[:half] for k, v in rows.items()}
-    right = {k: v[half:] for k, v in rows.items()}
-    return add_rows(agg, oracle, left, half) + add_rows(agg, oracle, right, n - half)
+    except (ValueError, TypeError, OverflowError) as exc:
+        raise ConfigurationError(f"the aggregator refused {n} rows that pass every per-row check ({exc}): a "
+                                 "configuration error, not malformed rows") from None
+    return 0
+
+
+# -- the configuration in Arrow schema metadata and Spark field metadata ---------------------------
+#: the key of the configuration header in an Arrow schema's metadata and in a Spark field's metadata
+CONFIG_KEY = "dpnoise.config"
+
+
+def config_header(oracle: Any) -> Dict[str, Any]:
+    """The configuration as a JSON header (as ``Aggregator.to_bytes`` writes it): the protocol
+    (or heavy-hitters method) name and its parameters."""
+    from ...ldp._protocol import _jsonable
+
+    proto = protocol_of(oracle)
+    key = "method" if is_heavy_hitters(proto) else "protocol"
+    return json.loads(json.dumps({key: proto.name, "params": _jsonable(proto.params())}, sort_keys=True))
+
+
+def config_json(oracle: Any) -> str:
+    return json.dumps(config_header(oracle), sort_keys=True)
+
+
+def config_metadata(oracle: Any) -> Dict[bytes, bytes]:
+    """Arrow schema metadata carrying ``oracle``'s configuration."""
+    return {CONFIG_KEY.encode(): config_json(oracle).encode()}
+
+
+_SHOWN = ("epsilon", "domain_size", "item_bits", "item_type", "g", "k_prime", "hashes", "width", "columns", "planes")
+
+
+def _describe(header: Any) -> str:
+    try:
+        name = header.get("protocol") or header.get("method")
+        shown = {k: v for k, v in header["params"].items() if k in _SHOWN}
+        return f"{name}: " + ", ".join(f"{k}={v}" for k, v in sorted(shown.items()))
+    except (AttributeError, KeyError, TypeError):
+        return "an unreadable configuration header"
+
+
+def check_config(found: Any, oracle: Any, what: str) -> None:
+    """ValueError naming both configurations unless ``found`` (a JSON header from metadata, str
+    or bytes) is ``oracle``'s; ``found=None`` (no metadata) checks nothing."""
+    if found is None:
+        return
+    try:
+        header = json.loads(found.decode() if isinstance(found, (bytes, bytearray)) else found)
+    except (ValueError, UnicodeDecodeError):
+        raise ValueError(f"{what}: its {CONFIG_KEY} metadata is not a configuration header") from None
+    mine = config_header(oracle)
+    if header != mine:
+        raise ValueError(f"{what} holds reports of another configuration ({_describe(header)}) than the oracle "
+                         f"({_describe(mine)}); aggregate them with their own configuration")
+
+
+def schema_config(schema: Any) -> Optional[bytes]:
+    """The configuration header of an Arrow schema: in its own metadata (:data:`CONFIG_KEY`),
+    else in the field metadata Spark writes into a Parquet file
+    (``org.apache.spark.sql.parquet.row.metadata``); None when there is none."""
+    meta = schema.metadata or {}
+    if CONFIG_KEY.encode() in meta:
+        return meta[CONFIG_KEY.encode()]
+    spark_row = meta.get(b"org.apache.spark.sql.parquet.row.metadata")
+    if spark_row:
+        try:
+            for f in json.loads(spark_row).get("fields", []):
+                found = (f.get("metadata") or {}).get(CONFIG_KEY)
+                if found is not None:
+                    return found.encode()
+        except (ValueError, AttributeError):
+            return None
+    return None

@@ -71,14 +71,14 @@ def is_heavy_hitters(oracle: Any) -> bool:
 
 
 def protocol_of(oracle: Any) -> Any:
-    """The frequency-oracle protocol behind ``oracle`` (a FrequencyOracle, or an object with a
-    ``protocol`` attribute such as a heavy-hitters configuration); TypeError otherwise."""
+    """The configuration behind ``oracle``: a FrequencyOracle or heavy-hitters configuration
+    itself, or the ``protocol`` of an object holding one (a client); TypeError otherwise."""
     from ...ldp import Protocol
 
     if isinstance(oracle, Protocol) or is_heavy_hitters(oracle):
         return oracle
-    inner = getattr(oracle, "protocol", None)
-    if isinstance(inner, Protocol):
+    inner = getattr(oracle, "protocol", None)  # e.g. a Client or HHClient: its configuration
+    if isinstance(inner, Protocol) or (inner is not None and is_heavy_hitters(inner)):
         return inner
     raise TypeError(f"oracle must be a dpnoise.ldp.FrequencyOracle (or HeavyHitters), got {type(oracle).__name__}")
 
