@@ -146,3 +146,21 @@ def test_deal_balances_rows():
     assert sorted(sum(p[2] for p in t) for t in tasks) == [430, 500]
     assert sorted(p for t in tasks for p in t) == sorted(pieces)
     assert len(deal(pieces, 50)) == len(pieces)
+
+
+def test_a_jvm_side_failure_is_one_line(spark, tmp_path, hadamard_files):
+    """A directory holding a file that is not Parquet: pyarrow cannot list it, Spark reads the
+    directory and fails on that file; the reason is the JVM's deepest cause, on one line."""
+    import shutil
+
+    from dpnoise.distributed.spark import aggregate_reports
+
+    path, _ = hadamard_files
+    mixed = tmp_path / "mixed"
+    shutil.copytree(path, mixed)
+    (mixed / "notes.parquet").write_bytes(b"not a parquet file at all")
+    with pytest.raises(RuntimeError) as info:
+        aggregate_reports(str(mixed), "report", FO, spark=spark)
+    message = str(info.value)
+    assert "the Spark job failed: " in message
+    assert "\n" not in message and "notes.parquet" in message

@@ -160,7 +160,8 @@ def _source_dataframe(source: Any, spark: Any) -> Tuple[Any, bool]:
     spark = spark if spark is not None else SparkSession.getActiveSession()
     if spark is None:
         raise ValueError("aggregating Parquet paths needs a SparkSession: pass spark= (or start one)")
-    return spark.read.parquet(*[os.fspath(p) for p in paths]), True
+    paths = [os.fspath(p) for p in paths]
+    return run_job("reading the Parquet paths", lambda: spark.read.parquet(*paths)), True
 
 
 def aggregate_reports(source: Any, column: Optional[str], oracle: Any, *, on_malformed: str = "raise",

@@ -57,6 +57,13 @@ def one_line_reason(text: str) -> str:
             in_traceback = False
     if found is not None:
         return f"{found[0]}: {found[1]}"
+    # a JVM-side failure: the deepest cause ("Caused by: java.lang.RuntimeException: ...")
+    causes = [line[len("Caused by: "):] for line in text.splitlines() if line.startswith("Caused by: ")]
+    if causes:
+        return causes[-1].strip()[:300]
+    for line in text.splitlines():
+        if re.search(r"Exception: .", line) and not line.startswith("\tat "):
+            return line.strip()[:300]
     first = text.strip().splitlines()[0] if text.strip() else "unknown reason"
     return first[:300]
 
