@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterable, List, Optional, Tuple
 
 from ._checks import check_on_malformed, check_report_column
 from ._jobs import catchable, raise_task_error, run_job, task_error
+from ._parquet import deal, list_pieces, plain_parquet_files
 from ._report_rows import layout, protocol_of
 
 _STATE_SCHEMA = "state binary, malformed bigint, rows bigint, error string"
@@ -226,8 +227,6 @@ def aggregate_reports(source: Any, column: Optional[str], oracle: Any, *, on_mal
         check_config(df.schema[column].metadata.get(CONFIG_KEY), oracle, f"column {column!r}")
     merger = _Merger(type(oracle.aggregator()))
     what = f"column {column!r}" if column is not None else "the report columns"
-    from ._parquet import deal, list_pieces, plain_parquet_files
-
     plain_files = plain_parquet_files(df)
     pieces = list_pieces(plain_files, oracle, column) if plain_files is not None else None
     if pieces is not None:

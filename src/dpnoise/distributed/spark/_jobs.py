@@ -15,14 +15,14 @@ from typing import Any, Callable, Optional, TypeVar
 T = TypeVar("T")
 
 #: exception types a task reports as data (the caller's mistake: same on every retry)
-_DATA_ERRORS = {"ValueError": ValueError, "TypeError": TypeError, "OverflowError": OverflowError}
+_DATA_ERRORS = {"OverflowError": OverflowError, "TypeError": TypeError, "ValueError": ValueError}
 
 
 def task_error(exc: BaseException) -> str:
     """``"Type: message"`` on one line, for a task to return in place of its result."""
-    from ._arrow import ConfigurationError
-
-    name = "ValueError" if isinstance(exc, ConfigurationError) else type(exc).__name__
+    # the documented base type (a ConfigurationError or pyarrow's ArrowInvalid is a ValueError)
+    name = next(k for k, v in _DATA_ERRORS.items() if isinstance(exc, v)) if isinstance(exc, catchable()) \
+        else type(exc).__name__
     return f"{name}: " + " ".join(str(exc).split())
 
 
