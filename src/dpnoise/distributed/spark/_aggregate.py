@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import os
 import pickle
-from typing import Any, Callable, Iterable, List, Optional, Tuple
+from typing import Any, Callable, Iterable, List, Optional, Tuple  # noqa: F401
 
 from ._checks import check_on_malformed, check_report_column
 from ._jobs import catchable, raise_task_error, run_job, task_error
-from ._parquet import deal, list_pieces, plain_parquet_files
+from ._parquet import deal, list_pieces, local_files, plain_parquet_files
 from ._report_rows import layout, protocol_of
 
 _STATE_SCHEMA = "state binary, malformed bigint, rows bigint, error string"
@@ -148,21 +148,26 @@ def _dataframe_states(df: Any, column: Optional[str], oracle: Any) -> Any:
     return flat.mapInArrow(aggregate_partition, _STATE_SCHEMA)
 
 
-def _source_dataframe(source: Any, spark: Any) -> Tuple[Any, bool]:
-    """(DataFrame, whether it was given as paths)."""
-    from pyspark.sql import DataFrame, SparkSession
+def _source_paths(source: Any) -> Optional[List[str]]:
+    """The Parquet paths ``source`` names, None for a DataFrame; TypeError for anything else."""
+    from pyspark.sql import DataFrame
 
     if isinstance(source, DataFrame):
-        return source, False
+        return None
     paths = [source] if isinstance(source, (str, os.PathLike)) else source
     if not isinstance(paths, (list, tuple)) or not paths or not all(isinstance(p, (str, os.PathLike)) for p in paths):
         raise TypeError("the reports must be a pyspark.sql.DataFrame, a Parquet path or a non-empty list of paths, "
                         f"got {type(source).__name__}")
+    return [os.fspath(p) for p in paths]
+
+
+def _session(spark: Any) -> Any:
+    from pyspark.sql import SparkSession
+
     spark = spark if spark is not None else SparkSession.getActiveSession()
     if spark is None:
         raise ValueError("aggregating Parquet paths needs a SparkSession: pass spark= (or start one)")
-    paths = [os.fspath(p) for p in paths]
-    return run_job("reading the Parquet paths", lambda: spark.read.parquet(*paths)), True
+    return spark
 
 
 def aggregate_reports(source: Any, column: Optional[str], oracle: Any, *, on_malformed: str = "raise",
@@ -221,16 +226,29 @@ def aggregate_reports(source: Any, column: Optional[str], oracle: Any, *, on_mal
         raise ValueError(f"depth must be an int >= 1, got {depth!r}")
     if tasks is not None and (not isinstance(tasks, int) or isinstance(tasks, bool) or tasks < 1):
         raise ValueError(f"tasks must be an int >= 1, got {tasks!r}")
-    df, from_paths = _source_dataframe(source, spark)
-    check_report_column(df, column, oracle)
-    if column is not None:
-        check_config(df.schema[column].metadata.get(CONFIG_KEY), oracle, f"column {column!r}")
+    if column is not None and not isinstance(column, str):
+        raise TypeError(f"column must be a str or None, got {type(column).__name__}")
+    paths = _source_paths(source)
     merger = _Merger(type(oracle.aggregator()))
     what = f"column {column!r}" if column is not None else "the report columns"
-    plain_files = plain_parquet_files(df)
-    pieces = list_pieces(plain_files, oracle, column) if plain_files is not None else None
+    pieces = df = None
+    if paths is not None:
+        spark = _session(spark)
+        files = local_files(paths)  # local files: listed by pyarrow, no Spark job
+        pieces = list_pieces(files, oracle, column) if files is not None else None
+        if pieces is None:
+            df = run_job("reading the Parquet paths", lambda: spark.read.parquet(*paths))
+    else:
+        df = source
+    if df is not None:
+        check_report_column(df, column, oracle)
+        if column is not None:
+            check_config(df.schema[column].metadata.get(CONFIG_KEY), oracle, f"column {column!r}")
+        plain_files = plain_parquet_files(df)
+        pieces = list_pieces(plain_files, oracle, column) if plain_files is not None else None
+        spark = df.sparkSession
     if pieces is not None:
-        sc = df.sparkSession.sparkContext
+        sc = spark.sparkContext
         dealt = deal([p for p in pieces if p[2] > 0], tasks or sc.defaultParallelism)
         if not dealt:
             raise ValueError(f"{what}: there are no reports to aggregate (the Parquet files are empty)")

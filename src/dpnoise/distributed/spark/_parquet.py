@@ -44,6 +44,36 @@ def plain_parquet_files(df: Any) -> Optional[List[str]]:
         return None
 
 
+def local_files(paths: Sequence[str]) -> Optional[List[str]]:
+    """The files Spark would read for local ``paths`` (no URI scheme): a file as it is, every
+    file under a directory except hidden ones (a path component starting with ``_`` or ``.``,
+    as Spark skips them), listed by pyarrow without a Spark job. None when a path has a scheme,
+    does not exist, or a directory is partitioned (``key=value`` subdirectories): Spark's reader
+    then decides."""
+    from pyarrow import fs
+
+    local = fs.LocalFileSystem()
+    files: List[str] = []
+    for path in paths:
+        if "://" in path or path.startswith("file:"):
+            return None
+        info = local.get_file_info(path)
+        if info.type == fs.FileType.File:
+            files.append(info.path)
+        elif info.type == fs.FileType.Directory:
+            for entry in local.get_file_info(fs.FileSelector(info.path, recursive=True)):
+                parts = entry.path[len(info.path):].strip("/").split("/")
+                if any(p.startswith(("_", ".")) for p in parts):
+                    continue
+                if entry.type == fs.FileType.Directory and "=" in entry.base_name:
+                    return None
+                if entry.type == fs.FileType.File:
+                    files.append(entry.path)
+        else:
+            return None
+    return sorted(files)
+
+
 def open_parquet(uri: str) -> Any:
     """A pyarrow ParquetFile for a local path or a URI that pyarrow.fs understands."""
     import pyarrow.parquet as pq
@@ -71,12 +101,35 @@ def list_pieces(files: Sequence[str], oracle: Any, column: Optional[str]) -> Opt
             schema = pf.schema_arrow
         except Exception:  # noqa: BLE001 - unsupported scheme, missing library: let Spark read it
             return None
-        if any(name not in schema.names for name in wanted):
+        if any(name not in schema.names for name in wanted) or not _layout_types(schema, oracle, column):
             return None
         check_config(schema_config(schema), oracle, f"the Parquet file {uri!r}")
         meta = pf.metadata
         pieces.extend((uri, rg, meta.row_group(rg).num_rows) for rg in range(meta.num_row_groups))
     return pieces
+
+
+def _layout_types(schema: Any, oracle: Any, column: Optional[str]) -> bool:
+    """Whether the file's report fields have the Arrow types of the row layout (by name; a
+    large_binary for a binary is fine). Otherwise Spark's reader and its schema check decide."""
+    import pyarrow as pa
+
+    from ._arrow import struct_type
+
+    if column is not None:
+        got = schema.field(column).type
+        if not pa.types.is_struct(got):
+            return False
+        have = {got.field(i).name: got.field(i).type for i in range(got.num_fields)}
+    else:
+        have = {f.name: f.type for f in schema}
+    want = struct_type(oracle)
+    for i in range(want.num_fields):
+        f = want.field(i)
+        t = have.get(f.name)
+        if t is None or not (t == f.type or (pa.types.is_binary(f.type) and pa.types.is_large_binary(t))):
+            return False
+    return True
 
 
 def deal(pieces: Sequence[Piece], tasks: int) -> List[List[Piece]]:
