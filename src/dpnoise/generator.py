@@ -125,8 +125,34 @@ class Generator:
         each = getattr(_core, name + "_each")
         return each(self._core, nums, dens, index, nthreads).reshape(shape)
 
+    def _draw_constant_time(
+        self,
+        name: str,
+        value: Any,
+        pname: str,
+        convert: Callable[[Any, str], R.Pair],
+        size: Size,
+        threads: Optional[int],
+    ) -> Any:
+        """The constant-time samplers: one public scalar parameter, checked and converted here
+        (before any draw); the draws themselves branch on nothing secret (docs/security.md).
+        This wrapper branches only on the parameter and ``size``, never on the noise."""
+        shape = shape_of(size)
+        nthreads = check_threads(threads)
+        if not (_is_scalar(value) or (isinstance(value, np.ndarray) and value.ndim == 0)):
+            raise ValueError(
+                f"constant_time=True takes one scalar {pname} per call (array-valued {pname} is not supported)"
+            )
+        num, den = convert(value.item() if isinstance(value, (np.generic, np.ndarray)) else value, pname)
+        same = getattr(_core, name)
+        if shape is None:
+            return same(self._core, num, den, 1, 1)[0]
+        return same(self._core, num, den, count_of(shape), nthreads).reshape(shape)
+
     # -- samplers ----------------------------------------------------------------------------
-    def discrete_laplace(self, scale: Any, size: Size = None, *, threads: Optional[int] = None) -> Any:
+    def discrete_laplace(
+        self, scale: Any, size: Size = None, *, threads: Optional[int] = None, constant_time: bool = False
+    ) -> Any:
         """Discrete Laplace noise: P(x) proportional to exp(-|x| / scale), x an integer (int64).
 
         Exact for rational ``scale``: Canonne, Kamath & Steinke (2020), Algorithm 2 for small
@@ -135,7 +161,37 @@ class Generator:
         is used at its exact value when it lies in [2^-62, 2^62] with at most 62 significant
         bits (every ordinary double); otherwise it is rounded up (more noise). ``scale=0``
         gives zeros. ``threads`` splits large requests; the output is the same for any value.
+
+        Parameters
+        ----------
+        scale : float, int, Fraction or array_like
+            The scale (public). With ``constant_time=True``: one scalar in [0, 2^20].
+        size : int or tuple of ints, optional
+            Output shape; None gives one value.
+        threads : int, optional
+            Worker threads for large requests (the output does not depend on it).
+        constant_time : bool, default False
+            Draw with the constant-time sampler (docs/security.md, "Constant-time sampling"):
+            running time and memory accesses depend on ``scale`` and ``size`` only, not on the
+            noise. Its law is within total variation 2^-64 of the exact one (not identical).
+
+        Returns
+        -------
+        numpy.int64 or numpy.ndarray of int64
+
+        Raises
+        ------
+        ValueError
+            A bad ``scale``; with ``constant_time=True``, a scale above 2^20 or an array scale
+            (never a silent fallback to the variable-time sampler).
+
+        Examples
+        --------
+        >>> rng = default_rng(7)  # seeded: tests only
+        >>> noise = rng.discrete_laplace(10.0, size=3, constant_time=True)
         """
+        if constant_time:
+            return self._draw_constant_time("discrete_laplace_constant_time", scale, "scale", R.scale_pair, size, threads)
         return self._draw("discrete_laplace", scale, "scale", R.scale_pair, size, threads)
 
     def discrete_gaussian(
@@ -145,6 +201,7 @@ class Generator:
         *,
         variance: Any = None,
         threads: Optional[int] = None,
+        constant_time: bool = False,
     ) -> Any:
         """Discrete Gaussian noise: P(x) proportional to exp(-x^2 / (2 sigma^2)), x an integer.
 
@@ -155,9 +212,23 @@ class Generator:
         ``Fraction(1, 2 * rho)`` for zCDP). A variance whose exact value does not fit is
         rounded up (more noise; relative change below 2^-40 for sigma in [0.01, 2^31];
         sigma above 2^31 is refused, and a variance below 2^-62 becomes 2^-62). ``sigma=0`` gives zeros.
+
+        ``constant_time=True`` draws with the constant-time sampler (docs/security.md,
+        "Constant-time sampling"): running time and memory accesses depend on sigma and
+        ``size`` only, not on the noise; one scalar sigma in [0, 2^20] (variance <= 2^40), else
+        ValueError (never a silent fallback); its law is within total variation 2^-64 of the
+        exact one.
         """
         if (sigma is None) == (variance is None):
             raise TypeError("discrete_gaussian takes exactly one of sigma or variance")
+        if constant_time:
+            if variance is not None:
+                return self._draw_constant_time(
+                    "discrete_gaussian_constant_time", variance, "variance", R.variance_pair, size, threads
+                )
+            return self._draw_constant_time(
+                "discrete_gaussian_constant_time", sigma, "sigma", R.sigma_to_variance_pair, size, threads
+            )
         if variance is not None:
             return self._draw("discrete_gaussian", variance, "variance", R.variance_pair, size, threads)
         return self._draw("discrete_gaussian", sigma, "sigma", R.sigma_to_variance_pair, size, threads)
@@ -228,6 +299,7 @@ class Generator:
         k: Optional[int],
         bound: int,
         threads: Optional[int] = None,
+        constant_time: bool = False,
     ) -> np.ndarray:
         """Internal: one noisy release on a grid, for the mechanism plans.
 
@@ -239,6 +311,11 @@ class Generator:
         y * 2^k as float64 (exact), or y as int64 when k is None, in the shape of ``values``.
         OverflowError, naming no value, when |y| passes 2^53 (2^62 without a grid) or y * 2^k
         overflows a double.
+
+        ``constant_time=True``: the noise from the constant-time samplers (docs/security.md) and
+        no branch on the values or the noise (C++ ``noisy_*_constant_time``); parameters beyond
+        the constant-time range (scale, sigma > 2^20; k outside [-1000, 960]; bound > 2^62 - 2^40
+        without a grid) raise ValueError, and no overflow can occur.
         """
         v = np.asarray(values)
         nthreads = check_threads(threads)
@@ -249,6 +326,14 @@ class Generator:
         else:
             raise ValueError(f"law must be 'laplace' or 'gaussian', got {law!r}")
         flat = v.reshape(-1)
+        if constant_time:
+            if k is None:
+                out = _core.noisy_integers_constant_time(self._core, law, flat.astype(np.int64, copy=False), num, den,
+                                                         min(int(bound), MAX_PART - (1 << 40)), nthreads)
+            else:
+                out = _core.noisy_grid_constant_time(self._core, law, flat.astype(np.float64, copy=False), int(k), num,
+                                                     den, int(bound), nthreads)
+            return out.reshape(v.shape)
         if k is None:
             out = _core.noisy_integers(self._core, law, flat.astype(np.int64, copy=False), num, den,
                                        min(int(bound), MAX_PART - 1), nthreads)

@@ -87,8 +87,8 @@ def test_files_and_columns_of_another_configuration_are_refused_naming_both(spar
     eps4 = FrequencyOracle("hadamard", 4.0, 1000)
     rep = eps4.client(dpnoise.default_rng(2), allow_insecure=True).privatize(np.zeros(5000, dtype=np.int64))
     path = _write(str(tmp_path / "eps4"), rep, eps4)
-    pattern = r"another configuration \(hadamard: domain_size=1000, epsilon=4\.0\) than the oracle " \
-              r"\(hadamard: domain_size=1000, epsilon=1\.0\)"
+    pattern = r"another configuration \(FrequencyOracle\('hadamard', epsilon=4\.0, domain_size=1000\)\) than " \
+              r"the oracle \(FrequencyOracle\('hadamard', epsilon=1\.0, domain_size=1000\)\)"
     with pytest.raises(ValueError, match=r"the Parquet file '.*part-0\.parquet' holds reports of " + pattern):
         aggregate_reports(path, "report", FO, spark=spark)
     with pytest.raises(ValueError, match=pattern):

@@ -19,7 +19,11 @@ import numpy as np
 from .. import _core
 from .._validate import integer
 from ..generator import Generator
-from ._protocol import Aggregator, Protocol, Reports, check_items, register
+from ._frequency import Protocol, check_items
+from ._aggregator import Aggregator
+from ._protocol import native
+from ._reports import Reports
+from ._schema import PACKED, PER_USER, ROW, ReportField
 
 DEFAULT_HASHES = 256
 DEFAULT_WIDTH = 1024
@@ -30,6 +34,8 @@ MAX_SKETCH = 1 << 26  # k·m int64 counters (512 MiB)
 
 class _Sketch(Protocol):
     """Options and formulas shared by "cms" and "hcms"."""
+
+    example_options = {"hashes": 16, "width": 64}
 
     def _check_options(self, options: Dict[str, Any]) -> Dict[str, Any]:
         unknown = set(options) - {"hashes", "width", "public_key"}
@@ -48,6 +54,13 @@ class _Sketch(Protocol):
         if not 0 <= key < 1 << 256:
             raise ValueError("public_key must be in [0, 2^256)")
         return {"hashes": k, "width": m, "public_key": key}
+
+    #: estimate(items) gathers only the given items: a domain too large to enumerate still works
+    estimates_items_only = True
+
+    def state_bytes(self) -> int:
+        """k m int64 sketch cells."""
+        return 8 * self.hashes * (self.width + 1)
 
     @property
     def hashes(self) -> int:
@@ -83,37 +96,25 @@ class _Sketch(Protocol):
         return var + g * (float(np.dot(c, c)) - c * c) * vpi
 
 
-@register
-class CountMeanSketch(_Sketch):
-    """Count-mean sketch: report (hash index l, m signs), every sign of the one-hot ±1 vector at
-    h_l(x) flipped with probability 1/(e^{ε/2} + 1). Variance (over users' randomness and the
-    random hash key): (m/(m−1))² [n (c² − 1)/4 + (n − c(x)) (k−1)(m−1)/(k m²)
-    + Σ_{y≠x} c(y)² (m−1)/(k m²)], c = (e^{ε/2} + 1)/(e^{ε/2} − 1) (docs/ldp_hadamard.md)."""
+def _gather(p: "_Sketch", table: np.ndarray, items: np.ndarray) -> np.ndarray:
+    """G(x) = Σ_l table[l, h_l(x)] for the given items only: O(k |items|) public hashes."""
+    h = p.hash_values(items)
+    return table[np.arange(p.hashes)[:, None], h].sum(axis=0, dtype=np.int64)
 
-    name = "cms"
 
-    def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
-        g = self.gamma
-        index, vectors = _core.ldp_cms_privatize(rng._core, items, self._key(), self.hashes, self.width,
-                                                 g.numerator, g.denominator, threads)
-        return {"hash_index": index, "vectors": vectors}
-
-    def scale(self) -> float:
-        hm1 = math.expm1(float(self.gamma) / 2)  # e^{γ/2} − 1, accurate for small ε
-        return (hm1 + 2) / hm1
-
-    def variance_per_user(self) -> float:
-        g, _, _ = self._collision_terms()
-        k, m = self.hashes, self.width
-        return g * ((self.scale() ** 2 - 1) / 4 + (k - 1) * (m - 1) / (k * m * m))
-
-    def variance(self, n: int, counts: Optional[np.ndarray] = None) -> np.ndarray:
-        var = np.full(self.domain_size, n * self.variance_per_user())
-        if counts is not None:
-            g, _, _ = self._collision_terms()
-            k, m = self.hashes, self.width
-            var = var - g * np.asarray(counts, dtype=np.float64) * (k - 1) * (m - 1) / (k * m * m)
-        return self._hash_variance(var, counts)
+def _rows_wht(table: np.ndarray) -> np.ndarray:
+    """Each row times the Sylvester–Hadamard matrix H[a, b] = (−1)^popcount(a & b) (exact in int64:
+    |row sums| <= n)."""
+    t = table.astype(np.int64, copy=True)
+    k, m = t.shape
+    h = 1
+    while h < m:
+        v = t.reshape(k, m // (2 * h), 2, h)
+        a, b = v[:, :, 0, :].copy(), v[:, :, 1, :].copy()
+        v[:, :, 0, :] = a + b
+        v[:, :, 1, :] = a - b
+        h *= 2
+    return t
 
 
 class CountMeanSketchAggregator(Aggregator):
@@ -124,8 +125,6 @@ class CountMeanSketchAggregator(Aggregator):
         p = self.protocol
         return {"signs": np.zeros((p.hashes, p.width), dtype=np.int64), "users": np.zeros(p.hashes, dtype=np.int64)}
 
-    _report_keys = frozenset({"hash_index", "vectors"})
-
     def _check_state(self, state: Dict[str, np.ndarray], n: int) -> None:
         users, signs = state["users"], state["signs"]
         # each report adds ±1 to every column of its hash's row
@@ -134,12 +133,7 @@ class CountMeanSketchAggregator(Aggregator):
 
     def _check_batch(self, reports: Reports) -> None:
         p = self.protocol
-        idx, vec = reports.data["hash_index"], reports.data["vectors"]
-        if not isinstance(idx, np.ndarray) or idx.dtype != np.int64 or idx.shape != (reports.n,):
-            raise ValueError("cms reports: 'hash_index' must be int64, one per report")
-        if not isinstance(vec, np.ndarray) or vec.dtype != np.uint8 or vec.shape != (reports.n, p.width // 8):
-            raise ValueError("cms reports: 'vectors' must be uint8 of shape (n, width/8)")
-        _core.ldp_cms_check_reports(idx, vec, reports.n, p.hashes, p.width)
+        _core.ldp_cms_check_reports(reports.data["hash_index"], reports.data["vectors"], reports.n, p.hashes, p.width)
 
     def _ingest(self, reports: Reports) -> None:
         _core.ldp_cms_accumulate(self._state["signs"], self._state["users"], reports.data["hash_index"],
@@ -147,43 +141,56 @@ class CountMeanSketchAggregator(Aggregator):
 
     def _estimate(self) -> np.ndarray:
         p = self.protocol
-        m = p.width
-        gathered = _core.ldp_sketch_gather(p._key(), p.hashes, m, self._state["signs"], p.domain_size, False)
+        gathered = _core.ldp_sketch_gather(p._key(), p.hashes, p.width, self._state["signs"], p.domain_size, False)
+        return self._from_gathered(gathered)
+
+    def _estimate_items(self, items: np.ndarray) -> np.ndarray:
+        return self._from_gathered(_gather(self.protocol, self._state["signs"], items))
+
+    def _from_gathered(self, gathered: np.ndarray) -> np.ndarray:
         # (1/k) Σ_l M[l, h_l(x)] with M = k((c/2) T + N/2): (c/2) G(x) + n/2 (Apple 2017, Alg. 2)
+        p, m = self.protocol, self.protocol.width
         return (m / (m - 1)) * (p.scale() / 2 * gathered + self.n / 2 - self.n / m)
 
 
-CountMeanSketch.aggregator_class = CountMeanSketchAggregator
+class CountMeanSketch(_Sketch, name="cms", aggregator=CountMeanSketchAggregator, cost_rank=6):
+    """Count-mean sketch: report (hash index l, m signs), every sign of the one-hot ±1 vector at
+    h_l(x) flipped with probability 1/(e^{ε/2} + 1). Variance (over users' randomness and the
+    random hash key): (m/(m−1))² [n (c² − 1)/4 + (n − c(x)) (k−1)(m−1)/(k m²)
+    + Σ_{y≠x} c(y)² (m−1)/(k m²)], c = (e^{ε/2} + 1)/(e^{ε/2} − 1) (docs/ldp_hadamard.md)."""
 
+    report_fields = (ReportField("hash_index", PER_USER, np.int64, bound=lambda p: p.hashes),
+                     ReportField("vectors", ROW, np.uint8, width=lambda p: p.width // 8))
+    variance_formula = staticmethod(lambda epsilon, d: CountMeanSketch(epsilon, d).variance_per_user())
 
-@register
-class HadamardCountMeanSketch(_Sketch):
-    """Hadamard count-mean sketch: report (hash index l, coefficient a, one bit), the bit
-    H[a, h_l(x)] kept with probability e^ε/(e^ε + 1). Variance (over users' randomness and the
-    random hash key): (m/(m−1))² [n c² − c(x) − (n − c(x))(m + k − 1)/(k m²)
-    + Σ_{y≠x} c(y)² (m−1)/(k m²)], c = (e^ε + 1)/(e^ε − 1) (docs/ldp_hadamard.md)."""
-
-    name = "hcms"
+    def cost_units(self, n: int) -> tuple:
+        """Client and server: m signs a report; a full estimate k d gathers."""
+        return float(n) * self.width, float(n) * self.width + float(self.hashes) * self.domain_size
 
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
         g = self.gamma
-        index, coefficient, bits = _core.ldp_hcms_privatize(rng._core, items, self._key(), self.hashes, self.width,
-                                                            g.numerator, g.denominator, threads)
-        return {"hash_index": index, "coefficient": coefficient, "bits": bits}
+        index, vectors = _core.ldp_cms_privatize(native(rng), items, self._key(), self.hashes, self.width,
+                                                 g.numerator, g.denominator, threads)
+        return {"hash_index": index, "vectors": vectors}
 
     def scale(self) -> float:
-        em1 = math.expm1(float(self.gamma))
-        return (em1 + 2) / em1
+        """c = (e^{ε/2} + 1)/(e^{ε/2} − 1): each sign is flipped with probability 1/(e^{ε/2} + 1)."""
+        hm1 = math.expm1(float(self.gamma) / 2)  # e^{γ/2} − 1, accurate for small ε
+        return (hm1 + 2) / hm1
 
     def variance_per_user(self) -> float:
-        g, _, epi2 = self._collision_terms()
-        return g * (self.scale() ** 2 - epi2)
+        """The class docstring's formula for an item no user holds, per user."""
+        g, _, _ = self._collision_terms()
+        k, m = self.hashes, self.width
+        return g * ((self.scale() ** 2 - 1) / 4 + (k - 1) * (m - 1) / (k * m * m))
 
     def variance(self, n: int, counts: Optional[np.ndarray] = None) -> np.ndarray:
+        """The class docstring's variance, over users' randomness and the random hash key."""
         var = np.full(self.domain_size, n * self.variance_per_user())
         if counts is not None:
-            g, _, epi2 = self._collision_terms()
-            var = var - g * np.asarray(counts, dtype=np.float64) * (1 - epi2)
+            g, _, _ = self._collision_terms()
+            k, m = self.hashes, self.width
+            var = var - g * np.asarray(counts, dtype=np.float64) * (k - 1) * (m - 1) / (k * m * m)
         return self._hash_variance(var, counts)
 
 
@@ -194,8 +201,6 @@ class HadamardCountMeanSketchAggregator(Aggregator):
         p = self.protocol
         return {"bit_sums": np.zeros((p.hashes, p.width), dtype=np.int64)}
 
-    _report_keys = frozenset({"hash_index", "coefficient", "bits"})
-
     def _check_state(self, state: Dict[str, np.ndarray], n: int) -> None:
         # each report adds ±1 to one (hash, coefficient) cell
         if int(np.abs(state["bit_sums"]).sum(dtype=object)) > n:
@@ -203,15 +208,8 @@ class HadamardCountMeanSketchAggregator(Aggregator):
 
     def _check_batch(self, reports: Reports) -> None:
         p = self.protocol
-        for key in ("hash_index", "coefficient"):
-            v = reports.data[key]
-            if not isinstance(v, np.ndarray) or v.dtype != np.int64 or v.shape != (reports.n,):
-                raise ValueError(f"hcms reports: {key!r} must be int64, one per report")
-        bits = reports.data["bits"]
-        if not isinstance(bits, np.ndarray) or bits.dtype != np.uint8 or bits.shape != ((reports.n + 7) // 8,):
-            raise ValueError("hcms reports: 'bits' must be uint8, ceil(n/8) packed bytes")
-        _core.ldp_hcms_check_reports(reports.data["hash_index"], reports.data["coefficient"], bits, reports.n,
-                                     p.hashes, p.width)
+        _core.ldp_hcms_check_reports(reports.data["hash_index"], reports.data["coefficient"], reports.data["bits"],
+                                     reports.n, p.hashes, p.width)
 
     def _ingest(self, reports: Reports) -> None:
         _core.ldp_hcms_accumulate(self._state["bit_sums"], reports.data["hash_index"], reports.data["coefficient"],
@@ -219,10 +217,55 @@ class HadamardCountMeanSketchAggregator(Aggregator):
 
     def _estimate(self) -> np.ndarray:
         p = self.protocol
-        m = p.width
+        gathered = _core.ldp_sketch_gather(p._key(), p.hashes, p.width, self._state["bit_sums"], p.domain_size, True)
+        return self._from_gathered(gathered)
+
+    def _estimate_items(self, items: np.ndarray) -> np.ndarray:
+        transformed = self._cached("transformed", lambda: _rows_wht(self._state["bit_sums"]))
+        return self._from_gathered(_gather(self.protocol, transformed, items))
+
+    def _from_gathered(self, gathered: np.ndarray) -> np.ndarray:
         # M = k c T H (row-wise transform); (1/k) Σ_l M[l, h_l(x)] = c G(x) (Apple 2017, Alg. 4)
-        gathered = _core.ldp_sketch_gather(p._key(), p.hashes, m, self._state["bit_sums"], p.domain_size, True)
+        p, m = self.protocol, self.protocol.width
         return (m / (m - 1)) * (p.scale() * gathered - self.n / m)
 
 
-HadamardCountMeanSketch.aggregator_class = HadamardCountMeanSketchAggregator
+class HadamardCountMeanSketch(_Sketch, name="hcms", aggregator=HadamardCountMeanSketchAggregator, cost_rank=7):
+    """Hadamard count-mean sketch: report (hash index l, coefficient a, one bit), the bit
+    H[a, h_l(x)] kept with probability e^ε/(e^ε + 1). Variance (over users' randomness and the
+    random hash key): (m/(m−1))² [n c² − c(x) − (n − c(x))(m + k − 1)/(k m²)
+    + Σ_{y≠x} c(y)² (m−1)/(k m²)], c = (e^ε + 1)/(e^ε − 1) (docs/ldp_hadamard.md)."""
+
+    report_fields = (ReportField("hash_index", PER_USER, np.int64, bound=lambda p: p.hashes),
+                     ReportField("coefficient", PER_USER, np.int64, bound=lambda p: p.width),
+                     ReportField("bits", PACKED, np.uint8))
+    variance_formula = staticmethod(lambda epsilon, d: HadamardCountMeanSketch(epsilon, d).variance_per_user())
+
+    def cost_units(self, n: int) -> tuple:
+        """Server: one cell a report, k row transforms (m log2 m) and k d gathers."""
+        m = self.width
+        return float(n), float(n) + self.hashes * m * max(1, m.bit_length() - 1) + float(self.hashes) * self.domain_size
+
+    def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
+        g = self.gamma
+        index, coefficient, bits = _core.ldp_hcms_privatize(native(rng), items, self._key(), self.hashes, self.width,
+                                                            g.numerator, g.denominator, threads)
+        return {"hash_index": index, "coefficient": coefficient, "bits": bits}
+
+    def scale(self) -> float:
+        """c = (e^ε + 1)/(e^ε − 1): the one bit is kept with probability e^ε/(e^ε + 1)."""
+        em1 = math.expm1(float(self.gamma))
+        return (em1 + 2) / em1
+
+    def variance_per_user(self) -> float:
+        """The class docstring's formula for an item no user holds, per user."""
+        g, _, epi2 = self._collision_terms()
+        return g * (self.scale() ** 2 - epi2)
+
+    def variance(self, n: int, counts: Optional[np.ndarray] = None) -> np.ndarray:
+        """The class docstring's variance, over users' randomness and the random hash key."""
+        var = np.full(self.domain_size, n * self.variance_per_user())
+        if counts is not None:
+            g, _, epi2 = self._collision_terms()
+            var = var - g * np.asarray(counts, dtype=np.float64) * (1 - epi2)
+        return self._hash_variance(var, counts)

@@ -14,7 +14,12 @@ import numpy as np
 
 from .. import _core
 from ..generator import Generator
-from ._protocol import Aggregator, Protocol, Reports, one_bit_variance, register
+from ._choose import one_bit_variance
+from ._frequency import Protocol
+from ._aggregator import Aggregator
+from ._protocol import native
+from ._reports import Reports
+from ._schema import PACKED, PER_USER, ReportField
 
 # The server keeps one int64 per row of the padded domain: 2^30 rows is 8 GiB.
 MAX_PADDED_SIZE = 1 << 30
@@ -25,54 +30,8 @@ def padded_size(domain_size: int) -> int:
     return 1 << (int(domain_size) - 1).bit_length()
 
 
-@register
-class Hadamard(Protocol):
-    """1-bit Hadamard response over d items, padded to D = 2^⌈log2 d⌉ rows.
-
-    Report: ``rows`` (int64, the row j of each user, uniform on [0, D), drawn from the secret
-    generator independently of the item) and ``bits`` (uint8, one bit per user packed
-    little-endian, ceil(n/8) bytes; bit 1 means −1). Estimate:
-    ĉ(x) = (e^ε + 1)/(e^ε − 1) · Σ_i y_i H[j_i, x]. Variance: n((e^ε + 1)/(e^ε − 1))² − c(x)
-    exactly (docs/ldp_hadamard.md)."""
-
-    name = "hadamard"
-
-    def __init__(self, epsilon: float, domain_size: int, **options: Any) -> None:
-        super().__init__(epsilon, domain_size, **options)
-        if padded_size(self.domain_size) > MAX_PADDED_SIZE:
-            raise ValueError(f"domain_size must be at most 2^30 for 'hadamard' (the server keeps one count per "
-                             f"row of the padded domain), got {self.domain_size}")
-
-    @property
-    def padded_size(self) -> int:
-        return padded_size(self.domain_size)
-
-    def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
-        g = self.gamma
-        rows, bits = _core.ldp_hadamard_privatize(rng._core, items, self.padded_size, g.numerator, g.denominator,
-                                                  threads)
-        return {"rows": rows, "bits": bits}
-
-    def scale(self) -> float:
-        """(e^ε + 1)/(e^ε − 1) = 1/(2p − 1), the de-biasing factor (ε the exact rational γ)."""
-        em1 = math.expm1(float(self.gamma))  # e^γ − 1, accurate for small ε
-        return (em1 + 2) / em1
-
-    def variance_per_user(self) -> float:
-        return one_bit_variance(float(self.gamma))
-
-    def variance(self, n: int, counts: Optional[np.ndarray] = None) -> np.ndarray:
-        # each user's term s·y·H[j, x] has square s² and mean 1{x_i = x}: n s² − c(x) in all
-        var = np.full(self.domain_size, n * self.variance_per_user())
-        if counts is not None:
-            var = var - np.asarray(counts, dtype=np.float64)
-        return var
-
-
 class HadamardAggregator(Aggregator):
     """State: ``row_sums`` (int64, D): the sum of the ±1 reports of each row."""
-
-    _report_keys = frozenset({"rows", "bits"})
 
     def _empty_state(self) -> Dict[str, np.ndarray]:
         return {"row_sums": np.zeros(self.protocol.padded_size, dtype=np.int64)}
@@ -83,12 +42,8 @@ class HadamardAggregator(Aggregator):
             raise ValueError("corrupt aggregator state: hadamard row sums exceed the number of reports")
 
     def _check_batch(self, reports: Reports) -> None:
-        rows, bits = reports.data.get("rows"), reports.data.get("bits")
-        if not isinstance(rows, np.ndarray) or rows.dtype != np.int64 or rows.shape != (reports.n,):
-            raise ValueError("hadamard reports: 'rows' must be int64, one row per report")
-        if not isinstance(bits, np.ndarray) or bits.dtype != np.uint8 or bits.shape != ((reports.n + 7) // 8,):
-            raise ValueError("hadamard reports: 'bits' must be uint8, ceil(n/8) packed bytes")
-        _core.ldp_hadamard_check_reports(rows, bits, reports.n, self.protocol.padded_size)
+        _core.ldp_hadamard_check_reports(reports.data["rows"], reports.data["bits"], reports.n,
+                                         self.protocol.padded_size)
 
     def _ingest(self, reports: Reports) -> None:
         _core.ldp_hadamard_accumulate(self._state["row_sums"], reports.data["rows"], reports.data["bits"],
@@ -100,4 +55,58 @@ class HadamardAggregator(Aggregator):
         return sums * self.protocol.scale()
 
 
-Hadamard.aggregator_class = HadamardAggregator
+class Hadamard(Protocol, name="hadamard", aggregator=HadamardAggregator, cost_rank=4):
+    """1-bit Hadamard response over d items, padded to D = 2^⌈log2 d⌉ rows.
+
+    Report: ``rows`` (int64, the row j of each user, uniform on [0, D), drawn from the secret
+    generator independently of the item) and ``bits`` (uint8, one bit per user packed
+    little-endian, ceil(n/8) bytes; bit 1 means −1). Estimate:
+    ĉ(x) = (e^ε + 1)/(e^ε − 1) · Σ_i y_i H[j_i, x]. Variance: n((e^ε + 1)/(e^ε − 1))² − c(x)
+    exactly (docs/ldp_hadamard.md)."""
+
+    report_fields = (ReportField("rows", PER_USER, np.int64, bound=lambda p: p.padded_size),
+                     ReportField("bits", PACKED, np.uint8))
+    variance_formula = staticmethod(one_bit_variance)
+
+    def __init__(self, epsilon: float, domain_size: int, **options: Any) -> None:
+        super().__init__(epsilon, domain_size, **options)
+        if padded_size(self.domain_size) > MAX_PADDED_SIZE:
+            raise ValueError(f"domain_size must be at most 2^30 for 'hadamard' (the server keeps one count per "
+                             f"row of the padded domain), got {self.domain_size}")
+
+    def cost_units(self, n: int) -> tuple:
+        """Server: one row sum a report, then one transform of D log2 D."""
+        D = self.padded_size
+        return float(n), float(n) + D * max(1, D.bit_length() - 1)
+
+    def state_bytes(self) -> int:
+        """D int64 row sums."""
+        return 8 * self.padded_size
+
+    @property
+    def padded_size(self) -> int:
+        """D, the domain padded to a power of two (the rows of the Hadamard matrix)."""
+        return padded_size(self.domain_size)
+
+    def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
+        g = self.gamma
+        rows, bits = _core.ldp_hadamard_privatize(native(rng), items, self.padded_size, g.numerator, g.denominator,
+                                                  threads)
+        return {"rows": rows, "bits": bits}
+
+    def scale(self) -> float:
+        """(e^ε + 1)/(e^ε − 1) = 1/(2p − 1), the de-biasing factor (ε the exact rational γ)."""
+        em1 = math.expm1(float(self.gamma))  # e^γ − 1, accurate for small ε
+        return (em1 + 2) / em1
+
+    def variance_per_user(self) -> float:
+        """((e^ε + 1)/(e^ε − 1))²: one kept-or-flipped ±1 bit (docs/ldp_hadamard.md)."""
+        return one_bit_variance(float(self.gamma))
+
+    def variance(self, n: int, counts: Optional[np.ndarray] = None) -> np.ndarray:
+        """n c² − c(x), exactly (docs/ldp_hadamard.md)."""
+        # each user's term s·y·H[j, x] has square s² and mean 1{x_i = x}: n s² − c(x) in all
+        var = np.full(self.domain_size, n * self.variance_per_user())
+        if counts is not None:
+            var = var - np.asarray(counts, dtype=np.float64)
+        return var

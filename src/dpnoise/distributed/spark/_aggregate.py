@@ -23,27 +23,25 @@ Partial = Tuple[bytes, int, int, str]
 
 def oracle_factory(oracle: Any) -> Callable[[], Any]:
     """A picklable zero-argument function giving back ``oracle``'s configuration on an executor:
-    a frequency oracle travels as its protocol name and parameters (rebuilt and checked there),
-    anything else (e.g. a heavy-hitters configuration) by pickle. A client is reduced to its
-    configuration first (its generator never travels)."""
-    from ...ldp import Protocol
-    from ...ldp._protocol import _jsonable
+    an LDP configuration travels as its JSON (``to_json``; rebuilt and checked there), anything
+    else by pickle. A client is reduced to its configuration first (its generator never
+    travels)."""
+    from ...ldp import Configuration
 
     oracle = protocol_of(oracle)
-    if isinstance(oracle, Protocol):
-        header = {"protocol": oracle.name, "params": _jsonable(oracle.params())}
-        return _Rebuild(header)
+    if isinstance(oracle, Configuration):
+        return _Rebuild(oracle.to_json())
     return _Unpickle(pickle.dumps(oracle))
 
 
 class _Rebuild:
-    def __init__(self, header: dict) -> None:
-        self.header = header
+    def __init__(self, text: str) -> None:
+        self.text = text
 
     def __call__(self) -> Any:
-        from ...ldp._protocol import _protocol_of
+        from ...ldp import Configuration
 
-        return _protocol_of(self.header, "oracle")
+        return Configuration.from_json(self.text)
 
 
 class _Unpickle:

@@ -7,13 +7,13 @@ configuration travels in the Arrow schema metadata (:data:`CONFIG_KEY`)."""
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ._report_rows import FIXED, PACKED, from_rows, is_heavy_hitters, layout, protocol_of, take
+from ._report_rows import FIXED, PACKED, from_rows, layout, protocol_of, take
 
 
 def struct_type(oracle: Any) -> pa.StructType:
@@ -125,67 +125,24 @@ def arrow_to_rows(oracle: Any, source: Any, column: Optional[str] = None
 
 
 # -- per-row validity ------------------------------------------------------------------------------
-# Every check an aggregator's add makes on one report, as a mask over rows: a batch with bad rows
-# costs one pass and one add (never a bisection with an add per half). Each protocol's ranges are
-# those of its aggregator's _check_batch (named beside each entry); the contract test
-# tests/distributed/test_spark_malformed.py puts an out-of-range value in every field of every
-# layout and requires it counted, never a failed add. When the ldp layer publishes its own
-# per-field masks, row_validity is the one place to point at them.
-def _between(v: np.ndarray, lo: int, hi: int) -> np.ndarray:
-    return (v >= lo) & (v < hi)
-
-
-def _padding_clear(bits: np.ndarray, d: int) -> np.ndarray:
-    """Rows of packed uint64 words (given as (n, 8 * words) little-endian bytes) whose bits at
-    and beyond column d are zero (unary._check_batch: ldp_packed_padding_clear)."""
-    if d % 64 == 0 or bits.shape[0] == 0:
-        return np.ones(bits.shape[0], dtype=bool)
-    last = np.ascontiguousarray(bits[:, -8:]).view("<u8").reshape(-1)
-    return (last >> np.uint64(d % 64)) == 0
-
-
-def _heavy_hitters_valid(p: Any, r: Dict[str, np.ndarray]) -> np.ndarray:
-    # heavy_hitters._base._check_report_arrays
-    groups, indices, values = r["groups"], r["indices"], r["values"]
-    ok = _between(groups, 0, len(p.groups)) & _between(values, 0, p.g) & (indices >= 0)
-    k_prime = np.array([g.k_prime for g in p.groups], dtype=np.int64)
-    return ok & (indices < k_prime[np.where(ok, groups, 0)])
-
-
-_VALID: Dict[str, Callable[[Any, Dict[str, np.ndarray]], np.ndarray]] = {
-    "grr": lambda p, r: _between(r["values"], 0, p.domain_size),  # grr._check_batch
-    "oue": lambda p, r: _padding_clear(r["bits"], p.domain_size),  # unary._check_batch
-    "sue": lambda p, r: _padding_clear(r["bits"], p.domain_size),
-    "olh": lambda p, r: _between(r["values"], 0, p.g),  # local_hashing._check_values
-    "flh": lambda p, r: _between(r["indices"], 0, p.options["k_prime"]) & _between(r["values"], 0, p.g),
-    "hadamard": lambda p, r: _between(r["rows"], 0, p.padded_size) & _between(r["bits"], 0, 2),  # check_reports
-    "cms": lambda p, r: _between(r["hash_index"], 0, p.hashes),  # ldp_cms_check_reports
-    "hcms": lambda p, r: (_between(r["hash_index"], 0, p.hashes) & _between(r["coefficient"], 0, p.width)
-                          & _between(r["bits"], 0, 2)),  # ldp_hcms_check_reports
-    "zmatrix": lambda p, r: _between(r["columns"], 0, p.width) & ((r["y"] == 1) | (r["y"] == -1)),
-}
-
-
 def row_validity(oracle: Any, rows: Dict[str, np.ndarray], n: int) -> np.ndarray:
-    """A boolean mask of the rows ``oracle``'s aggregator accepts (every per-row check of its
-    ``add``), from the per-row arrays in O(n). ValueError for a protocol without checks here."""
+    """A boolean mask of the rows ``oracle``'s aggregator accepts, in O(n): a packed bit must be
+    0 or 1 (packing would hide a 2), and the rest is the configuration's own mask over its report
+    arrays (``Configuration.valid_rows``: every declared field's range and its per-row rules).
+    The contract test tests/distributed/test_spark_malformed.py breaks every field of every
+    layout and requires the row counted, never a failed add."""
     proto = protocol_of(oracle)
     if n == 0:
         return np.ones(0, dtype=bool)
-    if is_heavy_hitters(proto):
-        return _heavy_hitters_valid(proto, rows)
-    check = _VALID.get(getattr(proto, "spark_layout_name", None) or proto.name)
-    if check is None:
-        raise ValueError(f"no per-row checks for protocol {proto.name!r}")
-    return np.asarray(check(proto, rows), dtype=bool).reshape(n)
+    ok = np.ones(n, dtype=bool)
+    for f in layout(oracle):
+        if f.kind == PACKED:
+            ok &= (rows[f.name] == 0) | (rows[f.name] == 1)
+    return ok & np.asarray(proto.valid_rows(from_rows(oracle, rows, n), n), dtype=bool).reshape(n)
 
 
 def make_reports(oracle: Any, rows: Dict[str, np.ndarray], n: int) -> Any:
-    from ...ldp import HHReports, Reports
-
-    proto = protocol_of(oracle)
-    kind = HHReports if is_heavy_hitters(proto) else Reports
-    return kind(proto.name, proto.fingerprint(), n, from_rows(oracle, rows, n))
+    return protocol_of(oracle).reports(from_rows(oracle, rows, n), n)
 
 
 class ConfigurationError(ValueError):
@@ -210,58 +167,41 @@ def add_rows(agg: Any, oracle: Any, rows: Dict[str, np.ndarray], n: int) -> int:
 
 
 # -- the configuration in Arrow schema metadata and Spark field metadata ---------------------------
-#: the key of the configuration header in an Arrow schema's metadata and in a Spark field's metadata
-CONFIG_KEY = "dpnoise.config"
-
-
-def config_header(oracle: Any) -> Dict[str, Any]:
-    """The configuration as a JSON header (as ``Aggregator.to_bytes`` writes it): the protocol
-    (or heavy-hitters method) name and its parameters."""
-    from ...ldp._protocol import _jsonable
-
-    proto = protocol_of(oracle)
-    key = "method" if is_heavy_hitters(proto) else "protocol"
-    return json.loads(json.dumps({key: proto.name, "params": _jsonable(proto.params())}, sort_keys=True))
+#: the key of the configuration JSON in an Arrow schema's metadata (dpnoise.ldp.arrow) and in a
+#: Spark field's metadata
+CONFIG_KEY = "dpnoise.configuration"
 
 
 def config_json(oracle: Any) -> str:
-    return json.dumps(config_header(oracle), sort_keys=True)
+    return protocol_of(oracle).to_json()
 
 
 def config_metadata(oracle: Any) -> Dict[bytes, bytes]:
-    """Arrow schema metadata carrying ``oracle``'s configuration."""
-    return {CONFIG_KEY.encode(): config_json(oracle).encode()}
+    """Arrow schema metadata carrying ``oracle``'s configuration (as dpnoise.ldp.arrow writes it)."""
+    from ...ldp import arrow as ldp_arrow
 
-
-_SHOWN = ("epsilon", "domain_size", "item_bits", "item_type", "g", "k_prime", "hashes", "width", "columns", "planes")
-
-
-def _describe(header: Any) -> str:
-    try:
-        name = header.get("protocol") or header.get("method")
-        shown = {k: v for k, v in header["params"].items() if k in _SHOWN}
-        return f"{name}: " + ", ".join(f"{k}={v}" for k, v in sorted(shown.items()))
-    except (AttributeError, KeyError, TypeError):
-        return "an unreadable configuration header"
+    return dict(ldp_arrow.schema(protocol_of(oracle)).metadata)
 
 
 def check_config(found: Any, oracle: Any, what: str) -> None:
-    """ValueError naming both configurations unless ``found`` (a JSON header from metadata, str
-    or bytes) is ``oracle``'s; ``found=None`` (no metadata) checks nothing."""
+    """ValueError naming both configurations unless ``found`` (a configuration JSON from
+    metadata, str or bytes) is ``oracle``'s; ``found=None`` (no metadata) checks nothing."""
+    from ...ldp import Configuration
+
     if found is None:
         return
     try:
-        header = json.loads(found.decode() if isinstance(found, (bytes, bytearray)) else found)
+        theirs = Configuration.from_json(found.decode() if isinstance(found, (bytes, bytearray)) else found)
     except (ValueError, UnicodeDecodeError):
-        raise ValueError(f"{what}: its {CONFIG_KEY} metadata is not a configuration header") from None
-    mine = config_header(oracle)
-    if header != mine:
-        raise ValueError(f"{what} holds reports of another configuration ({_describe(header)}) than the oracle "
-                         f"({_describe(mine)}); aggregate them with their own configuration")
+        raise ValueError(f"{what} carries a dpnoise configuration this version cannot rebuild") from None
+    mine = protocol_of(oracle)
+    if theirs != mine:
+        raise ValueError(f"{what} holds reports of another configuration ({theirs!r}) than the oracle ({mine!r}); "
+                         "aggregate them with their own configuration")
 
 
 def schema_config(schema: Any) -> Optional[bytes]:
-    """The configuration header of an Arrow schema: in its own metadata (:data:`CONFIG_KEY`),
+    """The configuration JSON of an Arrow schema: in its own metadata (:data:`CONFIG_KEY`),
     else in the field metadata Spark writes into a Parquet file
     (``org.apache.spark.sql.parquet.row.metadata``); None when there is none."""
     meta = schema.metadata or {}

@@ -7,35 +7,17 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ._checks import check_on_malformed, check_report_column
-from ._report_rows import FIXED, PACKED, layout, protocol_of, to_rows
+from ._report_rows import protocol_of, to_rows
 
 
 def _check_arrays(reports: Any, oracle: Any) -> None:
-    """The report arrays have the layout's names, dtypes and shapes, and every row is in the
-    protocol's range: O(n), no aggregation (ValueError otherwise)."""
-    from ._arrow import row_validity
-
+    """The report arrays match the declared schema and every row is in the configuration's
+    range (``Configuration.reports`` and ``valid_rows``): O(n), no aggregation."""
     proto = protocol_of(oracle)
-    n = reports.n
-    names = {f.name for f in layout(oracle)}
-    if set(reports.data) != names:
-        raise ValueError(f"{proto.name} reports must hold exactly the arrays {sorted(names)}, got {sorted(reports.data)}")
-    for f in layout(oracle):
-        arr = reports.data[f.name]
-        if f.kind == FIXED:
-            shape = (n, f.row_length(proto))  # type: ignore[misc]
-        elif f.kind == PACKED:
-            shape = ((n + 7) // 8,)
-        else:
-            shape = (n,)
-        if arr.dtype != f.dtype or arr.shape != shape:
-            raise ValueError(f"{proto.name} reports: {f.name!r} must be {f.dtype} of shape {shape}, got {arr.dtype} "
-                             f"{arr.shape}")
-        if f.kind == PACKED and n % 8 and arr.size and int(arr[-1]) >> (n % 8):
-            raise ValueError(f"{proto.name} reports: the padding bits of {f.name!r} must be 0")
-    valid = row_validity(oracle, to_rows(oracle, reports.data, n), n)
+    proto.reports(reports.data, reports.n)
+    valid = proto.valid_rows(reports.data, reports.n)
     if not valid.all():
-        raise ValueError(f"{int(n - valid.sum())} of {n} reports are outside the protocol's range")
+        raise ValueError(f"{int(reports.n - valid.sum())} of {reports.n} reports are outside the protocol's range")
 
 
 def reports_table(reports: Any, oracle: Any, column: str = "report") -> Any:

@@ -1,0 +1,108 @@
+"""Throughput of the constant-time samplers (issue 25), with the variable-time samplers measured
+in the same run. Targets, checked in test_constant_time_targets:
+
+  discrete_laplace / discrete_gaussian, constant_time=True, size=10^6, scale/sigma 1..10^4:
+      >= 10^6 samples per second per core (process CPU time, threads=1: on a
+      shared machine the wall clock counts other processes' time too)
+  scalar call, constant_time=True: within 2x of the variable-time scalar call (wall clock,
+      same run, best of rounds)
+
+Also printed: the ratio to the variable-time size= path, and to OpenDP's constant-time attempt
+at about 5.3k samples/s (opendp#1324: a published figure, not measured here).
+
+Run: pytest benchmarks/test_bench_constant_time.py  (about a minute).
+"""
+import time
+
+import numpy as np
+import pytest
+
+import dpnoise
+
+N = 10**6
+SCALAR_CALLS = 2000
+OPENDP_CT_PER_SECOND = 5.3e3  # opendp#1324 (published, not measured here)
+rng = dpnoise.default_rng()  # the secure generator: what users get
+
+CPU_RATE: dict = {}  # (method, param, constant_time) -> samples per CPU-second (best of rounds)
+WALL: dict = {}  # key -> best wall seconds per sample (or per scalar call)
+
+
+def best_of(fn, rounds=3):
+    """Best wall time and best process CPU time of fn over rounds (one warm-up call first)."""
+    fn()
+    walls, cpus = [], []
+    for _ in range(rounds):
+        w0, c0 = time.perf_counter(), time.process_time()
+        out = fn()
+        cpus.append(time.process_time() - c0)
+        walls.append(time.perf_counter() - w0)
+    return out, min(walls), min(cpus)
+
+
+def check_law(method, param, x):
+    if method == "discrete_gaussian":
+        assert abs(float(x.var()) / param**2 - 1) < 0.02
+    else:
+        q = np.exp(-1 / param)
+        assert abs(float(x.var()) / (2 * q / (1 - q) ** 2) - 1) < 0.02
+
+
+@pytest.mark.parametrize("param", [1, 100, 10**4], ids=str)
+@pytest.mark.parametrize("method", ["discrete_laplace", "discrete_gaussian"])
+@pytest.mark.parametrize("constant_time", [True, False], ids=["ct", "vt"])
+def test_size_throughput(benchmark, method, param, constant_time):
+    draw = lambda: getattr(rng, method)(param, N, threads=1, constant_time=constant_time)
+    x, wall, cpu = best_of(draw)
+    CPU_RATE[(method, param, constant_time)] = N / cpu
+    WALL[(method, param, constant_time)] = wall / N
+    benchmark.extra_info["samples_per_cpu_second"] = N / cpu
+    benchmark.pedantic(draw, rounds=1, iterations=1)
+    check_law(method, param, x)
+
+
+@pytest.mark.parametrize("method", ["discrete_laplace", "discrete_gaussian"])
+def test_scalar_call(benchmark, method):
+    f = getattr(rng, method)
+
+    def loop(ct):
+        for _ in range(SCALAR_CALLS):
+            f(10.0, constant_time=ct)
+
+    # interleave the two so that machine load hits both alike; best of 5 each
+    best = {True: float("inf"), False: float("inf")}
+    loop(True), loop(False)
+    for _ in range(5):
+        for ct in (False, True):
+            t0 = time.perf_counter()
+            loop(ct)
+            best[ct] = min(best[ct], (time.perf_counter() - t0) / SCALAR_CALLS)
+    WALL[("scalar", method, True)] = best[True]
+    WALL[("scalar", method, False)] = best[False]
+    benchmark.extra_info["ct_over_vt"] = best[True] / best[False]
+    benchmark.pedantic(lambda: f(10.0, constant_time=True), rounds=100, iterations=1)
+
+
+def test_constant_time_targets():
+    """The issue's targets, from the measurements above (same run)."""
+    if not CPU_RATE or not any(k[0] == "scalar" for k in WALL):
+        pytest.skip("run the whole file: the targets use the measurements of the other tests")
+    lines, missed = [], []
+    for method in ("discrete_laplace", "discrete_gaussian"):
+        for param in (1, 100, 10**4):
+            ct, vt = CPU_RATE[(method, param, True)], CPU_RATE[(method, param, False)]
+            lines.append(
+                f"{method}({param}) constant_time: {ct / 1e6:.2f} M/s per core (CPU time), "
+                f"{ct / vt:.2f}x the variable-time size= path, {ct / OPENDP_CT_PER_SECOND:.0f}x OpenDP's 5.3k/s (published)"
+            )
+            if ct < 1e6:
+                missed.append(f"{method}({param}): {ct:.3g}/s < 1e6/s")
+        ratio = WALL[("scalar", method, True)] / WALL[("scalar", method, False)]
+        lines.append(
+            f"{method} scalar call: constant_time {WALL[('scalar', method, True)] * 1e6:.2f} us, variable-time "
+            f"{WALL[('scalar', method, False)] * 1e6:.2f} us (ratio {ratio:.2f})"
+        )
+        if ratio > 2:
+            missed.append(f"{method} scalar: {ratio:.2f}x the variable-time call")
+    print("\n" + "\n".join(lines))
+    assert not missed, "; ".join(missed)

@@ -1,0 +1,71 @@
+// dpnoise/exact/constant_time/noisy_release.hpp -- the mechanisms' fused release kernels
+// (mechanism_kernels.hpp) with constant-time noise and no branch on the secret values:
+//   noisy_integers_constant_time: y = clamp(x, +-bound) + noise, int64
+//   noisy_grid_constant_time:     y = (clamp(round(x / 2^k), +-bound) + noise) 2^k, double
+// The variable-time kernels check |y| against the grid's exact range after each draw (a branch
+// on the noise); here the noise is bounded for every output (|noise| <= max_abs <= 2^40, from
+// the table), so the public checks on bound and k below make overflow impossible and no
+// per-element check is needed. Grid form: the floating-point scaling x 2^-k and y 2^k are one
+// multiplication each; their time is data-independent except for subnormal operands or results
+// on some CPUs (docs/security.md).
+#pragma once
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+
+#include "dpnoise/exact/constant_time/ct_ops.hpp"
+#include "dpnoise/exact/constant_time/laws.hpp"
+#include "dpnoise/mechanism_kernels.hpp"  // request::sample_same, the variable-time to_grid
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace dpnoise::exact::ct {
+
+// round(x down) to the nearest integer, ties to even, clamped to [-bound, bound] (bound <=
+// 2^52), with no comparison at all on x86-64: minsd/maxsd clamp, cvtsd2si rounds in the default
+// rounding mode (nearest-even, as request::to_grid assumes). request::to_grid's ternaries
+// compile to a flag-setting compare and a conditional move, which valgrind flags as depending
+// on the secret. Other CPUs use request::to_grid (not checked by .ci/constant_time).
+inline int64_t to_grid_ct(double x, double down, double bound) {
+#if defined(__SSE2__) && defined(__x86_64__)
+    __m128d s = _mm_set_sd(x * down);
+    s = _mm_max_sd(s, _mm_set_sd(-bound));
+    s = _mm_min_sd(s, _mm_set_sd(bound));
+    return static_cast<int64_t>(_mm_cvtsd_si64(s));
+#else
+    return request::to_grid(x, request::TimesFactor{down}, bound);
+#endif
+}
+
+inline constexpr int64_t kMaxNoise = int64_t{1} << 40;
+
+template <class Law, class Family>
+void noisy_integers_constant_time(Family& family, const typename Law::Param& p, const int64_t* values,
+                                  ptrdiff_t stride, int64_t bound, int64_t* out, size_t n, unsigned threads) {
+    // |clamp(x)| + |noise| <= (2^62 - 2^40) + 2^40: no overflow, and within the 2^62 limit of
+    // the variable-time kernel
+    if (bound < 0 || bound > (int64_t{1} << 62) - kMaxNoise) throw std::invalid_argument("bound must be in [0, 2^62 - 2^40]");
+    request::sample_same<Law>(family, p, out, n, threads, request::Path::tables, [=](size_t i, int64_t noise) {
+        return clamp_ct(values[static_cast<ptrdiff_t>(i) * stride], bound) + noise;
+    });
+}
+
+template <class Law, class Family>
+void noisy_grid_constant_time(Family& family, const typename Law::Param& p, const double* values, ptrdiff_t stride,
+                              int k, int64_t bound, double* out, size_t n, unsigned threads) {
+    if (bound < 0 || bound > (int64_t{1} << 52)) throw std::invalid_argument("bound must be in [0, 2^52]");
+    // 2^-k and 2^k normal doubles, and (2^52 + 2^40) 2^k < 2^1024: no overflow, no ldexp
+    if (k < -1000 || k > 960)
+        throw std::invalid_argument("constant_time=True supports grid exponents k in [-1000, 960]");
+    const double down = std::ldexp(1.0, -k), up = std::ldexp(1.0, k), b = static_cast<double>(bound);
+    request::sample_same<Law>(family, p, out, n, threads, request::Path::tables, [=](size_t i, int64_t noise) {
+        // round(x 2^-k) clamped to +-bound: the same value as the variable-time kernel's
+        const int64_t v = to_grid_ct(values[static_cast<ptrdiff_t>(i) * stride], down, b);
+        return static_cast<double>(v + noise) * up;  // |v + noise| <= 2^52 + 2^40 < 2^53: exact
+    });
+}
+
+}  // namespace dpnoise::exact::ct
