@@ -93,3 +93,49 @@ def test_bad_input(spark, items_df):
     with pytest.raises(ValueError):
         private_counts(items_df, "item", Histogram(1.0, categories=3, out_of_domain="raise", budget=budget))
     assert budget.calls == []  # refused before any charge
+
+
+def test_a_column_that_cannot_hold_the_bins_is_refused_before_any_charge(spark):
+    from dpnoise.distributed.spark import private_counts
+
+    strings = spark.createDataFrame([("1",), ("2",)], "k string")
+    budget = SpyBudget(10.0)
+    with pytest.raises(TypeError, match=r"column 'k' is string: it cannot hold int bins"):
+        private_counts(strings, "k", Histogram(1.0, categories=3, budget=budget))
+    with pytest.raises(TypeError, match=r"column 'k' is string: it cannot hold int bins"):
+        private_counts(strings, "k", Histogram(1.0, categories=2, out_of_domain="drop", budget=budget), bins=[1, 2])
+    tiny = spark.createDataFrame([(1,)], "k tinyint")
+    with pytest.raises(TypeError, match=r"column 'k' is tinyint: it cannot hold every bin"):
+        private_counts(tiny, "k", Histogram(1.0, categories=2, out_of_domain="drop", budget=budget), bins=[1, 300])
+    with pytest.raises(TypeError, match="one type"):
+        private_counts(strings, "k", Histogram(1.0, categories=2, out_of_domain="drop", budget=budget), bins=["1", 2])
+    assert budget.calls == []
+    # numpy integer bins are plain bins
+    got = private_counts(spark.createDataFrame([(1,), (2,), (2,)], "k int"), "k",
+                         Histogram(100.0, categories=2, out_of_domain="drop"), bins=list(np.array([1, 2])))
+    assert got.as_dict() == {1: 1, 2: 2}
+
+
+def test_at_most_one_row_per_bin_plus_one_reaches_the_driver(spark, monkeypatch):
+    """30,000 distinct values (a user-ID column), 10 bins: the bins are filtered in Spark and
+    the out-of-domain rows counted there; the driver collects at most 11 rows."""
+    from pyspark.sql.classic.dataframe import DataFrame
+
+    from dpnoise.distributed.spark import private_counts
+
+    df = spark.range(30_000).selectExpr("id AS user")
+    collected = []
+    original = DataFrame.collect
+
+    def spy(self):
+        rows = original(self)
+        collected.append(len(rows))
+        return rows
+
+    monkeypatch.setattr(DataFrame, "collect", spy)
+    got = private_counts(df, "user", Histogram(100.0, categories=10, out_of_domain="drop"))  # 29,990 rows outside, dropped
+    assert collected and max(collected) <= 11
+    assert got.as_dict() == {i: 1 for i in range(10)}
+    clamp = private_counts(df, "user", Histogram(100.0, categories=10, out_of_domain="clamp"))
+    assert clamp.counts.tolist()[:9] == [1] * 9 and clamp.counts[9] == 30_000 - 9
+    assert max(collected) <= 11

@@ -87,8 +87,57 @@ def test_bad_input(spark):
     with pytest.raises(dpnoise.InsecureGeneratorError):
         FO.client(dpnoise.default_rng(1))  # a seeded generator still needs allow_insecure=True
     out_of_range = spark.createDataFrame([(1,), (300,), (None,)], "x bigint")
-    with pytest.raises(Exception, match=r"column 'x': 2 rows of a batch \(1 null\) are not items"):
-        privatize_column(out_of_range.coalesce(1), "x", FO.client()).count()
+    # refused up front (one Spark aggregate), before any report is planned: never a Java stack
+    with pytest.raises(ValueError, match=r"^column 'x': 2 rows are null or not items in \[0, 256\)$"):
+        privatize_column(out_of_range.coalesce(1), "x", FO.client())
+
+
+def test_a_configuration_is_refused_where_a_client_is_needed_and_a_client_works_as_an_oracle(spark):
+    from dpnoise.distributed.spark import aggregate_reports, privatize_column
+
+    df = spark.createDataFrame([(1,), (2,)], "x bigint")
+    with pytest.raises(TypeError, match=r"^client must be a dpnoise.ldp client .*got Hadamard"):
+        privatize_column(df, "x", FO)
+    out = privatize_column(df, "x", FO.client())
+    # a client where an oracle is expected: its configuration is used, its generator never travels
+    agg = aggregate_reports(out, "report", FO.client())
+    assert agg.n == 2 and agg.protocol == FO
+
+
+def test_child_streams_are_the_spawned_children_derived_in_constant_time():
+    from dpnoise.distributed.spark._privatize import _PartitionRandomness
+
+    key = 0x1234_5678_9ABC_DEF0_1234_5678_9ABC_DEF0_1234
+    randomness = _PartitionRandomness(key)
+    children = dpnoise.default_rng(key).spawn(40)
+    for i in (0, 1, 7, 39):
+        np.testing.assert_array_equal(randomness.generator(i).random_raw(8), children[i].random_raw(8))
+    # partition 10^6: one ChaCha20 block, not 10^6 spawns
+    import time
+
+    t0 = time.perf_counter()
+    randomness.generator(10 ** 6).random_raw(1)
+    assert time.perf_counter() - t0 < 1.0
+
+
+def test_heavy_hitters_clients_privatize_on_the_executors(spark):
+    from dpnoise.distributed.spark import aggregate_reports, dataframe_to_reports, privatize_column
+    from dpnoise.ldp import HeavyHitters
+
+    for hh, rows, schema in (
+            (HeavyHitters("pem", 4.0, item_bits=16, k_prime=64, k=3), [(i % 50 * 977,) for i in range(400)], "x bigint"),
+            (HeavyHitters("treehist", 4.0, item_type="str", max_length=4, k_prime=64, k=3),
+             [(f"w{i % 30:02d}",) for i in range(400)], "x string")):
+        df = spark.createDataFrame(rows, schema).coalesce(2)
+        out = privatize_column(df, "x", hh.client(dpnoise.default_rng(8), allow_insecure=True))
+        agg = aggregate_reports(out, "report", hh)
+        assert agg.n == 400
+        assert agg.to_bytes() == hh.aggregator().add(dataframe_to_reports(out, "report", hh)).to_bytes()
+    too_long = spark.createDataFrame([("abcdefgh",), ("ab",)], "x string")
+    with pytest.raises(ValueError, match=r"column 'x': 1 rows are null or longer than 4 bytes"):
+        privatize_column(too_long, "x", hh.client())
+    with pytest.raises(TypeError, match="column 'x' must hold str items"):
+        privatize_column(spark.createDataFrame([(1,)], "x bigint"), "x", hh.client())
 
 
 @pytest.mark.parametrize("name", ["grr", "oue", "olh", "flh", "cms", "hcms", "zmatrix"])

@@ -1,7 +1,8 @@
 """Apache Spark adapters (extra ``dpnoise[spark]``: pyspark and pyarrow, plus Java 17+).
 
-* :func:`aggregate_reports` — LDP reports in a DataFrame -> one aggregator (per-partition C++
-  aggregation over Arrow batches, serialised states tree-merged at the driver);
+* :func:`aggregate_reports` — LDP reports in Parquet files or a DataFrame -> one aggregator
+  (Parquet row groups read by the executors with pyarrow, other DataFrames through
+  ``mapInArrow``; per-task C++ aggregation, serialised states tree-merged);
 * :func:`reports_to_dataframe` / :func:`dataframe_to_reports` — reports <-> DataFrame rows;
 * :func:`privatize_column` — privatise raw items on the executors (simulations, benchmarks);
 * :func:`private_counts` — exact group counts by Spark, noise drawn once at the driver;

@@ -1,26 +1,37 @@
-"""aggregate_reports: one aggregator per partition in the C++ core over Arrow batches
-(``mapInArrow``), its serialised state emitted, the states tree-merged, loaded at the driver."""
+"""aggregate_reports: one aggregator per task in the C++ core, its serialised state emitted,
+the states tree-merged, loaded at the driver.
+
+Two ways in: Parquet files (a path, paths, or a DataFrame that is a plain Parquet scan) are
+read by the executors with pyarrow, row group by row group (_parquet.py); any other DataFrame
+goes through ``mapInArrow`` over its report fields as flat columns."""
 from __future__ import annotations
 
+import os
 import pickle
-from typing import Any, Callable, Tuple
+from typing import Any, Callable, Iterable, List, Optional, Tuple  # noqa: F401
 
 from ._checks import check_on_malformed, check_report_column
-from ._report_rows import protocol_of
+from ._jobs import catchable, raise_task_error, run_job, task_error
+from ._parquet import deal, list_pieces, local_files, plain_parquet_files
+from ._report_rows import layout, protocol_of
 
-_STATE_SCHEMA = "state binary, malformed bigint, rows bigint"
+_STATE_SCHEMA = "state binary, malformed bigint, rows bigint, error string"
+
+#: what a task returns: (serialised state, malformed rows, rows seen, error or "")
+Partial = Tuple[bytes, int, int, str]
 
 
 def oracle_factory(oracle: Any) -> Callable[[], Any]:
-    """A picklable zero-argument function giving back ``oracle`` on an executor: an LDP
-    configuration travels as its JSON (``to_json``; rebuilt and checked there), anything else
-    by pickle."""
+    """A picklable zero-argument function giving back ``oracle``'s configuration on an executor:
+    an LDP configuration travels as its JSON (``to_json``; rebuilt and checked there), anything
+    else by pickle. A client is reduced to its configuration first (its generator never
+    travels)."""
     from ...ldp import Configuration
 
+    oracle = protocol_of(oracle)
     if isinstance(oracle, Configuration):
         return _Rebuild(oracle.to_json())
-    blob = pickle.dumps(oracle)
-    return lambda: pickle.loads(blob)
+    return _Unpickle(pickle.dumps(oracle))
 
 
 class _Rebuild:
@@ -33,9 +44,41 @@ class _Rebuild:
         return Configuration.from_json(self.text)
 
 
+class _Unpickle:
+    def __init__(self, blob: bytes) -> None:
+        self.blob = blob
+
+    def __call__(self) -> Any:
+        return pickle.loads(self.blob)
+
+
+class _Ingest:
+    """The task: Arrow tables or batches -> one aggregator -> (state, malformed, rows, error).
+    An error about the data or the configuration is returned, not raised (see _jobs)."""
+
+    def __init__(self, make: Callable[[], Any], column: Optional[str]) -> None:
+        self.make, self.column = make, column
+
+    def __call__(self, tables: Iterable[Any]) -> Partial:
+        from ._arrow import add_rows, arrow_to_rows
+
+        malformed = rows_seen = 0
+        try:
+            orc = self.make()
+            agg = orc.aggregator()
+            for table in tables:
+                rows, n_good, n_bad = arrow_to_rows(orc, table, self.column)
+                rows_seen += n_good + n_bad
+                malformed += n_bad + add_rows(agg, orc, rows, n_good)
+            return agg.to_bytes(), malformed, rows_seen, ""
+        except catchable() as exc:
+            return b"", malformed, rows_seen, task_error(exc)
+
+
 class _Merger:
-    """treeReduce's function: load two (state, malformed, rows) triples with the aggregator
-    class's ``from_bytes`` (checked, versioned), merge, serialise again."""
+    """treeReduce's function: load two partial results with the aggregator class's
+    ``from_bytes`` (checked, versioned), merge, serialise again. An error (a task's, or a merge
+    that fails: a configuration error) is carried on, never raised on an executor."""
 
     def __init__(self, aggregator_class: Any) -> None:
         self.cls = aggregator_class
@@ -43,78 +86,188 @@ class _Merger:
     def load(self, state: Any) -> Any:
         return self.cls.from_bytes(bytes(state))
 
-    def __call__(self, a: Tuple[bytes, int, int], b: Tuple[bytes, int, int]) -> Tuple[bytes, int, int]:
-        left = self.load(a[0])
-        left.merge(self.load(b[0]))
-        return left.to_bytes(), a[1] + b[1], a[2] + b[2]
-
-
-def partition_states(df: Any, column: str, oracle: Any) -> Any:
-    """A DataFrame of one row per partition: (serialised aggregator state, malformed rows,
-    rows seen)."""
-    import pyarrow as pa
-
-    from ._arrow import add_rows, arrow_to_rows
-
-    make = oracle_factory(oracle)
-
-    def aggregate_partition(batches: Any) -> Any:
-        orc = make()
-        agg = orc.aggregator()
-        malformed = rows_seen = 0
-        for batch in batches:
-            rows, n_good, n_bad = arrow_to_rows(orc, batch.column(0))
-            rows_seen += n_good + n_bad
-            malformed += n_bad + add_rows(agg, orc, rows, n_good)
-        yield pa.RecordBatch.from_pydict({"state": [agg.to_bytes()], "malformed": [malformed],
-                                          "rows": [rows_seen]},
-                                         schema=pa.schema([("state", pa.binary()), ("malformed", pa.int64()),
-                                                           ("rows", pa.int64())]))
-
-    return df.select(column).mapInArrow(aggregate_partition, _STATE_SCHEMA)
+    def __call__(self, a: Partial, b: Partial) -> Partial:
+        malformed, rows = a[1] + b[1], a[2] + b[2]
+        if a[3] or b[3]:
+            return b"", malformed, rows, a[3] or b[3]
+        try:
+            left = self.load(a[0])
+            left.merge(self.load(b[0]))
+            return left.to_bytes(), malformed, rows, ""
+        except catchable() as exc:
+            return b"", malformed, rows, "ValueError: two partition states did not merge (a configuration " \
+                                         f"error, not malformed rows): {' '.join(str(exc).split())}"
 
 
 class SparkAggregate:
     """What :func:`aggregate_reports` found besides the aggregator: ``malformed`` rows (counted,
-    never silently dropped), ``rows`` seen, ``partitions``."""
+    never silently dropped), ``rows`` seen, ``partitions`` (tasks), and ``source``:
+    ``"parquet"`` (row groups read by the executors with pyarrow) or ``"dataframe"``."""
 
-    def __init__(self, malformed: int, rows: int, partitions: int) -> None:
-        self.malformed, self.rows, self.partitions = malformed, rows, partitions
+    def __init__(self, malformed: int, rows: int, partitions: int, source: str = "dataframe") -> None:
+        self.malformed, self.rows, self.partitions, self.source = malformed, rows, partitions, source
 
     def __repr__(self) -> str:
-        return f"SparkAggregate(rows={self.rows}, malformed={self.malformed}, partitions={self.partitions})"
+        return (f"SparkAggregate(rows={self.rows}, malformed={self.malformed}, partitions={self.partitions}, "
+                f"source={self.source!r})")
 
 
-def aggregate_reports(df: Any, column: str, oracle: Any, *, on_malformed: str = "raise",
-                      depth: int = 2) -> Any:
-    """The aggregator of every report in ``df[column]`` (a struct column of ``oracle``'s report
-    arrays, see :func:`reports_to_dataframe`): each partition builds an aggregator over its
-    Arrow batches and emits its serialised state; the states are merged by ``treeReduce``
-    (``depth``) and loaded at the driver. The result equals, bit for bit, the single-process
-    aggregator of the same reports (merging is exact integer addition), whatever the
-    partitioning and however often a task is retried (each partition's state is counted once).
+def _parquet_task(make: Callable[[], Any], column: Optional[str], columns: List[str]) -> Callable[[Any], Any]:
+    from ._parquet import read_pieces
 
-    Malformed rows (null, wrong length, out of the protocol's range) are counted on the
-    executors; ``on_malformed="raise"`` (default) then raises ValueError naming the column and
-    the count; ``"skip"`` leaves them out and reports the count on the returned aggregator's
-    ``spark`` attribute (a :class:`SparkAggregate`). An empty DataFrame raises ValueError."""
+    ingest = _Ingest(make, column)
+
+    def run(task: Any) -> Any:
+        for pieces in task:  # one list of pieces per partition
+            yield ingest(read_pieces(pieces, columns))
+    return run
+
+
+def _dataframe_states(df: Any, column: Optional[str], oracle: Any) -> Any:
+    """One (state, malformed, rows, error) row per partition of ``df``, via ``mapInArrow`` over
+    the report fields as flat columns (cheaper for Spark to hand over than a struct)."""
+    import pyarrow as pa
+    from pyspark.sql import functions as F
+
+    fields = layout(oracle)
+    if column is None:
+        flat = df.select(*[F.col(f"`{f.name}`") for f in fields])
+    else:
+        flat = df.select(*[F.col(f"`{column}`.`{f.name}`").alias(f.name) for f in fields])
+    ingest = _Ingest(oracle_factory(oracle), None)
+    schema = pa.schema([("state", pa.binary()), ("malformed", pa.int64()), ("rows", pa.int64()),
+                        ("error", pa.string())])
+
+    def aggregate_partition(batches: Any) -> Any:
+        state, malformed, rows, error = ingest(batches)
+        yield pa.RecordBatch.from_pydict({"state": [state], "malformed": [malformed], "rows": [rows],
+                                          "error": [error]}, schema=schema)
+
+    return flat.mapInArrow(aggregate_partition, _STATE_SCHEMA)
+
+
+def _source_paths(source: Any) -> Optional[List[str]]:
+    """The Parquet paths ``source`` names, None for a DataFrame; TypeError for anything else."""
+    from pyspark.sql import DataFrame
+
+    if isinstance(source, DataFrame):
+        return None
+    paths = [source] if isinstance(source, (str, os.PathLike)) else source
+    if not isinstance(paths, (list, tuple)) or not paths or not all(isinstance(p, (str, os.PathLike)) for p in paths):
+        raise TypeError("the reports must be a pyspark.sql.DataFrame, a Parquet path or a non-empty list of paths, "
+                        f"got {type(source).__name__}")
+    return [os.fspath(p) for p in paths]
+
+
+def _session(spark: Any) -> Any:
+    from pyspark.sql import SparkSession
+
+    spark = spark if spark is not None else SparkSession.getActiveSession()
+    if spark is None:
+        raise ValueError("aggregating Parquet paths needs a SparkSession: pass spark= (or start one)")
+    return spark
+
+
+def aggregate_reports(source: Any, column: Optional[str], oracle: Any, *, on_malformed: str = "raise",
+                      depth: int = 2, spark: Any = None, tasks: Optional[int] = None) -> Any:
+    """The aggregator of every report in ``source``.
+
+    Parameters
+    ----------
+    source : pyspark.sql.DataFrame, str or list of str
+        A DataFrame with a report column (see :func:`reports_to_dataframe`), or the path(s) of
+        Parquet files/directories of reports (``reports_table`` + ``pyarrow.parquet``, or
+        ``df.write.parquet``). Parquet input -- paths, or a DataFrame that is a plain scan
+        ``spark.read.parquet(...)`` -- is read by the executors with pyarrow, row group by row
+        group (no JVM -> Python conversion); any other DataFrame goes through ``mapInArrow``.
+    column : str or None
+        The struct column of the reports (``"report"``), or None when the report fields are
+        top-level columns.
+    oracle : FrequencyOracle, heavy-hitters configuration, or a client of one
+        The configuration (a client is reduced to it; its generator is not used).
+    on_malformed : {"raise", "skip"}
+        Malformed rows (null, wrong length, out of the protocol's range) are counted on the
+        executors; ``"raise"`` (default) then raises ValueError naming the column and the
+        count; ``"skip"`` leaves them out and reports the count on ``agg.spark``.
+    depth : int
+        ``treeReduce`` depth of the merge of the task states.
+    spark : SparkSession, optional
+        For paths (default: the active session).
+    tasks : int, optional
+        Parquet input: how many tasks share the row groups (default: the cluster's
+        ``defaultParallelism``, at most one per row group).
+
+    Returns
+    -------
+    Aggregator
+        Equal, bit for bit, to the single-process aggregator of the same reports (merging is
+        exact integer addition), whatever the partitioning and however often a task is retried;
+        its ``spark`` attribute is a :class:`SparkAggregate`.
+
+    Raises
+    ------
+    ValueError
+        Reports of another configuration (the Parquet schema metadata or the column's Spark
+        metadata names it; both configurations named), malformed rows with
+        ``on_malformed="raise"``, no reports at all, or a configuration error (e.g. a zmatrix
+        plane overflow: never counted as malformed rows).
+    TypeError
+        A source, column or oracle of the wrong kind.
+    RuntimeError
+        The Spark job failed for another reason (one line: the executor's error).
+    """
+    from ._arrow import CONFIG_KEY, check_config
+
     check_on_malformed(on_malformed)
-    protocol_of(oracle)
-    check_report_column(df, column, oracle)
+    oracle = protocol_of(oracle)
     if not isinstance(depth, int) or isinstance(depth, bool) or depth < 1:
         raise ValueError(f"depth must be an int >= 1, got {depth!r}")
-    states = partition_states(df, column, oracle)
-    partitions = states.rdd.getNumPartitions()
-    tuples = states.rdd.map(lambda r: (bytes(r[0]), int(r[1]), int(r[2])))
-    if partitions == 0:
-        raise ValueError(f"column {column!r}: the DataFrame is empty, there are no reports to aggregate")
+    if tasks is not None and (not isinstance(tasks, int) or isinstance(tasks, bool) or tasks < 1):
+        raise ValueError(f"tasks must be an int >= 1, got {tasks!r}")
+    if column is not None and not isinstance(column, str):
+        raise TypeError(f"column must be a str or None, got {type(column).__name__}")
+    paths = _source_paths(source)
     merger = _Merger(type(oracle.aggregator()))
-    state, malformed, rows = tuples.treeReduce(merger, depth=depth)
+    what = f"column {column!r}" if column is not None else "the report columns"
+    pieces = df = None
+    if paths is not None:
+        spark = _session(spark)
+        files = local_files(paths)  # local files: listed by pyarrow, no Spark job
+        pieces = list_pieces(files, oracle, column) if files is not None else None
+        if pieces is None:
+            df = run_job("reading the Parquet paths", lambda: spark.read.parquet(*paths))
+    else:
+        df = source
+    if df is not None:
+        check_report_column(df, column, oracle)
+        if column is not None:
+            check_config(df.schema[column].metadata.get(CONFIG_KEY), oracle, f"column {column!r}")
+        plain_files = plain_parquet_files(df)
+        pieces = list_pieces(plain_files, oracle, column) if plain_files is not None else None
+        spark = df.sparkSession
+    if pieces is not None:
+        sc = spark.sparkContext
+        dealt = deal([p for p in pieces if p[2] > 0], tasks or sc.defaultParallelism)
+        if not dealt:
+            raise ValueError(f"{what}: there are no reports to aggregate (the Parquet files are empty)")
+        columns = [column] if column is not None else [f.name for f in layout(oracle)]
+        task = _parquet_task(oracle_factory(oracle), column, columns)
+        rdd = sc.parallelize(dealt, len(dealt)).mapPartitions(task)
+        partitions, source_kind = len(dealt), "parquet"
+    else:
+        states = _dataframe_states(df, column, oracle)
+        partitions, source_kind = states.rdd.getNumPartitions(), "dataframe"
+        if partitions == 0:
+            raise ValueError(f"{what}: the DataFrame is empty, there are no reports to aggregate")
+        rdd = states.rdd.map(lambda r: (bytes(r[0]), int(r[1]), int(r[2]), str(r[3] or "")))
+    partial = run_job(f"aggregating {what}", lambda: rdd.treeReduce(merger, depth=depth))
+    state, malformed, rows, error = partial
+    raise_task_error(error, what)
     if rows == 0:
-        raise ValueError(f"column {column!r}: the DataFrame is empty, there are no reports to aggregate")
+        raise ValueError(f"{what}: the DataFrame is empty, there are no reports to aggregate")
     if malformed and on_malformed == "raise":
-        raise ValueError(f"column {column!r}: {malformed} of {rows} report rows are malformed (null, wrong "
-                         f"length or out of the protocol's range); fix them or pass on_malformed='skip'")
+        raise ValueError(f"{what}: {malformed} of {rows} report rows are malformed (null, wrong length or out of "
+                         "the protocol's range); fix them or pass on_malformed='skip'")
     agg = merger.load(state)
-    agg.spark = SparkAggregate(malformed, rows, partitions)
+    agg.spark = SparkAggregate(malformed, rows, partitions, source_kind)
     return agg

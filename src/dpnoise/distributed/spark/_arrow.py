@@ -1,18 +1,19 @@
 """Arrow batches of the report struct column <-> per-row NumPy columns (see _report_rows).
 
-Rows that cannot be read (a null struct or field, a binary row of the wrong length, a packed
-bit other than 0 or 1) are counted as malformed here; rows the protocol refuses (a value out of
-its range) are found by :func:`add_rows` by bisection with the aggregator's own checks. No
-error message carries a report's value."""
+Malformed rows (a null struct or field, a binary row of the wrong length, a value outside the
+protocol's range) are found by masks in one pass (:func:`row_validity`) and counted; the valid
+rows go to the aggregator in one add. No error message carries a report's value. The
+configuration travels in the Arrow schema metadata (:data:`CONFIG_KEY`)."""
 from __future__ import annotations
 
-from typing import Any, Dict, Tuple
+import json
+from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ._report_rows import FIXED, PACKED, SCALAR, from_rows, is_heavy_hitters, layout, protocol_of
+from ._report_rows import FIXED, PACKED, from_rows, layout, protocol_of, take
 
 
 def struct_type(oracle: Any) -> pa.StructType:
@@ -57,35 +58,56 @@ def _binary_rows(arr: Any, k: int) -> np.ndarray:
     return data.reshape(n, k)
 
 
-def arrow_to_rows(oracle: Any, column: Any) -> Tuple[Dict[str, np.ndarray], int, int]:
-    """(per-row columns of the readable rows, their number, the number of unreadable rows)
-    from a struct array (or chunked array) of the report column."""
-    if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks()
-    proto = protocol_of(oracle)
-    fields = layout(oracle)
-    n_all = len(column)
-    good = column.is_valid().to_numpy(zero_copy_only=False).copy()
-    # by NAME, never by position: a struct built with its fields in another order (F.struct,
-    # a join, a Parquet or JSON round trip) must not have its fields read as one another
-    names = [column.type.field(i).name for i in range(column.type.num_fields)]
-    by_name = dict(zip(names, column.flatten()))
-    missing = [f.name for f in fields if f.name not in by_name]
+def report_fields(oracle: Any, source: Any, column: Optional[str] = None) -> Dict[str, Any]:
+    """The report fields of ``source`` by NAME: the children of the struct column ``column``
+    (a struct array, or a table / record batch holding it), or, with ``column=None`` and a table
+    / record batch, its top-level columns (a flat layout). ValueError naming the first missing
+    field. Never by position: a struct built with its fields in another order (F.struct, a
+    join, a Parquet or JSON round trip) must not have its fields read as one another."""
+    if isinstance(source, (pa.Table, pa.RecordBatch)):
+        if column is not None:
+            source = source.column(column)
+        else:
+            by_name = {name: source.column(i) for i, name in enumerate(source.schema.names)}
+            out = {}
+            for f in layout(oracle):
+                if f.name not in by_name:
+                    raise ValueError(f"the reports have no column {f.name!r}")
+                child = by_name[f.name]
+                out[f.name] = child.combine_chunks() if isinstance(child, pa.ChunkedArray) else child
+            return out
+    if isinstance(source, pa.ChunkedArray):
+        source = source.combine_chunks()
+    names = [source.type.field(i).name for i in range(source.type.num_fields)]
+    # flatten() folds the struct's own nulls into its children: a null struct gives null fields
+    by_name = dict(zip(names, source.flatten()))
+    missing = [f.name for f in layout(oracle) if f.name not in by_name]
     if missing:
         raise ValueError(f"the report column has no field {missing[0]!r}")
-    children = {f.name: by_name[f.name] for f in fields}
+    return {f.name: by_name[f.name] for f in layout(oracle)}
+
+
+def arrow_to_rows(oracle: Any, source: Any, column: Optional[str] = None
+                  ) -> Tuple[Dict[str, np.ndarray], int, int]:
+    """(per-row columns of the valid rows, their number, the number of malformed rows) from
+    Arrow reports (``source`` and ``column`` as in :func:`report_fields`). A row is malformed
+    when a field is null, a binary row has the wrong length, or a value is outside the
+    protocol's range (:func:`row_validity`): all found by masks in one pass, O(batch)."""
+    proto = protocol_of(oracle)
+    fields = layout(oracle)
+    children = report_fields(oracle, source, column)
+    n_all = len(next(iter(children.values())))
+    readable = np.ones(n_all, dtype=bool)
     for f in fields:
         child = children[f.name]
-        good &= child.is_valid().to_numpy(zero_copy_only=False)
+        if child.null_count:
+            readable &= child.is_valid().to_numpy(zero_copy_only=False)
         if f.kind == FIXED:
             lengths = pc.binary_length(child).fill_null(-1).to_numpy(zero_copy_only=False)
-            good &= lengths == f.row_bytes(proto)
-        elif f.kind == PACKED:
-            v = child.fill_null(0).to_numpy(zero_copy_only=False)
-            good &= (v == 0) | (v == 1)
-    n_good = int(good.sum())
-    if n_good != n_all:
-        mask = pa.array(good)
+            readable &= lengths == f.row_bytes(proto)
+    n_read = int(readable.sum())
+    if n_read != n_all:
+        mask = pa.array(readable)
         children = {k: v.filter(mask) for k, v in children.items()}
     rows: Dict[str, np.ndarray] = {}
     for f in fields:
@@ -95,34 +117,103 @@ def arrow_to_rows(oracle: Any, column: Any) -> Tuple[Dict[str, np.ndarray], int,
         else:
             rows[f.name] = child.to_numpy(zero_copy_only=False).astype(
                 np.int8 if (f.kind == PACKED or f.dtype == np.int8) else np.int64, copy=False)
+    valid = row_validity(oracle, rows, n_read)
+    n_good = int(valid.sum())
+    if n_good != n_read:
+        rows = take(rows, valid)
     return rows, n_good, n_all - n_good
 
 
-def make_reports(oracle: Any, rows: Dict[str, np.ndarray], n: int) -> Any:
-    from ...ldp import HHReports, Reports
-
+# -- per-row validity ------------------------------------------------------------------------------
+def row_validity(oracle: Any, rows: Dict[str, np.ndarray], n: int) -> np.ndarray:
+    """A boolean mask of the rows ``oracle``'s aggregator accepts, in O(n): a packed bit must be
+    0 or 1 (packing would hide a 2), and the rest is the configuration's own mask over its report
+    arrays (``Configuration.valid_rows``: every declared field's range and its per-row rules).
+    The contract test tests/distributed/test_spark_malformed.py breaks every field of every
+    layout and requires the row counted, never a failed add."""
     proto = protocol_of(oracle)
-    kind = HHReports if is_heavy_hitters(proto) else Reports
-    return kind(proto.name, proto.fingerprint(), n, from_rows(oracle, rows, n))
+    if n == 0:
+        return np.ones(0, dtype=bool)
+    ok = np.ones(n, dtype=bool)
+    for f in layout(oracle):
+        if f.kind == PACKED:
+            ok &= (rows[f.name] == 0) | (rows[f.name] == 1)
+    return ok & np.asarray(proto.valid_rows(from_rows(oracle, rows, n), n), dtype=bool).reshape(n)
+
+
+def make_reports(oracle: Any, rows: Dict[str, np.ndarray], n: int) -> Any:
+    return protocol_of(oracle).reports(from_rows(oracle, rows, n), n)
+
+
+class ConfigurationError(ValueError):
+    """The aggregator refused rows that pass every per-row check, or two partition states did
+    not merge: a problem of the configuration (e.g. too few zmatrix planes for the column sums),
+    raised as such and never counted as malformed rows."""
 
 
 def add_rows(agg: Any, oracle: Any, rows: Dict[str, np.ndarray], n: int) -> int:
-    """Add the rows to ``agg``; rows the aggregator refuses are found by bisection (a refused
-    batch leaves an aggregator unchanged) and counted, not added. Returns how many were refused.
-    Cost: one add when every row is good, O(bad · log n) adds otherwise."""
+    """Add ``n`` rows that passed :func:`row_validity` (as :func:`arrow_to_rows` returns them)
+    to ``agg`` in one add. If the aggregator still refuses them, that is no bad row but a
+    configuration error: :class:`ConfigurationError` (a ValueError) saying so. Returns 0, the
+    number of rows refused here (malformed rows were counted by :func:`arrow_to_rows`)."""
     if n == 0:
         return 0
-    from ..._errors import CapacityError
-
     try:
         agg.add(make_reports(oracle, rows, n))
-        return 0
-    except CapacityError:  # the configuration cannot hold the data: an error, never malformed rows
-        raise
-    except (ValueError, TypeError, OverflowError):
-        if n == 1:
-            return 1
-    half = n // 2
-    left = {k: v[:half] for k, v in rows.items()}
-    right = {k: v[half:] for k, v in rows.items()}
-    return add_rows(agg, oracle, left, half) + add_rows(agg, oracle, right, n - half)
+    except (ValueError, TypeError, OverflowError) as exc:
+        raise ConfigurationError(f"the aggregator refused {n} rows that pass every per-row check ({exc}): a "
+                                 "configuration error, not malformed rows") from None
+    return 0
+
+
+# -- the configuration in Arrow schema metadata and Spark field metadata ---------------------------
+#: the key of the configuration JSON in an Arrow schema's metadata (dpnoise.ldp.arrow) and in a
+#: Spark field's metadata
+CONFIG_KEY = "dpnoise.configuration"
+
+
+def config_json(oracle: Any) -> str:
+    return protocol_of(oracle).to_json()
+
+
+def config_metadata(oracle: Any) -> Dict[bytes, bytes]:
+    """Arrow schema metadata carrying ``oracle``'s configuration (as dpnoise.ldp.arrow writes it)."""
+    from ...ldp import arrow as ldp_arrow
+
+    return dict(ldp_arrow.schema(protocol_of(oracle)).metadata)
+
+
+def check_config(found: Any, oracle: Any, what: str) -> None:
+    """ValueError naming both configurations unless ``found`` (a configuration JSON from
+    metadata, str or bytes) is ``oracle``'s; ``found=None`` (no metadata) checks nothing."""
+    from ...ldp import Configuration
+
+    if found is None:
+        return
+    try:
+        theirs = Configuration.from_json(found.decode() if isinstance(found, (bytes, bytearray)) else found)
+    except (ValueError, UnicodeDecodeError):
+        raise ValueError(f"{what} carries a dpnoise configuration this version cannot rebuild") from None
+    mine = protocol_of(oracle)
+    if theirs != mine:
+        raise ValueError(f"{what} holds reports of another configuration ({theirs!r}) than the oracle ({mine!r}); "
+                         "aggregate them with their own configuration")
+
+
+def schema_config(schema: Any) -> Optional[bytes]:
+    """The configuration JSON of an Arrow schema: in its own metadata (:data:`CONFIG_KEY`),
+    else in the field metadata Spark writes into a Parquet file
+    (``org.apache.spark.sql.parquet.row.metadata``); None when there is none."""
+    meta = schema.metadata or {}
+    if CONFIG_KEY.encode() in meta:
+        return meta[CONFIG_KEY.encode()]
+    spark_row = meta.get(b"org.apache.spark.sql.parquet.row.metadata")
+    if spark_row:
+        try:
+            for f in json.loads(spark_row).get("fields", []):
+                found = (f.get("metadata") or {}).get(CONFIG_KEY)
+                if found is not None:
+                    return found.encode()
+        except (ValueError, AttributeError):
+            return None
+    return None

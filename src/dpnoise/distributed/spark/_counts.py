@@ -25,7 +25,10 @@ def private_counts(df: Any, column: str, mechanism: Any, *, bins: Optional[Seque
     ``mechanism`` (central DP: the exact counts exist at the driver, in memory, and are never
     returned).
 
-    1. Spark counts every group (``groupBy(column).count()``), collected at the driver.
+    1. Spark counts the rows of each bin, and the rows outside the bins (and nulls) as one
+       more group: at most ``len(bins) + 1`` rows are collected at the driver. A column whose
+       Spark type cannot hold the bins (a string column with integer bins, a byte column with
+       a bin of 300) is refused with TypeError before anything is counted or charged.
     2. The counts are aligned to ``bins`` (a bin absent from the data counts 0). Without
        ``bins`` the mechanism must define its domain (a ``Histogram(categories=k)``: bins
        0..k-1); otherwise ValueError, because releasing the keys seen in the data is not
@@ -42,6 +45,7 @@ def private_counts(df: Any, column: str, mechanism: Any, *, bins: Optional[Seque
     from ...mechanisms import Histogram
     from ..._release import Mechanism
     from ._checks import check_dataframe
+    from ._jobs import run_job
 
     check_dataframe(df)
     if not isinstance(mechanism, Mechanism):
@@ -78,14 +82,22 @@ def private_counts(df: Any, column: str, mechanism: Any, *, bins: Optional[Seque
         raise ValueError("out_of_domain='clamp' needs the integer categories 0..k-1 (bins=None); with explicit "
                          "bins use a Histogram with out_of_domain='drop' or 'raise'")
 
-    rows = df.groupBy(F.col(column)).count().collect()  # exact counts: driver memory only
+    _check_bins_fit(df, column, bin_list)
+    # In Spark: rows outside the bins fold into one null key, so at most len(bins) + 1 groups
+    # reach the driver, whatever the number of distinct values in the column
+    col = F.col(f"`{column}`")
+    if policy == "clamp":  # integer categories 0..k-1 (checked above)
+        last = len(bin_list) - 1
+        key = F.when(col < 0, F.lit(0)).when(col > last, F.lit(last)).otherwise(col)
+    else:
+        key = F.when(col.isin([_plain(b) for b in bin_list]), col)
+    rows = run_job(f"counting column {column!r}",
+                   lambda: df.select(key.alias("bin")).groupBy("bin").count().limit(len(bin_list) + 1).collect())
     index = {b: i for i, b in enumerate(bin_list)}
     exact = np.zeros(len(bin_list), dtype=np.int64)
     outside = 0
-    for key, count in rows:
-        i = index.get(key)
-        if i is None and policy == "clamp" and isinstance(key, (int, np.integer)):
-            i = 0 if key < 0 else len(bin_list) - 1
+    for key_value, count in rows:  # exact counts: driver memory only
+        i = None if key_value is None else index.get(key_value)
         if i is None:
             outside += int(count)
         else:
@@ -102,3 +114,55 @@ def private_counts(df: Any, column: str, mechanism: Any, *, bins: Optional[Seque
     noisy = np.asarray(noisy).copy()
     noisy.flags.writeable = False
     return PrivateCounts(tuple(bin_list), noisy)
+
+
+def _plain(value: Any) -> Any:
+    """A bin as the Python value Spark takes as a literal (NumPy scalars unwrapped)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _bin_kind(value: Any) -> str:
+    if isinstance(value, (bool, np.bool_)):
+        return "bool"
+    if isinstance(value, (int, np.integer)):
+        return "int"
+    if isinstance(value, (float, np.floating)):
+        return "float"
+    if isinstance(value, str):
+        return "str"
+    if isinstance(value, (bytes, bytearray)):
+        return "bytes"
+    return type(value).__name__
+
+
+#: Spark integral types and the values they hold
+_INT_RANGES = {"ByteType": 8, "ShortType": 16, "IntegerType": 32, "LongType": 64}
+
+
+def _check_bins_fit(df: Any, column: str, bins: List[Any]) -> None:
+    """TypeError naming the column unless its Spark type can hold every bin: integer bins need
+    an integral column wide enough for them, str bins a string column, float bins a float or
+    double column, bool bins a boolean column, bytes bins a binary column."""
+    from pyspark.sql import types as T
+
+    dtype = df.schema[column].dataType
+    kinds = {_bin_kind(b) for b in bins}
+    if len(kinds) != 1:
+        raise TypeError(f"bins must all be of one type (int, float, str, bytes or bool), got {sorted(kinds)}")
+    kind = kinds.pop()
+    fits = {
+        "int": isinstance(dtype, T.IntegralType),
+        "float": isinstance(dtype, (T.FloatType, T.DoubleType)),
+        "str": isinstance(dtype, (T.StringType, T.CharType, T.VarcharType)),
+        "bytes": isinstance(dtype, T.BinaryType),
+        "bool": isinstance(dtype, T.BooleanType),
+    }.get(kind, False)
+    if not fits:
+        raise TypeError(f"column {column!r} is {dtype.simpleString()}: it cannot hold {kind} bins (no row would "
+                        "count); cast the column or give bins of its type")
+    if kind == "int":
+        bits = _INT_RANGES.get(type(dtype).__name__, 64)
+        lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+        if min(int(b) for b in bins) < lo or max(int(b) for b in bins) > hi:
+            raise TypeError(f"column {column!r} is {dtype.simpleString()}: it cannot hold every bin (range "
+                            f"[{lo}, {hi}])")
