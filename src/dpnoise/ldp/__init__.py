@@ -18,6 +18,7 @@ from . import postprocess
 from .postprocess import clip_nonnegative, norm_sub, project_simplex
 from . import heavy_hitters
 from .heavy_hitters import HeavyHitter, HeavyHitters, HHAggregator, HHReports
+from .numeric import MeanOracle  # noqa: F401  (numeric mean and sum oracles)
 
 __all__ = ["Aggregator", "Client", "FrequencyOracle", "HHAggregator", "HHReports", "HeavyHitter", "HeavyHitters",
            "heavy_hitters", "Protocol", "Reports", "clip_nonnegative", "norm_sub",
