@@ -29,7 +29,9 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 #include "dpnoise/exact/certified_exp.hpp"
@@ -69,7 +71,9 @@ struct MeanMechanism {
     static constexpr unsigned K = InputGrid::kBits;
     // Reproducibility unit (reports per secret stream); a multiple of 8 (packed bits).
     static constexpr size_t kReportsPerStream = size_t{1} << 16;
-    static constexpr int kZBits = 60;  // Z <= 2^60
+    // Z <= 2^40 (C~ − C < 2^-G <= 2^-33 C~), or G = 8 for the largest C (ε < 2^-33): Z < 2^61.
+    static constexpr int kZBits = 40;
+    static constexpr int kMinG = 8;
 
     Method method;
     InputGrid grid;
@@ -102,7 +106,7 @@ struct MeanMechanism {
     }
 
     // Z = ceil(C_hi 2^G) with C_hi >= C = (1 + e)/(1 − e), e = e^{−γ/2} (increasing in e: use
-    // e.hi), and G the largest with Z <= 2^60.
+    // e.hi), and G the largest with Z <= 2^40 (at least kMinG).
     void piecewise_grid() {
         const int L = 4;
         const exact::BigUint S = exact::scale_one(L);
@@ -111,8 +115,8 @@ struct MeanMechanism {
         const exact::BigUint num = exact::add(S, e.hi), den = exact::sub(S, e.hi);
         const exact::BigUint c_floor = exact::divmod(num, den).first;  // >= 1
         const int b = static_cast<int>(c_floor.bit_length());
-        if (b >= kZBits - 1) throw std::invalid_argument("epsilon too small for the piecewise grid");
-        G = static_cast<unsigned>(kZBits - b);
+        if (b + kMinG > 61) throw std::invalid_argument("epsilon too small for the piecewise grid");
+        G = static_cast<unsigned>(std::max(kZBits - b, kMinG));
         const auto [q, r] = exact::divmod(exact::shift_left(num, G), den);
         const exact::BigUint z = r.is_zero() ? q : exact::add_small(q, 1);
         Z = z.limb[0];
@@ -122,18 +126,28 @@ struct MeanMechanism {
     // "R < 1/2 + m κ / 2^(K+1)" exactly.
     template <class Bits>
     bool duchi_bit(Bits& bits, int64_t m) const {
-        const uint64_t w = bits.word();
         const bool neg = m < 0;
         const u128 am = static_cast<u128>(neg ? -m : m);
         const u128 half = static_cast<u128>(1) << 63;
         const u128 dlo = (am * kappa.lo) >> (K + 1);
         const u128 prod_hi = am * kappa.hi;
         const u128 dhi = (prod_hi >> (K + 1)) + ((prod_hi & ((static_cast<u128>(1) << (K + 1)) - 1)) ? 1 : 0);
-        const u128 lo = neg ? half - dhi : half + dlo;
+        const u128 lo = neg ? half - dhi : half + dlo;  // lo <= c 2^64 <= hi
         const u128 hi = neg ? half - dlo : half + dhi;
+        return decide64(bits, lo, hi, [&](Bits& b, uint64_t w) { return duchi_refine(b, w, m); });
+    }
+
+    // "R < c" given 64-bit bounds lo <= c 2^64 <= hi: R's first 32 bits decide unless they fall
+    // in the band [lo, hi) / 2^32 (probability about 2^-31); then its first 64 bits, then refine.
+    template <class Bits, class Refine>
+    static bool decide64(Bits& bits, u128 lo, u128 hi, Refine&& refine) {
+        const uint64_t w32 = bits.bits(32);
+        if ((static_cast<u128>(w32) + 1) << 32 <= lo) return true;  // R < (w32 + 1)/2^32 <= c
+        if (static_cast<u128>(w32) << 32 >= hi) return false;       // R >= w32/2^32 >= c
+        const uint64_t w = (w32 << 32) | bits.bits(32);
         if (static_cast<u128>(w) + 1 <= lo) return true;  // R < (w + 1)/2^64 <= c
         if (static_cast<u128>(w) >= hi) return false;      // R >= w/2^64 >= c
-        return duchi_refine(bits, w, m);
+        return refine(bits, w);
     }
 
     template <class Bits>
@@ -156,37 +170,74 @@ struct MeanMechanism {
     template <class Bits>
     bool hybrid_uses_duchi(Bits& bits) const {
         if (!hybrid_mixes) return true;
-        const uint64_t w = bits.word();
-        if (static_cast<u128>(w) + 1 <= keep_duchi.lo) return true;
-        if (static_cast<u128>(w) >= keep_duchi.hi) return false;
-        std::vector<uint64_t> words{w};
-        return exact::lazy_less(bits, words, [this](int L) { return exp_minus(gamma_num, half_den, L); });
+        return decide64(bits, keep_duchi.lo, keep_duchi.hi, [this](Bits& b, uint64_t w) {
+            std::vector<uint64_t> words{w};
+            return exact::lazy_less(b, words, [this](int L) { return exp_minus(gamma_num, half_den, L); });
+        });
     }
 
     // ---------------------------------------------------------------- Piecewise on the grid
-    // The report z in [−Z, Z] (value z / 2^G in [−C~, C~]).
+    // The report z in [−Z, Z] (value z / 2^G in [−C~, C~]). In fine units (2^-(K+1) of z) the
+    // window is [left, left + Q 2^(K+1)) and the range [−Z 2^(K+1), Z 2^(K+1)); unit cells of z
+    // are 2^(K+1) fine units. A uniform fine position F over the chosen region (inside: the window;
+    // outside: the rest, whose two pieces are separated by a whole number of cells) is drawn as
+    // F = hi 2^(K+1) + lo, hi uniform below the region's cell count, and of lo only what decides
+    // the cell (a carry across a cell edge, or which side of the window edge). Given the cell,
+    // the position is uniform over the cell's covered fine range [r0, r1), so rounding up has
+    // probability E[(2 rem + 1)/2^(K+2)] = (r0 + r1)/2^(K+2): one fair bit for a fully covered
+    // cell, an exact dyadic coin for the (at most four) partially covered ones.
     template <class Bits>
     int64_t piecewise(Bits& bits, int64_t m) const {
+        constexpr unsigned fine = K + 1;
+        constexpr i128 cell = i128{1} << fine;
         const i128 P = static_cast<i128>(Z) + (i128{1} << G), Q = static_cast<i128>(Z) - (i128{1} << G);
-        const unsigned fine = K + 1;                              // fine units: 2^-(K+1) of z
-        const i128 left = P * m - Q * (i128{1} << K);             // window start, fine units
-        const i128 span = Q << fine;                              // window length, fine units
-        const i128 low_end = -(static_cast<i128>(Z) << fine);     // −Z in fine units
-        const bool inside = exact::uniform_below(bits, 2 * Z) < static_cast<uint64_t>(P);
-        i128 X;
+        const i128 left = P * m - Q * (i128{1} << K);  // window start, fine units
+        const i128 right = left + Q * cell;             // window end
+        const i128 low_end = -static_cast<i128>(Z) * cell, high_end = -low_end;
+        const i128 left_cell = left >> fine;                       // floor
+        const uint64_t left_lo = static_cast<uint64_t>(left - left_cell * cell);  // in [0, 2^(K+1))
+        // inside with probability (Z + 2^G)/(2Z), exactly (16 random bits at a time)
+        const bool inside = exact::bernoulli_rational<Bits, uint64_t>(bits, static_cast<uint64_t>(P), 2 * Z);
+        i128 c;  // the cell (z0 = floor of the fine position / 2^(K+1))
         if (inside) {
-            X = left + ((static_cast<i128>(exact::uniform_below(bits, static_cast<uint64_t>(Q))) << fine) |
-                        static_cast<i128>(bits.bits(fine)));
+            // X = left + hi 2^(K+1) + lo: cell left_cell + hi, plus 1 when left_lo + lo >= 2^(K+1)
+            const i128 hi = static_cast<i128>(exact::uniform_below(bits, static_cast<uint64_t>(Q)));
+            const bool carry = left_lo && exact::bernoulli_rational<Bits, uint64_t>(bits, left_lo, uint64_t{1} << fine);
+            c = left_cell + hi + (carry ? 1 : 0);
         } else {
-            const i128 F = (static_cast<i128>(exact::uniform_below(bits, static_cast<uint64_t>(P))) << fine) |
-                           static_cast<i128>(bits.bits(fine));
-            const i128 before = left - low_end;  // the part of the outside below the window
-            X = F < before ? low_end + F : left + span + (F - before);
+            // F in [0, P 2^(K+1)): X = low_end + F below the window (F < before), else
+            // X = low_end + F + Q 2^(K+1) (the window skipped: a whole number of cells)
+            const i128 hi = static_cast<i128>(exact::uniform_below(bits, static_cast<uint64_t>(P)));
+            const i128 before = left - low_end;
+            const i128 before_cell = before >> fine;
+            const uint64_t before_lo = static_cast<uint64_t>(before - before_cell * cell);
+            bool after;
+            if (hi != before_cell) {
+                after = hi > before_cell;
+            } else {  // F < before iff lo < before_lo: probability before_lo / 2^(K+1)
+                after = !(before_lo && exact::bernoulli_rational<Bits, uint64_t>(bits, before_lo, uint64_t{1} << fine));
+            }
+            c = hi - static_cast<i128>(Z) + (after ? Q : 0);
         }
-        const i128 z0 = X >> fine;  // floor
-        const uint64_t rem = static_cast<uint64_t>(X - (z0 << fine));
-        const bool up = bits.bits(fine + 1) < 2 * rem + 1;  // P = (rem + 1/2)/2^(K+1)
-        return static_cast<int64_t>(z0) + (up ? 1 : 0);
+        // the covered fine range [r0, r1) of cell c within the chosen region
+        const i128 c0 = c * cell, c1 = c0 + cell;
+        i128 r0 = 0, r1 = cell;
+        if (inside) {
+            if (left > c0) r0 = left - c0;
+            if (right < c1) r1 = right - c0;
+        } else {
+            if (c0 < left && left < c1) r1 = left - c0;      // the piece below the window ends here
+            if (c0 < right && right < c1) r0 = right - c0;   // the piece above it starts here
+            if (low_end > c0) r0 = low_end - c0;
+            if (high_end < c1) r1 = high_end - c0;
+        }
+        bool up;
+        if (r0 == 0 && r1 == cell) {
+            up = bits.bit();
+        } else {
+            up = bits.bits(fine + 1) < static_cast<uint64_t>(r0 + r1);  // P = (r0 + r1)/2^(K+2)
+        }
+        return static_cast<int64_t>(c) + (up ? 1 : 0);
     }
 };
 
@@ -292,6 +343,61 @@ inline void commit(const MeanState& st, uint64_t j, const MeanScratch& s) {
     add_limbs(st.pm_sum_squares + 3 * j, sq, 3);
 }
 
+// One pass over a batch into per-coordinate scratch sums, specialised by method and by whether
+// there are coordinates; `ok` collects every check (the caller commits only when it holds).
+template <int M, bool Multi>
+inline void mean_sum(MeanScratch* scratch, uint64_t k, int64_t Z, const int64_t* coords, const uint8_t* packed,
+                     const int64_t* ints, size_t n, bool& coords_ok, bool& values_ok) {
+    bool cok = true, vok = true;
+    if constexpr (M == MeanMechanism::kDuchi && !Multi) {
+        int64_t ones = 0;
+        const size_t bytes = (n + 7) / 8;
+        size_t i = 0;
+        for (; i + 8 <= bytes; i += 8) {
+            uint64_t w;
+            std::memcpy(&w, packed + i, 8);
+            ones += __builtin_popcountll(w);
+        }
+        for (; i < bytes; ++i) ones += __builtin_popcount(packed[i]);
+        scratch[0].users += static_cast<int64_t>(n);
+        scratch[0].duchi_users += static_cast<int64_t>(n);
+        scratch[0].duchi_ones += ones;
+        return;
+    } else {
+        MeanScratch local;
+        for (size_t i = 0; i < n; ++i) {
+            MeanScratch* s = &local;
+            if constexpr (Multi) {
+                const int64_t c = coords[i];
+                const bool in = c >= 0 && static_cast<uint64_t>(c) < k;
+                cok &= in;
+                s = scratch + (in ? c : 0);
+            }
+            ++s->users;
+            const unsigned bit = M != MeanMechanism::kPiecewise ? (packed[i / 8] >> (i % 8)) & 1u : 0u;
+            if (M == MeanMechanism::kDuchi) {
+                ++s->duchi_users;
+                s->duchi_ones += bit;
+            } else if (M == MeanMechanism::kHybrid && bit) {
+                const int64_t v = ints[i];
+                vok &= (v & ~int64_t{1}) == 0;
+                ++s->duchi_users;
+                s->duchi_ones += v & 1;
+            } else {
+                const int64_t z = ints[i];
+                const bool in = z >= -Z && z <= Z;
+                vok &= in;
+                s->add_z(in ? z : 0);
+            }
+        }
+        if constexpr (!Multi) {
+            scratch[0] = local;
+        }
+    }
+    coords_ok = cok;
+    values_ok = vok;
+}
+
 // coords: n int64 in [0, k) or null (k = 1); packed: ceil(n/8) bytes or null; ints: n or null.
 inline void mean_accumulate(const MeanState& st, MeanMechanism::Method method, int64_t Z, const int64_t* coords,
                             const uint8_t* packed, const int64_t* ints, size_t n) {
@@ -303,29 +409,17 @@ inline void mean_accumulate(const MeanState& st, MeanMechanism::Method method, i
         throw std::invalid_argument("mean reports: padding bits after the last report must be 0");
     std::vector<MeanScratch> scratch(k);
     bool coords_ok = true, values_ok = true;
-    for (size_t i = 0; i < n; ++i) {
-        uint64_t j = 0;
-        if (k > 1) {
-            const int64_t c = coords[i];
-            coords_ok &= c >= 0 && static_cast<uint64_t>(c) < k;
-            j = coords_ok ? static_cast<uint64_t>(c) : 0;
-        }
-        MeanScratch& s = scratch[j];
-        ++s.users;
-        const unsigned bit = packed ? (packed[i / 8] >> (i % 8)) & 1u : 0u;
-        if (method == MeanMechanism::kDuchi) {
-            ++s.duchi_users;
-            s.duchi_ones += bit;
-        } else if (method == MeanMechanism::kHybrid && bit) {
-            const int64_t v = ints[i];
-            values_ok &= v == 0 || v == 1;
-            ++s.duchi_users;
-            s.duchi_ones += v & 1;
-        } else {
-            const int64_t z = ints[i];
-            values_ok &= z >= -Z && z <= Z;
-            s.add_z(values_ok ? z : 0);
-        }
+    auto run = [&](auto m_tag) {
+        constexpr int M = decltype(m_tag)::value;
+        if (k > 1)
+            mean_sum<M, true>(scratch.data(), k, Z, coords, packed, ints, n, coords_ok, values_ok);
+        else
+            mean_sum<M, false>(scratch.data(), k, Z, coords, packed, ints, n, coords_ok, values_ok);
+    };
+    switch (method) {
+        case MeanMechanism::kDuchi: run(std::integral_constant<int, MeanMechanism::kDuchi>{}); break;
+        case MeanMechanism::kPiecewise: run(std::integral_constant<int, MeanMechanism::kPiecewise>{}); break;
+        case MeanMechanism::kHybrid: run(std::integral_constant<int, MeanMechanism::kHybrid>{}); break;
     }
     if (!coords_ok) throw std::invalid_argument("mean reports: 'coordinates' must be in [0, dimensions)");
     if (!values_ok) throw std::invalid_argument("mean reports: 'values' out of the report range");

@@ -63,10 +63,12 @@ struct InputGrid {
 
     double low, high;
     DyadicDouble lo, hi;
+    double scale;  // 2^32 / (high − low), rounded: only for the estimate of q
 
     InputGrid(double low_, double high_) : low(low_), high(high_), lo(split_double(low_)), hi(split_double(high_)) {
         if (!(low < high)) throw std::invalid_argument("bounds must satisfy low < high");
         if (!std::isfinite(high - low)) throw std::invalid_argument("bounds: high - low must be finite");
+        scale = 4294967296.0 / (high - low);
     }
 
     // m in [−2^K, 2^K] with E[m / 2^K] = (2 clip(v) − low − high)/(high − low) exactly.
@@ -82,7 +84,14 @@ struct InputGrid {
         if (fits(x, s, X) && fits(lo, s, Lo) && fits(hi, s, Hi)) {
             const u128 A = static_cast<u128>(X - Lo), W = static_cast<u128>(Hi - Lo);  // 0 < A < W < 2^95
             const u128 scaled = A << kBits;
-            const u128 q = scaled / W, r = scaled - q * W;
+            // q = floor(scaled / W) without a 128-bit division: a double estimate, corrected in
+            // exact integer arithmetic (the estimate only saves time; q and r are exact)
+            // (v − low) 2^32/(high − low) in double (two roundings of 2^-53 each): within 1 of q
+            const double est = (v - low) * scale;
+            u128 q = est < 0 ? 0 : static_cast<uint64_t>(est);
+            while (q * W > scaled) --q;
+            while (scaled - q * W >= W) ++q;
+            const u128 r = scaled - q * W;
             const bool up = exact::bernoulli_rational<Bits, u128>(bits, r, W);
             return 2 * static_cast<int64_t>(q + (up ? 1 : 0)) - kOne;
         }
