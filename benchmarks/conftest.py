@@ -27,6 +27,35 @@ def throughput(key):
     return 1.0 / RESULTS[key] if key in RESULTS else None
 
 
+def ratio(key, base):
+    """Throughput of key / throughput of base, both measured in this session (None if either is not)."""
+    return RESULTS[base] / RESULTS[key] if key in RESULTS and base in RESULTS else None
+
+
+def assert_targets(request, rates=(), ratios=(), seconds=()):
+    """The one check of a suite's targets, each measured in this session:
+
+    rates    (key, least items per second)            from RESULTS
+    ratios   (key, base, least throughput(key) / throughput(base))
+    seconds  (key, most seconds of one call)          from TIMES
+
+    Skips when benchmarks are disabled (no timings) or when a key was not measured in this
+    session (run the whole file); prints every figure beside its target; fails naming each miss.
+    """
+    if request.config.getoption("benchmark_disable", False):
+        pytest.skip("benchmarks disabled: no timings to compare")
+    needed = [k for k, _ in rates] + [k for a, b, _ in ratios for k in (a, b)]
+    missing = [k for k in needed if k not in RESULTS] + [k for k, _ in seconds if k not in TIMES]
+    if missing:
+        pytest.skip(f"run the whole file to compare: {missing[0]!r} not measured")
+    checks = [(f"{k}: {throughput(k):.3g}/s", throughput(k) >= least, f">= {least:.3g}/s") for k, least in rates]
+    checks += [(f"{a} / {b} = {ratio(a, b):.2f}", ratio(a, b) >= least, f">= {least}") for a, b, least in ratios]
+    checks += [(f"{k}: {TIMES[k]:.3f} s", TIMES[k] <= most, f"<= {most} s") for k, most in seconds]
+    print("\n" + "\n".join(f"{text} (target {target})" for text, _, target in checks))
+    misses = [f"{text}, target {target}" for text, ok, target in checks if not ok]
+    assert not misses, "; ".join(misses)
+
+
 def pytest_terminal_summary(terminalreporter):
     tr = terminalreporter
     if TIMES:

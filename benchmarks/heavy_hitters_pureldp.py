@@ -20,7 +20,7 @@ import numpy as np
 
 import dpnoise
 from dpnoise.ldp import HeavyHitters
-from heavy_hitters_recall import id_workload, true_top
+from dpnoise.demos.data import id_workload, true_top
 
 N, EPS = 100_000, 4.0
 

@@ -2,7 +2,7 @@
 
     PYTHONPATH=src python benchmarks/heavy_hitters_recall.py [--quick]
 
-Workload (issue #13): 10^6 distinct random IDs (a fixed-seed NumPy choice without replacement
+Workload (issue #13; the generators are dpnoise.demos.data's): 10^6 distinct random IDs (a fixed-seed NumPy choice without replacement
 from [0, 2^bits)), popularity Zipf(s = 1.1) over their ranks, 10^6 users; the true top-10 is
 taken from the users' actual items. Strings: 2,000 random lowercase words of 3..8 bytes,
 Zipf(1.1), 2·10^5 users, no dictionary. Times are end to end (clients, aggregation, top) with
@@ -17,43 +17,8 @@ import time
 import numpy as np
 
 import dpnoise
+from dpnoise.demos.data import id_workload, true_top, word_workload
 from dpnoise.ldp import HeavyHitters
-
-
-def zipf_users(n_items: int, n_users: int, s: float, seed: int) -> np.ndarray:
-    """Ranks (0-based) of n_users users, P(rank r) ∝ (r + 1)^-s."""
-    w = np.arange(1, n_items + 1, dtype=np.float64) ** -s
-    rng = np.random.default_rng(seed)
-    return np.searchsorted(np.cumsum(w / w.sum()), rng.random(n_users), side="right").clip(0, n_items - 1)
-
-
-def id_workload(bits: int, n_items: int = 10**6, n_users: int = 10**6, seed: int = 13) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    if bits <= 32:
-        ids = rng.choice(1 << bits, size=n_items, replace=False).astype(np.uint64)
-    else:  # distinct 64-bit IDs: draw, then drop the (unlikely) duplicates' later copies
-        ids = np.unique(rng.integers(0, 1 << 63, size=n_items, dtype=np.uint64) * np.uint64(2)
-                        + rng.integers(0, 2, size=n_items, dtype=np.uint64))
-        ids = rng.permutation(ids)
-    ranks = zipf_users(ids.size, n_users, 1.1, seed + 1)
-    return ids[ranks]
-
-
-def word_workload(n_words: int = 2000, n_users: int = 200_000, seed: int = 17) -> list:
-    rng = np.random.default_rng(seed)
-    words: set = set()
-    while len(words) < n_words:
-        length = int(rng.integers(3, 9))
-        words.add("".join(chr(97 + int(c)) for c in rng.integers(0, 26, size=length)))
-    vocab = sorted(words)
-    vocab = [vocab[i] for i in rng.permutation(len(vocab))]
-    return [vocab[r] for r in zipf_users(len(vocab), n_users, 1.1, seed + 1)]
-
-
-def true_top(items, k: int = 10) -> set:
-    vals, counts = np.unique(np.asarray(items), return_counts=True)
-    order = np.argsort(-counts, kind="stable")[:k]
-    return {v.item() if hasattr(v, "item") else v for v in vals[order]}
 
 
 def run(method: str, eps: float, items, k: int = 10, seed: int = 1, **options) -> dict:

@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 
 import dpnoise
-from conftest import RESULTS, record, throughput
+from conftest import RESULTS, assert_targets, ratio, record, throughput
+from dpnoise.demos.data import zipf_items
 
 N, EPS, D = 1_000_000, 2.0, 1024
-W = 1.0 / np.arange(1, D + 1) ** 1.1
-ITEMS = np.random.default_rng(1).choice(D, size=N, p=W / W.sum()).astype(np.int64)
+ITEMS = zipf_items(N, D, seed=1)
 FO = dpnoise.ldp.FrequencyOracle("grr", epsilon=EPS, domain_size=D)
 CLIENT = FO.client()
 REPORTS = CLIENT.privatize(ITEMS)
@@ -61,14 +61,9 @@ def test_grr_report():
         print(f"\n{key}: {throughput(key) / 1e6:.1f} M devices/s (target {target / 1e6:g} M)")
     for key, base in (("ldp grr client d=1024", "ldp numpy float rr d=1024"),
                       ("ldp grr server d=1024", "ldp numpy bincount d=1024")):
-        if key in RESULTS and base in RESULTS:
-            print(f"{key} / {base}: {RESULTS[base] / RESULTS[key]:.2f}x")
+        if ratio(key, base) is not None:
+            print(f"{key} / {base}: {ratio(key, base):.2f}x")
 
 
 def test_grr_targets(request):
-    if request.config.getoption("benchmark_disable", False):
-        pytest.skip("benchmarks disabled: no timings to compare")
-    if any(throughput(k) is None for k, _ in TARGETS):
-        pytest.skip("run the whole file to compare")
-    misses = [f"{k}: {throughput(k):.3g}/s < {t:.3g}/s" for k, t in TARGETS if throughput(k) < t]
-    assert not misses, "; ".join(misses)
+    assert_targets(request, rates=TARGETS)

@@ -21,23 +21,13 @@ import textwrap
 import numpy as np
 import pytest
 
-import dpnoise
-import dpnoise.ldp.count_mean_sketch  # noqa: F401  (registers "cms" and "hcms")
-import dpnoise.ldp.hadamard  # noqa: F401  (registers "hadamard")
 from dpnoise import ldp
-from conftest import RESULTS, TIMES, record, record_time
+from conftest import RESULTS, TIMES, assert_targets, record, record_time, throughput
+from dpnoise.demos.data import zipf_items
 
 N, EPS = 1_000_000, 2.0
 PURE_LDP_PYTHON = "/tmp/venv-pureldp/bin/python"
-
-
-def zipf_items(d, n=N, a=1.1, seed=0):
-    """n items in [0, d), P(k) proportional to (k + 1)^-a."""
-    w = 1.0 / np.arange(1, d + 1) ** a
-    return np.random.default_rng(seed).choice(d, size=n, p=w / w.sum())
-
-
-ITEMS = {d: zipf_items(d) for d in (1024, 65536)}
+ITEMS = {d: zipf_items(N, d, seed=0) for d in (1024, 65536)}
 ORACLE = {d: ldp.FrequencyOracle("hadamard", EPS, d) for d in ITEMS}
 CLIENT = {d: ORACLE[d].client() for d in ITEMS}  # secure (OS-keyed) generator
 REPORTS = {d: CLIENT[d].privatize(ITEMS[d], threads=1) for d in ITEMS}
@@ -172,15 +162,11 @@ def test_pure_ldp_sketch(request, name):
     RESULTS[f"pure-ldp {name} aggregate+estimate d=1024"] = 1.0 / rates["aggregate"]
 
 
-def users_per_second(key):
-    return 1.0 / RESULTS[key] if key in RESULTS else None
-
-
 def test_hadamard_report():
     if "ldp hadamard client d=1024" not in RESULTS:
         pytest.skip("benchmarks disabled")
     for name, what in itertools.product(("hadamard", "cms", "hcms"), ("client d=1024", "aggregate+estimate d=1024")):
-        ours, theirs = users_per_second(f"ldp {name} {what}"), users_per_second(f"pure-ldp {name} {what}")
+        ours, theirs = throughput(f"ldp {name} {what}"), throughput(f"pure-ldp {name} {what}")
         if ours is None:
             continue
         line = f"\n{name} {what}: {ours / 1e6:.3f} M users/s"
@@ -192,16 +178,6 @@ def test_hadamard_report():
 
 
 def test_hadamard_targets(request):
-    if request.config.getoption("benchmark_disable", False):
-        pytest.skip("benchmarks disabled: no timings to compare")
-    keys = ("ldp hadamard client d=1024", "ldp hadamard aggregate+estimate d=1024")
-    if any(k not in RESULTS for k in keys) or "ldp hadamard aggregate+estimate d=65536" not in TIMES:
-        pytest.skip("run the whole file to compare")
-    misses = []
-    if users_per_second(keys[0]) < 5e6:
-        misses.append(f"client {users_per_second(keys[0]):.3g} < 5e6 users/s")
-    if users_per_second(keys[1]) < 1e7:
-        misses.append(f"aggregate+estimate d=1024 {users_per_second(keys[1]):.3g} < 1e7 users/s")
-    if TIMES["ldp hadamard aggregate+estimate d=65536"] > 0.5:
-        misses.append(f"aggregate+estimate d=65536 {TIMES['ldp hadamard aggregate+estimate d=65536']:.3f} s > 0.5 s")
-    assert not misses, "; ".join(misses)
+    assert_targets(request,
+                   rates=[("ldp hadamard client d=1024", 5e6), ("ldp hadamard aggregate+estimate d=1024", 1e7)],
+                   seconds=[("ldp hadamard aggregate+estimate d=65536", 0.5)])

@@ -12,15 +12,12 @@ standard errors of the truth (false alarm < 4e-8 for the 20).
 import numpy as np
 import pytest
 
-import dpnoise
-import dpnoise.ldp.local_hashing  # noqa: F401  (registers "olh" and "flh")
-from conftest import RESULTS, TIMES, record, record_time
+from conftest import assert_targets, record, record_time
 from dpnoise import ldp
+from dpnoise.demos.data import zipf_items
 
 N, D, EPS = 1_000_000, 65_536, 2.0
-_ranks = np.arange(1, D + 1, dtype=np.float64)
-_zipf = _ranks ** -1.1
-ITEMS = np.random.default_rng(0).choice(D, size=N, p=_zipf / _zipf.sum())
+ITEMS = zipf_items(N, D, seed=0)
 TRUTH = np.bincount(ITEMS, minlength=D)
 TOP = np.argsort(TRUTH)[-20:]
 FO = {name: ldp.FrequencyOracle(name, EPS, D) for name in ("olh", "flh")}
@@ -67,19 +64,5 @@ def test_flh_aggregation(benchmark):
 
 
 def test_ldp_hashing_targets(request):
-    if request.config.getoption("benchmark_disable", False):
-        pytest.skip("benchmarks disabled: no timings to compare")
-    keys = ("ldp olh client", "ldp olh aggregation d=65536", "ldp flh aggregation d=65536")
-    if "ldp olh client" not in RESULTS or any(k not in TIMES for k in keys[1:]):
-        pytest.skip("run the whole file to compare")
-    olh_rate = 1.0 / RESULTS["ldp olh client"]
-    print(f"\nOLH client {olh_rate / 1e6:.1f}M users/s (target 5M); OLH aggregation "
-          f"{TIMES[keys[1]]:.2f} s (target 30 s); FLH aggregation {TIMES[keys[2]]:.3f} s (target 0.5 s)")
-    misses = []
-    if olh_rate < 5e6:
-        misses.append(f"OLH client {olh_rate:.3g} users/s < 5e6")
-    if TIMES[keys[1]] > 30:
-        misses.append(f"OLH aggregation {TIMES[keys[1]]:.1f} s > 30 s")
-    if TIMES[keys[2]] > 0.5:
-        misses.append(f"FLH aggregation {TIMES[keys[2]]:.3f} s > 0.5 s")
-    assert not misses, "; ".join(misses)
+    assert_targets(request, rates=[("ldp olh client", 5e6)],
+                   seconds=[("ldp olh aggregation d=65536", 30), ("ldp flh aggregation d=65536", 0.5)])

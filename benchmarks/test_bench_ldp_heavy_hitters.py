@@ -9,26 +9,23 @@ Client throughput (users/s) and server throughput (reports/s ingested; the time 
 are recorded; recall goes to benchmark.extra_info. The recall table for more settings is
 benchmarks/heavy_hitters_recall.py (docs/heavy_hitters.md).
 """
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
 import dpnoise
 from conftest import record, record_time
-from dpnoise.ldp import HeavyHitters
-
-sys.path.insert(0, str(Path(__file__).parent))
-from heavy_hitters_recall import id_workload, true_top  # noqa: E402
+from dpnoise.demos.data import id_workload, true_top
+from dpnoise.ldp import HeavyHitters, heavy_hitters
 
 EPS = 4.0
 ITEMS = id_workload(32)
 TRUTH = true_top(ITEMS, 10)
-HH = {m: HeavyHitters(m, EPS, item_bits=32) for m in ("pem", "bitstogram", "treehist")}
+METHODS = heavy_hitters.methods()
+HH = {m: HeavyHitters(m, EPS, item_bits=32) for m in METHODS}
 
 
-@pytest.mark.parametrize("method", ["pem", "bitstogram", "treehist"])
+@pytest.mark.parametrize("method", METHODS)
 def test_client_throughput(benchmark, method):
     client = HH[method].client()
     rep = record(benchmark, f"hh_client_{method}", lambda: client.privatize(ITEMS), ITEMS.size)
@@ -43,14 +40,14 @@ def test_client_throughput_flh_reference(benchmark):
     assert len(rep) == ITEMS.size
 
 
-@pytest.mark.parametrize("method", ["pem", "bitstogram", "treehist"])
+@pytest.mark.parametrize("method", METHODS)
 def test_server_ingest_throughput(benchmark, method):
     rep = HH[method].client().privatize(ITEMS)
     agg = record(benchmark, f"hh_add_{method}", lambda: HH[method].aggregator().add(rep), ITEMS.size)
     assert agg.n == ITEMS.size
 
 
-@pytest.mark.parametrize("method", ["pem", "bitstogram", "treehist"])
+@pytest.mark.parametrize("method", METHODS)
 def test_end_to_end_recall(benchmark, method):
     hh = HH[method]
 

@@ -13,15 +13,14 @@ uses it: ``client.privatise(x)`` per device, ``server.aggregate(r)`` per report,
 ``server.estimate_all(range(d))``; on fewer devices (PEER_N) since it is slow, and compared per
 device. dpnoise is timed on N = 10^6 devices.
 """
-import numpy as np
 import pytest
 
 import dpnoise
 from conftest import RESULTS, record
+from dpnoise.demos.data import zipf_items
 
 EPS, D, N = 2.0, 1024, 1_000_000
-W = 1.0 / np.arange(1, D + 1) ** 1.1
-ITEMS = np.random.default_rng(1).choice(D, size=N, p=W / W.sum()).astype(np.int64)
+ITEMS = zipf_items(N, D, seed=1)
 # pure-ldp name, dpnoise name, devices timed for pure-ldp's client and server
 PAIRS = {"grr": ("DE", 200_000, 200_000), "oue": ("OUE", 5_000, 20_000), "olh": ("OLH", 50_000, 1_000),
          "hadamard": ("HR", 50_000, 200_000)}

@@ -11,14 +11,12 @@ import subprocess
 import numpy as np
 import pytest
 
-import dpnoise
-import dpnoise.ldp.unary  # noqa: F401  (registers "oue" and "sue")
-from conftest import RESULTS, record
+from conftest import RESULTS, assert_targets, record
 from dpnoise import ldp
+from dpnoise.demos.data import zipf_items
 
 N, D, EPS = 1_000_000, 1024, 2.0
-_w = 1.0 / np.arange(1, D + 1) ** 1.1
-ITEMS = np.random.default_rng(0).choice(D, size=N, p=_w / _w.sum())
+ITEMS = zipf_items(N, D, seed=0)
 TRUTH = np.bincount(ITEMS, minlength=D)
 FO = {name: ldp.FrequencyOracle(name, EPS, D) for name in ("oue", "sue")}
 CLIENT = {name: fo.client() for name, fo in FO.items()}  # secure (OS-keyed) generators
@@ -99,10 +97,4 @@ def test_unary_report():
 
 
 def test_unary_targets(request):
-    if request.config.getoption("benchmark_disable", False):
-        pytest.skip("benchmarks disabled: no timings to compare")
-    key = "ldp oue d=1024 aggregate+estimate"
-    if key not in RESULTS:
-        pytest.skip("run the whole file to compare")
-    rate = 1 / RESULTS[key]
-    assert rate >= 1e7, f"OUE d=1024 aggregation + estimation {rate:.3g} users/s < 1e7"
+    assert_targets(request, rates=[("ldp oue d=1024 aggregate+estimate", 1e7)])

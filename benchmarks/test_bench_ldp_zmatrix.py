@@ -9,27 +9,13 @@ variant with columns drawn by the clients over W = 2^20 columns is reported, not
 pure-ldp has no oracle over a public random matrix, so there is no peer figure.
 """
 import numpy as np
-import pytest
 
-import dpnoise
-import dpnoise.ldp.zmatrix  # noqa: F401  (registers the protocol)
-from conftest import RESULTS, TIMES, record, record_time
+from conftest import assert_targets, record, record_time
 from dpnoise import ldp
+from dpnoise.demos.data import zipf_items
 
 N, D, EPS = 1_000_000, 65_536, 2.0
-
-
-def zipf_items(n, d, a=1.1, seed=0):
-    """Zipf(a) ranks 1, 2, ... kept when <= d (rejection), as items 0 .. d-1."""
-    rng = np.random.default_rng(seed)
-    out = np.empty(0, dtype=np.int64)
-    while out.size < n:
-        z = rng.zipf(a, size=2 * n)
-        out = np.concatenate([out, z[z <= d] - 1])
-    return out[:n]
-
-
-ITEMS = zipf_items(N, D)
+ITEMS = zipf_items(N, D, seed=0)
 TRUTH = np.bincount(ITEMS, minlength=D)
 FO = ldp.FrequencyOracle("zmatrix", EPS, D, columns=N, planes=1)
 FO_RANDOM = ldp.FrequencyOracle("zmatrix", EPS, D, columns=1 << 20)
@@ -67,19 +53,6 @@ def test_zmatrix_estimate_d65536_random_columns(benchmark):
     assert accurate(est, agg)
 
 
-TARGETS = [("ldp zmatrix privatize", 5e6)]
-TIME_TARGETS = [("ldp zmatrix d=65536 add + estimate", 5.0)]
-
-
 def test_zmatrix_targets(request):
-    if request.config.getoption("benchmark_disable", False):
-        pytest.skip("benchmarks disabled: no timings to compare")
-    if any(k not in RESULTS for k, _ in TARGETS) or any(k not in TIMES for k, _ in TIME_TARGETS):
-        pytest.skip("run the whole file to compare")
-    misses = [f"{k}: {1 / RESULTS[k]:.3g}/s < {t:.3g}/s" for k, t in TARGETS if 1 / RESULTS[k] < t]
-    misses += [f"{k}: {TIMES[k]:.2f} s > {t} s" for k, t in TIME_TARGETS if TIMES[k] > t]
-    for k, _ in TARGETS:
-        print(f"\n{k}: {1 / RESULTS[k] / 1e6:.2f} M users/s")
-    for k, _ in TIME_TARGETS:
-        print(f"{k}: {TIMES[k]:.2f} s")
-    assert not misses, "; ".join(misses)
+    assert_targets(request, rates=[("ldp zmatrix privatize", 5e6)],
+                   seconds=[("ldp zmatrix d=65536 add + estimate", 5.0)])

@@ -9,7 +9,7 @@ validation, plan, the fused C++ grid kernel (round, noise, clamp, convert back i
 import numpy as np
 import pytest
 
-from conftest import RESULTS, record
+from conftest import RESULTS, assert_targets, ratio, record
 from dpnoise.mechanisms import GaussianMechanism, LaplaceMechanism
 
 N = 10**6
@@ -47,10 +47,6 @@ TARGETS = [("mech LaplaceMechanism threads=1", "mech numpy x+laplace(1)", 2.0),
            ("mech GaussianMechanism threads=1", "mech numpy x+normal(σ)", 1.0)]
 
 
-def ratio(key, base):
-    return RESULTS[base] / RESULTS[key] if key in RESULTS and base in RESULTS else None
-
-
 def test_mechanism_ratios_report():
     if "mech numpy x+laplace(1)" not in RESULTS:
         pytest.skip("benchmarks disabled")
@@ -60,9 +56,4 @@ def test_mechanism_ratios_report():
 
 
 def test_mechanism_targets(request):
-    if request.config.getoption("benchmark_disable", False):
-        pytest.skip("benchmarks disabled: no timings to compare")
-    if any(ratio(a, b) is None for a, b, _ in TARGETS):
-        pytest.skip("run the whole file to compare")
-    misses = [f"{a} / {b} = {ratio(a, b):.2f} < {t}" for a, b, t in TARGETS if ratio(a, b) < t]
-    assert not misses, "; ".join(misses)
+    assert_targets(request, ratios=TARGETS)

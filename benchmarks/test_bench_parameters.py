@@ -5,10 +5,9 @@ Target (platform issue #9): rng.discrete_laplace(scales) with 10^6 distinct floa
 well under 1 s (3.4 s before, 3.3 s of it creating Python Fractions); test_distinct_scales_target.
 """
 import numpy as np
-import pytest
 
 import dpnoise
-from conftest import TIMES, record_time
+from conftest import assert_targets, record_time
 
 N = 10**6
 SCALES = np.random.default_rng(0).uniform(0.5, 100.0, N)  # all distinct
@@ -29,9 +28,4 @@ def test_numpy_laplace_same_scales(benchmark):
 
 
 def test_distinct_scales_target(request):
-    if request.config.getoption("benchmark_disable", False):
-        pytest.skip("benchmarks disabled: no timings to compare")
-    key = "discrete_laplace(10^6 distinct float scales)"
-    if key not in TIMES:
-        pytest.skip("run the whole file to compare")
-    assert TIMES[key] < TARGET_SECONDS, f"{TIMES[key]:.3f} s >= {TARGET_SECONDS} s"
+    assert_targets(request, seconds=[("discrete_laplace(10^6 distinct float scales)", TARGET_SECONDS)])

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import dpnoise
-from conftest import record, throughput
+from conftest import assert_targets, ratio, record
 
 N = 10**7
 rng = dpnoise.default_rng()  # the secure generator: what users get
@@ -65,11 +65,6 @@ def test_opendp_discrete_laplace(benchmark):
     assert abs(x.var() / (2 * q / (1 - q) ** 2) - 1) < 0.05
 
 
-def _ratio(a, b):
-    ta, tb = throughput(a), throughput(b)
-    return None if ta is None or tb is None else ta / tb
-
-
 TARGETS = [
     ("discrete_laplace(10)", "numpy laplace(10)", 0.5),
     ("discrete_gaussian(10)", "numpy normal(10)", 0.25),
@@ -84,7 +79,7 @@ TARGETS = [
 def ratio_lines():
     lines = ["  ratios (target in brackets):"]
     for a, b, target in TARGETS + [("discrete_laplace(10)", "opendp laplace(10) on int vector", None)]:
-        r = _ratio(a, b)
+        r = ratio(a, b)
         if r is not None:
             tgt = f"[>= {target}]" if target else ""
             lines.append(f"    {a:32s} / {b:28s} = {r:8.2f}  {tgt}")
@@ -92,10 +87,4 @@ def ratio_lines():
 
 
 def test_targets(request):
-    if request.config.getoption("benchmark_disable", False):
-        pytest.skip("benchmarks disabled: no timings to compare")
-    missing = [t for t in TARGETS if _ratio(t[0], t[1]) is None]
-    if missing:
-        pytest.skip(f"run the whole file to compare: {missing[0][:2]} not measured")
-    misses = [f"{a} / {b} = {_ratio(a, b):.2f} < {t}" for a, b, t in TARGETS if _ratio(a, b) < t]
-    assert not misses, "; ".join(misses)
+    assert_targets(request, ratios=TARGETS)

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import dpnoise
-from conftest import RESULTS, record
+from conftest import RESULTS, assert_targets, ratio, record
 
 ROWS, COLS, EPS = 10_000, 1_000, 1.0
 S = np.random.default_rng(0).integers(0, 1000, size=(ROWS, COLS), dtype=np.int32)
@@ -89,10 +89,6 @@ TARGETS = [(f"select {n} threads=1", "select numpy gumbel-max", t)
 TARGETS += [(f"select {n} threads=2", f"select {n} threads=1", 1.7) for n in NOISES]
 
 
-def ratio(key, base):
-    return RESULTS[base] / RESULTS[key] if key in RESULTS and base in RESULTS else None
-
-
 def test_selection_ratios_report():
     if "select numpy gumbel-max" not in RESULTS:
         pytest.skip("benchmarks disabled")
@@ -109,9 +105,4 @@ def test_selection_ratios_report():
 
 
 def test_selection_targets(request):
-    if request.config.getoption("benchmark_disable", False):
-        pytest.skip("benchmarks disabled: no timings to compare")
-    if any(ratio(a, b) is None for a, b, _ in TARGETS):
-        pytest.skip("run the whole file to compare")
-    misses = [f"{a} / {b} = {ratio(a, b):.2f} < {t}" for a, b, t in TARGETS if ratio(a, b) < t]
-    assert not misses, "; ".join(misses)
+    assert_targets(request, ratios=TARGETS)

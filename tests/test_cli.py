@@ -138,37 +138,45 @@ def test_sample_seed_at_the_top_of_its_range_works(capsys):
     assert len(capsys.readouterr().out.split()) == 3
 
 
-# -- dpnoise bench (issue #9) ---------------------------------------------------------------------
+# -- dpnoise bench (issue #9; the harness itself: tests/test_bench_harness.py) ----------------------
 
 def test_bench_quick_json_has_the_documented_record(capsys):
-    assert main(["bench", "--quick", "--json", "--repeats", "1"]) == 0
+    assert main(["bench", "--quick", "--json", "--repeats", "1", "--no-progress"]) == 0
     rec = json.loads(capsys.readouterr().out)
-    assert rec["schema"] == "dpnoise-bench/1"
-    assert {"created", "dpnoise_version", "machine", "settings", "results", "notes"} <= rec.keys()
+    assert rec["schema"] == "dpnoise-bench/2" and rec["schema_version"] == 2
+    assert {"created", "dpnoise_version", "machine", "settings", "results", "notes", "loaded",
+            "seconds_total"} <= rec.keys()
     assert {"cpu", "cores", "usable_cores", "platform", "python", "numpy", "chacha20_backend",
             "load_average"} <= rec["machine"].keys()
     assert rec["machine"]["chacha20_backend"] == dpnoise._core.chacha20_backend()
     assert rec["dpnoise_version"] == dpnoise.__version__
     assert rec["settings"]["quick"] is True and rec["settings"]["repeats"] == 1
+    assert rec["settings"]["seed"] is None and rec["settings"]["seeded_insecure"] is False
     names = [r["workload"] for r in rec["results"]]
-    for must in ("discrete_laplace", "discrete_gaussian", "LaplaceMechanism", "GaussianMechanism", "ChaCha20", "PLD"):
+    for must in ("discrete_laplace", "discrete_gaussian", "LaplaceMechanism", "GaussianMechanism", "ChaCha20", "PLD",
+                 "report_noisy_max", "ldp grr server", "ldp heavy hitters pem client"):
         assert any(must in n for n in names), must
     with_ref = [r for r in rec["results"] if r["reference"] is not None]
     assert len(with_ref) >= 5
     for r in rec["results"]:
-        assert {"workload", "unit", "items", "seconds", "throughput", "reference", "ratio", "peers"} <= r.keys()
-        assert r["items"] > 0 and r["seconds"] > 0 and r["throughput"] > 0 and r["peers"] == []
+        assert "error" not in r, r
+        assert {"workload", "epsilon", "unit", "items", "size", "seconds", "throughput", "throughput_median",
+                "utility", "reference", "ratio", "peers"} <= r.keys()
+        assert r["items"] > 0 and r["throughput"] > 0 and r["peers"] == []
+        assert len(r["seconds"]["raw"]) == 1 and r["seconds"]["min"] > 0
         if r["reference"] is not None:
             assert r["ratio"] > 0 and r["reference"]["throughput"] > 0
             assert abs(r["ratio"] - r["throughput"] / r["reference"]["throughput"]) < 1e-9 * r["ratio"]
+    # --quick computes utility too
+    assert sum(r["utility"] is not None for r in rec["results"]) >= 10
 
 
 def test_bench_table_and_peers_never_fail(capsys):
-    # --peers with peers absent or present: skipped with a note, or timed; never an error
-    assert main(["bench", "--quick", "--peers", "--repeats", "1", "--only", "RDP"]) == 0
+    # --peers with peers absent or present: skipped with the reason, or timed; never an error
+    assert main(["bench", "--quick", "--peers", "--repeats", "1", "--only", "RDP", "--no-progress"]) == 0
     out = capsys.readouterr().out
     assert "RDP accountant" in out and "cpu:" in out
-    assert "peer dp-accounting" in out  # timed, or "skipped (not installed)"
+    assert "peer dp-accounting" in out
 
 
 def test_bench_registry_takes_new_workloads():
@@ -191,3 +199,84 @@ def test_bench_registry_takes_new_workloads():
     with pytest.raises(ValueError, match="unit"):
         bench.register(bench.Workload(name="x", items=lambda c: 1, setup=lambda c: None,
                                       run=lambda c, s: None, unit="bytes"))
+    with pytest.raises(ValueError, match="metrics and utility"):
+        bench.register(bench.Workload(name="x", items=lambda c: 1, setup=lambda c: None,
+                                      run=lambda c, s: None, metrics=("recall",)))
+
+
+def test_bench_only_matching_nothing_exits_2_before_any_work(capsys):
+    assert main(["bench", "--quick", "--only", "no-such-workload-anywhere"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.strip().splitlines()) == 1 and "no-such-workload-anywhere" in err
+
+
+def test_bench_bad_epsilon_and_workloads_are_usage_errors(capsys):
+    for argv in (["bench", "--epsilon", "0,1"], ["bench", "--epsilon", "1,inf"], ["bench", "--epsilon", "x"],
+                 ["bench", "--workloads", "no_such_module_for_dpnoise_bench"]):
+        assert main(argv) == 2, argv
+        out, err = capsys.readouterr()
+        assert out == "" and len(err.strip().splitlines()) == 1, (argv, err)
+    main(["bench", "--workloads", "no_such_module_for_dpnoise_bench"])
+    assert "ModuleNotFoundError" in capsys.readouterr().err  # the import's own exception text
+
+
+# -- dpnoise audit: reserved, forwarded to dpnoise.audit.cli_main ---------------------------------
+
+def test_audit_without_the_audit_package_is_a_clear_usage_error(capsys, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "dpnoise.audit", None)  # as if dpnoise.audit did not exist
+    assert main(["audit", "--anything", "x"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.strip().splitlines()) == 1 and "dpnoise.audit" in err
+
+
+def test_audit_forwards_its_argv_and_exit_status(monkeypatch):
+    import sys
+    import types
+
+    seen = []
+    fake = types.ModuleType("dpnoise.audit")
+    fake.cli_main = lambda argv: seen.append(argv) or 3
+    monkeypatch.setitem(sys.modules, "dpnoise.audit", fake)
+    assert main(["audit", "run", "--trials", "1000", "-h"]) == 3
+    assert seen == [["run", "--trials", "1000", "-h"]]
+
+
+# -- dpnoise demo at tiny populations (issue 23, defect 2) -------------------------------------------
+
+@pytest.mark.parametrize("devices", [1, 2, 5])
+def test_demo_runs_for_every_accepted_device_count(devices, capsys):
+    # fails until HHAggregator.top() returns what it can on a tiny population (the lead's fix)
+    assert main(["demo", "-n", "2000", "--devices", str(devices)]) == 0
+    assert f"Local DP heavy hitters: {devices:,} devices" in capsys.readouterr().out
+
+
+def test_demo_names_apps_and_states_the_sparse_vector_noise(capsys):
+    # issue 23, defect 17
+    from dpnoise.demos.data import app_names
+
+    assert main(["demo", "-n", "20000", "--devices", "20000"]) == 0
+    out = capsys.readouterr().out
+    table = out.split("The ten most used apps")[1].split("within their 95% interval")[0]
+    assert sum(name in table for name in app_names(1024)) >= 10
+    svt = out.split("Sparse vector")[1].split("truly above 60")[0]
+    assert "noise of scale" in svt and "on the threshold" in svt
+
+
+def test_demo_plot_has_axis_labels(tmp_path, capsys, monkeypatch):
+    pytest.importorskip("matplotlib")
+    import matplotlib.figure
+
+    labels = []
+    real = matplotlib.figure.Figure.savefig
+
+    def spy(fig, *args, **kwargs):
+        labels.extend((ax.get_xlabel(), ax.get_ylabel()) for ax in fig.axes)
+        return real(fig, *args, **kwargs)
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", spy)
+    path = tmp_path / "demo.png"
+    assert main(["demo", "-n", "20000", "--devices", "20000", "--plot", str(path)]) == 0
+    assert path.stat().st_size > 1000
+    assert len(labels) == 3 and all(x and y for x, y in labels), labels

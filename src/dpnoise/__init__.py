@@ -5,7 +5,7 @@ mechanisms (re-exported from `dpnoise.mechanisms`), the `dpnoise.accounting` pac
 library's exception family.
 """
 from dpnoise._errors import (
-    BudgetExceededError, DPError, EntropyError, InsecureGeneratorError, InvariantError,
+    BudgetExceededError, CapacityError, DPError, EntropyError, InsecureGeneratorError, InvariantError,
 )
 from dpnoise.bit_generator import ChaCha20, PublicStream
 from dpnoise.generator import Generator, default_rng
@@ -25,6 +25,7 @@ __version__ = "0.4.0"
 __all__ = [
     "AboveThreshold",
     "BudgetExceededError",
+    "CapacityError",
     "DiscreteGaussianMechanism",
     "DiscreteLaplaceMechanism",
     "ExponentialMechanism",

@@ -22,8 +22,14 @@ class InsecureGeneratorError(DPError):
     """A release path was given a seeded or NumPy (non-secure) generator without ``allow_insecure=True``."""
 
 
+class CapacityError(DPError, ValueError):
+    """An aggregator's configuration cannot hold what it was given (e.g. a column sum of the
+    public-matrix oracle beyond its bit planes): a configuration error, raised as one and never counted as malformed
+    reports. The aggregator is unchanged. A ValueError too."""
+
+
 class InvariantError(DPError):
     """An internal invariant of the core failed (a bug in dpnoise, never a user error): please report it."""
 
 
-__all__ = ["BudgetExceededError", "DPError", "EntropyError", "InsecureGeneratorError", "InvariantError"]
+__all__ = ["BudgetExceededError", "CapacityError", "DPError", "EntropyError", "InsecureGeneratorError", "InvariantError"]

@@ -1,100 +1,163 @@
-"""``dpnoise bench``: built-in workloads, timed against a reference measured in the same run.
+"""``dpnoise bench``: the benchmark harness (speed and utility, side by side with peers).
 
-Each workload times dpnoise's own call and, in the same process and run, a reference doing the
-same job the usual way (NumPy's floating-point samplers, which are neither exact nor secure: they
-are the speed yardstick, not an alternative). The ratio dpnoise / reference (> 1: dpnoise is
-faster) is what to compare across machines; absolute numbers depend on the machine and its load.
-With ``peers=True`` installed DP libraries (OpenDP, diffprivlib, dp-accounting) are timed on the
-same jobs, side by side; they are imported lazily and skipped with a note when absent (never a
-dependency of dpnoise).
+A :class:`Workload` times dpnoise's call and, in the same process and run, a like-for-like
+reference (the same job done the usual way, e.g. NumPy's floating-point samplers: the speed
+yardstick, neither exact nor secure) and any installed peer library doing the same job. A
+workload may also declare utility metrics (error, MSE/2b², CI coverage, P(correct), recall)
+through its ``utility`` hook; with a seed (``run(seed=...)``, ``dpnoise bench --seed N``) every
+utility figure is reproducible: same seed and dpnoise version, same numbers. Workloads that take
+an ε are run at each ε of a sweep (``--epsilon 0.1,1,10``).
 
-Adding a workload (later issues do this) is one call, anywhere before :func:`run` is called::
+The built-in catalogue lives in :mod:`dpnoise.demos.workloads`. Other code adds workloads with
+one call, at import of a module given to ``dpnoise bench --workloads module.path`` or named by
+an entry point of the group ``dpnoise.bench``::
 
     from dpnoise.bench import Workload, register
     register(Workload(
-        name="report_noisy_max(1000x100)", unit="ops",
-        items=lambda ctx: 1000,                      # work items per timed call
-        setup=lambda ctx: make_scores(ctx),          # untimed; returns the state
-        run=lambda ctx, state: rnm(state),           # timed: dpnoise
-        reference_name="numpy argmax(x + gumbel)",
-        reference=lambda ctx, state: baseline(state),  # timed: the yardstick (optional)
-        peers=(Peer("opendp", "OpenDP ...", make_opendp_call),),  # optional
+        name="my mechanism on 10^6 floats", unit="samples",
+        items=lambda ctx: 1_000_000,                       # work items per timed call
+        setup=lambda ctx: make_state(ctx),                 # untimed; returns the state
+        run=lambda ctx, state: release(state),             # timed: dpnoise
+        reference_name="x + numpy laplace",                # like-for-like only
+        reference=lambda ctx, state: baseline(state),      # timed (optional)
+        epsilon=1.0,                                       # swept by --epsilon (None: no epsilon)
+        metrics=("mse_over_2b2",),
+        utility=lambda ctx, state: {"mse_over_2b2": ...},  # untimed, once per epsilon
     ))
 
-JSON record (``dpnoise bench --json``), schema ``"dpnoise-bench/1"``::
-
-    {
-      "schema": "dpnoise-bench/1",
-      "created": "2026-11-22T13:00:00Z",          # UTC, ISO 8601
-      "dpnoise_version": "0.4.0",
-      "machine": {"cpu": str, "cores": int, "usable_cores": int, "platform": str,
-                  "python": str, "numpy": str, "chacha20_backend": str, "dpnoise": str,
-                  "load_average": [float, float, float] | null},
-      "settings": {"quick": bool, "threads": int, "repeats": int, "peers": bool,
-                   "filter": str | null},
-      "results": [
-        {"workload": str, "unit": "samples" | "ops", "items": int,
-         "seconds": float,                    # best of `repeats` timed calls
-         "throughput": float,                 # items / seconds
-         "reference": {"name": str, "seconds": float, "throughput": float} | null,
-         "ratio": float | null,               # throughput / reference throughput
-         "peers": [{"library": str, "version": str, "name": str, "items": int,
-                    "seconds": float, "throughput": float, "ratio": float}
-                   | {"library": str, "name": str, "skipped": str}]}
-      ],
-      "notes": [str]
-    }
+The JSON record (``dpnoise bench --json``) is described field by field in docs/bench.md; its
+``schema`` is ``"dpnoise-bench/2"`` and ``schema_version`` 2 (version 1, before utility
+metrics, kept only the best time).
 """
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import importlib
+import json
 import math
 import os
 import platform
 import time
-from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-SCHEMA = "dpnoise-bench/1"
+SCHEMA = "dpnoise-bench/2"
+SCHEMA_VERSION = 2
+ENTRY_POINT_GROUP = "dpnoise.bench"
+BUILTIN_MODULE = "dpnoise.demos.workloads"
+
+#: Utility metric names with a documented meaning (others are allowed; see docs/bench.md).
+KNOWN_METRICS = {
+    "rms_error": "root mean squared error of the released values (their unit)",
+    "mse_over_2b2": "mean squared error / 2b^2, b the Laplace scale (1: exactly the stated noise)",
+    "mse_over_sigma2": "mean squared error / sigma^2 of a Gaussian mechanism (1: exactly the stated noise)",
+    "variance_ratio": "empirical variance of a sampler / its exact variance (1 expected)",
+    "ci_coverage": "share of true values inside their stated 95% interval (about 0.95 expected)",
+    "p_correct": "probability that the released choice is a true best one",
+    "recall": "share of the true top k found",
+}
 
 
 @dataclass(frozen=True)
 class Context:
-    """What every workload is sized and run with."""
+    """What every workload is sized and run with.
+
+    ``epsilon`` is the ε of this row (None for workloads without one); ``seed`` None means
+    secure OS-keyed generators, an int means reproducible (and insecure) generators, one per
+    (seed, workload, ε, stream)."""
 
     quick: bool
     threads: int
     repeats: int
     samples: int        # samples per timed call for the sampler workloads
     values: int         # query values per release for the mechanism workloads
+    devices: int        # simulated devices per timed call for the local-DP workloads
+    epsilon: Optional[float] = None
+    seed: Optional[int] = None
+    workload: str = ""
 
-    def rng(self) -> Any:
-        """A secure dpnoise generator (what users draw from)."""
+    @property
+    def allow_insecure(self) -> bool:
+        """True exactly when the run is seeded: pass it as ``allow_insecure=`` to anything that
+        refuses seeded generators (the harness's reproducible mode only)."""
+        return self.seed is not None
+
+    def _derived(self, stream: str, seed: Optional[int] = None) -> int:
+        text = json.dumps([self.seed if seed is None else seed, self.workload, self.epsilon, stream])
+        return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest(), "big")
+
+    def rng(self, stream: str = "") -> Any:
+        """A dpnoise generator: secure (OS-keyed) when unseeded; seeded from (seed, workload, ε,
+        ``stream``) otherwise, so that two calls with different ``stream`` labels are independent
+        and a re-run gives the same numbers. A seeded generator is insecure: pass
+        ``allow_insecure=ctx.allow_insecure`` where it is used."""
         import dpnoise
 
-        return dpnoise.default_rng()
+        if self.seed is None:
+            return dpnoise.default_rng()
+        return dpnoise.default_rng(self._derived(stream))
 
-    def numpy_rng(self) -> np.random.Generator:
-        """NumPy's default generator (PCG64), seeded: the reference's bit source."""
-        return np.random.default_rng(20261122)
+    def numpy_rng(self, stream: str = "") -> np.random.Generator:
+        """NumPy's PCG64 for references and data, one per ``stream`` label: derived from the
+        run's seed, or from a fixed one (20261122) when the run is not seeded."""
+        base = 20261122 if self.seed is None else None
+        return np.random.default_rng(self._derived("numpy/" + stream, base) >> 128)
+
+    def public_key(self, stream: str = "", bits: int = 64) -> Optional[int]:
+        """A public key (hash seed, matrix key) of ``bits`` bits derived from the seed, or None
+        when unseeded (the library's own default then applies)."""
+        if self.seed is None:
+            return None
+        return self._derived("public/" + stream) % (1 << bits)
 
 
 @dataclass(frozen=True)
 class Peer:
     """Another DP library doing the workload's job. ``make(module, ctx, state)`` returns
-    ``(call, items)``: a zero-argument callable to time and how many items one call does."""
+    ``(call, items)``: a zero-argument callable to time and how many items one call does.
+    ``utility(module, ctx, state)``, if given, returns the same metrics as the workload's
+    (from the peer's own, unseeded randomness)."""
 
     library: str                 # import name, e.g. "opendp.prelude", "diffprivlib", "dp_accounting"
     name: str                    # what is timed, e.g. "OpenDP make_laplace (int vector)"
     make: Callable[[Any, Context, Any], Tuple[Callable[[], object], int]]
+    utility: Optional[Callable[[Any, Context, Any], Dict[str, float]]] = None
 
 
 @dataclass(frozen=True)
 class Workload:
-    """One benchmark row: dpnoise's call, timed against ``reference`` in the same run."""
+    """One benchmark row (one per ε of a sweep): dpnoise's call, timed against a like-for-like
+    ``reference`` in the same run, with optional ``utility`` metrics.
+
+    Parameters
+    ----------
+    name : str
+        Unique; ``--only`` matches it case-insensitively.
+    items : callable(ctx) -> int
+        Work items per timed call (throughput = items / seconds).
+    setup : callable(ctx) -> state
+        Untimed; builds the inputs, generators and objects.
+    run : callable(ctx, state)
+        The timed dpnoise call.
+    unit : {"samples", "ops"}
+    reference_name, reference : str, callable(ctx, state)
+        A like-for-like reference (the same job, done the usual way); the ratio dpnoise /
+        reference is printed only for it.
+    peers : tuple of Peer
+    epsilon : float or None
+        The default ε (``ctx.epsilon``); None if the workload has no ε (not swept).
+    metrics : tuple of str
+        The names of the metrics ``utility`` returns (see :data:`KNOWN_METRICS`).
+    utility : callable(ctx, state) -> dict of str to float
+        Untimed, called once per row before the timing, on the state ``setup`` built.
+    size : callable(ctx) -> str
+        A short description of the size used (e.g. "20,000 devices, d=1024").
+    in_quick : bool
+        False: too slow for ``--quick`` (skipped there, with a note).
+    """
 
     name: str
     items: Callable[[Context], int]
@@ -104,38 +167,138 @@ class Workload:
     reference_name: Optional[str] = None
     reference: Optional[Callable[[Context, Any], object]] = None
     peers: Tuple[Peer, ...] = field(default_factory=tuple)
+    epsilon: Optional[float] = None
+    metrics: Tuple[str, ...] = ()
+    utility: Optional[Callable[[Context, Any], Dict[str, float]]] = None
+    size: Optional[Callable[[Context], str]] = None
+    in_quick: bool = True
 
 
 _REGISTRY: Dict[str, Workload] = {}
+_LOADED: Dict[str, str] = {}  # module or entry point -> "ok" / the error text
 
 
 def register(workload: Workload) -> Workload:
-    """Add a workload to ``dpnoise bench`` (a name may be registered once)."""
+    """Add a workload to ``dpnoise bench`` (a name may be registered once).
+
+    Raises
+    ------
+    TypeError
+        ``workload`` is not a :class:`Workload`.
+    ValueError
+        The name is taken, the unit unknown, ``metrics`` given without ``utility`` (or the
+        reverse), or ``epsilon`` not a positive finite number.
+    """
     if not isinstance(workload, Workload):
         raise TypeError(f"workload must be a dpnoise.bench.Workload, got {type(workload).__name__}")
     if workload.name in _REGISTRY:
         raise ValueError(f"a workload named {workload.name!r} is already registered")
     if workload.unit not in ("samples", "ops"):
         raise ValueError(f"unit must be 'samples' or 'ops', got {workload.unit!r}")
+    if bool(workload.metrics) != (workload.utility is not None):
+        raise ValueError(f"workload {workload.name!r}: metrics and utility go together")
+    if workload.epsilon is not None and not (isinstance(workload.epsilon, (int, float))
+                                             and 0 < workload.epsilon < math.inf):
+        raise ValueError(f"workload {workload.name!r}: epsilon must be a positive finite number or None, "
+                         f"got {workload.epsilon!r}")
     _REGISTRY[workload.name] = workload
     return workload
 
 
+def load_workloads(module: str) -> None:
+    """Import ``module`` (a dotted path), which registers workloads at import.
+
+    Raises
+    ------
+    ImportError
+        The module cannot be imported; the message carries the import's own exception text.
+    """
+    try:
+        importlib.import_module(module)
+    except Exception as exc:  # noqa: BLE001 - any failure at import is the user's module failing
+        raise ImportError(f"cannot import workloads module {module!r}: {type(exc).__name__}: {exc}") from exc
+    _LOADED[module] = "ok"
+
+
+def _entry_points() -> Iterable[Any]:
+    from importlib import metadata
+
+    eps = metadata.entry_points()
+    if hasattr(eps, "select"):
+        return list(eps.select(group=ENTRY_POINT_GROUP))
+    return list(eps.get(ENTRY_POINT_GROUP, ()))  # type: ignore[attr-defined]  # Python 3.9
+
+
+def _load_installed() -> None:
+    """The built-in catalogue, then every entry point of the ``dpnoise.bench`` group (loading it
+    imports its module; a callable it names is called with no argument). A broken plugin is
+    recorded (see :func:`loaded`), not fatal."""
+    if BUILTIN_MODULE not in _LOADED:
+        load_workloads(BUILTIN_MODULE)
+    for ep in _entry_points():
+        key = f"entry point {ep.name} = {ep.value}"
+        if key in _LOADED:
+            continue
+        try:
+            obj = ep.load()
+            if callable(obj):
+                obj()
+            _LOADED[key] = "ok"
+        except Exception as exc:  # noqa: BLE001 - a broken plugin must not stop the built-ins
+            _LOADED[key] = f"failed: {type(exc).__name__}: {exc}"
+
+
+def loaded() -> Dict[str, str]:
+    """What was loaded to register workloads: module or entry point -> "ok" or the error."""
+    return dict(_LOADED)
+
+
 def workloads() -> List[Workload]:
-    """The registered workloads, in registration order."""
+    """The registered workloads (built-ins and entry points loaded first), in registration order."""
+    _load_installed()
     return list(_REGISTRY.values())
+
+
+def select(only: Optional[str] = None) -> List[Workload]:
+    """The workloads whose name contains ``only``, ignoring case (all of them for None).
+
+    Raises
+    ------
+    LookupError
+        ``only`` matches no workload.
+    """
+    every = workloads()
+    if only is None:
+        return every
+    chosen = [w for w in every if only.casefold() in w.name.casefold()]
+    if not chosen:
+        raise LookupError(f"no workload name contains {only!r} (case-insensitive); "
+                          f"{len(every)} workloads are registered (dpnoise bench --list names them)")
+    return chosen
 
 
 # -- timing ----------------------------------------------------------------------------------
 
-def best_time(call: Callable[[], object], repeats: int) -> float:
-    """The least wall time of ``repeats`` calls (best-of-k damps a shared machine's noise)."""
-    best = math.inf
+def time_calls(call: Callable[[], object], repeats: int) -> List[float]:
+    """The wall time of each of ``repeats`` calls, in seconds."""
+    out = []
     for _ in range(max(1, repeats)):
         t0 = time.perf_counter()
         call()
-        best = min(best, time.perf_counter() - t0)
-    return max(best, 1e-9)
+        out.append(max(time.perf_counter() - t0, 1e-9))
+    return out
+
+
+def summarize(times: Sequence[float]) -> Dict[str, Any]:
+    """``{"raw": [...], "min", "median", "iqr"}`` of a list of times (IQR = p75 - p25)."""
+    t = np.asarray(times, dtype=float)
+    q25, q50, q75 = np.percentile(t, [25, 50, 75])
+    return {"raw": [float(x) for x in t], "min": float(t.min()), "median": float(q50), "iqr": float(q75 - q25)}
+
+
+def best_time(call: Callable[[], object], repeats: int) -> float:
+    """The least wall time of ``repeats`` calls."""
+    return min(time_calls(call, repeats))
 
 
 # -- machine information ---------------------------------------------------------------------
@@ -152,6 +315,7 @@ def _cpu_model() -> str:
 
 
 def machine_info() -> Dict[str, Any]:
+    """CPU, cores, load, Python, NumPy, dpnoise and its ChaCha20 backend."""
     import dpnoise
     from dpnoise import _core
 
@@ -190,77 +354,172 @@ def _version_of(library: str, module: Any) -> str:
     return str(getattr(module, "__version__", "unknown"))
 
 
-def _run_peer(peer: Peer, ctx: Context, state: Any, ours: float) -> Dict[str, Any]:
+def _failure(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {str(exc)[:200]}"
+
+
+def _utility(fn: Callable[[], Dict[str, float]], metrics: Tuple[str, ...]) -> Dict[str, float]:
+    values = fn()
+    if set(values) != set(metrics):
+        raise ValueError(f"utility returned metrics {sorted(values)}, declared {sorted(metrics)}")
+    return {k: float(values[k]) for k in metrics}
+
+
+def _run_peer(peer: Peer, w: Workload, ctx: Context, state: Any, ours: float, items: int) -> Dict[str, Any]:
     try:
         module = importlib.import_module(peer.library)
-    except Exception:  # noqa: BLE001 - any import failure means "not usable here"
-        return {"library": peer.library, "name": peer.name, "skipped": "not installed"}
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and peer.library.startswith(exc.name):
+            return {"library": peer.library, "name": peer.name, "skipped": f"not installed ({_failure(exc)})"}
+        return {"library": peer.library, "name": peer.name, "skipped": f"import failed: {_failure(exc)}"}
+    except Exception as exc:  # noqa: BLE001 - installed but broken: say why
+        return {"library": peer.library, "name": peer.name, "skipped": f"import failed: {_failure(exc)}"}
     try:
-        call, items = peer.make(module, ctx, state)
-        seconds = best_time(call, ctx.repeats)
+        call, n = peer.make(module, ctx, state)
+        call()  # warm-up
+        times = summarize(time_calls(call, ctx.repeats))
+        util = (_utility(lambda: peer.utility(module, ctx, state), w.metrics)  # type: ignore[misc]
+                if peer.utility is not None and w.metrics else None)
     except Exception as exc:  # noqa: BLE001 - a peer's API drift must not stop the run
-        return {"library": peer.library, "name": peer.name,
-                "skipped": f"failed: {type(exc).__name__}: {str(exc)[:120]}"}
-    thr = items / seconds
-    return {"library": peer.library, "version": _version_of(peer.library, module),
-            "name": peer.name, "items": int(items), "seconds": seconds, "throughput": thr,
-            "ratio": ours / thr}
+        return {"library": peer.library, "name": peer.name, "skipped": f"failed: {_failure(exc)}"}
+    thr = n / times["min"]
+    return {"library": peer.library, "version": _version_of(peer.library, module), "name": peer.name,
+            "items": int(n), "same_size": int(n) == items, "seconds": times, "throughput": thr,
+            "ratio": ours / thr, "utility": util, "utility_seeded": False}
 
 
 def run_workload(w: Workload, ctx: Context, peers: bool = False) -> Dict[str, Any]:
-    """Time one workload (and its reference, and with ``peers`` its installed peers)."""
-    state = w.setup(ctx)
-    items = int(w.items(ctx))
-    w.run(ctx, state)  # warm-up: tables, caches, first-touch of pages
-    seconds = best_time(lambda: w.run(ctx, state), ctx.repeats)
-    thr = items / seconds
-    row: Dict[str, Any] = {"workload": w.name, "unit": w.unit, "items": items,
-                           "seconds": seconds, "throughput": thr, "reference": None,
-                           "ratio": None, "peers": []}
+    """One row: ``w`` at ``ctx.epsilon`` (utility first, then the timings of dpnoise, its
+    reference and, with ``peers``, its installed peers). An exception in the workload itself is
+    recorded in the row's ``error`` field."""
+    ctx = replace(ctx, workload=w.name)
+    row: Dict[str, Any] = {"workload": w.name, "epsilon": ctx.epsilon, "unit": w.unit}
+    try:
+        state = w.setup(ctx)
+        items = int(w.items(ctx))
+        row["items"] = items
+        row["size"] = w.size(ctx) if w.size is not None else f"{items:,} {w.unit} per call"
+        row["utility"] = (_utility(lambda: w.utility(ctx, state), w.metrics)  # type: ignore[misc]
+                          if w.utility is not None else None)
+        w.run(ctx, state)  # warm-up: tables, caches, first-touch of pages
+        times = summarize(time_calls(lambda: w.run(ctx, state), ctx.repeats))
+    except Exception as exc:  # noqa: BLE001 - one broken workload must not stop the others
+        row["error"] = _failure(exc)
+        return row
+    thr = items / times["min"]
+    row.update({"seconds": times, "throughput": thr, "throughput_median": items / times["median"],
+                "reference": None, "ratio": None, "peers": []})
     if w.reference is not None:
         ref = w.reference
         ref(ctx, state)
-        rsec = best_time(lambda: ref(ctx, state), ctx.repeats)
-        row["reference"] = {"name": w.reference_name or "reference", "seconds": rsec,
-                            "throughput": items / rsec}
-        row["ratio"] = thr / (items / rsec)
+        rtimes = summarize(time_calls(lambda: ref(ctx, state), ctx.repeats))
+        row["reference"] = {"name": w.reference_name or "reference", "items": items, "seconds": rtimes,
+                            "throughput": items / rtimes["min"]}
+        row["ratio"] = thr / (items / rtimes["min"])
     if peers:
-        row["peers"] = [_run_peer(p, ctx, state, thr) for p in w.peers]
+        row["peers"] = [_run_peer(p, w, ctx, state, thr, items) for p in w.peers]
     return row
 
 
-def make_context(quick: bool = False, threads: int = 1, repeats: Optional[int] = None) -> Context:
+def make_context(quick: bool = False, threads: int = 1, repeats: Optional[int] = None,
+                 seed: Optional[int] = None) -> Context:
+    """The sizes of a full or ``quick`` run."""
     if quick:
-        return Context(quick=True, threads=threads, repeats=repeats or 5, samples=1_000_000, values=200_000)
-    return Context(quick=False, threads=threads, repeats=repeats or 5, samples=2_000_000, values=1_000_000)
+        return Context(quick=True, threads=threads, repeats=repeats or 3, samples=200_000, values=100_000,
+                       devices=20_000, seed=seed)
+    return Context(quick=False, threads=threads, repeats=repeats or 5, samples=2_000_000, values=1_000_000,
+                   devices=1_000_000, seed=seed)
+
+
+def _check_epsilons(epsilons: Optional[Sequence[float]]) -> Optional[List[float]]:
+    if epsilons is None:
+        return None
+    out = [float(e) for e in epsilons]
+    if not out or any(not (0 < e < math.inf) for e in out):
+        raise ValueError(f"epsilons must be positive finite numbers, got {list(epsilons)!r}")
+    return out
 
 
 def run(quick: bool = False, threads: int = 1, peers: bool = False, repeats: Optional[int] = None,
-        only: Optional[str] = None) -> Dict[str, Any]:
-    """Run the registered workloads (those whose name contains ``only``, if given) and return
-    the JSON record described in the module docstring."""
-    ctx = make_context(quick, threads, repeats)
-    chosen = [w for w in workloads() if only is None or only in w.name]
-    notes = ["ratio = dpnoise throughput / reference throughput, both measured in this run "
-             "(> 1: dpnoise is faster); NumPy references are floating-point, not exact or secure"]
-    if only is not None and not chosen:
-        notes.append(f"no workload name contains {only!r}")
-    results = [run_workload(w, ctx, peers) for w in chosen]
-    if peers:
-        missing = sorted({p["library"] for r in results for p in r["peers"] if p.get("skipped") == "not installed"})
-        if missing:
-            notes.append("peers not installed (skipped): " + ", ".join(missing))
+        only: Optional[str] = None, epsilons: Optional[Sequence[float]] = None, seed: Optional[int] = None,
+        progress: Optional[Callable[[str], None]] = None) -> Dict[str, Any]:
+    """Run the registered workloads and return the JSON record (docs/bench.md).
+
+    Parameters
+    ----------
+    quick : bool
+        Small sizes (the whole built-in catalogue in about 10 s).
+    threads, repeats : int
+        Threads of dpnoise's calls; timed calls per row (default 5, 3 with ``quick``).
+    peers : bool
+        Also time (and, where they declare it, measure the utility of) installed peer libraries.
+    only : str, optional
+        Only workloads whose name contains it, ignoring case.
+    epsilons : sequence of float, optional
+        Run every workload that takes an ε once per value (default: its own ε).
+    seed : int, optional
+        Reproducible utility figures (insecure generators, passed with ``allow_insecure=True``;
+        the record says so). None: secure OS-keyed generators.
+    progress : callable(str), optional
+        Called with one line before each row (``dpnoise bench`` writes it to stderr).
+
+    Raises
+    ------
+    LookupError
+        ``only`` matches no workload.
+    ValueError
+        A bad ε.
+    """
+    eps_list = _check_epsilons(epsilons)
+    chosen = select(only)
+    skipped = [w.name for w in chosen if quick and not w.in_quick]
+    chosen = [w for w in chosen if not (quick and not w.in_quick)]
+    base = make_context(quick, threads, repeats, seed)
+    plan = [(w, e) for w in chosen for e in ((eps_list or [w.epsilon]) if w.epsilon is not None else [None])]
+    results = []
+    t_start = time.perf_counter()
+    for i, (w, eps) in enumerate(plan):
+        if progress is not None:
+            progress(f"[{i + 1}/{len(plan)}, {time.perf_counter() - t_start:5.1f} s] {w.name}"
+                     + (f" (epsilon={eps:g})" if eps is not None else ""))
+        results.append(run_workload(w, replace(base, epsilon=eps), peers))
+    notes = ["ratio = dpnoise throughput / reference throughput, both measured in this run (> 1: dpnoise is "
+             "faster); a ratio is given only against a like-for-like reference; NumPy references are "
+             "floating-point, not exact or secure"]
+    if seed is None:
+        notes.append("randomness: secure OS-keyed generators; utility figures vary from run to run")
+    else:
+        notes.append(f"randomness: SEEDED (seed {seed}) and therefore NOT secure (allow_insecure=True was passed): "
+                     "for reproducible utility figures only; peers' utility uses their own unseeded randomness")
+    if skipped:
+        notes.append("not run with --quick (too slow for it; run without --quick): " + "; ".join(skipped))
+    failed = [f"{k}: {v}" for k, v in _LOADED.items() if v != "ok"]
+    if failed:
+        notes.append("workload plugins that failed to load: " + "; ".join(failed))
+    machine = machine_info()
     return {
         "schema": SCHEMA,
+        "schema_version": SCHEMA_VERSION,
         "created": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "dpnoise_version": machine_info()["dpnoise"],
-        "machine": machine_info(),
-        "settings": {"quick": quick, "threads": threads, "repeats": ctx.repeats, "peers": peers,
-                     "filter": only},
+        "dpnoise_version": machine["dpnoise"],
+        "machine": machine,
+        "settings": {"quick": quick, "threads": threads, "repeats": base.repeats, "peers": peers,
+                     "filter": only, "epsilons": eps_list, "seed": seed, "seeded_insecure": seed is not None,
+                     "sizes": {"samples": base.samples, "values": base.values, "devices": base.devices}},
+        "loaded": loaded(),
         "results": results,
+        "seconds_total": time.perf_counter() - t_start,
         "notes": notes,
     }
 
+
+def utility_figures(record: Dict[str, Any]) -> List[Tuple[str, Optional[float], Dict[str, float]]]:
+    """(workload, ε, dpnoise's utility metrics) of every row that has them: what a seeded run
+    reproduces exactly."""
+    return [(r["workload"], r["epsilon"], r["utility"]) for r in record["results"] if r.get("utility")]
+
+
+# -- report ----------------------------------------------------------------------------------
 
 def _rate(thr: float, unit: str) -> str:
     if unit == "samples":
@@ -268,318 +527,123 @@ def _rate(thr: float, unit: str) -> str:
     return f"{thr / 1e6:7.2f} Mop/s" if thr >= 1e6 else f"{thr:9.1f} op/s"
 
 
+def _metrics(util: Optional[Dict[str, float]]) -> str:
+    if not util:
+        return ""
+    return ", ".join(f"{k} {v:.4g}" for k, v in util.items())
+
+
 def format_table(record: Dict[str, Any]) -> str:
     """The human-readable report of a :func:`run` record."""
-    m = record["machine"]
+    m, s = record["machine"], record["settings"]
     lines = [
-        f"dpnoise {record['dpnoise_version']} bench ({'quick' if record['settings']['quick'] else 'full'}, "
-        f"best of {record['settings']['repeats']}, threads={record['settings']['threads']})",
+        f"dpnoise {record['dpnoise_version']} bench ({'quick' if s['quick'] else 'full'}, "
+        f"{s['repeats']} timed calls per row: best and median, threads={s['threads']}, "
+        + ("secure generators" if s["seed"] is None else f"SEEDED {s['seed']}: reproducible, NOT secure") + ")",
         f"  cpu: {m['cpu']} ({m['cores']} cores, {m['usable_cores']} usable; load {m['load_average']})",
         f"  python {m['python']}, numpy {m['numpy']}, ChaCha20 backend {m['chacha20_backend']}, {m['platform']}",
         "",
-        f"  {'workload':50s} {'dpnoise':>13s}   {'reference':36s} {'reference':>13s} {'ratio':>7s}",
+        f"  {'workload':52s} {'eps':>5s} {'dpnoise (best)':>14s} {'median':>13s}   {'like-for-like reference':34s} "
+        f"{'ratio':>7s}",
     ]
     for r in record["results"]:
+        eps = "-" if r["epsilon"] is None else f"{r['epsilon']:g}"
+        if "error" in r:
+            lines.append(f"  {r['workload'][:52]:52s} {eps:>5s} FAILED: {r['error']}")
+            continue
         ref = r["reference"]
+        head = (f"  {r['workload'][:52]:52s} {eps:>5s} {_rate(r['throughput'], r['unit']):>14s} "
+                f"{_rate(r['throughput_median'], r['unit']):>13s}   ")
         if ref is None:
-            lines.append(f"  {r['workload']:50s} {_rate(r['throughput'], r['unit'])}   {'-':36s} {'':>13s} {'-':>7s}")
+            lines.append(head + f"{'-':34s} {'-':>7s}")
         else:
-            lines.append(f"  {r['workload']:50s} {_rate(r['throughput'], r['unit'])}   {ref['name'][:36]:36s} "
-                         f"{_rate(ref['throughput'], r['unit'])} {r['ratio']:6.2f}x")
+            lines.append(head + f"{ref['name'][:34]:34s} {r['ratio']:6.2f}x")
+        detail = f"      size: {r['size']}"
+        if r["utility"]:
+            detail += f"; utility: {_metrics(r['utility'])}"
+        lines.append(detail)
         for p in r["peers"]:
             if "skipped" in p:
                 lines.append(f"      peer {p['name']}: skipped ({p['skipped']})")
-            else:
-                lines.append(f"      peer {p['name']} {p['version']}: {_rate(p['throughput'], r['unit']).strip()}, "
-                             f"dpnoise/peer {p['ratio']:.2f}x")
+                continue
+            size = "" if p["same_size"] else f" on {p['items']:,} {r['unit']} (dpnoise: {r['items']:,})"
+            util = f"; utility: {_metrics(p['utility'])}" if p["utility"] else ""
+            lines.append(f"      peer {p['name']} {p['version']}: {_rate(p['throughput'], r['unit']).strip()}{size}, "
+                         f"dpnoise/peer {p['ratio']:.2f}x{util}")
     lines.append("")
+    lines.append(f"  total {record['seconds_total']:.1f} s")
     lines.extend(f"  note: {n}" for n in record["notes"])
     return "\n".join(lines)
 
 
-# -- the built-in workloads ------------------------------------------------------------------
+# -- plot ------------------------------------------------------------------------------------
 
-def _sampler_state(ctx: Context) -> Dict[str, Any]:
-    return {"rng": ctx.rng(), "np": ctx.numpy_rng()}
+def plot(record: Dict[str, Any], path: str) -> None:
+    """Write a PNG: speed ratios (dpnoise / like-for-like reference, dpnoise / peer) per row, and
+    each workload's first utility metric against ε, one line per library.
 
+    Raises
+    ------
+    ImportError
+        matplotlib is not installed (``pip install 'dpnoise[plot]'``).
+    """
+    try:
+        import matplotlib
+    except ImportError as exc:
+        raise ImportError("--plot needs matplotlib: pip install 'dpnoise[plot]'") from exc
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
 
-def _opendp_vector_noise(kind: str, scale: float) -> Callable[[Any, Context, Any], Tuple[Callable[[], object], int]]:
-    """OpenDP's sampler on an int vector of zeros (discrete noise, like dpnoise's)."""
-    def make(dp: Any, ctx: Context, state: Any) -> Tuple[Callable[[], object], int]:
-        dp.enable_features("contrib")
-        n = 10_000 if ctx.quick else 50_000  # OpenDP draws ~10^5 samples/s: keep runs short
-        space = (dp.vector_domain(dp.atom_domain(T=int)),
-                 dp.l1_distance(T=int) if kind == "laplace" else dp.l2_distance(T=int))
-        meas = (dp.m.make_laplace if kind == "laplace" else dp.m.make_gaussian)(*space, scale=scale)
-        data = [0] * n
-        return (lambda: meas(data)), n
-    return make
-
-
-def _diffprivlib_scalar(kind: str) -> Callable[[Any, Context, Any], Tuple[Callable[[], object], int]]:
-    """diffprivlib's mechanisms randomise one scalar per call; time a loop over a few."""
-    def make(lib: Any, ctx: Context, state: Any) -> Tuple[Callable[[], object], int]:
-        mechs = importlib.import_module("diffprivlib.mechanisms")
-        if kind == "laplace":
-            mech = mechs.Laplace(epsilon=1.0, sensitivity=1.0)
-        else:
-            mech = mechs.GaussianAnalytic(epsilon=1.0, delta=1e-6, sensitivity=1.0)
-        n = 2_000 if ctx.quick else 20_000
-        return (lambda: [mech.randomise(0.5) for _ in range(n)]), n
-    return make
-
-
-def _register_builtins() -> None:
-    register(Workload(
-        name="discrete_laplace(scale=10)",
-        items=lambda ctx: ctx.samples,
-        setup=_sampler_state,
-        run=lambda ctx, s: s["rng"].discrete_laplace(10, ctx.samples, threads=ctx.threads),
-        reference_name="numpy laplace(scale=10)",
-        reference=lambda ctx, s: s["np"].laplace(0.0, 10.0, ctx.samples),
-        peers=(Peer("opendp.prelude", "OpenDP make_laplace (int vector)", _opendp_vector_noise("laplace", 10.0)),),
-    ))
-    register(Workload(
-        name="discrete_gaussian(sigma=10)",
-        items=lambda ctx: ctx.samples,
-        setup=_sampler_state,
-        run=lambda ctx, s: s["rng"].discrete_gaussian(10, ctx.samples, threads=ctx.threads),
-        reference_name="numpy normal(scale=10)",
-        reference=lambda ctx, s: s["np"].normal(0.0, 10.0, ctx.samples),
-        peers=(Peer("opendp.prelude", "OpenDP make_gaussian (int vector)", _opendp_vector_noise("gaussian", 10.0)),),
-    ))
-
-    def mech_state(kind: str) -> Callable[[Context], Dict[str, Any]]:
-        def setup(ctx: Context) -> Dict[str, Any]:
-            from dpnoise.mechanisms import GaussianMechanism, LaplaceMechanism
-
-            rng = ctx.rng()
-            if kind == "laplace":
-                mech = LaplaceMechanism(1.0, 1.0, rng=rng, threads=ctx.threads)
-                width = 1.0  # b = sensitivity / epsilon
-            else:
-                mech = GaussianMechanism(1.0, 1e-6, 1.0, rng=rng, threads=ctx.threads)
-                k, _, sigma_units = mech.grid(ctx.values)
-                width = sigma_units * 2.0**k  # the same sigma the mechanism adds
-            x = np.random.default_rng(1).random(ctx.values) * 100.0
-            return {"mech": mech, "x": x, "np": ctx.numpy_rng(), "width": width}
-        return setup
-
-    register(Workload(
-        name="LaplaceMechanism(eps=1) on floats",
-        items=lambda ctx: ctx.values,
-        setup=mech_state("laplace"),
-        run=lambda ctx, s: s["mech"](s["x"]),
-        reference_name="x + numpy laplace(0, b, n)",
-        reference=lambda ctx, s: s["x"] + s["np"].laplace(0.0, s["width"], s["x"].size),
-        peers=(Peer("diffprivlib", "diffprivlib Laplace.randomise (per scalar)", _diffprivlib_scalar("laplace")),),
-    ))
-    register(Workload(
-        name="GaussianMechanism(eps=1, delta=1e-6) on floats",
-        items=lambda ctx: ctx.values,
-        setup=mech_state("gaussian"),
-        run=lambda ctx, s: s["mech"](s["x"]),
-        reference_name="x + numpy normal(0, sigma, n)",
-        reference=lambda ctx, s: s["x"] + s["np"].normal(0.0, s["width"], s["x"].size),
-        peers=(Peer("diffprivlib", "diffprivlib GaussianAnalytic.randomise (per scalar)", _diffprivlib_scalar("gaussian")),),
-    ))
-
-    # Selection: one op = one row (candidate set of 1,000 int32 scores) selected, epsilon = 1.
-    def selection_state(noise: str) -> Callable[[Context], Dict[str, Any]]:
-        def setup(ctx: Context) -> Dict[str, Any]:
-            from dpnoise.selection import ReportNoisyMax
-
-            rows = 1_000 if ctx.quick else 10_000
-            scores = np.random.default_rng(0).integers(0, 1000, size=(rows, 1000), dtype=np.int32)
-            mech = ReportNoisyMax(1.0, noise=noise, rng=ctx.rng(), threads=ctx.threads)
-            return {"mech": mech, "scores": scores, "np": ctx.numpy_rng()}
-        return setup
-
-    def opendp_noisy_max(dp: Any, ctx: Context, state: Any) -> Tuple[Callable[[], object], int]:
-        dp.enable_features("contrib")
-        space = dp.vector_domain(dp.atom_domain(T=int)), dp.linf_distance(T=int)
-        # make_noisy_max (0.16+): zCDP gives Gumbel noise (the exponential mechanism), scale 2Δ/ε
-        meas = dp.m.make_noisy_max(*space, dp.zero_concentrated_divergence(), scale=2.0)
-        vectors = [row.tolist() for row in state["scores"][:20 if ctx.quick else 100]]
-        return (lambda: [meas(v) for v in vectors]), len(vectors)
-
-    for noise in ("exponential", "gumbel", "laplace"):
-        register(Workload(
-            name=f"report_noisy_max {noise}: rows of 1000 int32",
-            unit="ops", items=lambda ctx: 1_000 if ctx.quick else 10_000,
-            setup=selection_state(noise),
-            run=lambda ctx, s: s["mech"](s["scores"]),
-            reference_name="numpy argmax(S*eps/2 + gumbel)",
-            reference=lambda ctx, s: np.argmax(s["scores"] * 0.5 + s["np"].gumbel(size=s["scores"].shape), axis=1),
-            peers=((Peer("opendp.prelude", "OpenDP noisy max (one vector per call)", opendp_noisy_max),)
-                   if noise == "gumbel" else ()),
-        ))
-
-    _register_ldp()
-    _register_ldp_heavy_hitters()
-
-    def numpy_via_chacha(ctx: Context) -> Dict[str, Any]:
-        import dpnoise
-
-        return {"chacha": np.random.Generator(dpnoise.ChaCha20()), "pcg": np.random.Generator(np.random.PCG64(1))}
-
-    register(Workload(
-        name="numpy Generator(dpnoise.ChaCha20()).random",
-        items=lambda ctx: ctx.samples,
-        setup=numpy_via_chacha,
-        run=lambda ctx, s: s["chacha"].random(ctx.samples),
-        reference_name="numpy Generator(PCG64()).random",
-        reference=lambda ctx, s: s["pcg"].random(ctx.samples),
-    ))
-
-    # Accounting: one op = a fresh accountant, `count` compositions, one epsilon query.
-    def pld_count(ctx: Context) -> int:
-        return 10 if ctx.quick else 100
-
-    def dpa_pld(dpa: Any, ctx: Context, state: Any) -> Tuple[Callable[[], object], int]:
-        pld = importlib.import_module("dp_accounting.pld.pld_privacy_accountant")
-
-        def call() -> float:
-            acc = pld.PLDAccountant()
-            acc.compose(dpa.LaplaceDpEvent(2.0), pld_count(ctx))
-            return acc.get_epsilon(1e-6)
-        return call, 1
-
-    def dpa_rdp(dpa: Any, ctx: Context, state: Any) -> Tuple[Callable[[], object], int]:
-        rdp = importlib.import_module("dp_accounting.rdp.rdp_privacy_accountant")
-
-        def call() -> float:
-            acc = rdp.RdpAccountant()
-            acc.compose(dpa.GaussianDpEvent(2.0), 1000)
-            return acc.get_epsilon(1e-6)
-        return call, 1
-
-    def accounting_run(kind: str) -> Callable[[Context, Any], object]:
-        def call(ctx: Context, state: Any) -> float:
-            from dpnoise.accounting import Accountant, Gaussian, Laplace
-
-            if kind == "pld":
-                return Accountant("pld").compose(Laplace(2.0), pld_count(ctx)).get_epsilon(1e-6)
-            return Accountant("rdp").compose(Gaussian(2.0), 1000).get_epsilon(1e-6)
-        return call
-
-    register(Workload(
-        name="PLD accountant: Laplace(b=2) x10/x100, eps@1e-6",
-        unit="ops", items=lambda ctx: 1, setup=lambda ctx: None, run=accounting_run("pld"),
-        peers=(Peer("dp_accounting", "dp-accounting PLDAccountant", dpa_pld),),
-    ))
-    register(Workload(
-        name="RDP accountant: Gaussian(sigma=2) x1000, eps@1e-6",
-        unit="ops", items=lambda ctx: 1, setup=lambda ctx: None, run=accounting_run("rdp"),
-        peers=(Peer("dp_accounting", "dp-accounting RdpAccountant", dpa_rdp),),
-    ))
-
-
-# Local DP: one op = one device. d = 1024, epsilon = 2, Zipf(1.1) items (the issue's workload).
-_LDP_D = 1024
-_LDP_SERVER_HEAVY = {"olh": 10}  # O(n·d) servers time 1/10 of the devices, so a run stays short
-
-
-def _ldp_devices(ctx: Context, name: str = "", side: str = "client") -> int:
-    n = 100_000 if ctx.quick else 1_000_000
-    return n // _LDP_SERVER_HEAVY.get(name, 1) if side == "server" else n
-
-
-def _zipf_items(n: int, d: int, seed: int = 1) -> np.ndarray:
-    """Zipf(1.1) ranks truncated to [0, d): the issue's telemetry workload."""
-    w = 1.0 / np.arange(1, d + 1) ** 1.1
-    return np.random.default_rng(seed).choice(d, size=n, p=w / w.sum()).astype(np.int64)
-
-
-def _register_ldp() -> None:
-    from dpnoise import ldp
-
-    def client_state(name: str) -> Callable[[Context], Dict[str, Any]]:
-        def setup(ctx: Context) -> Dict[str, Any]:
-            fo = ldp.FrequencyOracle(name, epsilon=2.0, domain_size=_LDP_D)
-            n = _ldp_devices(ctx)
-            p = math.exp(2.0) / (math.exp(2.0) + _LDP_D - 1)
-            return {"client": fo.client(ctx.rng()), "items": _zipf_items(n, _LDP_D), "np": ctx.numpy_rng(), "p": p}
-        return setup
-
-    def numpy_grr(ctx: Context, s: Dict[str, Any]) -> object:
-        # the usual float way: keep with probability p, else a uniform other item
-        items, r = s["items"], s["np"]
-        other = r.integers(0, _LDP_D - 1, items.size)
-        return np.where(r.random(items.size) < s["p"], items, other + (other >= items))
-
-    def server_state(name: str) -> Callable[[Context], Dict[str, Any]]:
-        def setup(ctx: Context) -> Dict[str, Any]:
-            fo = ldp.FrequencyOracle(name, epsilon=2.0, domain_size=_LDP_D)
-            items = _zipf_items(_ldp_devices(ctx, name, "server"), _LDP_D)
-            return {"fo": fo, "reports": fo.client(ctx.rng()).privatize(items), "items": items}
-        return setup
-
-    def aggregate(ctx: Context, s: Dict[str, Any]) -> object:
-        return s["fo"].aggregator().add(s["reports"]).estimate()
-
-    for name in ("grr", "oue", "sue", "olh", "flh", "hadamard", "cms", "hcms", "zmatrix"):
-        if name not in ldp.protocols():
+    rows = [r for r in record["results"] if "error" not in r]
+    bars: List[Tuple[str, float]] = []
+    for r in rows:
+        tag = r["workload"] + ("" if r["epsilon"] is None else f" (eps={r['epsilon']:g})")
+        if r["ratio"] is not None:
+            bars.append((f"{tag} / {r['reference']['name']}", r["ratio"]))
+        bars.extend((f"{tag} / {p['library']}", p["ratio"]) for p in r["peers"] if "skipped" not in p)
+    curves: Dict[Tuple[str, str], Dict[str, List[Tuple[float, float]]]] = {}
+    for r in rows:
+        if r["epsilon"] is None or not r["utility"]:
             continue
-        register(Workload(
-            name=f"ldp {name} client: devices, d={_LDP_D}, eps=2", unit="ops",
-            items=lambda ctx: _ldp_devices(ctx), setup=client_state(name),
-            run=lambda ctx, s: s["client"].privatize(s["items"]),
-            reference_name="numpy float k-ary RR (where(random < p, x, other))", reference=numpy_grr,
-        ))
-        register(Workload(
-            name=f"ldp {name} server: add + estimate all, d={_LDP_D}", unit="ops",
-            items=lambda ctx, name=name: _ldp_devices(ctx, name, "server"), setup=server_state(name),
-            run=aggregate,
-            reference_name="numpy bincount of the true items (no privacy)",
-            reference=lambda ctx, s: np.bincount(s["items"], minlength=_LDP_D),
-        ))
+        metric = next(iter(r["utility"]))
+        lib = curves.setdefault((r["workload"], metric), {})
+        lib.setdefault("dpnoise", []).append((r["epsilon"], r["utility"][metric]))
+        for p in r["peers"]:
+            if "skipped" not in p and p["utility"]:
+                lib.setdefault(p["library"], []).append((r["epsilon"], p["utility"][metric]))
+    panels = len(curves)
+    cols = 3
+    extra_rows = (panels + cols - 1) // cols
+    fig = plt.figure(figsize=(6 * cols, 0.25 * max(len(bars), 8) + 4 * extra_rows))
+    grid = fig.add_gridspec(1 + extra_rows, cols, height_ratios=[max(len(bars), 8) * 0.25] + [4] * extra_rows)
+    ax = fig.add_subplot(grid[0, :])
+    if bars:
+        ax.barh(range(len(bars)), [b[1] for b in bars], color=["tab:blue" if b[1] >= 1 else "tab:red" for b in bars])
+        ax.set_yticks(range(len(bars)), [b[0][:90] for b in bars], fontsize=7)
+        ax.set_xscale("log")
+        ax.axvline(1.0, color="k", lw=0.8)
+        ax.invert_yaxis()
+    ax.set_xlabel("throughput ratio, dpnoise / reference or peer (log scale; > 1: dpnoise faster)")
+    ax.set_ylabel("workload / compared with")
+    ax.set_title(f"dpnoise {record['dpnoise_version']} bench: speed ratios measured in one run")
+    for k, ((name, metric), libs) in enumerate(sorted(curves.items())):
+        a = fig.add_subplot(grid[1 + k // cols, k % cols])
+        for lib, pts in sorted(libs.items()):
+            pts = sorted(pts)
+            a.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label=lib)
+        a.set_xscale("log")
+        ticks = sorted({p[0] for pts in libs.values() for p in pts})
+        a.set_xticks(ticks, [f"{t:g}" for t in ticks])
+        a.minorticks_off()
+        a.set_xlabel("epsilon (log scale)")
+        a.set_ylabel(metric)
+        a.set_title(name[:60], fontsize=8)
+        a.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
 
 
-def _hh_items(n: int, distinct: int = 1_000_000, seed: int = 13) -> np.ndarray:
-    """The heavy-hitters workload of issue #13: `distinct` random 32-bit IDs (fixed seed),
-    Zipf(1.1) popularity over their ranks, n users."""
-    rng = np.random.default_rng(seed)
-    ids = rng.choice(1 << 32, size=distinct, replace=False).astype(np.uint64)
-    w = np.arange(1, distinct + 1, dtype=np.float64) ** -1.1
-    ranks = np.searchsorted(np.cumsum(w / w.sum()), rng.random(n), side="right").clip(0, distinct - 1)
-    return ids[ranks]
-
-
-def _register_ldp_heavy_hitters() -> None:
-    """Local-DP heavy hitters (docs/heavy_hitters.md): one op = one device, 32-bit IDs, eps = 4;
-    the client alone, and clients + aggregation + top(10) end to end, against exact counting of
-    the true items (np.unique, no privacy)."""
-    from dpnoise import ldp
-
-    def state(method: str) -> Callable[[Context], Dict[str, Any]]:
-        def setup(ctx: Context) -> Dict[str, Any]:
-            hh = ldp.HeavyHitters(method, 4.0, item_bits=32)
-            return {"hh": hh, "client": hh.client(ctx.rng()), "items": _hh_items(_ldp_devices(ctx))}
-        return setup
-
-    def end_to_end(ctx: Context, s: Dict[str, Any]) -> object:
-        return s["hh"].aggregator().add(s["client"].privatize(s["items"])).top(10)
-
-    def exact_top(ctx: Context, s: Dict[str, Any]) -> object:
-        vals, counts = np.unique(s["items"], return_counts=True)
-        return vals[np.argsort(-counts)[:10]]
-
-    for method in ("pem", "bitstogram", "treehist"):
-        register(Workload(
-            name=f"ldp heavy hitters {method} client: devices, 32-bit IDs, eps=4", unit="ops",
-            items=lambda ctx: _ldp_devices(ctx), setup=state(method),
-            run=lambda ctx, s: s["client"].privatize(s["items"]),
-            reference_name="numpy unique counts of the true items, top 10 (no privacy)", reference=exact_top,
-        ))
-        register(Workload(
-            name=f"ldp heavy hitters {method}: clients + add + top(10), 32-bit IDs, eps=4", unit="ops",
-            items=lambda ctx: _ldp_devices(ctx), setup=state(method), run=end_to_end,
-            reference_name="numpy unique counts of the true items, top 10 (no privacy)", reference=exact_top,
-        ))
-
-
-_register_builtins()
-
-__all__ = ["Context", "Peer", "SCHEMA", "Workload", "format_table", "machine_info", "register",
-           "run", "run_workload", "workloads"]
+__all__ = ["Context", "ENTRY_POINT_GROUP", "KNOWN_METRICS", "Peer", "SCHEMA", "SCHEMA_VERSION", "Workload",
+           "format_table", "load_workloads", "loaded", "machine_info", "make_context", "plot", "register", "run",
+           "run_workload", "select", "summarize", "time_calls", "utility_figures", "workloads"]

@@ -3,7 +3,7 @@ it printed."""
 
 
 def test_run_telemetry_demo(spark):
-    from dpnoise.distributed.spark.demo import run_telemetry_demo
+    from dpnoise.demos.spark import run_telemetry_demo
 
     printed = []
     res = run_telemetry_demo(spark, devices=20_000, apps=64, epsilon=2.0, partitions=2, out=printed.append)
@@ -17,7 +17,7 @@ def test_cli_demo_spark_runs_the_spark_scenario(spark, capsys, monkeypatch):
     """`dpnoise demo --spark --devices N` runs run_telemetry_demo with N devices (here on the
     shared session, so that the test does not start a second JVM) and nothing else."""
     from dpnoise.cli import main
-    from dpnoise.distributed.spark import demo
+    from dpnoise.demos import spark as demo
 
     real = demo.run_telemetry_demo
     seen = {}

@@ -13,7 +13,7 @@ import pytest
 
 import dpnoise
 from dpnoise import ldp
-from dpnoise.ldp._protocol import _MAGIC, _REPORTS_MAGIC, _frame, _jsonable
+from dpnoise.ldp._wire import FREQUENCY_REPORTS as _REPORTS_MAGIC, FREQUENCY_STATE as _MAGIC, frame as _frame, jsonable as _jsonable
 
 CONFIGS = {
     "grr": {}, "oue": {}, "sue": {}, "olh": {}, "flh": {"k_prime": 50}, "hadamard": {},
@@ -201,7 +201,7 @@ def test_tiny_epsilon_gives_finite_accurate_formulas(name, eps):
 
 
 def test_variance_formulas_use_expm1():
-    from dpnoise.ldp._protocol import grr_variance, olh_variance, one_bit_variance
+    from dpnoise.ldp._choose import grr_variance, olh_variance, one_bit_variance
     e = 1e-10
     assert grr_variance(e, 2) == pytest.approx(1 / e ** 2, rel=1e-6)
     assert olh_variance(e) == pytest.approx(4 / e ** 2, rel=1e-6)

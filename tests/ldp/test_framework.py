@@ -173,11 +173,11 @@ def test_corrupt_report_bytes_are_refused():
 
 
 def test_reports_from_bytes_refuse_object_arrays():
-    from dpnoise.ldp import _protocol as P
+    from dpnoise.ldp import _wire as W
 
     fo = grr()
-    header = {"protocol": "grr", "n": 1, "params": P._jsonable(dict(fo.fingerprint()))}
-    blob = P._frame(P._REPORTS_MAGIC, header, [("values", np.zeros(1, dtype=np.int64))])
+    header = {"protocol": "grr", "n": 1, "params": W.jsonable(dict(fo.fingerprint()))}
+    blob = W.frame(W.FREQUENCY_REPORTS, header, [("values", np.zeros(1, dtype=np.int64))])
     assert dpnoise.ldp.Reports.from_bytes(blob).n == 1
     forged = blob.replace(b'"<i8"', b'"|O8"')  # re-checksummed below, so only the dtype check can refuse it
     body = forged[:-32]

@@ -4,8 +4,9 @@ import pytest
 
 import dpnoise
 from dpnoise.ldp import HeavyHitters, HHReports
-from dpnoise.ldp._protocol import _frame, _unframe
-from dpnoise.ldp.heavy_hitters._base import _REPORTS_MAGIC, _STATE_MAGIC, HHAggregator
+from dpnoise.ldp._wire import frame as _frame, unframe as _unframe
+from dpnoise.ldp._wire import HEAVY_HITTERS_REPORTS as _REPORTS_MAGIC, HEAVY_HITTERS_STATE as _STATE_MAGIC
+from dpnoise.ldp import HHAggregator
 
 
 def _client(hh):

@@ -153,8 +153,8 @@ def test_estimates_unbiased_with_honest_ci():
 def test_consistent_checksum_but_bad_content_is_refused():
     # a state re-framed with a valid checksum but tampered content: negative counts, counts that
     # do not add up to n, a misnamed group, another dtype; report batches with wrong dtypes
-    from dpnoise.ldp.heavy_hitters._base import _STATE_MAGIC
-    from dpnoise.ldp._protocol import _frame, _jsonable
+    from dpnoise.ldp._wire import HEAVY_HITTERS_STATE as _STATE_MAGIC
+    from dpnoise.ldp._wire import frame as _frame, jsonable as _jsonable
 
     hh = HeavyHitters("pem", 4.0, item_bits=12, k_prime=8, k=1)
     agg = hh.aggregator().add(client(hh).privatize(np.arange(100) % 7))
@@ -194,8 +194,8 @@ def test_tiny_epsilon_and_forged_headers():
     top = hh.aggregator().add(client(hh).privatize(np.arange(50) % 3)).top(1)
     assert len(top) == 1 and math.isfinite(top[0].estimate) and math.isfinite(top[0].stderr)
     # a forged (re-checksummed) header: params of the wrong type, an unknown method
-    from dpnoise.ldp._protocol import _frame
-    from dpnoise.ldp.heavy_hitters._base import _REPORTS_MAGIC, _STATE_MAGIC
+    from dpnoise.ldp._wire import frame as _frame
+    from dpnoise.ldp._wire import HEAVY_HITTERS_REPORTS as _REPORTS_MAGIC, HEAVY_HITTERS_STATE as _STATE_MAGIC
 
     for params in ([1, 2], "x", {"method": "nope"}, {"method": "pem", "epsilon": "x"}):
         for magic, load in ((_STATE_MAGIC, HHAggregator.from_bytes), (_REPORTS_MAGIC, HHReports.from_bytes)):

@@ -288,7 +288,10 @@ def test_options_and_parameters():
     assert ldp.FrequencyOracle("olh", 2.0, 100, g=3).g == 3
     assert fo.variance_per_user() == pytest.approx(4 * math.e**2 / (math.e**2 - 1) ** 2, rel=0.02)
     f = ldp.FrequencyOracle("flh", 2.0, 100)
-    assert f.options == {"g": 8, "k_prime": 10_000, "pool_key": 0}
+    # the public pool key defaults to a fresh random key, recorded in the configuration (issue 23, defect 12)
+    assert {k: v for k, v in f.options.items() if k != "pool_key"} == {"g": 8, "k_prime": 10_000}
+    assert 0 <= f.options["pool_key"] < 2**256 and f.options["pool_key"] != ldp.FrequencyOracle("flh", 2.0, 100).options["pool_key"]
+    assert f.params()["pool_key"] == f.options["pool_key"]
     for name, opts, err in [("olh", {"g": 1}, ValueError), ("olh", {"g": 2**32 + 1}, ValueError),
                             ("olh", {"g": 2.5}, TypeError), ("olh", {"k_prime": 5}, TypeError),
                             ("flh", {"k_prime": 0}, ValueError), ("flh", {"pool_key": -1}, ValueError),

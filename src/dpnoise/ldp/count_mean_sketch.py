@@ -19,7 +19,9 @@ import numpy as np
 from .. import _core
 from .._validate import integer
 from ..generator import Generator
-from ._protocol import Aggregator, Protocol, Reports, check_items, register
+from ._frequency import Protocol, check_items
+from ._protocol import Aggregator, Reports, native
+from ._schema import PACKED, PER_USER, ROW, ReportField
 
 DEFAULT_HASHES = 256
 DEFAULT_WIDTH = 1024
@@ -30,6 +32,8 @@ MAX_SKETCH = 1 << 26  # k·m int64 counters (512 MiB)
 
 class _Sketch(Protocol):
     """Options and formulas shared by "cms" and "hcms"."""
+
+    example_options = {"hashes": 16, "width": 64}
 
     def _check_options(self, options: Dict[str, Any]) -> Dict[str, Any]:
         unknown = set(options) - {"hashes", "width", "public_key"}
@@ -83,18 +87,75 @@ class _Sketch(Protocol):
         return var + g * (float(np.dot(c, c)) - c * c) * vpi
 
 
-@register
-class CountMeanSketch(_Sketch):
+def _gather(p: "_Sketch", table: np.ndarray, items: np.ndarray) -> np.ndarray:
+    """G(x) = Σ_l table[l, h_l(x)] for the given items only: O(k |items|) public hashes."""
+    h = p.hash_values(items)
+    return table[np.arange(p.hashes)[:, None], h].sum(axis=0, dtype=np.int64)
+
+
+def _rows_wht(table: np.ndarray) -> np.ndarray:
+    """Each row times the Sylvester–Hadamard matrix H[a, b] = (−1)^popcount(a & b) (exact in int64:
+    |row sums| <= n)."""
+    t = table.astype(np.int64, copy=True)
+    k, m = t.shape
+    h = 1
+    while h < m:
+        v = t.reshape(k, m // (2 * h), 2, h)
+        a, b = v[:, :, 0, :].copy(), v[:, :, 1, :].copy()
+        v[:, :, 0, :] = a + b
+        v[:, :, 1, :] = a - b
+        h *= 2
+    return t
+
+
+class CountMeanSketchAggregator(Aggregator):
+    """State: ``signs`` (int64, k × m): per hash, the sums of the reported signs; ``users``
+    (int64, k): reports per hash."""
+
+    def _empty_state(self) -> Dict[str, np.ndarray]:
+        p = self.protocol
+        return {"signs": np.zeros((p.hashes, p.width), dtype=np.int64), "users": np.zeros(p.hashes, dtype=np.int64)}
+
+    def _check_state(self, state: Dict[str, np.ndarray], n: int) -> None:
+        users, signs = state["users"], state["signs"]
+        # each report adds ±1 to every column of its hash's row
+        if (users < 0).any() or int(users.sum(dtype=object)) != n or (np.abs(signs) > users[:, None]).any():
+            raise ValueError("corrupt aggregator state: cms users must sum to n and bound every row's sign sums")
+
+    def _check_batch(self, reports: Reports) -> None:
+        p = self.protocol
+        _core.ldp_cms_check_reports(reports.data["hash_index"], reports.data["vectors"], reports.n, p.hashes, p.width)
+
+    def _ingest(self, reports: Reports) -> None:
+        _core.ldp_cms_accumulate(self._state["signs"], self._state["users"], reports.data["hash_index"],
+                                 reports.data["vectors"], reports.n)
+
+    def _estimate(self) -> np.ndarray:
+        p = self.protocol
+        gathered = _core.ldp_sketch_gather(p._key(), p.hashes, p.width, self._state["signs"], p.domain_size, False)
+        return self._from_gathered(gathered)
+
+    def _estimate_items(self, items: np.ndarray) -> np.ndarray:
+        return self._from_gathered(_gather(self.protocol, self._state["signs"], items))
+
+    def _from_gathered(self, gathered: np.ndarray) -> np.ndarray:
+        # (1/k) Σ_l M[l, h_l(x)] with M = k((c/2) T + N/2): (c/2) G(x) + n/2 (Apple 2017, Alg. 2)
+        p, m = self.protocol, self.protocol.width
+        return (m / (m - 1)) * (p.scale() / 2 * gathered + self.n / 2 - self.n / m)
+
+
+class CountMeanSketch(_Sketch, name="cms", aggregator=CountMeanSketchAggregator):
     """Count-mean sketch: report (hash index l, m signs), every sign of the one-hot ±1 vector at
     h_l(x) flipped with probability 1/(e^{ε/2} + 1). Variance (over users' randomness and the
     random hash key): (m/(m−1))² [n (c² − 1)/4 + (n − c(x)) (k−1)(m−1)/(k m²)
     + Σ_{y≠x} c(y)² (m−1)/(k m²)], c = (e^{ε/2} + 1)/(e^{ε/2} − 1) (docs/ldp_hadamard.md)."""
 
-    name = "cms"
+    report_fields = (ReportField("hash_index", PER_USER, np.int64, bound=lambda p: p.hashes),
+                     ReportField("vectors", ROW, np.uint8, width=lambda p: p.width // 8))
 
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
         g = self.gamma
-        index, vectors = _core.ldp_cms_privatize(rng._core, items, self._key(), self.hashes, self.width,
+        index, vectors = _core.ldp_cms_privatize(native(rng), items, self._key(), self.hashes, self.width,
                                                  g.numerator, g.denominator, threads)
         return {"hash_index": index, "vectors": vectors}
 
@@ -116,58 +177,55 @@ class CountMeanSketch(_Sketch):
         return self._hash_variance(var, counts)
 
 
-class CountMeanSketchAggregator(Aggregator):
-    """State: ``signs`` (int64, k × m): per hash, the sums of the reported signs; ``users``
-    (int64, k): reports per hash."""
+class HadamardCountMeanSketchAggregator(Aggregator):
+    """State: ``bit_sums`` (int64, k × m): per (hash, coefficient), the sum of the ±1 bits."""
 
     def _empty_state(self) -> Dict[str, np.ndarray]:
         p = self.protocol
-        return {"signs": np.zeros((p.hashes, p.width), dtype=np.int64), "users": np.zeros(p.hashes, dtype=np.int64)}
-
-    _report_keys = frozenset({"hash_index", "vectors"})
+        return {"bit_sums": np.zeros((p.hashes, p.width), dtype=np.int64)}
 
     def _check_state(self, state: Dict[str, np.ndarray], n: int) -> None:
-        users, signs = state["users"], state["signs"]
-        # each report adds ±1 to every column of its hash's row
-        if (users < 0).any() or int(users.sum(dtype=object)) != n or (np.abs(signs) > users[:, None]).any():
-            raise ValueError("corrupt aggregator state: cms users must sum to n and bound every row's sign sums")
+        # each report adds ±1 to one (hash, coefficient) cell
+        if int(np.abs(state["bit_sums"]).sum(dtype=object)) > n:
+            raise ValueError("corrupt aggregator state: hcms bit sums exceed the number of reports")
 
     def _check_batch(self, reports: Reports) -> None:
         p = self.protocol
-        idx, vec = reports.data["hash_index"], reports.data["vectors"]
-        if not isinstance(idx, np.ndarray) or idx.dtype != np.int64 or idx.shape != (reports.n,):
-            raise ValueError("cms reports: 'hash_index' must be int64, one per report")
-        if not isinstance(vec, np.ndarray) or vec.dtype != np.uint8 or vec.shape != (reports.n, p.width // 8):
-            raise ValueError("cms reports: 'vectors' must be uint8 of shape (n, width/8)")
-        _core.ldp_cms_check_reports(idx, vec, reports.n, p.hashes, p.width)
+        _core.ldp_hcms_check_reports(reports.data["hash_index"], reports.data["coefficient"], reports.data["bits"],
+                                     reports.n, p.hashes, p.width)
 
     def _ingest(self, reports: Reports) -> None:
-        _core.ldp_cms_accumulate(self._state["signs"], self._state["users"], reports.data["hash_index"],
-                                 reports.data["vectors"], reports.n)
+        _core.ldp_hcms_accumulate(self._state["bit_sums"], reports.data["hash_index"], reports.data["coefficient"],
+                                  reports.data["bits"], reports.n)
 
     def _estimate(self) -> np.ndarray:
         p = self.protocol
-        m = p.width
-        gathered = _core.ldp_sketch_gather(p._key(), p.hashes, m, self._state["signs"], p.domain_size, False)
-        # (1/k) Σ_l M[l, h_l(x)] with M = k((c/2) T + N/2): (c/2) G(x) + n/2 (Apple 2017, Alg. 2)
-        return (m / (m - 1)) * (p.scale() / 2 * gathered + self.n / 2 - self.n / m)
+        gathered = _core.ldp_sketch_gather(p._key(), p.hashes, p.width, self._state["bit_sums"], p.domain_size, True)
+        return self._from_gathered(gathered)
+
+    def _estimate_items(self, items: np.ndarray) -> np.ndarray:
+        transformed = self._cached("transformed", lambda: _rows_wht(self._state["bit_sums"]))
+        return self._from_gathered(_gather(self.protocol, transformed, items))
+
+    def _from_gathered(self, gathered: np.ndarray) -> np.ndarray:
+        # M = k c T H (row-wise transform); (1/k) Σ_l M[l, h_l(x)] = c G(x) (Apple 2017, Alg. 4)
+        p, m = self.protocol, self.protocol.width
+        return (m / (m - 1)) * (p.scale() * gathered - self.n / m)
 
 
-CountMeanSketch.aggregator_class = CountMeanSketchAggregator
-
-
-@register
-class HadamardCountMeanSketch(_Sketch):
+class HadamardCountMeanSketch(_Sketch, name="hcms", aggregator=HadamardCountMeanSketchAggregator):
     """Hadamard count-mean sketch: report (hash index l, coefficient a, one bit), the bit
     H[a, h_l(x)] kept with probability e^ε/(e^ε + 1). Variance (over users' randomness and the
     random hash key): (m/(m−1))² [n c² − c(x) − (n − c(x))(m + k − 1)/(k m²)
     + Σ_{y≠x} c(y)² (m−1)/(k m²)], c = (e^ε + 1)/(e^ε − 1) (docs/ldp_hadamard.md)."""
 
-    name = "hcms"
+    report_fields = (ReportField("hash_index", PER_USER, np.int64, bound=lambda p: p.hashes),
+                     ReportField("coefficient", PER_USER, np.int64, bound=lambda p: p.width),
+                     ReportField("bits", PACKED, np.uint8))
 
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
         g = self.gamma
-        index, coefficient, bits = _core.ldp_hcms_privatize(rng._core, items, self._key(), self.hashes, self.width,
+        index, coefficient, bits = _core.ldp_hcms_privatize(native(rng), items, self._key(), self.hashes, self.width,
                                                             g.numerator, g.denominator, threads)
         return {"hash_index": index, "coefficient": coefficient, "bits": bits}
 
@@ -185,44 +243,3 @@ class HadamardCountMeanSketch(_Sketch):
             g, _, epi2 = self._collision_terms()
             var = var - g * np.asarray(counts, dtype=np.float64) * (1 - epi2)
         return self._hash_variance(var, counts)
-
-
-class HadamardCountMeanSketchAggregator(Aggregator):
-    """State: ``bit_sums`` (int64, k × m): per (hash, coefficient), the sum of the ±1 bits."""
-
-    def _empty_state(self) -> Dict[str, np.ndarray]:
-        p = self.protocol
-        return {"bit_sums": np.zeros((p.hashes, p.width), dtype=np.int64)}
-
-    _report_keys = frozenset({"hash_index", "coefficient", "bits"})
-
-    def _check_state(self, state: Dict[str, np.ndarray], n: int) -> None:
-        # each report adds ±1 to one (hash, coefficient) cell
-        if int(np.abs(state["bit_sums"]).sum(dtype=object)) > n:
-            raise ValueError("corrupt aggregator state: hcms bit sums exceed the number of reports")
-
-    def _check_batch(self, reports: Reports) -> None:
-        p = self.protocol
-        for key in ("hash_index", "coefficient"):
-            v = reports.data[key]
-            if not isinstance(v, np.ndarray) or v.dtype != np.int64 or v.shape != (reports.n,):
-                raise ValueError(f"hcms reports: {key!r} must be int64, one per report")
-        bits = reports.data["bits"]
-        if not isinstance(bits, np.ndarray) or bits.dtype != np.uint8 or bits.shape != ((reports.n + 7) // 8,):
-            raise ValueError("hcms reports: 'bits' must be uint8, ceil(n/8) packed bytes")
-        _core.ldp_hcms_check_reports(reports.data["hash_index"], reports.data["coefficient"], bits, reports.n,
-                                     p.hashes, p.width)
-
-    def _ingest(self, reports: Reports) -> None:
-        _core.ldp_hcms_accumulate(self._state["bit_sums"], reports.data["hash_index"], reports.data["coefficient"],
-                                  reports.data["bits"], reports.n)
-
-    def _estimate(self) -> np.ndarray:
-        p = self.protocol
-        m = p.width
-        # M = k c T H (row-wise transform); (1/k) Σ_l M[l, h_l(x)] = c G(x) (Apple 2017, Alg. 4)
-        gathered = _core.ldp_sketch_gather(p._key(), p.hashes, m, self._state["bit_sums"], p.domain_size, True)
-        return (m / (m - 1)) * (p.scale() * gathered - self.n / m)
-
-
-HadamardCountMeanSketch.aggregator_class = HadamardCountMeanSketchAggregator

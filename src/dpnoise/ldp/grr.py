@@ -10,16 +10,43 @@ from typing import Dict, Optional
 import numpy as np
 
 from ..generator import Generator
-from ._protocol import Aggregator, Protocol, Reports, grr_variance, register
+from ._choose import grr_variance
+from ._frequency import Protocol
+from ._protocol import Aggregator, Reports, count_into
+from ._schema import PER_USER, ReportField
 
 
-@register
-class GRR(Protocol):
+class GRRAggregator(Aggregator):
+    """State: ``counts`` (int64, d), the reports of each item."""
+
+    def _empty_state(self) -> Dict[str, np.ndarray]:
+        return {"counts": np.zeros(self.protocol.domain_size, dtype=np.int64)}
+
+    def _check_batch(self, reports: Reports) -> None:
+        v = reports.data["values"]
+        if v.size and (int(v.min()) < 0 or int(v.max()) >= self.protocol.domain_size):
+            raise ValueError(f"grr report values must be in [0, {self.protocol.domain_size})")
+
+    def _check_state(self, state: Dict[str, np.ndarray], n: int) -> None:
+        c = state["counts"]
+        if (c < 0).any() or int(c.sum(dtype=object)) != n:
+            raise ValueError("corrupt aggregator state: grr counts must be non-negative and sum to n")
+
+    def _ingest(self, reports: Reports) -> None:
+        count_into(self._state["counts"], reports.data["values"])
+
+    def _estimate(self) -> np.ndarray:
+        p, q, gap = self.protocol._pq()
+        return (self._state["counts"] - self.n * q) / gap
+
+
+class GRR(Protocol, name="grr", aggregator=GRRAggregator, cost_rank=0):
     """k-ary randomized response over d items. Report: one int64 per user. Estimate:
     ĉ(x) = (C(x) − n q)/(p − q), C(x) the reports equal to x, q = 1/(e^ε + d − 1) (Wang et al.
     2017, §4.1). Variance: n q(1 − q)/(p − q)² + c(x)(1 − p − q)/(p − q)."""
 
-    name = "grr"
+    report_fields = (ReportField("values", PER_USER, np.int64, bound=lambda p: p.domain_size),)
+    variance_formula = staticmethod(grr_variance)
 
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
         return {"values": rng._randomized_response(items, self.domain_size, self.gamma, threads=threads)}
@@ -40,33 +67,3 @@ class GRR(Protocol):
         if counts is not None:
             var = var + counts * (1 - p - q) / gap
         return var
-
-
-class GRRAggregator(Aggregator):
-    _report_keys = frozenset({"values"})
-
-    def _empty_state(self) -> Dict[str, np.ndarray]:
-        return {"counts": np.zeros(self.protocol.domain_size, dtype=np.int64)}
-
-    def _check_batch(self, reports: Reports) -> None:
-        v = reports.data.get("values")
-        if not isinstance(v, np.ndarray) or v.dtype != np.int64 or v.shape != (reports.n,):
-            raise ValueError("grr reports must hold 'values': int64 of one value per user")
-        if v.size and (int(v.min()) < 0 or int(v.max()) >= self.protocol.domain_size):
-            raise ValueError(f"grr report values must be in [0, {self.protocol.domain_size})")
-
-    def _check_state(self, state: Dict[str, np.ndarray], n: int) -> None:
-        c = state["counts"]
-        if (c < 0).any() or int(c.sum(dtype=object)) != n:
-            raise ValueError("corrupt aggregator state: grr counts must be non-negative and sum to n")
-
-    def _ingest(self, reports: Reports) -> None:
-        self._state["counts"] = self._state["counts"] + np.bincount(reports.data["values"],
-                                                                    minlength=self.protocol.domain_size)
-
-    def _estimate(self) -> np.ndarray:
-        p, q, gap = self.protocol._pq()
-        return (self._state["counts"] - self.n * q) / gap
-
-
-GRR.aggregator_class = GRRAggregator

@@ -14,7 +14,10 @@ import numpy as np
 
 from .. import _core
 from ..generator import Generator
-from ._protocol import Aggregator, Protocol, Reports, one_bit_variance, register
+from ._choose import one_bit_variance
+from ._frequency import Protocol
+from ._protocol import Aggregator, Reports, native
+from ._schema import PACKED, PER_USER, ReportField
 
 # The server keeps one int64 per row of the padded domain: 2^30 rows is 8 GiB.
 MAX_PADDED_SIZE = 1 << 30
@@ -25,8 +28,32 @@ def padded_size(domain_size: int) -> int:
     return 1 << (int(domain_size) - 1).bit_length()
 
 
-@register
-class Hadamard(Protocol):
+class HadamardAggregator(Aggregator):
+    """State: ``row_sums`` (int64, D): the sum of the ±1 reports of each row."""
+
+    def _empty_state(self) -> Dict[str, np.ndarray]:
+        return {"row_sums": np.zeros(self.protocol.padded_size, dtype=np.int64)}
+
+    def _check_state(self, state: Dict[str, np.ndarray], n: int) -> None:
+        # every report adds ±1 to one row: Σ_j |S_j| <= n (and the transform stays exact)
+        if int(np.abs(state["row_sums"]).sum(dtype=object)) > n:
+            raise ValueError("corrupt aggregator state: hadamard row sums exceed the number of reports")
+
+    def _check_batch(self, reports: Reports) -> None:
+        _core.ldp_hadamard_check_reports(reports.data["rows"], reports.data["bits"], reports.n,
+                                         self.protocol.padded_size)
+
+    def _ingest(self, reports: Reports) -> None:
+        _core.ldp_hadamard_accumulate(self._state["row_sums"], reports.data["rows"], reports.data["bits"],
+                                      reports.n)
+
+    def _estimate(self) -> np.ndarray:
+        # Σ_j S[j] H[j, x] for every x, exact in int64 (|Σ_j S[j]| <= n)
+        sums = _core.walsh_hadamard_transform(self._state["row_sums"])[: self.protocol.domain_size]
+        return sums * self.protocol.scale()
+
+
+class Hadamard(Protocol, name="hadamard", aggregator=HadamardAggregator, cost_rank=4):
     """1-bit Hadamard response over d items, padded to D = 2^⌈log2 d⌉ rows.
 
     Report: ``rows`` (int64, the row j of each user, uniform on [0, D), drawn from the secret
@@ -35,7 +62,9 @@ class Hadamard(Protocol):
     ĉ(x) = (e^ε + 1)/(e^ε − 1) · Σ_i y_i H[j_i, x]. Variance: n((e^ε + 1)/(e^ε − 1))² − c(x)
     exactly (docs/ldp_hadamard.md)."""
 
-    name = "hadamard"
+    report_fields = (ReportField("rows", PER_USER, np.int64, bound=lambda p: p.padded_size),
+                     ReportField("bits", PACKED, np.uint8))
+    variance_formula = staticmethod(one_bit_variance)
 
     def __init__(self, epsilon: float, domain_size: int, **options: Any) -> None:
         super().__init__(epsilon, domain_size, **options)
@@ -49,7 +78,7 @@ class Hadamard(Protocol):
 
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
         g = self.gamma
-        rows, bits = _core.ldp_hadamard_privatize(rng._core, items, self.padded_size, g.numerator, g.denominator,
+        rows, bits = _core.ldp_hadamard_privatize(native(rng), items, self.padded_size, g.numerator, g.denominator,
                                                   threads)
         return {"rows": rows, "bits": bits}
 
@@ -67,37 +96,3 @@ class Hadamard(Protocol):
         if counts is not None:
             var = var - np.asarray(counts, dtype=np.float64)
         return var
-
-
-class HadamardAggregator(Aggregator):
-    """State: ``row_sums`` (int64, D): the sum of the ±1 reports of each row."""
-
-    _report_keys = frozenset({"rows", "bits"})
-
-    def _empty_state(self) -> Dict[str, np.ndarray]:
-        return {"row_sums": np.zeros(self.protocol.padded_size, dtype=np.int64)}
-
-    def _check_state(self, state: Dict[str, np.ndarray], n: int) -> None:
-        # every report adds ±1 to one row: Σ_j |S_j| <= n (and the transform stays exact)
-        if int(np.abs(state["row_sums"]).sum(dtype=object)) > n:
-            raise ValueError("corrupt aggregator state: hadamard row sums exceed the number of reports")
-
-    def _check_batch(self, reports: Reports) -> None:
-        rows, bits = reports.data.get("rows"), reports.data.get("bits")
-        if not isinstance(rows, np.ndarray) or rows.dtype != np.int64 or rows.shape != (reports.n,):
-            raise ValueError("hadamard reports: 'rows' must be int64, one row per report")
-        if not isinstance(bits, np.ndarray) or bits.dtype != np.uint8 or bits.shape != ((reports.n + 7) // 8,):
-            raise ValueError("hadamard reports: 'bits' must be uint8, ceil(n/8) packed bytes")
-        _core.ldp_hadamard_check_reports(rows, bits, reports.n, self.protocol.padded_size)
-
-    def _ingest(self, reports: Reports) -> None:
-        _core.ldp_hadamard_accumulate(self._state["row_sums"], reports.data["rows"], reports.data["bits"],
-                                      reports.n)
-
-    def _estimate(self) -> np.ndarray:
-        # Σ_j S[j] H[j, x] for every x, exact in int64 (|Σ_j S[j]| <= n)
-        sums = _core.walsh_hadamard_transform(self._state["row_sums"])[: self.protocol.domain_size]
-        return sums * self.protocol.scale()
-
-
-Hadamard.aggregator_class = HadamardAggregator

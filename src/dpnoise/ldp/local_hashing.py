@@ -14,7 +14,8 @@ in cpp/include/dpnoise/ldp/hash_family.hpp and docs/ldp_hashing.md.
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, Optional
+import secrets
+from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 
@@ -22,12 +23,16 @@ from .. import _core
 from .._validate import integer
 from ..bit_generator import PublicStream
 from ..generator import Generator
-from ._protocol import Aggregator, Protocol, Reports, register
+from ._choose import olh_variance
+from ._frequency import Protocol
+from ._protocol import Aggregator, Reports, count_into, native
+from ._schema import PER_USER, ROW, ReportField
 
 MAX_HASH_DOMAIN = 1 << 32   # items are 32-bit hash keys
 MAX_BUCKETS = 1 << 32       # g <= 2^32 (the multiply-high reduction's range)
 MAX_FLH_STATE = 1 << 24     # k′ g counters of the FLH aggregator (128 MiB)
 DEFAULT_K_PRIME = 10_000    # Cormode, Maddock & Maple 2021, §6 (k′ = 10^4 is close to OLH's error)
+DEFAULT_MAX_FLH_G = 4096    # FLH's default g is capped (from ε ≈ 8.3) so that k′ g fits with k′ >= 4096
 POOL_STREAM = 0x464C48      # "FLH": the public stream of the pool, words 2j, 2j+1 = seed j
 
 
@@ -40,9 +45,37 @@ def optimal_buckets(gamma: Any) -> int:
     return max(2, int(round(math.exp(g) + 1)))
 
 
+def local_hashing_pq(gamma: Any, g: int) -> Tuple[float, float, float]:
+    """(p, q′, p − q′) of g-ary randomized response over hash buckets: p = e^γ/(e^γ + g − 1),
+    the probability of reporting the user's own bucket, q′ = 1/g, the probability that a report
+    supports an item the user does not hold (Wang et al. 2017, §4.4); p − q′ =
+    (e^γ − 1)(g − 1)/(g(e^γ + g − 1)) from expm1, accurate for small ε. Shared by OLH, FLH and
+    every heavy-hitters group."""
+    em1 = math.expm1(float(gamma))
+    return (em1 + 1) / (em1 + g), 1.0 / g, em1 * (g - 1) / (g * (em1 + g))
+
+
+def local_hashing_variance(gamma: Any, g: int, n: float, counts: Any) -> Any:
+    """n q′(1 − q′)/(p − q′)² + c(x)(1 − p − q′)/(p − q′) (Wang et al. 2017, Eq. 3; the second
+    term from the c(x) users holding x, whose support is Bernoulli(p))."""
+    p, q, gap = local_hashing_pq(gamma, g)
+    return n * q * (1 - q) / gap ** 2 + np.asarray(counts, dtype=np.float64) * (1 - p - q) / gap
+
+
+def pool_variance(counts: Any, g: int, k_prime: int) -> np.ndarray:
+    """Σ_{y≠x} c(y)(c(y) − 1)/((g − 1) k′): the variance added by sharing k′ random hash
+    functions (docs/ldp_hashing.md, 'FLH's pool term'; it assumes the collisions of x with
+    distinct items are uncorrelated, as for a 3-wise independent family)."""
+    c = np.asarray(counts, dtype=np.float64)
+    pairs = c * np.maximum(c - 1, 0)
+    return (pairs.sum() - pairs) / ((g - 1) * k_prime)
+
+
 class _LocalHashing(Protocol):
     """Shared: options ``g`` (buckets; default the optimal round(e^ε + 1)), the GRR keep
     probability p over g buckets, the estimator and its variance."""
+
+    _default_max_g = MAX_BUCKETS
 
     def _check_options(self, options: Dict[str, Any]) -> Dict[str, Any]:
         opts = dict(options)
@@ -50,7 +83,7 @@ class _LocalHashing(Protocol):
             raise ValueError(f"domain_size must be at most 2^32 for {self.name!r} (32-bit hash keys), "
                              f"got {self.domain_size}")
         g = opts.pop("g", None)
-        g = optimal_buckets(self.gamma) if g is None else integer(g, "g")
+        g = min(optimal_buckets(self.gamma), self._default_max_g) if g is None else integer(g, "g")
         if not 2 <= g <= MAX_BUCKETS:
             raise ValueError(f"g must be in [2, 2^32], got {g}")
         out = {"g": g}
@@ -67,13 +100,7 @@ class _LocalHashing(Protocol):
         return self.options["g"]
 
     def _pq(self) -> tuple:
-        """(p, q′, p − q′): p = e^γ/(e^γ + g − 1), the probability of reporting the user's own
-        bucket, q′ = 1/g, the probability that a report supports an item the user does not hold
-        (Wang et al. 2017, §4.4); p − q′ = (e^γ − 1)(g − 1)/(g(e^γ + g − 1)) from expm1, accurate
-        for small ε."""
-        em1 = math.expm1(float(self.gamma))
-        g = self.g
-        return (em1 + 1) / (em1 + g), 1.0 / g, em1 * (g - 1) / (g * (em1 + g))
+        return local_hashing_pq(self.gamma, self.g)
 
     def variance_per_user(self) -> float:
         """q′(1 − q′)/(p − q′)² (Wang et al. 2017, Eq. 3 with q′ = 1/g; ≈ 4e^ε/(e^ε − 1)² at the
@@ -82,13 +109,8 @@ class _LocalHashing(Protocol):
         return q * (1 - q) / gap ** 2
 
     def variance(self, n: int, counts: Optional[np.ndarray] = None) -> np.ndarray:
-        """n q′(1 − q′)/(p − q′)² + c(x)(1 − p − q′)/(p − q′) (Wang et al. 2017, Eq. 3; the
-        second term from the c(x) users holding x, whose support is Bernoulli(p))."""
-        p, q, gap = self._pq()
-        var = np.full(self.domain_size, n * self.variance_per_user())
-        if counts is not None:
-            var = var + np.asarray(counts, dtype=np.float64) * (1 - p - q) / gap
-        return var
+        c = np.zeros(self.domain_size) if counts is None else counts
+        return np.broadcast_to(local_hashing_variance(self.gamma, self.g, n, c), (self.domain_size,)).copy()
 
     def estimate_from_support(self, support: np.ndarray, n: int) -> np.ndarray:
         """ĉ(x) = (C(x) − n/g)/(p − 1/g), C(x) the reports supporting x (Wang et al. 2017, Eq. 3)."""
@@ -96,30 +118,15 @@ class _LocalHashing(Protocol):
         return (support - n * q) / gap
 
 
-def _check_values(v: Any, n: int, g: int, name: str) -> None:
-    if not isinstance(v, np.ndarray) or v.dtype != np.int64 or v.shape != (n,):
-        raise ValueError(f"{name} reports must hold 'values': int64 of one bucket per user")
+def _check_buckets(reports: Reports, g: int, name: str) -> None:
+    v = reports.data["values"]
     if v.size and (int(v.min()) < 0 or int(v.max()) >= g):
         raise ValueError(f"{name} report values must be buckets in [0, {g}) (g)")
 
 
 # --------------------------------------------------------------------------------------- OLH
-@register
-class OLH(_LocalHashing):
-    """Optimized local hashing. Report: ``seeds`` uint64 (n, 2), each user's secret hash seed
-    (a, b), and ``values`` int64, the bucket after g-ary randomized response. Aggregation:
-    O(n d) hash tests in C++ at ``add`` time (state: d support counts); estimates O(d)."""
-
-    name = "olh"
-
-    def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
-        seeds, values = _core.olh_privatize(rng._core, items, self.g, self.gamma.numerator, self.gamma.denominator,
-                                            threads)
-        return {"seeds": seeds, "values": values}
-
-
 class OLHAggregator(Aggregator):
-    _report_keys = frozenset({"seeds", "values"})
+    """State: ``support`` (int64, d): the reports supporting each item, counted at ``add``."""
 
     def _empty_state(self) -> Dict[str, np.ndarray]:
         return {"support": np.zeros(self.protocol.domain_size, dtype=np.int64)}
@@ -130,43 +137,88 @@ class OLHAggregator(Aggregator):
             raise ValueError("corrupt aggregator state: olh support counts must be in [0, n]")
 
     def _check_batch(self, reports: Reports) -> None:
-        s = reports.data.get("seeds")
-        if not isinstance(s, np.ndarray) or s.dtype != np.uint64 or s.shape != (reports.n, 2):
-            raise ValueError("olh reports must hold 'seeds': uint64 of shape (n, 2), one hash seed per user")
-        _check_values(reports.data.get("values"), reports.n, self.protocol.g, "olh")
+        _check_buckets(reports, self.protocol.g, "olh")
 
     def _ingest(self, reports: Reports) -> None:
         d = reports.data
         support = _core.olh_support(np.ascontiguousarray(d["seeds"]), np.ascontiguousarray(d["values"]),
                                     self.protocol.g, self.protocol.domain_size, 1)
-        self._state["support"] = self._state["support"] + support
+        self._state["support"] += support
 
     def _estimate(self) -> np.ndarray:
         return self.protocol.estimate_from_support(self._state["support"], self.n)
 
 
-OLH.aggregator_class = OLHAggregator
+class OLH(_LocalHashing, name="olh", aggregator=OLHAggregator, cost_rank=1):
+    """Optimized local hashing. Report: ``seeds`` uint64 (n, 2), each user's secret hash seed
+    (a, b), and ``values`` int64, the bucket after g-ary randomized response. Aggregation:
+    O(n d) hash tests in C++ at ``add`` time (state: d support counts); estimates O(d)."""
+
+    report_fields = (ReportField("seeds", ROW, np.uint64, width=2),
+                     ReportField("values", PER_USER, np.int64, bound=lambda p: p.g))
+    variance_formula = staticmethod(olh_variance)
+
+    def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
+        seeds, values = _core.olh_privatize(native(rng), items, self.g, self.gamma.numerator, self.gamma.denominator,
+                                            threads)
+        return {"seeds": seeds, "values": values}
 
 
 # --------------------------------------------------------------------------------------- FLH
-@register
-class FLH(_LocalHashing):
-    """Fast local hashing. Options: ``g`` (as OLH), ``k_prime`` (pool size, default 10,000,
-    or ⌊2^24/g⌋ when that is smaller) and ``pool_key`` (the PUBLIC key of the pool, an int in [0, 2^256), default 0: the pool
-    is words 2j, 2j + 1 of stream 0x464C48 of ``dpnoise.PublicStream(pool_key)``).
+class FLHAggregator(Aggregator):
+    """State: counts of reports per (pool index, value), k′ x g; the support counts are
+    computed from it (O(k′ d)) when an estimate is first asked for, and cached."""
+
+    def _empty_state(self) -> Dict[str, np.ndarray]:
+        return {"counts": np.zeros((self.protocol.options["k_prime"], self.protocol.g), dtype=np.int64)}
+
+    def _check_state(self, state: Dict[str, np.ndarray], n: int) -> None:
+        c = state["counts"]
+        if (c < 0).any() or int(c.sum(dtype=object)) != n:
+            raise ValueError("corrupt aggregator state: flh counts must be non-negative and sum to n")
+
+    def _check_batch(self, reports: Reports) -> None:
+        j = reports.data["indices"]
+        k = self.protocol.options["k_prime"]
+        if j.size and (int(j.min()) < 0 or int(j.max()) >= k):
+            raise ValueError(f"flh report indices must be in [0, {k}) (k_prime)")
+        _check_buckets(reports, self.protocol.g, "flh")
+
+    def _ingest(self, reports: Reports) -> None:
+        g = self.protocol.g
+        count_into(self._state["counts"], reports.data["indices"] * g + reports.data["values"])
+
+    def support(self) -> np.ndarray:
+        """C(x) = Σ_j counts[j, h_j(x)] for every item (C++, O(k′ d)), cached until the next change."""
+        return self._cached("support", lambda: _core.flh_support(self._state["counts"], self.protocol.pool,
+                                                                 self.protocol.domain_size, 1))
+
+    def _estimate(self) -> np.ndarray:
+        return self.protocol.estimate_from_support(self.support(), self.n)
+
+
+class FLH(_LocalHashing, name="flh", aggregator=FLHAggregator):
+    """Fast local hashing. Options: ``g`` (as OLH, but at most 4096 by default), ``k_prime``
+    (pool size, default 10,000, or ⌊2^24/g⌋ when that is smaller) and ``pool_key`` (the PUBLIC
+    key of the pool, an int in [0, 2^256); default a fresh random key, recorded in ``params()``:
+    the pool is words 2j, 2j + 1 of stream 0x464C48 of ``dpnoise.PublicStream(pool_key)``).
     Report: ``indices`` int64 (the user's secret uniform pool index) and ``values`` int64.
     The estimator is OLH's; over a random pool it is unbiased with the extra variance
     Σ_{y≠x} c(y)(c(y) − 1)/((g − 1) k′) (docs/ldp_hashing.md); for one fixed pool that term is
     a bias of the same size."""
 
-    name = "flh"
+    report_fields = (ReportField("indices", PER_USER, np.int64, bound=lambda p: p.options["k_prime"]),
+                     ReportField("values", PER_USER, np.int64, bound=lambda p: p.g))
+    example_options = {"k_prime": 64}
+    _default_max_g = DEFAULT_MAX_FLH_G
 
     def _check_more_options(self, opts: Dict[str, Any], g: int) -> Dict[str, Any]:
         # default: 10,000, or fewer when g is large (ε above ~7.4), so that k′ g fits the state
         k = integer(opts.pop("k_prime", max(1, min(DEFAULT_K_PRIME, MAX_FLH_STATE // g))), "k_prime")
         if not 1 <= k <= MAX_FLH_STATE:
             raise ValueError(f"k_prime must be in [1, 2^24], got {k}")
-        key = integer(opts.pop("pool_key", 0), "pool_key")
+        key = opts.pop("pool_key", None)
+        key = secrets.randbits(256) if key is None else integer(key, "pool_key")
         if not 0 <= key < 1 << 256:
             raise ValueError("pool_key must be in [0, 2^256)")
         return {"k_prime": k, "pool_key": key}
@@ -189,71 +241,16 @@ class FLH(_LocalHashing):
         return self._pool
 
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
-        indices, values = _core.flh_privatize(rng._core, items, self.pool, self.g, self.gamma.numerator,
+        indices, values = _core.flh_privatize(native(rng), items, self.pool, self.g, self.gamma.numerator,
                                               self.gamma.denominator, threads)
         return {"indices": indices, "values": values}
 
     def pool_variance(self, counts: np.ndarray) -> np.ndarray:
-        """Σ_{y≠x} c(y)(c(y) − 1)/((g − 1) k′): the variance added by sharing k′ random hash
-        functions (docs/ldp_hashing.md, 'FLH's pool term'; it assumes the collisions of x with
-        distinct items are uncorrelated, as for a 3-wise independent family)."""
-        c = np.asarray(counts, dtype=np.float64)
-        pairs = c * np.maximum(c - 1, 0)
-        return (pairs.sum() - pairs) / ((self.g - 1) * self.options["k_prime"])
+        """The pool term of :func:`pool_variance` for this configuration."""
+        return pool_variance(counts, self.g, self.options["k_prime"])
 
     def variance(self, n: int, counts: Optional[np.ndarray] = None) -> np.ndarray:
         var = super().variance(n, counts)
         if counts is not None:
             var = var + self.pool_variance(counts)
         return var
-
-
-class FLHAggregator(Aggregator):
-    """State: counts of reports per (pool index, value), k′ x g; the support counts are
-    computed from it (O(k′ d)) when an estimate is first asked for, and cached."""
-
-    _report_keys = frozenset({"indices", "values"})
-
-    def _empty_state(self) -> Dict[str, np.ndarray]:
-        self._support: Optional[np.ndarray] = None
-        return {"counts": np.zeros((self.protocol.options["k_prime"], self.protocol.g), dtype=np.int64)}
-
-    def _check_state(self, state: Dict[str, np.ndarray], n: int) -> None:
-        c = state["counts"]
-        if (c < 0).any() or int(c.sum(dtype=object)) != n:
-            raise ValueError("corrupt aggregator state: flh counts must be non-negative and sum to n")
-
-    def _check_batch(self, reports: Reports) -> None:
-        j = reports.data.get("indices")
-        k = self.protocol.options["k_prime"]
-        if not isinstance(j, np.ndarray) or j.dtype != np.int64 or j.shape != (reports.n,):
-            raise ValueError("flh reports must hold 'indices': int64 of one pool index per user")
-        if j.size and (int(j.min()) < 0 or int(j.max()) >= k):
-            raise ValueError(f"flh report indices must be in [0, {k}) (k_prime)")
-        _check_values(reports.data.get("values"), reports.n, self.protocol.g, "flh")
-
-    def _ingest(self, reports: Reports) -> None:
-        g, k = self.protocol.g, self.protocol.options["k_prime"]
-        cells = reports.data["indices"] * g + reports.data["values"]
-        self._state["counts"] = self._state["counts"] + np.bincount(cells, minlength=k * g).reshape(k, g)
-        self._support = None
-
-    def _merge_state(self, other: Aggregator) -> None:
-        super()._merge_state(other)
-        self._support = None
-
-    def _after_load(self) -> None:
-        self._support = None
-
-    def support(self) -> np.ndarray:
-        """C(x) = Σ_j counts[j, h_j(x)] for every item (C++, O(k′ d))."""
-        if self._support is None:
-            self._support = _core.flh_support(self._state["counts"], self.protocol.pool, self.protocol.domain_size, 1)
-            self._support.flags.writeable = False  # shared with later calls: read-only
-        return self._support
-
-    def _estimate(self) -> np.ndarray:
-        return self.protocol.estimate_from_support(self.support(), self.n)
-
-
-FLH.aggregator_class = FLHAggregator

@@ -22,22 +22,62 @@ import numpy as np
 
 from .. import _core
 from ..generator import Generator
-from ._protocol import Aggregator, Protocol, Reports, register
+from ._choose import olh_variance
+from ._frequency import Protocol
+from ._protocol import Aggregator, Reports, native
+from ._schema import ROW, ReportField
 
 # a report is d bits: beyond 2^20 (128 KiB per user) unary encoding is the wrong protocol
 MAX_UNARY_DOMAIN = 1 << 20
 
 
-class _UnaryEncoding(Protocol):
-    """Shared by OUE and SUE. Estimate: ĉ(x) = (C(x) − n q)/(p − q), C(x) the reports with
-    bit x set (Wang et al. 2017, §4.3). Variance: n q(1 − q)/(p − q)² + c(x)(1 − p − q)/(p − q)
+class UnaryAggregator(Aggregator):
+    """d int64 column counts C(x) (state ``counts``; 64 ceil(d/64) entries internally, the
+    padding columns always zero)."""
+
+    def _empty_state(self) -> Dict[str, np.ndarray]:
+        return {"counts": np.zeros(self.protocol.domain_size, dtype=np.int64)}
+
+    def _check_state(self, state: Dict[str, np.ndarray], n: int) -> None:
+        c = state["counts"]
+        if (c < 0).any() or (c > n).any():
+            raise ValueError(f"corrupt aggregator state: {self.protocol.name} column counts must be in [0, n]")
+
+    def _check_batch(self, reports: Reports) -> None:
+        d = self.protocol.domain_size
+        if not _core.ldp_packed_padding_clear(np.ascontiguousarray(reports.data["bits"]), d):
+            raise ValueError(f"{self.protocol.name} report bits must be zero beyond column domain_size = {d}")
+
+    def _ingest(self, reports: Reports) -> None:
+        d = self.protocol.domain_size
+        full = np.zeros(64 * self.protocol.words, dtype=np.int64)
+        _core.ldp_packed_column_counts_add(np.ascontiguousarray(reports.data["bits"]), d, full, 1)
+        self._state["counts"] += full[:d]
+
+    def _estimate(self) -> np.ndarray:
+        p, q, gap = self.protocol._pq()
+        return (self._state["counts"] - self.n * q) / gap
+
+
+class _UnaryEncoding(Protocol, aggregator=UnaryAggregator):
+    """Shared by OUE and SUE. Report: ``bits`` uint64 (users, ceil(d/64)), bit x of a row the
+    user's bit for item x. Estimate: ĉ(x) = (C(x) − n q)/(p − q), C(x) the reports with bit x
+    set (Wang et al. 2017, §4.3). Variance: n q(1 − q)/(p − q)² + c(x)(1 − p − q)/(p − q)
     (Wang et al. 2017, Eq. 3 with the count-dependent term of the same derivation)."""
+
+    report_fields = (ReportField("bits", ROW, np.uint64, width=lambda p: p.words),)
 
     def _check_options(self, options: Dict[str, Any]) -> Dict[str, Any]:
         if self.domain_size > MAX_UNARY_DOMAIN:
             raise ValueError(f"domain_size must be at most 2^20 for {self.name!r} (each report is domain_size "
                              f"bits); use 'olh' or 'hadamard' for larger domains, got {self.domain_size}")
         return super()._check_options(options)
+
+    def _extra_row_mask(self, data: Dict[str, np.ndarray], n: int) -> np.ndarray:
+        tail = self.domain_size % 64
+        if not tail or not n:
+            return np.ones(n, dtype=bool)
+        return (data["bits"][:, -1] >> np.uint64(tail)) == 0
 
     @property
     def words(self) -> int:
@@ -46,7 +86,7 @@ class _UnaryEncoding(Protocol):
 
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
         g = self.gamma
-        bits = _core.ldp_unary_privatize(rng._core, self.name, np.ascontiguousarray(items, dtype=np.int64),
+        bits = _core.ldp_unary_privatize(native(rng), self.name, np.ascontiguousarray(items, dtype=np.int64),
                                          self.domain_size, g.numerator, g.denominator, threads)
         return {"bits": bits}
 
@@ -65,12 +105,11 @@ class _UnaryEncoding(Protocol):
         return var
 
 
-@register
-class OUE(_UnaryEncoding):
+class OUE(_UnaryEncoding, name="oue", cost_rank=3):
     """Optimized unary encoding: p = 1/2, q = 1/(e^ε + 1); variance per user 4e^ε/(e^ε − 1)²
     (Wang et al. 2017, Eq. 7)."""
 
-    name = "oue"
+    variance_formula = staticmethod(olh_variance)
 
     def _pq(self) -> tuple:
         """(p, q, p − q) with p − q = (e^γ − 1)/(2(e^γ + 1)) from expm1 (accurate for small ε)."""
@@ -78,54 +117,11 @@ class OUE(_UnaryEncoding):
         return 0.5, 1.0 / (em1 + 2.0), em1 / (2.0 * (em1 + 2.0))
 
 
-@register
-class SUE(_UnaryEncoding):
+class SUE(_UnaryEncoding, name="sue"):
     """Symmetric unary encoding (basic one-time RAPPOR): p = e^{ε/2}/(e^{ε/2} + 1),
     q = 1/(e^{ε/2} + 1); variance per user e^{ε/2}/(e^{ε/2} − 1)² (Wang et al. 2017, §4.3)."""
-
-    name = "sue"
 
     def _pq(self) -> tuple:
         """(p, q, p − q) with h − 1 = expm1(γ/2): p − q = (h − 1)/(h + 1)."""
         hm1 = math.expm1(float(self.gamma) / 2)
         return (hm1 + 1.0) / (hm1 + 2.0), 1.0 / (hm1 + 2.0), hm1 / (hm1 + 2.0)
-
-
-class UnaryAggregator(Aggregator):
-    """d int64 column counts C(x) (state ``counts``; 64 ceil(d/64) entries internally, the
-    padding columns always zero)."""
-
-    _report_keys = frozenset({"bits"})
-
-    def _empty_state(self) -> Dict[str, np.ndarray]:
-        return {"counts": np.zeros(self.protocol.domain_size, dtype=np.int64)}
-
-    def _check_state(self, state: Dict[str, np.ndarray], n: int) -> None:
-        c = state["counts"]
-        if (c < 0).any() or (c > n).any():
-            raise ValueError(f"corrupt aggregator state: {self.protocol.name} column counts must be in [0, n]")
-
-    def _check_batch(self, reports: Reports) -> None:
-        name, d = self.protocol.name, self.protocol.domain_size
-        b = reports.data.get("bits")
-        if b.dtype != np.uint64:
-            raise ValueError(f"{name} report bits must be uint64, got {b.dtype}")
-        if b.shape != (reports.n, self.protocol.words):
-            raise ValueError(f"{name} report bits must have shape (users, ceil(domain_size/64)) = "
-                             f"({reports.n}, {self.protocol.words}), got {b.shape}")
-        if not _core.ldp_packed_padding_clear(np.ascontiguousarray(b), d):
-            raise ValueError(f"{name} report bits must be zero beyond column domain_size = {d}")
-
-    def _ingest(self, reports: Reports) -> None:
-        d = self.protocol.domain_size
-        full = np.zeros(64 * self.protocol.words, dtype=np.int64)
-        _core.ldp_packed_column_counts_add(np.ascontiguousarray(reports.data["bits"]), d, full, 1)
-        self._state["counts"] = self._state["counts"] + full[:d]
-
-    def _estimate(self) -> np.ndarray:
-        p, q, gap = self.protocol._pq()
-        return (self._state["counts"] - self.n * q) / gap
-
-
-OUE.aggregator_class = UnaryAggregator
-SUE.aggregator_class = UnaryAggregator

@@ -18,19 +18,26 @@ reports may share a column: the aggregator keeps each column's sum of y.
 from __future__ import annotations
 
 import math
+import secrets
 from typing import Any, Dict, Optional
 
 import numpy as np
 
 from .. import _core
+from .._errors import CapacityError
 from .._validate import integer
 from ..generator import Generator
-from ._protocol import Aggregator, Client, Protocol, Reports, check_items, one_bit_variance, register
+from .._validate import check_threads
+from ._choose import one_bit_variance
+from ._frequency import Protocol, check_items
+from ._protocol import Aggregator, Client, Reports, native
+from ._schema import PER_USER, ReportField
 
 DEFAULT_COLUMNS = 1 << 20
 MAX_COLUMNS = 1 << 36
 DEFAULT_PLANES = 4
 MAX_PLANES = 16
+MAX_STATE_BYTES = 1 << 30   # W (planes + 1)/8 bytes of aggregator state: 1 GiB at most
 _KEY_LIMIT = 1 << 256
 
 
@@ -47,6 +54,8 @@ def _public_key(value: Any) -> bytes:
 
 def _check_columns(columns: Any, width: int) -> np.ndarray:
     arr = np.asarray(columns)
+    if arr.size == 0 and not isinstance(columns, np.ndarray):
+        arr = arr.astype(np.int64)  # an empty list is an empty batch, not float64
     if arr.dtype == object or not np.issubdtype(arr.dtype, np.integer):
         raise TypeError(f"columns must be integers, got dtype {arr.dtype}")
     if arr.ndim != 1:
@@ -54,70 +63,6 @@ def _check_columns(columns: Any, width: int) -> np.ndarray:
     if arr.size and (int(arr.min()) < 0 or int(arr.max()) >= width):
         raise ValueError(f"columns must be in [0, {width}) (the 'columns' option)")
     return arr.astype(np.int64, copy=False)
-
-
-@register
-class ZMatrix(Protocol):
-    """One bit per user over a public random ±1 matrix Z (d rows, ``columns`` columns).
-
-    Options: ``public_key`` (int in [0, 2**256) or 32 bytes, default 0: the key of Z; publish
-    it before collecting, chosen independently of the data), ``columns`` (W, the number of
-    columns of Z, default 2**20: the range of column indices and of the state's size, W/8 bytes
-    per plane), ``planes`` (default 4: each column's sum of reports must stay within
-    ±(2**planes − 1); one plane suffices when every column is used once).
-    Report: ``columns`` int64 and ``y`` int8 (±1), one each per user.
-    """
-
-    name = "zmatrix"
-
-    def _check_options(self, options: Dict[str, Any]) -> Dict[str, Any]:
-        unknown = set(options) - {"public_key", "columns", "planes"}
-        if unknown:
-            raise TypeError(f"protocol 'zmatrix' takes no option {sorted(unknown)[0]!r}")
-        key = _public_key(options.get("public_key", 0))
-        width = integer(options.get("columns", DEFAULT_COLUMNS), "columns")
-        if not 1 <= width <= MAX_COLUMNS:
-            raise ValueError(f"columns must be in [1, 2**36], got {width}")
-        planes = integer(options.get("planes", DEFAULT_PLANES), "planes")
-        if not 1 <= planes <= MAX_PLANES:
-            raise ValueError(f"planes must be in [1, {MAX_PLANES}], got {planes}")
-        return {"public_key": key, "columns": width, "planes": planes}
-
-    @property
-    def width(self) -> int:
-        return int(self.options["columns"])
-
-    def scale(self) -> float:
-        """c = (e^γ + 1)/(e^γ − 1): the estimator's factor (1/(2p − 1), p = e^γ/(e^γ + 1))."""
-        em1 = math.expm1(float(self.gamma))  # e^γ − 1, accurate for small ε
-        return (em1 + 2) / em1
-
-    def client(self, rng: Optional[Generator] = None, *, allow_insecure: bool = False) -> "ZMatrixClient":
-        return ZMatrixClient(self, rng, allow_insecure=allow_insecure)
-
-    def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
-        # no columns given: one uniform column per report from the secret generator
-        cols = rng.integers(0, self.width, size=items.size, threads=threads).astype(np.int64, copy=False)
-        return self._privatize_columns(rng, items, cols, threads)
-
-    def _privatize_columns(self, rng: Generator, items: np.ndarray, cols: np.ndarray,
-                           threads: int) -> Dict[str, np.ndarray]:
-        y = _core.zmatrix_privatize(rng._core, items, cols.astype(np.uint64), self.domain_size,
-                                    self.options["public_key"], self.gamma.numerator, self.gamma.denominator,
-                                    threads)
-        return {"columns": cols, "y": y}
-
-    def variance_per_user(self) -> float:
-        """((e^ε + 1)/(e^ε − 1))² (docs/ldp_zmatrix.md, "Variance")."""
-        return one_bit_variance(float(self.gamma))
-
-    def variance(self, n: int, counts: Optional[np.ndarray] = None) -> np.ndarray:
-        """n c² − f(x) for reports on distinct columns (docs/ldp_zmatrix.md, "Variance": a
-        holder of x contributes c² − 1, any other user c²)."""
-        var = np.full(self.domain_size, n * self.variance_per_user())
-        if counts is not None:
-            var = var - counts
-        return var
 
 
 class ZMatrixClient(Client):
@@ -128,8 +73,6 @@ class ZMatrixClient(Client):
         """One ε-LDP report per item. The public column of each report: ``columns`` (one int per
         item in [0, W)), or ``first_column`` + 0, 1, 2, ... (dense public user indices), or, with
         neither, drawn uniformly from [0, W) by the secret generator."""
-        from .._validate import check_threads
-
         proto: ZMatrix = self.protocol  # type: ignore[assignment]
         t = check_threads(threads)
         arr = check_items(items, proto.domain_size)
@@ -148,15 +91,14 @@ class ZMatrixClient(Client):
                     raise ValueError(f"first_column + len(items) must be within [0, {proto.width}] (columns)")
                 cols = np.arange(first, first + arr.size, dtype=np.int64)
             data = proto._privatize_columns(self.rng, arr, cols, t)
-        return Reports(proto.name, proto.fingerprint(), int(arr.size), data)
+        return proto._reports(int(arr.size), data)
 
 
 class ZMatrixAggregator(Aggregator):
     """State: each column's sum of reports, in sign-magnitude bit planes packed 64 columns a
     word (``sign`` (W/64,), ``magnitude`` (planes, W/64), uint64): W(planes + 1)/8 bytes."""
 
-    protocol: ZMatrix
-    _report_keys = frozenset({"columns", "y"})
+    protocol: "ZMatrix"
 
     def _check_state(self, state: Dict[str, np.ndarray], n: int) -> None:
         # every report adds ±1 to one column: Σ_c |S_c| = Σ_p 2^p popcount(plane p) <= n
@@ -166,41 +108,56 @@ class ZMatrixAggregator(Aggregator):
             raise ValueError("corrupt aggregator state: zmatrix column sums exceed the number of reports")
 
     def _empty_state(self) -> Dict[str, np.ndarray]:
-        self._cache: Optional[np.ndarray] = None
         nwords = (self.protocol.width + 63) // 64
         return {"sign": np.zeros(nwords, dtype=np.uint64),
                 "magnitude": np.zeros((self.protocol.options["planes"], nwords), dtype=np.uint64)}
 
     def _check_batch(self, reports: Reports) -> None:
-        c, y = reports.data.get("columns"), reports.data.get("y")
-        if (not isinstance(c, np.ndarray) or c.dtype != np.int64 or c.shape != (reports.n,)
-                or not isinstance(y, np.ndarray) or y.dtype != np.int8 or y.shape != (reports.n,)):
-            raise ValueError("zmatrix reports must hold 'columns' (int64) and 'y' (int8), one per user")
+        c, y = reports.data["columns"], reports.data["y"]
         if c.size and (int(c.min()) < 0 or int(c.max()) >= self.protocol.width):
             raise ValueError(f"zmatrix report columns must be in [0, {self.protocol.width})")
         if y.size and not np.all((y == 1) | (y == -1)):
             raise ValueError("zmatrix report values y must be -1 or +1")
 
+    def _column_values(self, columns: np.ndarray) -> np.ndarray:
+        """The current signed sums of the given columns, read from the bit planes: O(len · planes)."""
+        words, bits = columns >> 6, (columns & 63).astype(np.uint64)
+        mag = np.zeros(columns.size, dtype=np.int64)
+        for p in range(self._state["magnitude"].shape[0]):
+            mag += ((self._state["magnitude"][p][words] >> bits) & np.uint64(1)).astype(np.int64) << p
+        negative = ((self._state["sign"][words] >> bits) & np.uint64(1)).astype(bool)
+        return np.where(negative, -mag, mag)
+
     def _ingest(self, reports: Reports) -> None:
-        sign, mag = self._state["sign"].copy(), self._state["magnitude"].copy()
-        try:
-            _core.zmatrix_accumulate(sign, mag, reports.data["columns"].astype(np.uint64), reports.data["y"])
-        except OverflowError as exc:  # the state is untouched: we worked on copies
-            raise ValueError(str(exc)) from None
-        self._state = {"sign": sign, "magnitude": mag}
-        self._cache = None
+        # In place, O(batch log batch): every column's running sum over the batch (in report
+        # order, as the core adds them) is checked against the planes first, so the core cannot
+        # stop half-way and the state needs no copy.
+        cols, y = reports.data["columns"], reports.data["y"].astype(np.int64)
+        if cols.size:
+            order = np.argsort(cols, kind="stable")
+            c, v = cols[order], y[order]
+            starts = np.flatnonzero(np.r_[True, c[1:] != c[:-1]])
+            running = np.cumsum(v)
+            running -= np.repeat(np.r_[0, running[starts[1:] - 1]], np.diff(np.r_[starts, c.size]))
+            peak = np.maximum.reduceat(running, starts)
+            trough = np.minimum.reduceat(running, starts)
+            now = self._column_values(c[starts])
+            limit = (1 << self._state["magnitude"].shape[0]) - 1
+            if (now + peak > limit).any() or (now + trough < -limit).any():
+                raise CapacityError(f"a column's sum would leave ±{limit} (the 'planes' option, {self.protocol.options['planes']}): "
+                                    "use more planes or spread the reports over more columns")
+        _core.zmatrix_accumulate(self._state["sign"], self._state["magnitude"], cols.astype(np.uint64),
+                                 reports.data["y"])
 
     def _merge_state(self, other: "Aggregator") -> None:
         sign, mag = self._state["sign"].copy(), self._state["magnitude"].copy()
         try:
             _core.zmatrix_merge(sign, mag, other._state["sign"].copy(), other._state["magnitude"].copy())
-        except OverflowError as exc:
-            raise ValueError(str(exc)) from None
+        except OverflowError as exc:  # the state is untouched: the core worked on copies
+            raise CapacityError(str(exc)) from None
         self._state = {"sign": sign, "magnitude": mag}
-        self._cache = None
 
     def _after_load(self) -> None:
-        self._cache = None
         width = self.protocol.width
         if width % 64:  # bits past column W - 1 must be clear
             tail = ~np.uint64((1 << (width % 64)) - 1)
@@ -211,17 +168,80 @@ class ZMatrixAggregator(Aggregator):
 
     def column_sums(self, threads: Optional[int] = None) -> np.ndarray:
         """S(x) = Σ_i y_i Z[x, c_i] for every item (int64): one sweep over Z, cached."""
-        from .._validate import check_threads
-
-        if self._cache is None:
-            self._cache = _core.zmatrix_sweep(self.protocol.options["public_key"], self._state["sign"],
-                                              self._state["magnitude"], self.protocol.domain_size,
-                                              check_threads(threads))
-            self._cache.flags.writeable = False  # shared with later calls: read-only
-        return self._cache
+        t = check_threads(threads)
+        return self._cached("column_sums", lambda: _core.zmatrix_sweep(
+            self.protocol.options["public_key"], self._state["sign"], self._state["magnitude"],
+            self.protocol.domain_size, t))
 
     def _estimate(self) -> np.ndarray:
         return self.protocol.scale() * self.column_sums()
 
 
-ZMatrix.aggregator_class = ZMatrixAggregator
+class ZMatrix(Protocol, name="zmatrix", aggregator=ZMatrixAggregator, client=ZMatrixClient, cost_rank=5):
+    """One bit per user over a public random ±1 matrix Z (d rows, ``columns`` columns).
+
+    Options: ``public_key`` (int in [0, 2**256) or 32 bytes; default a fresh random key, part
+    of the configuration (``params()``): the key of Z, published before collecting and chosen
+    independently of the data; a fixed key would turn the cross terms into a fixed bias of
+    order n_y/√W), ``columns`` (W, the number of
+    columns of Z, default 2**20: the range of column indices and of the state's size, W/8 bytes
+    per plane), ``planes`` (default 4: each column's sum of reports must stay within
+    ±(2**planes − 1); one plane suffices when every column is used once).
+    The state, W (planes + 1)/8 bytes, is at most 1 GiB.
+    Report: ``columns`` int64 and ``y`` int8 (±1), one each per user.
+    """
+
+    report_fields = (ReportField("columns", PER_USER, np.int64, bound=lambda p: p.width),
+                     ReportField("y", PER_USER, np.int8, allowed=(-1, 1)))
+    variance_formula = staticmethod(one_bit_variance)
+    example_options = {"columns": 4096}
+
+    def _check_options(self, options: Dict[str, Any]) -> Dict[str, Any]:
+        unknown = set(options) - {"public_key", "columns", "planes"}
+        if unknown:
+            raise TypeError(f"protocol 'zmatrix' takes no option {sorted(unknown)[0]!r}")
+        key = options.get("public_key")
+        key = secrets.token_bytes(32) if key is None else _public_key(key)
+        width = integer(options.get("columns", DEFAULT_COLUMNS), "columns")
+        if not 1 <= width <= MAX_COLUMNS:
+            raise ValueError(f"columns must be in [1, 2**36], got {width}")
+        planes = integer(options.get("planes", DEFAULT_PLANES), "planes")
+        if not 1 <= planes <= MAX_PLANES:
+            raise ValueError(f"planes must be in [1, {MAX_PLANES}], got {planes}")
+        if ((width + 63) // 64) * 8 * (planes + 1) > MAX_STATE_BYTES:
+            raise ValueError(f"columns * (planes + 1) / 8 must be at most 2^30 bytes (the aggregator's state), got "
+                             f"columns={width}, planes={planes}")
+        return {"public_key": key, "columns": width, "planes": planes}
+
+    @property
+    def width(self) -> int:
+        return int(self.options["columns"])
+
+    def scale(self) -> float:
+        """c = (e^γ + 1)/(e^γ − 1): the estimator's factor (1/(2p − 1), p = e^γ/(e^γ + 1))."""
+        em1 = math.expm1(float(self.gamma))  # e^γ − 1, accurate for small ε
+        return (em1 + 2) / em1
+
+    def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
+        # no columns given: one uniform column per report from the secret generator
+        cols = rng.integers(0, self.width, size=items.size, threads=threads).astype(np.int64, copy=False)
+        return self._privatize_columns(rng, items, cols, threads)
+
+    def _privatize_columns(self, rng: Generator, items: np.ndarray, cols: np.ndarray,
+                           threads: int) -> Dict[str, np.ndarray]:
+        y = _core.zmatrix_privatize(native(rng), items, cols.astype(np.uint64), self.domain_size,
+                                    self.options["public_key"], self.gamma.numerator, self.gamma.denominator,
+                                    threads)
+        return {"columns": cols, "y": y}
+
+    def variance_per_user(self) -> float:
+        """((e^ε + 1)/(e^ε − 1))² (docs/ldp_zmatrix.md, "Variance")."""
+        return one_bit_variance(float(self.gamma))
+
+    def variance(self, n: int, counts: Optional[np.ndarray] = None) -> np.ndarray:
+        """n c² − f(x) for reports on distinct columns (docs/ldp_zmatrix.md, "Variance": a
+        holder of x contributes c² − 1, any other user c²)."""
+        var = np.full(self.domain_size, n * self.variance_per_user())
+        if counts is not None:
+            var = var - counts
+        return var

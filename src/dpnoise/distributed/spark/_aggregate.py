@@ -12,27 +12,25 @@ _STATE_SCHEMA = "state binary, malformed bigint, rows bigint"
 
 
 def oracle_factory(oracle: Any) -> Callable[[], Any]:
-    """A picklable zero-argument function giving back ``oracle`` on an executor: a frequency
-    oracle travels as its protocol name and parameters (rebuilt and checked there), anything
-    else (e.g. a heavy-hitters configuration) by pickle."""
-    from ...ldp import Protocol
-    from ...ldp._protocol import _jsonable
+    """A picklable zero-argument function giving back ``oracle`` on an executor: an LDP
+    configuration travels as its JSON (``to_json``; rebuilt and checked there), anything else
+    by pickle."""
+    from ...ldp import Configuration
 
-    if isinstance(oracle, Protocol):
-        header = {"protocol": oracle.name, "params": _jsonable(oracle.params())}
-        return _Rebuild(header)
+    if isinstance(oracle, Configuration):
+        return _Rebuild(oracle.to_json())
     blob = pickle.dumps(oracle)
     return lambda: pickle.loads(blob)
 
 
 class _Rebuild:
-    def __init__(self, header: dict) -> None:
-        self.header = header
+    def __init__(self, text: str) -> None:
+        self.text = text
 
     def __call__(self) -> Any:
-        from ...ldp._protocol import _protocol_of
+        from ...ldp import Configuration
 
-        return _protocol_of(self.header, "oracle")
+        return Configuration.from_json(self.text)
 
 
 class _Merger:

@@ -112,9 +112,13 @@ def add_rows(agg: Any, oracle: Any, rows: Dict[str, np.ndarray], n: int) -> int:
     Cost: one add when every row is good, O(bad · log n) adds otherwise."""
     if n == 0:
         return 0
+    from ..._errors import CapacityError
+
     try:
         agg.add(make_reports(oracle, rows, n))
         return 0
+    except CapacityError:  # the configuration cannot hold the data: an error, never malformed rows
+        raise
     except (ValueError, TypeError, OverflowError):
         if n == 1:
             return 1

@@ -8,10 +8,10 @@ Bitstogram, built on fast-local-hashing frequency oracles over 64-bit keys.
 See docs/heavy_hitters.md.
 """
 from ._base import HeavyHitter, HeavyHitters, HHAggregator, HHClient, HHProtocol, HHReports, methods
-from . import pem  # noqa: F401  (registers "pem")
-from . import treehist  # noqa: F401  (registers "treehist")
-from . import bitstogram  # noqa: F401  (registers "bitstogram")
+from .._discover import import_public_modules
 from ._items import LONG_ITEM_KEY, long_item_digest
+
+import_public_modules(__name__, __path__)  # each method's module registers it
 
 __all__ = ["HHAggregator", "HHClient", "HHProtocol", "HHReports", "HeavyHitter", "HeavyHitters", "LONG_ITEM_KEY",
            "long_item_digest", "methods"]

@@ -23,7 +23,7 @@ import numpy as np
 
 from ... import _core
 from ...bit_generator import PublicStream
-from ._base import Group, HHProtocol, _count, register
+from ._base import Group, HHProtocol, _count
 
 BUCKET_STREAM = 0x48484231   # "HHB1": the public bucket hash
 DEFAULT_BUCKETS = 65536
@@ -31,13 +31,11 @@ DEFAULT_K_PRIME = 16384
 DEFAULT_K_PRIME_BITS = 256
 
 
-@register
-class Bitstogram(HHProtocol):
+class Bitstogram(HHProtocol, name="bitstogram"):
     """Options: ``buckets`` (T, default 65536), ``k_prime`` (candidate oracle, default 16384),
     ``k_prime_bits`` (each per-bit oracle, default 256), ``candidate_weight`` (default
     item_bits), ``keep`` (items tracked, default 2k)."""
 
-    name = "bitstogram"
 
     def _setup(self, options: Dict[str, Any]) -> Dict[str, Any]:
         B = self.item_bits
@@ -45,7 +43,7 @@ class Bitstogram(HHProtocol):
         kp = _count(options.pop("k_prime", DEFAULT_K_PRIME), "k_prime", 1, 1 << 20)
         kb = _count(options.pop("k_prime_bits", DEFAULT_K_PRIME_BITS), "k_prime_bits", 1, 1 << 20)
         wc = _count(options.pop("candidate_weight", B), "candidate_weight", 1, 1 << 20)
-        keep = _count(options.pop("keep", 2 * self.k), "keep", self.k, 1 << 16)
+        keep = _count(options.pop("keep", min(2 * self.k, 1 << 16)), "keep", self.k, 1 << 16)
         self.groups = [Group(wc, 0, 0, kp)] + [Group(1, 1, j, kb) for j in range(B)]
         self._bucket_seed: Optional[np.ndarray] = None
         return {"buckets": T, "k_prime": kp, "k_prime_bits": kb, "candidate_weight": wc, "keep": keep}
@@ -56,6 +54,9 @@ class Bitstogram(HHProtocol):
             self._bucket_seed = PublicStream(self.pool_key).words(BUCKET_STREAM, 0, 4).reshape(1, 4)
         x = np.ascontiguousarray(items, dtype=np.uint64)
         return _core.hh_hash(self._bucket_seed, np.zeros(x.size, dtype=np.int64), x, self.options["buckets"]).astype(np.uint64)
+
+    def _item_group(self) -> int:
+        return 0  # the candidate oracle reports whole items
 
     def _aux(self, items: np.ndarray) -> Optional[np.ndarray]:
         return self.bucket(items)

@@ -20,17 +20,15 @@ from typing import Any, Dict, Tuple
 
 import numpy as np
 
-from ._base import Group, HHProtocol, _count, register
+from ._base import Group, HHProtocol, _count
 
 DEFAULT_K_PRIME = 4096  # per level: 16384 would keep 235 MiB of counters for 32-bit items (docs)
 
 
-@register
-class TreeHist(HHProtocol):
+class TreeHist(HHProtocol, name="treehist"):
     """Options: ``bits_per_level`` (default 1), ``z`` (threshold in standard errors, default 3),
     ``max_keep`` (prefixes kept per level, default 4k), ``k_prime`` (default 4096 per level)."""
 
-    name = "treehist"
 
     def _setup(self, options: Dict[str, Any]) -> Dict[str, Any]:
         B = self.item_bits
@@ -41,20 +39,20 @@ class TreeHist(HHProtocol):
         z = float(z)
         if not (math.isfinite(z) and z >= 0):
             raise ValueError(f"z must be a finite number >= 0, got {z!r}")
-        max_keep = _count(options.pop("max_keep", 4 * self.k), "max_keep", 2 * self.k, 1 << 16)
+        max_keep = _count(options.pop("max_keep", min(4 * self.k, 1 << 16)), "max_keep", min(2 * self.k, 1 << 16), 1 << 16)
         kp = _count(options.pop("k_prime", DEFAULT_K_PRIME), "k_prime", 1, 1 << 20)
         bits = list(range(s, B, s)) + [B]
         self.groups = [Group(1, 0, B - b, kp) for b in bits]
         return {"bits_per_level": s, "z": z, "max_keep": max_keep, "k_prime": kp}
 
     def tracked(self) -> int:
-        return 2 * self.k
+        return min(2 * self.k, self.options["max_keep"])
 
     def _find(self, agg: Any) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         B, s = self.item_bits, self.options["bits_per_level"]
         bits = [gr.shift for gr in self.groups]
         _, q, d = self._pq()
-        sizes = agg._group_sizes()
+        sizes = agg.group_sizes()
         cand = np.arange(1 << min(s, B), dtype=np.uint64)
         for l, shift in enumerate(bits):
             est, var = self.group_estimates(agg, l, cand)

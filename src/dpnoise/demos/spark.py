@@ -1,4 +1,4 @@
-"""The telemetry scenario of ``dpnoise demo`` on a local Spark session: devices' items
+"""The telemetry scenario of ``dpnoise demo --spark`` on a local Spark session: devices' items
 privatised on the executors, the reports aggregated per partition and tree-merged, and the same
 counts released with central DP by private_counts, for comparison."""
 from __future__ import annotations
@@ -15,17 +15,17 @@ def run_telemetry_demo(spark: Any = None, devices: int = 1_000_000, apps: int = 
     """Run the demo and return what it computed and printed: ``lines`` (the printed lines),
     ``protocol``, ``devices``, ``apps``, ``epsilon``, ``partitions``, ``seconds`` (per step:
     load, privatize+aggregate, central counts), ``top`` (the ten most used apps), ``true``,
-    ``estimate``, ``stderr`` (for those ten), ``ldp_rms_error``, ``central_rms_error``,
+    ``names`` (their made-up names), ``estimate``, ``stderr`` (for those ten), ``ldp_rms_error``, ``central_rms_error``,
     ``malformed`` (0). ``spark=None`` starts (and stops) a :func:`local_session`; pass a session
     to use your own. ``protocol=None`` takes ``dpnoise.ldp.recommend(epsilon, apps)``.
     Randomness: the secure default generator (privatize_column derives one key per run)."""
     import pyarrow as pa
 
-    from ... import default_rng
-    from ...demo_data import synthetic_app_usage
-    from ...ldp import FrequencyOracle, recommend
-    from ...mechanisms import Histogram
-    from . import aggregate_reports, local_session, private_counts, privatize_column
+    from dpnoise import default_rng
+    from dpnoise.demos.data import app_names, synthetic_app_usage
+    from dpnoise.distributed.spark import aggregate_reports, local_session, private_counts, privatize_column
+    from dpnoise.ldp import FrequencyOracle, recommend
+    from dpnoise.mechanisms import Histogram
 
     lines: List[str] = []
 
@@ -58,9 +58,10 @@ def run_telemetry_demo(spark: Any = None, devices: int = 1_000_000, apps: int = 
             f"({agg.spark.partitions} partition states tree-merged, {len(agg.to_bytes()):,} bytes each, "
             f"{agg.spark.malformed} malformed)")
         top = np.argsort(-true)[:10]
-        say("   app    true count   estimate +- 1.96 stderr")
+        names = app_names(apps)
+        say("   app         true count   estimate +- 1.96 stderr")
         for i in top:
-            say(f"   {int(i):4d}   {int(true[i]):10,d}   {est[i]:10,.0f} +- {1.96 * err[i]:,.0f}")
+            say(f"   {names[i]:10s}  {int(true[i]):10,d}   {est[i]:10,.0f} +- {1.96 * err[i]:,.0f}")
         inside = float(np.mean(np.abs(est - true) <= 1.96 * err))
         say(f"   {100 * inside:.1f}% of all {apps} apps within their 95% interval; rms error {ldp_rms:,.1f}")
         t0 = time.perf_counter()
@@ -71,7 +72,8 @@ def run_telemetry_demo(spark: Any = None, devices: int = 1_000_000, apps: int = 
             f"Laplace noise once): rms error {central_rms:,.1f} in {seconds['central counts']:.1f} s")
         df.unpersist()
         return {"lines": lines, "protocol": name, "devices": devices, "apps": apps, "epsilon": epsilon,
-                "partitions": partitions, "seconds": seconds, "top": top, "true": true[top],
+                "partitions": partitions, "seconds": seconds, "top": top, "names": [names[i] for i in top],
+                "true": true[top],
                 "estimate": est[top], "stderr": err[top], "ldp_rms_error": ldp_rms,
                 "central_rms_error": central_rms, "malformed": agg.spark.malformed}
     finally:

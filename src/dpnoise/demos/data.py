@@ -1,0 +1,157 @@
+"""Made-up data for the demos and the benchmarks: people, clinics, app usage, app names, Zipf
+items and the heavy-hitters ID workload. Every generator is deterministic for a given seed (a
+NumPy seed or Generator: these are public test data, not privacy noise) and is not real data.
+
+The benchmark suites (benchmarks/) and the built-in ``dpnoise bench`` workloads draw their
+items here, so that a workload is defined once.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Set
+
+import numpy as np
+
+STATES = ("Gorenjska", "Goriška", "Koroška", "Notranjska", "Obalno-kraška", "Osrednjeslovenska",
+          "Podravska", "Pomurska", "Savinjska", "Zasavska")
+
+
+def synthetic_people(n: int = 1000, seed: int = 2018) -> Dict[str, np.ndarray]:
+    """``n`` synthetic people: salary (EUR/month, log-normal), height (cm, by sex) and state
+    (index into STATES, non-uniform). Deterministic for a given seed; not real data."""
+    r = np.random.default_rng(seed)
+    female = r.random(n) < 0.5
+    height = np.where(female, r.normal(166.0, 6.5, n), r.normal(180.0, 7.0, n))
+    salary = np.exp(r.normal(7.35, 0.45, n))
+    weights = np.array([10, 6, 4, 3, 6, 26, 16, 6, 13, 2], dtype=float)
+    state = r.choice(len(STATES), size=n, p=weights / weights.sum())
+    return {"salary": salary, "height": height, "state": state}
+
+
+DIAGNOSES = ("influenza", "common cold", "hypertension", "back pain", "migraine", "asthma",
+             "type 2 diabetes", "anxiety", "eczema", "bronchitis", "sinusitis", "otitis",
+             "gastritis", "tonsillitis", "conjunctivitis", "urinary infection", "sprain",
+             "insomnia", "allergy", "anaemia")
+
+
+def synthetic_diagnoses(clinics: int = 2000, patients: int = 200, seed: int = 2026) -> np.ndarray:
+    """Diagnosis counts (clinics x len(DIAGNOSES), int32) of made-up patients: each clinic has
+    ``patients`` patients, one diagnosis each, drawn from a clinic-specific mix of a shared
+    Zipf-like profile. Deterministic for a given seed; not real data."""
+    r = np.random.default_rng(seed)
+    d = len(DIAGNOSES)
+    base = 1.0 / np.arange(1, d + 1) ** 0.8
+    mix = r.dirichlet(base * 20, size=clinics)  # each clinic's own proportions
+    return np.stack([r.multinomial(patients, p) for p in mix]).astype(np.int32)
+
+
+# -- Zipf items ---------------------------------------------------------------------------------
+
+def zipf_items(n: int, d: int, exponent: float = 1.1, seed: Any = 0) -> np.ndarray:
+    """``n`` items in [0, d), P(k) proportional to (k + 1)^-exponent (Zipf truncated to d ranks):
+    the telemetry workload of the LDP benchmarks and demos.
+
+    Parameters
+    ----------
+    n, d : int
+        How many items, and the domain size.
+    exponent : float
+        The Zipf exponent (1.1 in every dpnoise benchmark).
+    seed : int or numpy.random.Generator
+        NumPy seed, or a Generator to draw from (it is advanced).
+
+    Returns
+    -------
+    numpy.ndarray of int64
+    """
+    w = 1.0 / np.arange(1, d + 1) ** exponent
+    return np.random.default_rng(seed).choice(d, size=n, p=w / w.sum()).astype(np.int64)
+
+
+def zipf_ranks(n_items: int, n_users: int, exponent: float = 1.1, seed: Any = 0) -> np.ndarray:
+    """Ranks (0-based) of ``n_users`` users, P(rank r) proportional to (r + 1)^-exponent, by
+    inversion of the cumulative weights (fast for millions of ranks)."""
+    w = np.arange(1, n_items + 1, dtype=np.float64) ** -exponent
+    rng = np.random.default_rng(seed)
+    return np.searchsorted(np.cumsum(w / w.sum()), rng.random(n_users), side="right").clip(0, n_items - 1)
+
+
+def id_workload(bits: int, n_items: int = 10**6, n_users: int = 10**6, seed: int = 13) -> np.ndarray:
+    """The heavy-hitters workload (issue #13): ``n_items`` distinct random ``bits``-bit IDs (a
+    fixed-seed draw without replacement), Zipf(1.1) popularity over their ranks, ``n_users`` users;
+    uint64."""
+    rng = np.random.default_rng(seed)
+    if bits <= 32:
+        ids = rng.choice(1 << bits, size=n_items, replace=False).astype(np.uint64)
+    else:  # distinct 64-bit IDs: draw, then drop the (unlikely) duplicates' later copies
+        ids = np.unique(rng.integers(0, 1 << 63, size=n_items, dtype=np.uint64) * np.uint64(2)
+                        + rng.integers(0, 2, size=n_items, dtype=np.uint64))
+        ids = rng.permutation(ids)
+    return ids[zipf_ranks(ids.size, n_users, 1.1, seed + 1)]
+
+
+def word_workload(n_words: int = 2000, n_users: int = 200_000, seed: int = 17) -> List[str]:
+    """String heavy hitters: ``n_words`` random lowercase words of 3..8 bytes, Zipf(1.1),
+    ``n_users`` users."""
+    rng = np.random.default_rng(seed)
+    words: Set[str] = set()
+    while len(words) < n_words:
+        length = int(rng.integers(3, 9))
+        words.add("".join(chr(97 + int(c)) for c in rng.integers(0, 26, size=length)))
+    vocab = sorted(words)
+    vocab = [vocab[i] for i in rng.permutation(len(vocab))]
+    return [vocab[r] for r in zipf_ranks(len(vocab), n_users, 1.1, seed + 1)]
+
+
+def true_top(items: Any, k: int = 10) -> set:
+    """The ``k`` most frequent items (ties broken by value order), as a set of Python values."""
+    vals, counts = np.unique(np.asarray(items), return_counts=True)
+    order = np.argsort(-counts, kind="stable")[:k]
+    return {v.item() if hasattr(v, "item") else v for v in vals[order]}
+
+
+# -- apps ---------------------------------------------------------------------------------------
+
+_SYLLABLES = ("ka", "lo", "mi", "zu", "ve", "ra", "to", "ni", "pe", "su", "da", "go", "fy", "bo", "xi", "qu")
+
+
+def _made_up_names(count: int, r: np.random.Generator) -> List[str]:
+    """``count`` distinct made-up words of 2 to 4 syllables (4 to 8 ASCII bytes), e.g. "kaloqu"."""
+    vocab: List[str] = []
+    seen: Set[str] = set()
+    while len(vocab) < count:
+        word = "".join(_SYLLABLES[int(i)] for i in r.integers(0, len(_SYLLABLES), size=int(r.integers(2, 5))))
+        if word not in seen:
+            seen.add(word)
+            vocab.append(word)
+    return vocab
+
+
+def app_names(apps: int = 1024, seed: int = 2029) -> List[str]:
+    """Names of the ``apps`` made-up apps of :func:`synthetic_app_usage` (app i is called
+    ``app_names(apps)[i]``), so that the demos show names, not integer IDs."""
+    return _made_up_names(apps, np.random.default_rng(seed))
+
+
+def synthetic_app_usage(devices: int = 1_000_000, apps: int = 1024, exponent: float = 1.1,
+                        seed: int = 2027) -> np.ndarray:
+    """Each made-up device's most-used app (int32 in [0, apps); its name is
+    ``app_names(apps)[i]``): app ranks Zipf(``exponent``), truncated to the ``apps`` apps, in a
+    fixed shuffled order (so that popular apps are not simply the lowest numbers). Deterministic
+    for a given seed; not real data."""
+    r = np.random.default_rng(seed)
+    ranks = zipf_items(devices, apps, exponent, r)
+    return r.permutation(apps).astype(np.int32)[ranks]
+
+
+def synthetic_app_names(devices: int = 1_000_000, names: int = 5000, exponent: float = 1.1,
+                        seed: int = 2028) -> List[str]:
+    """Each made-up device's most-used app NAME (a made-up str of 4 to 8 ASCII bytes, e.g.
+    "kaloqu"): ``names`` distinct names, ranks Zipf(``exponent``). The server of the heavy-hitters
+    demo is never given this list. Deterministic for a given seed; not real data."""
+    r = np.random.default_rng(seed)
+    vocab = _made_up_names(names, r)
+    return [vocab[i] for i in zipf_items(devices, names, exponent, r)]
+
+
+__all__ = ["DIAGNOSES", "STATES", "app_names", "id_workload", "synthetic_app_names", "synthetic_app_usage",
+           "synthetic_diagnoses", "synthetic_people", "true_top", "word_workload", "zipf_items", "zipf_ranks"]

@@ -1,0 +1,427 @@
+"""The built-in ``dpnoise bench`` catalogue: samplers, mechanisms, selection, local DP (every
+registered frequency oracle and heavy-hitters method), NumPy through ChaCha20, accounting.
+
+Imported by :func:`dpnoise.bench.workloads` (it registers everything at import). Built on the
+public API only. Each workload's reference is like-for-like (the same job the usual way) or
+absent; utility metrics are computed on the state the workload is timed on, before the timing.
+"""
+from __future__ import annotations
+
+import importlib
+import math
+from typing import Any, Callable, Dict, Tuple
+
+import numpy as np
+
+from dpnoise import ldp
+from dpnoise.bench import Context, Peer, Workload, register
+from dpnoise.demos.data import id_workload, true_top, zipf_items
+
+MakePeer = Callable[[Any, Context, Any], Tuple[Callable[[], object], int]]
+
+
+# -- samplers ---------------------------------------------------------------------------------
+
+def _sampler_state(ctx: Context) -> Dict[str, Any]:
+    return {"rng": ctx.rng(), "np": ctx.numpy_rng()}
+
+
+def _laplace_variance(scale: float) -> float:
+    """Var of the discrete Laplace with P(x) ∝ exp(-|x|/t): 2q/(1-q)^2, q = e^(-1/t)
+    (Canonne, Kamath & Steinke 2020, eq. for the discrete Laplace)."""
+    q = math.exp(-1.0 / scale)
+    return 2 * q / (1 - q) ** 2
+
+
+def _opendp_vector_noise(kind: str, scale: float) -> MakePeer:
+    """OpenDP's sampler on an int vector of zeros (discrete noise, like dpnoise's)."""
+    def make(dp: Any, ctx: Context, state: Any) -> Tuple[Callable[[], object], int]:
+        dp.enable_features("contrib")
+        n = 10_000 if ctx.quick else 50_000  # OpenDP draws ~10^5 samples/s: keep runs short
+        space = (dp.vector_domain(dp.atom_domain(T=int)),
+                 dp.l1_distance(T=int) if kind == "laplace" else dp.l2_distance(T=int))
+        meas = (dp.m.make_laplace if kind == "laplace" else dp.m.make_gaussian)(*space, scale=scale)
+        data = [0] * n
+        return (lambda: meas(data)), n
+    return make
+
+
+def _opendp_variance_ratio(kind: str, scale: float) -> Callable[[Any, Context, Any], Dict[str, float]]:
+    def utility(dp: Any, ctx: Context, state: Any) -> Dict[str, float]:
+        call, _ = _opendp_vector_noise(kind, scale)(dp, ctx, state)
+        x = np.asarray(call(), dtype=float)
+        exact = _laplace_variance(scale) if kind == "laplace" else scale**2
+        return {"variance_ratio": float(x.var() / exact)}
+    return utility
+
+
+def _register_samplers() -> None:
+    for kind, ref_name, exact in (("laplace", "numpy laplace(scale=10)", _laplace_variance(10.0)),
+                                  ("gaussian", "numpy normal(scale=10)", 100.0)):
+        def draw(ctx: Context, s: Dict[str, Any], kind: str = kind) -> np.ndarray:
+            f = s["rng"].discrete_laplace if kind == "laplace" else s["rng"].discrete_gaussian
+            return f(10, ctx.samples, threads=ctx.threads)
+
+        def reference(ctx: Context, s: Dict[str, Any], kind: str = kind) -> np.ndarray:
+            f = s["np"].laplace if kind == "laplace" else s["np"].normal
+            return f(0.0, 10.0, ctx.samples)
+
+        def utility(ctx: Context, s: Dict[str, Any], draw: Any = draw, exact: float = exact) -> Dict[str, float]:
+            # the discrete Gaussian's variance is within 1e-6 of sigma^2 for sigma = 10
+            # (Canonne, Kamath & Steinke 2020, Cor. 9)
+            return {"variance_ratio": float(draw(ctx, s).var() / exact)}
+
+        register(Workload(
+            name=f"discrete_{kind}({'scale' if kind == 'laplace' else 'sigma'}=10)",
+            items=lambda ctx: ctx.samples, setup=_sampler_state, run=draw,
+            reference_name=ref_name, reference=reference,
+            metrics=("variance_ratio",), utility=utility,
+            peers=(Peer("opendp.prelude", f"OpenDP make_{kind} (int vector)", _opendp_vector_noise(kind, 10.0),
+                        _opendp_variance_ratio(kind, 10.0)),),
+        ))
+
+
+# -- mechanisms -------------------------------------------------------------------------------
+
+def _diffprivlib_scalar(kind: str) -> MakePeer:
+    """diffprivlib's mechanisms randomise one scalar per call; time a loop over a few."""
+    def make(lib: Any, ctx: Context, state: Any) -> Tuple[Callable[[], object], int]:
+        mechs = importlib.import_module("diffprivlib.mechanisms")
+        eps = float(ctx.epsilon or 1.0)
+        mech = (mechs.Laplace(epsilon=eps, sensitivity=1.0) if kind == "laplace"
+                else mechs.GaussianAnalytic(epsilon=eps, delta=1e-6, sensitivity=1.0))
+        n = 2_000 if ctx.quick else 20_000
+        return (lambda: [mech.randomise(0.5) for _ in range(n)]), n
+    return make
+
+
+def _diffprivlib_error(kind: str) -> Callable[[Any, Context, Any], Dict[str, float]]:
+    """The peer's mean squared error over the variance dpnoise states for the same job (the
+    workload's own metric): below 1, the peer adds less noise than dpnoise at this epsilon."""
+    def utility(lib: Any, ctx: Context, state: Any) -> Dict[str, float]:
+        call, _ = _diffprivlib_scalar(kind)(lib, ctx, state)
+        err = np.asarray(call(), dtype=float) - 0.5
+        return {state["metric"]: float(np.mean(err**2) / state["variance"])}
+    return utility
+
+
+def _mechanism_state(kind: str) -> Callable[[Context], Dict[str, Any]]:
+    def setup(ctx: Context) -> Dict[str, Any]:
+        from dpnoise.mechanisms import GaussianMechanism, LaplaceMechanism
+
+        rng = ctx.rng()
+        eps = float(ctx.epsilon)  # type: ignore[arg-type]
+        if kind == "laplace":
+            mech = LaplaceMechanism(eps, 1.0, rng=rng, threads=ctx.threads, allow_insecure=ctx.allow_insecure)
+            width = 1.0 / eps  # b = sensitivity / epsilon
+            variance, metric = 2 * width**2, "mse_over_2b2"  # Var Laplace(b) = 2b^2
+        else:
+            mech = GaussianMechanism(eps, 1e-6, 1.0, rng=rng, threads=ctx.threads, allow_insecure=ctx.allow_insecure)
+            k, _, sigma_units = mech.grid(ctx.values)
+            width = sigma_units * 2.0**k  # the same sigma the mechanism adds
+            variance, metric = width**2, "mse_over_sigma2"
+        x = ctx.numpy_rng("x").random(ctx.values) * 100.0
+        return {"mech": mech, "x": x, "np": ctx.numpy_rng(), "width": width, "variance": variance, "metric": metric}
+    return setup
+
+
+def _mse_over_stated(ctx: Context, s: Dict[str, Any]) -> Dict[str, float]:
+    """Mean squared error / the stated noise variance (2b^2 for Laplace, sigma^2 for Gaussian):
+    1 is exactly calibrated; the output grid's rounding adds a little."""
+    err = s["mech"](s["x"]) - s["x"]
+    return {s["metric"]: float(np.mean(err**2) / s["variance"])}
+
+
+def _register_mechanisms() -> None:
+    register(Workload(
+        name="LaplaceMechanism on floats", items=lambda ctx: ctx.values, setup=_mechanism_state("laplace"),
+        run=lambda ctx, s: s["mech"](s["x"]), epsilon=1.0,
+        reference_name="x + numpy laplace(0, b, n)",
+        reference=lambda ctx, s: s["x"] + s["np"].laplace(0.0, s["width"], s["x"].size),
+        metrics=("mse_over_2b2",), utility=_mse_over_stated,
+        peers=(Peer("diffprivlib", "diffprivlib Laplace.randomise (per scalar)", _diffprivlib_scalar("laplace"),
+                    _diffprivlib_error("laplace")),),
+    ))
+    register(Workload(
+        name="GaussianMechanism(delta=1e-6) on floats", items=lambda ctx: ctx.values,
+        setup=_mechanism_state("gaussian"), run=lambda ctx, s: s["mech"](s["x"]), epsilon=1.0,
+        reference_name="x + numpy normal(0, sigma, n)",
+        reference=lambda ctx, s: s["x"] + s["np"].normal(0.0, s["width"], s["x"].size),
+        metrics=("mse_over_sigma2",), utility=_mse_over_stated,
+        peers=(Peer("diffprivlib", "diffprivlib GaussianAnalytic.randomise (per scalar)",
+                    _diffprivlib_scalar("gaussian"), _diffprivlib_error("gaussian")),),
+    ))
+
+
+# -- selection --------------------------------------------------------------------------------
+
+# Report-noisy-max with noise of scale 2Δ/ε on every score is ε-DP for each of the three noises:
+# Laplace (Dwork & Roth 2014, Claim 3.9), Gumbel = the exponential mechanism (McSherry & Talwar
+# 2007), exponential = permute-and-flip (McKenna & Sheldon 2020; Ding et al. 2021, Thm. 1).
+_NUMPY_NOISE = {"exponential": lambda r, b, shape: r.exponential(b, shape),
+                "gumbel": lambda r, b, shape: r.gumbel(0.0, b, shape),
+                "laplace": lambda r, b, shape: r.laplace(0.0, b, shape)}
+
+
+def _selection_rows(ctx: Context) -> int:
+    return 200 if ctx.quick else 10_000
+
+
+def _selection_state(noise: str) -> Callable[[Context], Dict[str, Any]]:
+    def setup(ctx: Context) -> Dict[str, Any]:
+        from dpnoise.selection import ReportNoisyMax
+
+        scores = ctx.numpy_rng("scores").integers(0, 1000, size=(_selection_rows(ctx), 1000), dtype=np.int32)
+        mech = ReportNoisyMax(float(ctx.epsilon), noise=noise, rng=ctx.rng(),  # type: ignore[arg-type]
+                              threads=ctx.threads, allow_insecure=ctx.allow_insecure)
+        return {"mech": mech, "scores": scores, "np": ctx.numpy_rng()}
+    return setup
+
+
+def _p_correct(ctx: Context, s: Dict[str, Any]) -> Dict[str, float]:
+    picked = s["mech"](s["scores"])
+    best = s["scores"].max(axis=1)
+    return {"p_correct": float(np.mean(s["scores"][np.arange(len(picked)), picked] == best))}
+
+
+def _opendp_noisy_max(dp: Any, ctx: Context, state: Any) -> Tuple[Callable[[], object], int]:
+    dp.enable_features("contrib")
+    space = dp.vector_domain(dp.atom_domain(T=int)), dp.linf_distance(T=int)
+    # make_noisy_max (0.16+): zCDP gives Gumbel noise (the exponential mechanism), scale 2Δ/ε
+    meas = dp.m.make_noisy_max(*space, dp.zero_concentrated_divergence(), scale=2.0 / float(ctx.epsilon))
+    vectors = [row.tolist() for row in state["scores"][:20 if ctx.quick else 100]]
+    return (lambda: [meas(v) for v in vectors]), len(vectors)
+
+
+def _opendp_p_correct(dp: Any, ctx: Context, state: Any) -> Dict[str, float]:
+    call, n = _opendp_noisy_max(dp, ctx, state)
+    picked = np.asarray(call())
+    rows = state["scores"][:n]
+    return {"p_correct": float(np.mean(rows[np.arange(n), picked] == rows.max(axis=1)))}
+
+
+def _register_selection() -> None:
+    for noise, draw in _NUMPY_NOISE.items():
+        def reference(ctx: Context, s: Dict[str, Any], draw: Any = draw) -> np.ndarray:
+            b = 2.0 / float(ctx.epsilon)  # type: ignore[arg-type]
+            return np.argmax(s["scores"] + draw(s["np"], b, s["scores"].shape), axis=1)
+
+        register(Workload(
+            name=f"report_noisy_max {noise}: rows of 1000 int32", unit="ops", items=_selection_rows,
+            setup=_selection_state(noise), run=lambda ctx, s: s["mech"](s["scores"]), epsilon=1.0,
+            reference_name=f"numpy argmax(S + {noise}(2/eps))", reference=reference,
+            metrics=("p_correct",), utility=_p_correct,
+            size=lambda ctx: f"{_selection_rows(ctx):,} rows of 1,000 scores in [0, 1000)",
+            peers=((Peer("opendp.prelude", "OpenDP noisy max (one vector per call)", _opendp_noisy_max,
+                         _opendp_p_correct),) if noise == "gumbel" else ()),
+        ))
+
+
+# -- local DP: frequency oracles ----------------------------------------------------------------
+
+_LDP_D = 1024
+
+
+# Shares of the devices for the slow sides, so that a run stays short (each row states its size):
+# OLH's server is O(n·d); the CMS client draws one exact Bernoulli per sketch bit (m = 1024).
+_SERVER_SHARE = {"olh": 10}
+_CLIENT_SHARE = {"cms": 10}
+
+
+def _server_devices(ctx: Context, name: str) -> int:
+    return ctx.devices // _SERVER_SHARE.get(name, 1)
+
+
+def _client_devices(ctx: Context, name: str) -> int:
+    return ctx.devices // _CLIENT_SHARE.get(name, 1)
+
+
+def _with_public_keys(ctx: Context, make: Callable[..., Any], *args: Any) -> Any:
+    """``make(*args)``, and in a seeded run again with every public key of its params (any
+    parameter named ``*_key``) derived from the seed, so that utility figures are reproducible
+    whatever the library's default key is."""
+    obj = make(*args)
+    if ctx.seed is None:
+        return obj
+    keys = {}
+    for name, value in obj.params().items():
+        if name.endswith("_key"):
+            if isinstance(value, (bytes, bytearray)):
+                key = ctx.public_key(name, 8 * len(value))
+                keys[name] = key.to_bytes(len(value), "big")  # type: ignore[union-attr]
+            elif isinstance(value, int):
+                keys[name] = ctx.public_key(name, 64)
+    return make(*args, **keys) if keys else obj
+
+
+def _oracle(ctx: Context, name: str) -> Any:
+    return _with_public_keys(ctx, ldp.FrequencyOracle, name, float(ctx.epsilon), _LDP_D)  # type: ignore[arg-type]
+
+
+def _fo_client_state(name: str) -> Callable[[Context], Dict[str, Any]]:
+    def setup(ctx: Context) -> Dict[str, Any]:
+        fo = _oracle(ctx, name)
+        p = math.exp(fo.epsilon) / (math.exp(fo.epsilon) + _LDP_D - 1)  # GRR keep probability (Wang et al. 2017)
+        return {"client": fo.client(ctx.rng(), allow_insecure=ctx.allow_insecure),
+                "items": zipf_items(_client_devices(ctx, name), _LDP_D, seed=1), "np": ctx.numpy_rng(), "p": p}
+    return setup
+
+
+def _numpy_grr(ctx: Context, s: Dict[str, Any]) -> object:
+    # the usual float way: keep with probability p, else a uniform other item
+    items, r = s["items"], s["np"]
+    other = r.integers(0, _LDP_D - 1, items.size)
+    return np.where(r.random(items.size) < s["p"], items, other + (other >= items))
+
+
+def _fo_server_state(name: str) -> Callable[[Context], Dict[str, Any]]:
+    def setup(ctx: Context) -> Dict[str, Any]:
+        fo = _oracle(ctx, name)
+        items = zipf_items(_server_devices(ctx, name), _LDP_D, seed=1)
+        reports = fo.client(ctx.rng(), allow_insecure=ctx.allow_insecure).privatize(items)
+        return {"fo": fo, "reports": reports, "true": np.bincount(items, minlength=_LDP_D)}
+    return setup
+
+
+def _fo_aggregate(ctx: Context, s: Dict[str, Any]) -> object:
+    return s["fo"].aggregator().add(s["reports"]).estimate()
+
+
+def _fo_utility(ctx: Context, s: Dict[str, Any]) -> Dict[str, float]:
+    agg = s["fo"].aggregator().add(s["reports"])
+    est, se = agg.estimate(), agg.stderr()
+    return {"rms_error": float(np.sqrt(np.mean((est - s["true"]) ** 2))),
+            "ci_coverage": float(np.mean(np.abs(est - s["true"]) <= 1.96 * se))}
+
+
+def _register_frequency_oracles() -> None:
+    for name in ldp.protocols():
+        register(Workload(
+            name=f"ldp {name} client: devices, d={_LDP_D}", unit="ops", epsilon=2.0,
+            items=lambda ctx, name=name: _client_devices(ctx, name), setup=_fo_client_state(name),
+            run=lambda ctx, s: s["client"].privatize(s["items"]),
+            # like for like only for k-ary randomized response itself
+            reference_name="numpy float k-ary RR" if name == "grr" else None,
+            reference=_numpy_grr if name == "grr" else None,
+            size=lambda ctx, name=name: f"{_client_devices(ctx, name):,} devices, Zipf(1.1) over d={_LDP_D}",
+        ))
+        register(Workload(
+            name=f"ldp {name} server: add + estimate all, d={_LDP_D}", unit="ops", epsilon=2.0,
+            items=lambda ctx, name=name: _server_devices(ctx, name),
+            setup=_fo_server_state(name), run=_fo_aggregate,
+            metrics=("rms_error", "ci_coverage"), utility=_fo_utility,
+            size=lambda ctx, name=name: f"{_server_devices(ctx, name):,} reports, d={_LDP_D}",
+        ))
+
+
+# -- local DP: heavy hitters --------------------------------------------------------------------
+
+def _hh_devices(ctx: Context) -> int:
+    return ctx.devices
+
+
+def _hh_items(ctx: Context) -> np.ndarray:
+    """The heavy-hitters workload of issue #13: 32-bit IDs, Zipf(1.1) over 10^6 distinct ones
+    (10^5 in --quick), one item per device."""
+    return id_workload(32, n_items=100_000 if ctx.quick else 1_000_000, n_users=_hh_devices(ctx))
+
+
+def _hh_state(method: str) -> Callable[[Context], Dict[str, Any]]:
+    def setup(ctx: Context) -> Dict[str, Any]:
+        hh = _with_public_keys(ctx, ldp.HeavyHitters, method, float(ctx.epsilon), 32)  # type: ignore[arg-type]
+        items = _hh_items(ctx)
+        return {"hh": hh, "client": hh.client(ctx.rng(), allow_insecure=ctx.allow_insecure), "items": items}
+    return setup
+
+
+def _hh_end_to_end(ctx: Context, s: Dict[str, Any]) -> Any:
+    return s["hh"].aggregator().add(s["client"].privatize(s["items"])).top(10)
+
+
+def _hh_recall(ctx: Context, s: Dict[str, Any]) -> Dict[str, float]:
+    found = {r.item for r in _hh_end_to_end(ctx, s)}
+    return {"recall": len(found & true_top(s["items"], 10)) / 10}
+
+
+def _register_heavy_hitters() -> None:
+    """Local-DP heavy hitters (docs/heavy_hitters.md): one op = one device, 32-bit IDs, the client
+    alone and clients + aggregation + top(10) end to end (no like-for-like NumPy reference:
+    exact counting is not the same job)."""
+    for method in ldp.heavy_hitters.methods():
+        register(Workload(
+            name=f"ldp heavy hitters {method} client: devices, 32-bit IDs", unit="ops", epsilon=4.0,
+            items=_hh_devices, setup=_hh_state(method), run=lambda ctx, s: s["client"].privatize(s["items"]),
+            size=lambda ctx: f"{_hh_devices(ctx):,} devices, 32-bit IDs",
+        ))
+        register(Workload(
+            name=f"ldp heavy hitters {method}: clients + add + top(10), 32-bit IDs", unit="ops", epsilon=4.0,
+            items=_hh_devices, setup=_hh_state(method), run=_hh_end_to_end, in_quick=False,
+            metrics=("recall",), utility=_hh_recall,
+            size=lambda ctx: f"{_hh_devices(ctx):,} devices, 32-bit IDs",
+        ))
+
+
+# -- bit sources and accounting -------------------------------------------------------------------
+
+def _register_streams_and_accounting() -> None:
+    def numpy_via_chacha(ctx: Context) -> Dict[str, Any]:
+        import dpnoise
+
+        return {"chacha": np.random.Generator(dpnoise.ChaCha20()), "pcg": np.random.Generator(np.random.PCG64(1))}
+
+    register(Workload(
+        name="numpy Generator(dpnoise.ChaCha20()).random", items=lambda ctx: ctx.samples, setup=numpy_via_chacha,
+        run=lambda ctx, s: s["chacha"].random(ctx.samples),
+        reference_name="numpy Generator(PCG64()).random", reference=lambda ctx, s: s["pcg"].random(ctx.samples),
+    ))
+
+    # Accounting: one op = a fresh accountant, `count` compositions, one epsilon query.
+    def pld_count(ctx: Context) -> int:
+        return 10 if ctx.quick else 100
+
+    def dpa_pld(dpa: Any, ctx: Context, state: Any) -> Tuple[Callable[[], object], int]:
+        pld = importlib.import_module("dp_accounting.pld.pld_privacy_accountant")
+
+        def call() -> float:
+            acc = pld.PLDAccountant()
+            acc.compose(dpa.LaplaceDpEvent(2.0), pld_count(ctx))
+            return acc.get_epsilon(1e-6)
+        return call, 1
+
+    def dpa_rdp(dpa: Any, ctx: Context, state: Any) -> Tuple[Callable[[], object], int]:
+        rdp = importlib.import_module("dp_accounting.rdp.rdp_privacy_accountant")
+
+        def call() -> float:
+            acc = rdp.RdpAccountant()
+            acc.compose(dpa.GaussianDpEvent(2.0), 1000)
+            return acc.get_epsilon(1e-6)
+        return call, 1
+
+    def accounting_run(kind: str) -> Callable[[Context, Any], object]:
+        def call(ctx: Context, state: Any) -> float:
+            from dpnoise.accounting import Accountant, Gaussian, Laplace
+
+            if kind == "pld":
+                return Accountant("pld").compose(Laplace(2.0), pld_count(ctx)).get_epsilon(1e-6)
+            return Accountant("rdp").compose(Gaussian(2.0), 1000).get_epsilon(1e-6)
+        return call
+
+    register(Workload(
+        name="PLD accountant: Laplace(b=2) x10/x100, eps@1e-6", unit="ops", items=lambda ctx: 1,
+        setup=lambda ctx: None, run=accounting_run("pld"),
+        size=lambda ctx: f"{pld_count(ctx)} compositions",
+        peers=(Peer("dp_accounting", "dp-accounting PLDAccountant", dpa_pld),),
+    ))
+    register(Workload(
+        name="RDP accountant: Gaussian(sigma=2) x1000, eps@1e-6", unit="ops", items=lambda ctx: 1,
+        setup=lambda ctx: None, run=accounting_run("rdp"), size=lambda ctx: "1000 compositions",
+        peers=(Peer("dp_accounting", "dp-accounting RdpAccountant", dpa_rdp),),
+    ))
+
+
+_register_samplers()
+_register_mechanisms()
+_register_selection()
+_register_frequency_oracles()
+_register_heavy_hitters()
+_register_streams_and_accounting()

@@ -1,0 +1,180 @@
+"""The frequency-oracle family: a configuration over items in [0, domain_size), and the
+:func:`FrequencyOracle` factory over its registry.
+
+A protocol module subclasses :class:`Protocol` with its metadata as class arguments::
+
+    class GRR(Protocol, name="grr", aggregator=GRRAggregator, cost_rank=0):
+        report_fields = (ReportField("values", PER_USER, np.int64),)
+        def _privatize(self, rng, items, threads): ...
+        def variance_per_user(self): ...
+
+    fo = dpnoise.ldp.FrequencyOracle("grr", epsilon=2.0, domain_size=100)
+    reports = fo.client().privatize(items)
+    agg = fo.aggregator(); agg.add(reports); agg.estimate(); agg.stderr()
+"""
+from __future__ import annotations
+
+from typing import Any, ClassVar, Dict, List, Optional, Type
+
+import numpy as np
+
+from .._validate import integer
+from . import _wire
+from ._protocol import Client, Configuration
+
+MAX_DOMAIN = 1 << 40
+
+
+def check_domain_size(value: Any) -> int:
+    """d as an int in [2, 2^40] (ValueError/TypeError naming ``domain_size``)."""
+    d = integer(value, "domain_size")
+    if d < 2:
+        raise ValueError(f"domain_size must be at least 2, got {d}")
+    if d > MAX_DOMAIN:
+        raise ValueError(f"domain_size must be at most 2^40, got {d}")
+    return d
+
+
+def check_items(items: Any, domain_size: int, name: str = "items") -> np.ndarray:
+    """A 1-D int64 array of items in [0, domain_size): TypeError for a non-integer dtype (bool
+    included), ValueError (naming the range, never a value) for items outside it."""
+    if isinstance(items, (list, tuple)) and any(isinstance(v, (bool, np.bool_)) for v in items):
+        raise TypeError(f"{name} must be integers, not bool")
+    arr = np.asarray(items)
+    if arr.size == 0 and not isinstance(items, np.ndarray):
+        arr = arr.astype(np.int64)  # an empty list or tuple is an empty batch, not float64
+    if arr.dtype.kind not in "iu":  # not bool, object, float, timedelta (a NumPy integer subtype) ...
+        raise TypeError(f"{name} must be integers, got dtype {arr.dtype}")
+    if arr.ndim != 1:
+        arr = arr.reshape(-1) if arr.ndim == 0 else arr
+        if arr.ndim != 1:
+            raise ValueError(f"{name} must be a 1-D array, got {arr.ndim}-D")
+    if arr.size:
+        lo, hi = arr.min(), arr.max()
+        if (np.issubdtype(arr.dtype, np.signedinteger) and int(lo) < 0) or int(hi) >= domain_size:
+            raise ValueError(f"{name} must be in [0, {domain_size}) (domain_size)")
+    return arr.astype(np.int64, copy=False)
+
+
+class Protocol(Configuration, family="frequency"):
+    """Base class of one frequency-oracle configuration: ε, the domain size d and the
+    protocol's options. Protocols declare ``report_fields``, implement ``_privatize`` (the
+    client), ``variance_per_user`` (the estimator's variance formula) and name their aggregator
+    in the class arguments; ``cost_rank`` and ``variance_formula`` make them candidates of
+    :func:`dpnoise.ldp.recommend`."""
+
+    _state_magic = _wire.FREQUENCY_STATE
+    _reports_magic = _wire.FREQUENCY_REPORTS
+    _header_key = "protocol"
+    cost_rank: ClassVar[Optional[int]] = None
+
+    def __init__(self, epsilon: float, domain_size: int, **options: Any) -> None:
+        self._init_epsilon(epsilon)
+        self.domain_size = check_domain_size(domain_size)
+        self.options = self._check_options(options)
+
+    # -- to override -----------------------------------------------------------------------
+    def _check_options(self, options: Dict[str, Any]) -> Dict[str, Any]:
+        """Validate protocol options (default: none accepted)."""
+        if options:
+            raise TypeError(f"protocol {self.name!r} takes no option {sorted(options)[0]!r}")
+        return {}
+
+    def variance_per_user(self) -> float:
+        """The variance of one user's contribution to an item's count estimate, for an item the
+        user does not hold (the protocol's formula; Wang et al. 2017, Table 1, and the papers
+        cited by each protocol)."""
+        raise NotImplementedError
+
+    @staticmethod
+    def variance_formula(epsilon: float, d: int) -> float:
+        """The per-user variance :func:`dpnoise.ldp.recommend` compares (protocols with a
+        ``cost_rank`` define it)."""
+        raise NotImplementedError
+
+    def variance(self, n: int, counts: Optional[np.ndarray] = None) -> np.ndarray:
+        """Per-item variance of the count estimate over ``n`` users (terms that depend on the
+        true count are added by protocols where they matter, from ``counts``)."""
+        return np.full(self.domain_size, n * self.variance_per_user())
+
+    # -- shared --------------------------------------------------------------------------------
+    @classmethod
+    def example(cls, epsilon: float = 2.0, domain_size: int = 64) -> "Protocol":
+        """A small instance (d = 64 and the class's ``example_options``)."""
+        return cls(epsilon, domain_size, **cls.example_options)
+
+    def example_items(self, n: int, seed: int = 0) -> np.ndarray:
+        """``n`` items in [0, d) drawn from a Zipf(1.1) law (NumPy, seeded: test data only)."""
+        ranks = np.arange(1, self.domain_size + 1, dtype=np.float64)
+        p = ranks ** -1.1
+        return np.random.default_rng(seed).choice(self.domain_size, size=n, p=p / p.sum()).astype(np.int64)
+
+    def _encode(self, items: Any) -> np.ndarray:
+        return check_items(items, self.domain_size)
+
+    def _query(self, items: Any) -> np.ndarray:
+        return check_items(items, self.domain_size)
+
+    def params(self) -> Dict[str, Any]:
+        """Everything that must agree between clients, aggregators and serialised states."""
+        return {"epsilon": self.epsilon, "gamma": self.gamma, "domain_size": self.domain_size, **self.options}
+
+    @classmethod
+    def _construct(cls, params: Dict[str, Any]) -> "Protocol":
+        eps = params.pop("epsilon")
+        params.pop("gamma")
+        d = params.pop("domain_size")
+        return cls(eps, d, **params)
+
+    def __repr__(self) -> str:
+        opts = "".join(f", {k}={v!r}" for k, v in self.options.items() if not isinstance(v, (bytes, np.ndarray)))
+        return f"FrequencyOracle({self.name!r}, epsilon={self.epsilon}, domain_size={self.domain_size}{opts})"
+
+
+Protocol.client_class = Client
+
+
+def register(cls: Type[Configuration]) -> Type[Configuration]:
+    """Class decorator kept for protocols written before class arguments: register ``cls`` in
+    its family by its ``name`` (``class P(Protocol, name="...")`` does this by itself)."""
+    cls._registry[cls.name] = cls
+    return cls
+
+
+def protocols() -> List[str]:
+    """The names of the registered frequency-oracle protocols."""
+    return sorted(Protocol.registered())
+
+
+def FrequencyOracle(protocol: str, epsilon: float, domain_size: int, **options: Any) -> Protocol:
+    """A local-DP frequency oracle.
+
+    Parameters
+    ----------
+    protocol : str
+        One of :func:`protocols` (the registered protocols; docs/ldp.md describes each).
+    epsilon : float
+        ε per user, in [2^-50, 100].
+    domain_size : int
+        Items are in [0, domain_size).
+    **options
+        Protocol options (see each protocol's class).
+
+    Returns
+    -------
+    Protocol
+
+    Raises
+    ------
+    ValueError
+        For an unknown protocol or a bad parameter (TypeError for an unknown option).
+
+    Examples
+    --------
+    >>> fo = dpnoise.ldp.FrequencyOracle("grr", epsilon=2.0, domain_size=100)
+    >>> agg = fo.aggregator().add(fo.client().privatize([3, 5, 5]))
+    """
+    registry = Protocol.registered()
+    if not isinstance(protocol, str) or protocol not in registry:
+        raise ValueError(f"protocol must be one of {protocols()}, got {protocol!r}")
+    return registry[protocol](epsilon, domain_size, **options)  # type: ignore[return-value]
