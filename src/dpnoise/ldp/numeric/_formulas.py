@@ -32,7 +32,7 @@ def piecewise_variance(epsilon: float, t: float = 1.0) -> float:
 def piecewise_grid_variance(c_tilde: float, t: float = 1.0) -> float:
     """The continuous Piecewise mechanism with C replaced by C~ >= C (docs/ldp_numeric.md, Eq. V):
     t²(C~ − 1)/2 + (C~ − 1)(2C~ − 1)/6; equal to piecewise_variance at C~ = C. The output grid's
-    randomized rounding adds at most 2^-2G/4 (G >= 7, 2^-2G C~^-2 < 2^-100 relative)."""
+    randomized rounding adds at most 2^-2G/4 (G >= 8; about 2^-76 at ε = 1)."""
     return t * t * (c_tilde - 1) / 2 + (c_tilde - 1) * (2 * c_tilde - 1) / 6
 
 

@@ -24,25 +24,21 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import dataclass, field
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, ClassVar, Dict, List, Optional, Tuple
 
 import numpy as np
 
 from ... import _core
-from ..._validate import check_threads, integer
-from ...accounting.losses import PrivacyLoss, PureDP
+from ..._validate import integer
 from ...generator import Generator
-from .._protocol import MAX_REPORTS, _frame, _jsonable, _from_jsonable, _unframe, check_epsilon, client_rng, \
-    exact_gamma
+from .._protocol import Aggregator, Client, Configuration, Reports, native
+from .._schema import PACKED, PER_USER, ReportField
 from . import _formulas as F
 
-METHODS = ("duchi", "piecewise", "hybrid", "bitmean")
-_KERNEL = {"duchi": 0, "bitmean": 0, "piecewise": 1, "hybrid": 2}  # mean_mechanisms.hpp's Method
 MAX_DIMENSIONS = 1 << 20
-NAME = "mean"
-_STATE_MAGIC = b"DPNOISE-MEAN"
-_REPORTS_MAGIC = b"DPNOISE-MNRP"
+# wire magics of the mean-oracle family (12 bytes, like dpnoise.ldp._wire's)
+MEAN_STATE = b"DPNOISE-MNA\x00"
+MEAN_REPORTS = b"DPNOISE-MNR\x00"
 
 
 def _bound(value: Any, name: str) -> float:
@@ -89,74 +85,68 @@ def check_values(values: Any, dimensions: int) -> np.ndarray:
     return np.ascontiguousarray(arr, dtype=np.float64)
 
 
-class MeanOracle:
-    """A local-DP mean/sum oracle configuration.
+class MeanConfiguration(Configuration, family="mean"):
+    """Base class of one mean-oracle configuration: ε, the bounds (low, high) and the vector
+    length ``dimensions``. A method is a subclass declared with ``name=...`` that sets its C++
+    ``kernel`` (mean_mechanisms.hpp's Method) and its ``method_fields``; build one with
+    :func:`MeanOracle`.
 
-    Parameters
-    ----------
-    method : {"duchi", "piecewise", "hybrid", "bitmean"}
-        The randomizer (see the module docstring for the papers).
-    epsilon : float
-        ε per user, in [2^-50, 100]; the randomizers use the exact rational γ <= ε.
-    bounds : (float, float)
-        (low, high). Values are clipped to [low, high] before randomisation.
-    dimensions : int, default 1
-        Vector length k; each user reports one uniformly chosen coordinate.
+    Report fields: ``bits`` (packed, Duchi's bit: 1 = +C), ``values`` (int64: Piecewise's z,
+    or the hybrid's Duchi bit), ``kinds`` (packed: 1 = the hybrid user reported with Duchi),
+    and ``coordinates`` (int64 in [0, dimensions), when dimensions > 1)."""
 
-    Raises
-    ------
-    ValueError, TypeError
-        For a bad argument (the message names it).
+    _state_magic = MEAN_STATE
+    _reports_magic = MEAN_REPORTS
+    _header_key = "method"
+    _label = "mean-oracle "
+    _noun = "method"
+    kernel: ClassVar[int]
+    method_fields: ClassVar[Tuple[ReportField, ...]] = ()
 
-    Examples
-    --------
-    >>> import dpnoise, numpy as np
-    >>> oracle = dpnoise.ldp.MeanOracle("hybrid", 1.0, bounds=(0.0, 10.0))
-    >>> agg = oracle.aggregator().add(oracle.client().privatize(np.full(1000, 3.0)))
-    >>> agg.n
-    1000
-    """
-
-    name = NAME
-
-    def __init__(self, method: str, epsilon: float, bounds: Tuple[float, float] = (0.0, 1.0), *,
-                 dimensions: int = 1) -> None:
-        if not isinstance(method, str) or method not in METHODS:
-            raise ValueError(f"method must be one of {list(METHODS)}, got {method!r}")
-        self.method = method
-        self.epsilon = check_epsilon(epsilon)
-        self.gamma = exact_gamma(self.epsilon)
+    def __init__(self, epsilon: float, bounds: Tuple[float, float] = (0.0, 1.0), *, dimensions: int = 1) -> None:
+        self._init_epsilon(epsilon)
         self.low, self.high = check_bounds(bounds)
         k = integer(dimensions, "dimensions")
         if not 1 <= k <= MAX_DIMENSIONS:
             raise ValueError(f"dimensions must be in [1, 2^20], got {k}")
         self.dimensions = k
-        g = float(self.gamma)
-        self.mixes = method == "hybrid" and F.hybrid_mixes(g)
+        self.mixes = self.name == "hybrid" and F.hybrid_mixes(float(self.gamma))
         self.grid_z, self.grid_bits, _, _ = _core.ldp_mean_grid(
-            _KERNEL[method], self.low, self.high, self.gamma.numerator, self.gamma.denominator, self.mixes)
+            self.kernel, self.low, self.high, self.gamma.numerator, self.gamma.denominator, self.mixes)
+        coords = (ReportField("coordinates", PER_USER, np.int64, bound=lambda c: c.dimensions),) if k > 1 else ()
+        self.report_fields = self.method_fields + coords  # type: ignore[misc]
 
     # -- parameters ------------------------------------------------------------------------
+    @property
+    def method(self) -> str:
+        return self.name
+
     def params(self) -> Dict[str, Any]:
         """Everything clients, aggregators and serialised states must agree on."""
-        return {"method": self.method, "epsilon": self.epsilon, "gamma": self.gamma, "low": self.low,
-                "high": self.high, "dimensions": self.dimensions}
-
-    def fingerprint(self) -> Tuple[Tuple[str, Any], ...]:
-        return tuple(sorted(self.params().items()))
+        return {"epsilon": self.epsilon, "gamma": self.gamma, "low": self.low, "high": self.high,
+                "dimensions": self.dimensions}
 
     @classmethod
-    def from_params(cls, params: Dict[str, Any]) -> "MeanOracle":
-        """The oracle whose ``params()`` are exactly ``params`` (ValueError otherwise)."""
-        p = dict(params)
-        oracle = cls(p.pop("method"), p.pop("epsilon"), (p.pop("low"), p.pop("high")), dimensions=p.pop("dimensions"))
-        if oracle.params() != params:
-            raise ValueError("the parameters are incomplete or inconsistent")
-        return oracle
+    def _construct(cls, params: Dict[str, Any]) -> "MeanConfiguration":
+        return cls(params.pop("epsilon"), (params.pop("low"), params.pop("high")), dimensions=params.pop("dimensions"))
 
-    def privacy_loss(self) -> PrivacyLoss:
-        """Each user's report is ε-LDP: PureDP(ε)."""
-        return PureDP(self.epsilon)
+    @classmethod
+    def example(cls, epsilon: float = 2.0) -> "MeanConfiguration":
+        """A small instance: bounds (0, 10), one dimension."""
+        return cls(epsilon, (0.0, 10.0))
+
+    def example_items(self, n: int, seed: int = 0) -> np.ndarray:
+        """``n`` values (NumPy, seeded: test data only): a skewed law over the bounds and a
+        little beyond them (clipped)."""
+        g = np.random.default_rng(seed)
+        v = self.low + (self.high - self.low) * (g.beta(2.0, 5.0, size=(n, self.dimensions)) * 1.2 - 0.1)
+        return v.reshape(n) if self.dimensions == 1 else v
+
+    def contract_truth(self, values: Any) -> np.ndarray:
+        """What :meth:`MeanAggregator.estimate` estimates for these values: the clipped values'
+        mean per coordinate (used by the LDP contract suite)."""
+        v = np.clip(check_values(values, self.dimensions), self.low, self.high)
+        return v.reshape(v.shape[0], self.dimensions).mean(axis=0)
 
     @property
     def half_width(self) -> float:
@@ -172,121 +162,45 @@ class MeanOracle:
         return self.grid_z / 2.0 ** self.grid_bits
 
     def worst_case_variance(self) -> float:
-        """The papers' worst-case variance of one user's report, in the values' units (half_width²
-        times the formula on [-1, 1]); for dimensions k the mean of a coordinate has k times it."""
-        return F.worst_case_variance(self.method, float(self.gamma)) * self.half_width ** 2
+        """The paper's worst-case variance of one user's report, in the values' units
+        (half_width² times the formula on [-1, 1]); for dimensions k, a coordinate's mean has
+        about k times it per user."""
+        return F.worst_case_variance(self.name, float(self.gamma)) * self.half_width ** 2
 
     def grid_worst_case_variance(self) -> float:
-        """The implemented mechanism's worst case (in the values' units): Piecewise at C~ >= C plus
-        the output rounding; >= worst_case_variance() by a relative 2^-50 or less for ε <= 40."""
-        return F.grid_worst_case_variance(self.method, float(self.gamma), self.c_tilde,
+        """The implemented mechanism's worst case (values' units): Piecewise at C~ >= C plus the
+        output rounding; within 1e-9 relative of worst_case_variance() for ε <= 10."""
+        return F.grid_worst_case_variance(self.name, float(self.gamma), self.c_tilde,
                                           self.grid_bits) * self.half_width ** 2
 
-    # -- report fields -----------------------------------------------------------------------
-    def report_fields(self) -> Tuple[str, ...]:
-        """The arrays a report batch holds: ``bits`` (uint8, packed, Duchi's bit), ``values``
-        (int64: Piecewise's z, or the hybrid's Duchi bit), ``kinds`` (uint8 packed: 1 = the
-        hybrid user reported with Duchi), ``coordinates`` (int64, when dimensions > 1)."""
-        fields = {"duchi": ("bits",), "bitmean": ("bits",), "piecewise": ("values",),
-                  "hybrid": ("kinds", "values")}[self.method]
-        return fields + (("coordinates",) if self.dimensions > 1 else ())
-
     # -- randomizer ----------------------------------------------------------------------------
+    def _encode(self, items: Any) -> np.ndarray:
+        return check_values(items, self.dimensions)
+
     def _privatize(self, rng: Generator, values: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
         coords, bits, ints = _core.ldp_mean_privatize(
-            rng._core, values, self.dimensions, _KERNEL[self.method], self.low, self.high, self.gamma.numerator,
+            native(rng), values, self.dimensions, self.kernel, self.low, self.high, self.gamma.numerator,
             self.gamma.denominator, self.mixes, threads)
         data = {"bits": bits, "values": ints, "kinds": bits, "coordinates": coords}
-        return {f: data[f] for f in self.report_fields()}
+        return {f.name: data[f.name] for f in self.report_fields}
 
-    def client(self, rng: Optional[Generator] = None, *, allow_insecure: bool = False) -> "MeanClient":
-        """A randomizer; ``rng`` must be secure (the default) unless ``allow_insecure=True``."""
-        return MeanClient(self, rng, allow_insecure=allow_insecure)
-
-    def aggregator(self) -> "MeanAggregator":
-        return MeanAggregator(self)
-
-    def __eq__(self, other: Any) -> bool:
-        return isinstance(other, MeanOracle) and other.fingerprint() == self.fingerprint()
-
-    def __hash__(self) -> int:
-        return hash((NAME, self.fingerprint()))
+    def _extra_row_mask(self, data: Dict[str, np.ndarray], n: int) -> np.ndarray:
+        """Piecewise reports within [−Z, Z]; the hybrid's Duchi reports 0 or 1."""
+        if "values" not in data:
+            return np.ones(n, dtype=bool)
+        v = np.asarray(data["values"]).reshape(n)
+        ok = (v >= -self.grid_z) & (v <= self.grid_z)
+        if "kinds" in data:
+            duchi = np.unpackbits(data["kinds"], count=n, bitorder="little").astype(bool)
+            ok = np.where(duchi, (v == 0) | (v == 1), ok)
+        return ok
 
     def __repr__(self) -> str:
         dims = f", dimensions={self.dimensions}" if self.dimensions > 1 else ""
-        return f"MeanOracle({self.method!r}, epsilon={self.epsilon}, bounds=({self.low}, {self.high}){dims})"
+        return f"MeanOracle({self.name!r}, epsilon={self.epsilon}, bounds=({self.low}, {self.high}){dims})"
 
 
-@dataclass(frozen=True)
-class MeanReports:
-    """A batch of mean-oracle reports: the configuration's fingerprint, the number of users and
-    the arrays named by :meth:`MeanOracle.report_fields`."""
-
-    protocol: str
-    params: Tuple[Tuple[str, Any], ...]
-    n: int
-    data: Dict[str, np.ndarray] = field(compare=False)
-
-    def __len__(self) -> int:
-        return self.n
-
-    def to_bytes(self) -> bytes:
-        """Versioned, SHA-256-checked bytes (like an aggregator's state)."""
-        header = {"protocol": self.protocol, "n": self.n, "params": _jsonable(dict(self.params))}
-        return _frame(_REPORTS_MAGIC, header, sorted(self.data.items()))
-
-    @classmethod
-    def from_bytes(cls, blob: bytes) -> "MeanReports":
-        """A batch written by :meth:`to_bytes`; ValueError for anything corrupt or truncated."""
-        header, arrays = _unframe(blob, _REPORTS_MAGIC, "mean report batch")
-        oracle = _oracle_of(header, "mean report batch")
-        n = header.get("n")
-        if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n <= MAX_REPORTS:
-            raise ValueError("corrupt mean report batch: bad number of reports")
-        return cls(NAME, oracle.fingerprint(), n, arrays)
-
-
-def _oracle_of(header: Dict[str, Any], what: str) -> MeanOracle:
-    try:
-        if header["protocol"] != NAME or not isinstance(header["params"], dict):
-            raise ValueError("not a mean oracle")
-        return MeanOracle.from_params(_from_jsonable(header["params"]))
-    except (KeyError, TypeError, ValueError, IndexError, ZeroDivisionError, AttributeError, OverflowError,
-            RecursionError) as exc:
-        raise ValueError(f"corrupt {what}: unknown configuration or bad parameters ({type(exc).__name__})") from None
-
-
-class MeanClient:
-    """The randomizer side: ``privatize(values)`` -> :class:`MeanReports`."""
-
-    def __init__(self, oracle: MeanOracle, rng: Optional[Generator], *, allow_insecure: bool = False) -> None:
-        self.oracle = oracle
-        self.rng = client_rng(rng, allow_insecure)
-
-    def privatize(self, values: Any, *, threads: Optional[int] = None) -> MeanReports:
-        """One ε-LDP report per user.
-
-        Parameters
-        ----------
-        values : array_like of real numbers
-            Shape (n,), or (n, dimensions) for vectors; clipped to the bounds.
-        threads : int, optional
-            Worker threads (the output does not depend on it).
-
-        Raises
-        ------
-        TypeError
-            Non-numeric ``values``.
-        ValueError
-            NaN or ±inf in ``values``, or the wrong shape.
-        """
-        t = check_threads(threads)
-        arr = check_values(values, self.oracle.dimensions)
-        data = self.oracle._privatize(self.rng, arr, t)
-        return MeanReports(NAME, self.oracle.fingerprint(), int(arr.shape[0]), data)
-
-
-def _limbs_to_int(limbs: np.ndarray, signed: bool) -> list:
+def _limbs_to_int(limbs: np.ndarray, signed: bool) -> List[int]:
     out = []
     for row in limbs:
         v = sum(int(x) << (64 * i) for i, x in enumerate(row))
@@ -296,142 +210,193 @@ def _limbs_to_int(limbs: np.ndarray, signed: bool) -> list:
     return out
 
 
-def _int_to_limbs(values: list, limbs: int) -> np.ndarray:
+def _int_to_limbs(values: List[int], limbs: int) -> np.ndarray:
     mask = (1 << 64) - 1
-    return np.array([[(v >> (64 * i)) & mask for i in range(limbs)] for v in values], dtype=np.uint64).reshape(-1, limbs)
+    return np.array([[(v >> (64 * i)) & mask for i in range(limbs)] for v in values],
+                    dtype=np.uint64).reshape(-1, limbs)
 
 
-class MeanAggregator:
+class MeanAggregator(Aggregator):
     """The server: ``add`` report batches, ``merge`` aggregators of the same configuration,
-    ``to_bytes`` / ``from_bytes``, and ``mean`` / ``sum`` with their standard errors.
+    ``to_bytes`` / ``from_bytes``, and :meth:`mean` / :meth:`sum` with their standard errors
+    (``estimate()`` and ``stderr()`` are the mean and its standard error, per coordinate).
 
     State (exact integers, per coordinate): ``users``, ``duchi_users``, ``duchi_ones`` (int64),
     ``pm_sum`` (128-bit, 2 uint64 limbs) and ``pm_sum_squares`` (192-bit, 3 limbs)."""
 
-    def __init__(self, oracle: MeanOracle) -> None:
-        self.oracle = oracle
-        self.n = 0
-        k = oracle.dimensions
-        self._state: Dict[str, np.ndarray] = {
-            "users": np.zeros(k, np.int64), "duchi_users": np.zeros(k, np.int64), "duchi_ones": np.zeros(k, np.int64),
-            "pm_sum": np.zeros((k, 2), np.uint64), "pm_sum_squares": np.zeros((k, 3), np.uint64)}
+    protocol: MeanConfiguration
 
-    def _same(self, what: str, protocol: str, fingerprint: Any) -> None:
-        if protocol != NAME or fingerprint != self.oracle.fingerprint():
-            raise ValueError(f"{what} come from a different configuration; this aggregator is {self.oracle!r}")
+    def _empty_state(self) -> Dict[str, np.ndarray]:
+        k = self.protocol.dimensions
+        return {"users": np.zeros(k, np.int64), "duchi_users": np.zeros(k, np.int64),
+                "duchi_ones": np.zeros(k, np.int64), "pm_sum": np.zeros((k, 2), np.uint64),
+                "pm_sum_squares": np.zeros((k, 3), np.uint64)}
 
-    def _check_room(self, more: int) -> None:
-        if self.n + more > MAX_REPORTS:
-            raise ValueError(f"an aggregator counts at most 2^62 reports; it has {self.n}, {more} more refused")
+    def _check_batch(self, reports: Reports) -> None:
+        """Nothing here: the C++ pass checks every value while it sums into scratch and the state
+        changes only when the whole batch is valid."""
 
-    def add(self, reports: MeanReports) -> "MeanAggregator":
-        """Ingest a batch (checked whole first: a bad batch changes nothing). Returns self."""
-        if not isinstance(reports, MeanReports):
-            raise TypeError(f"reports must be dpnoise.ldp.numeric.MeanReports (from a MeanOracle client), got "
-                            f"{type(reports).__name__}")
-        self._same("reports", reports.protocol, reports.params)
-        fields = self.oracle.report_fields()
-        if set(reports.data) != set(fields):
-            raise ValueError(f"mean reports must hold exactly the arrays {sorted(fields)}, got {sorted(reports.data)}")
-        n = reports.n
-        want = {"bits": (np.uint8, (n + 7) // 8), "kinds": (np.uint8, (n + 7) // 8), "values": (np.int64, n),
-                "coordinates": (np.int64, n)}
-        for name in fields:
-            arr = reports.data[name]
-            dtype, size = want[name]
-            if not isinstance(arr, np.ndarray) or arr.dtype != dtype or arr.shape != (size,):
-                raise ValueError(f"mean reports: {name!r} must be {np.dtype(dtype).name} of shape ({size},)")
-        self._check_room(n)
-        d = reports.data
-        s = self._state
+    def _ingest(self, reports: Reports) -> None:
+        d, s, cfg = reports.data, self._state, self.protocol
         _core.ldp_mean_accumulate(s["users"], s["duchi_users"], s["duchi_ones"], s["pm_sum"], s["pm_sum_squares"],
-                                  _KERNEL[self.oracle.method], self.oracle.grid_z, d.get("coordinates"),
-                                  d.get("bits", d.get("kinds")), d.get("values"), n)
-        self.n += n
-        return self
+                                  cfg.kernel, cfg.grid_z, d.get("coordinates"), d.get("bits", d.get("kinds")),
+                                  d.get("values"), reports.n)
 
-    def merge(self, other: "MeanAggregator") -> "MeanAggregator":
-        """Add another aggregator's state (same configuration only). Returns self."""
-        if not isinstance(other, MeanAggregator):
-            raise TypeError(f"can only merge a MeanAggregator, got {type(other).__name__}")
-        self._same("the other aggregator's reports", NAME, other.oracle.fingerprint())
-        self._check_room(other.n)
+    def _merge_state(self, other: Aggregator) -> None:
         a, b = self._state, other._state
         merged = {k: a[k] + b[k] for k in ("users", "duchi_users", "duchi_ones")}
-        merged["pm_sum"] = _int_to_limbs([x + y for x, y in zip(_limbs_to_int(a["pm_sum"], True),
-                                                                 _limbs_to_int(b["pm_sum"], True))], 2)
-        merged["pm_sum_squares"] = _int_to_limbs([x + y for x, y in zip(_limbs_to_int(a["pm_sum_squares"], False),
-                                                                         _limbs_to_int(b["pm_sum_squares"], False))], 3)
+        for name, limbs, signed in (("pm_sum", 2, True), ("pm_sum_squares", 3, False)):
+            merged[name] = _int_to_limbs([x + y for x, y in zip(_limbs_to_int(a[name], signed),
+                                                                 _limbs_to_int(b[name], signed))], limbs)
         self._state = merged
-        self.n += other.n
-        return self
+
+    def _check_state(self, state: Dict[str, np.ndarray], n: int) -> None:
+        _check_state(self.protocol, state, n)
 
     # -- estimates ----------------------------------------------------------------------------
     def _moments(self) -> Tuple[np.ndarray, np.ndarray]:
-        s = self._state
-        return F.moments(float(self.oracle.gamma), self.oracle.grid_bits, s["users"], s["duchi_users"],
-                         s["duchi_ones"], _limbs_to_int(s["pm_sum"], True), _limbs_to_int(s["pm_sum_squares"], False))
+        def compute() -> Any:
+            s = self._state
+            mean, ss = F.moments(float(self.protocol.gamma), self.protocol.grid_bits, s["users"], s["duchi_users"],
+                                 s["duchi_ones"], _limbs_to_int(s["pm_sum"], True),
+                                 _limbs_to_int(s["pm_sum_squares"], False))
+            return np.stack([mean, ss])
+        m = self._cached("moments", compute)
+        return m[0], m[1]
+
+    def _mean_t_variance(self) -> np.ndarray:
+        cfg = self.protocol
+        worst = F.grid_worst_case_variance(cfg.name, float(cfg.gamma), cfg.c_tilde, cfg.grid_bits)
+        return F.mean_variance(self._moments(), self._state["users"], worst)
 
     def _shape(self, x: np.ndarray) -> Any:
-        return float(x[0]) if self.oracle.dimensions == 1 else x
+        return float(x[0]) if self.protocol.dimensions == 1 else np.array(x)
 
     def mean(self) -> Any:
-        """Unbiased estimate of the mean of the clipped values (per coordinate for vectors; nan
-        for a coordinate no user reported). Not clipped to the bounds."""
+        """Unbiased estimate of the mean of the clipped values (a float; an array per
+        coordinate for vectors, nan for a coordinate no user reported). Not clipped to the
+        bounds."""
         t, _ = self._moments()
-        return self._shape(self.oracle.midpoint + t * self.oracle.half_width)
+        return self._shape(self.protocol.midpoint + t * self.protocol.half_width)
 
     def mean_stderr(self) -> Any:
         """The standard error of :meth:`mean`: the reports' sample standard error (unbiased
         variance when every user holds the same value, larger when they differ), capped at the
-        worst case sqrt(worst_case_variance / n)."""
-        worst = F.grid_worst_case_variance(self.oracle.method, float(self.oracle.gamma), self.oracle.c_tilde,
-                                           self.oracle.grid_bits)
-        var = F.mean_variance(self._moments(), self._state["users"], worst)
-        return self._shape(np.sqrt(var) * self.oracle.half_width)
+        worst case sqrt(worst_case_variance / n) (docs/ldp_numeric.md)."""
+        return self._shape(np.sqrt(self._mean_t_variance()) * self.protocol.half_width)
 
     def sum(self) -> Any:
         """Unbiased estimate of the sum of the clipped values over all ``n`` users."""
         return self._shape(self.n * np.atleast_1d(self.mean()))
 
     def sum_stderr(self) -> Any:
+        """The standard error of :meth:`sum` (n times :meth:`mean_stderr`)."""
         return self._shape(self.n * np.atleast_1d(self.mean_stderr()))
 
-    # -- serialisation ---------------------------------------------------------------------------
-    def to_bytes(self) -> bytes:
-        """The state as versioned, SHA-256-checked bytes."""
-        header = {"protocol": NAME, "params": _jsonable(self.oracle.params()), "n": self.n}
-        return _frame(_STATE_MAGIC, header, sorted(self._state.items()))
+    # the envelope's estimate/variance/stderr: the mean per coordinate (no per-item queries)
+    def estimate(self, items: Any = None) -> np.ndarray:
+        """The mean per coordinate, as an array (see :meth:`mean`); ``items`` is not accepted."""
+        _no_items(items)
+        return np.atleast_1d(self.mean()).astype(np.float64)
 
-    @classmethod
-    def from_bytes(cls, blob: bytes) -> "MeanAggregator":
-        """The aggregator written by :meth:`to_bytes`; ValueError for anything corrupt,
-        truncated, tampered (inconsistent counts) or of another format."""
-        header, state = _unframe(blob, _STATE_MAGIC, "mean aggregator state")
-        oracle = _oracle_of(header, "mean aggregator state")
-        n = header.get("n")
-        if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n <= MAX_REPORTS:
-            raise ValueError("corrupt mean aggregator state: bad number of reports")
-        agg = cls(oracle)
-        empty = agg._state
-        if set(state) != set(empty) or any(state[k].dtype != empty[k].dtype or state[k].shape != empty[k].shape
-                                           for k in empty):
-            raise ValueError("corrupt mean aggregator state: arrays do not match the configuration")
-        _check_state(oracle, state, n)
-        agg._state, agg.n = state, n
-        return agg
+    def variance(self, items: Any = None) -> np.ndarray:
+        _no_items(items)
+        return np.atleast_1d(self.mean_stderr()).astype(np.float64) ** 2
 
-    def __repr__(self) -> str:
-        return f"MeanAggregator({self.oracle!r}, n={self.n})"
+    def stderr(self, items: Any = None) -> np.ndarray:
+        _no_items(items)
+        return np.atleast_1d(self.mean_stderr()).astype(np.float64)
+
+    def top(self, m: Any = 10) -> Any:
+        raise TypeError("a mean oracle has no items to rank; use mean() and mean_stderr()")
+
+    def above(self, count: Any) -> Any:
+        raise TypeError("a mean oracle has no items to rank; use mean() and mean_stderr()")
 
 
-def _check_state(oracle: MeanOracle, state: Dict[str, np.ndarray], n: int) -> None:
+def _no_items(items: Any) -> None:
+    if items is not None:
+        raise TypeError("a mean aggregator estimates means, not items: call estimate() with no argument")
+
+
+MeanConfiguration.aggregator_class = MeanAggregator
+MeanConfiguration.client_class = Client
+
+
+class Duchi(MeanConfiguration, name="duchi"):
+    """Duchi, Jordan & Wainwright (JASA 2018): one bit, ±C."""
+    kernel = 0
+    method_fields = (ReportField("bits", PACKED, np.uint8),)
+
+
+class BitMean(MeanConfiguration, name="bitmean"):
+    """1BitMean (Ding, Kulkarni & Yekhanin, NeurIPS 2017): the same bit as Duchi's in one dimension."""
+    kernel = 0
+    method_fields = (ReportField("bits", PACKED, np.uint8),)
+
+
+class Piecewise(MeanConfiguration, name="piecewise"):
+    """The Piecewise mechanism (Wang et al., ICDE 2019, Alg. 2) on a dyadic output grid."""
+    kernel = 1
+    method_fields = (ReportField("values", PER_USER, np.int64),)
+
+
+class Hybrid(MeanConfiguration, name="hybrid"):
+    """The hybrid mechanism (Wang et al., ICDE 2019, §III-C)."""
+    kernel = 2
+    method_fields = (ReportField("kinds", PACKED, np.uint8), ReportField("values", PER_USER, np.int64))
+
+
+METHODS = ("duchi", "piecewise", "hybrid", "bitmean")
+
+
+def MeanOracle(method: str, epsilon: float, bounds: Tuple[float, float] = (0.0, 1.0), *,
+               dimensions: int = 1) -> MeanConfiguration:
+    """A local-DP mean and sum oracle.
+
+    Parameters
+    ----------
+    method : {"duchi", "piecewise", "hybrid", "bitmean"}
+        The randomizer (see the module docstring for the papers).
+    epsilon : float
+        ε per user, in [2^-50, 100]; the randomizers use the exact rational γ <= ε.
+    bounds : (float, float)
+        (low, high), finite with low < high. Values are clipped to [low, high] before
+        randomisation.
+    dimensions : int, default 1
+        Vector length k in [1, 2^20]; each user reports one uniformly chosen coordinate.
+
+    Returns
+    -------
+    MeanConfiguration
+        With ``client(rng=None, *, allow_insecure=False)`` and ``aggregator()``.
+
+    Raises
+    ------
+    ValueError, TypeError
+        For a bad argument (the message names it).
+
+    Examples
+    --------
+    >>> import dpnoise, numpy as np
+    >>> oracle = dpnoise.ldp.MeanOracle("hybrid", 1.0, bounds=(0.0, 10.0))
+    >>> agg = oracle.aggregator().add(oracle.client().privatize(np.full(1000, 3.0)))
+    >>> agg.n
+    1000
+    """
+    registry = MeanConfiguration.registered()
+    if not isinstance(method, str) or method not in registry:
+        raise ValueError(f"method must be one of {list(METHODS)}, got {method!r}")
+    return registry[method](epsilon, bounds, dimensions=dimensions)  # type: ignore[return-value]
+
+
+def _check_state(oracle: MeanConfiguration, state: Dict[str, np.ndarray], n: int) -> None:
     users, du, do = state["users"], state["duchi_users"], state["duchi_ones"]
     bad = (users < 0).any() or (du < 0).any() or (do < 0).any() or (du > users).any() or (do > du).any()
     bad = bad or int(users.sum(dtype=object)) != n
-    if oracle.method in ("duchi", "bitmean"):
+    if oracle.name in ("duchi", "bitmean"):
         bad = bad or (du != users).any() or state["pm_sum"].any() or state["pm_sum_squares"].any()
-    elif oracle.method == "piecewise":
+    elif oracle.name == "piecewise":
         bad = bad or du.any()
     if not bad:
         z = oracle.grid_z
