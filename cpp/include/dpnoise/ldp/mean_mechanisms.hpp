@@ -246,38 +246,51 @@ struct MeanMechanism {
 // null when the method does not use it): coords (n, when k > 1), bits (ceil(n/8) packed:
 // Duchi's bit; hybrid: the report's kind, 1 = Duchi), ints (n: Piecewise's z; hybrid: z, or
 // Duchi's bit). Chunk c reads secret stream c: the output does not depend on `threads`.
-template <class Bits>
-void mean_chunk(const MeanMechanism& mm, Bits& bits, const double* values, uint64_t k, int64_t* coords,
-                uint8_t* packed, int64_t* ints, size_t begin, size_t end) {
+template <int M, bool Multi, class Bits>
+[[gnu::flatten]] void mean_chunk_of(const MeanMechanism& mm, Bits& bits, const double* values, uint64_t k,
+                                    int64_t* coords, uint8_t* packed, int64_t* ints, size_t begin, size_t end) {
     for (size_t i = begin; i < end; i += 8) {
         const size_t stop = std::min<size_t>(end - i, 8);
         unsigned byte = 0;
         for (size_t b = 0; b < stop; ++b) {
             const size_t u = i + b;
             uint64_t j = 0;
-            if (k > 1) {
+            if constexpr (Multi) {
                 j = exact::uniform_below(bits, k);
                 coords[u] = static_cast<int64_t>(j);
             }
             const int64_t m = mm.grid.map(bits, values[u * k + j]);
-            switch (mm.method) {
-                case MeanMechanism::kDuchi:
-                    byte |= (mm.duchi_bit(bits, m) ? 1u : 0u) << b;
-                    break;
-                case MeanMechanism::kPiecewise:
+            if constexpr (M == MeanMechanism::kDuchi) {
+                byte |= (mm.duchi_bit(bits, m) ? 1u : 0u) << b;
+            } else if constexpr (M == MeanMechanism::kPiecewise) {
+                ints[u] = mm.piecewise(bits, m);
+            } else {
+                if (mm.hybrid_uses_duchi(bits)) {
+                    byte |= 1u << b;
+                    ints[u] = mm.duchi_bit(bits, m) ? 1 : 0;
+                } else {
                     ints[u] = mm.piecewise(bits, m);
-                    break;
-                case MeanMechanism::kHybrid:
-                    if (mm.hybrid_uses_duchi(bits)) {
-                        byte |= 1u << b;
-                        ints[u] = mm.duchi_bit(bits, m) ? 1 : 0;
-                    } else {
-                        ints[u] = mm.piecewise(bits, m);
-                    }
-                    break;
+                }
             }
         }
-        if (packed) packed[i / 8] = static_cast<uint8_t>(byte);
+        if constexpr (M != MeanMechanism::kPiecewise) packed[i / 8] = static_cast<uint8_t>(byte);
+    }
+}
+
+template <class Bits>
+void mean_chunk(const MeanMechanism& mm, Bits& bits, const double* values, uint64_t k, int64_t* coords,
+                uint8_t* packed, int64_t* ints, size_t begin, size_t end) {
+    const bool multi = k > 1;
+    switch (mm.method) {
+        case MeanMechanism::kDuchi:
+            return multi ? mean_chunk_of<MeanMechanism::kDuchi, true>(mm, bits, values, k, coords, packed, ints, begin, end)
+                         : mean_chunk_of<MeanMechanism::kDuchi, false>(mm, bits, values, k, coords, packed, ints, begin, end);
+        case MeanMechanism::kPiecewise:
+            return multi ? mean_chunk_of<MeanMechanism::kPiecewise, true>(mm, bits, values, k, coords, packed, ints, begin, end)
+                         : mean_chunk_of<MeanMechanism::kPiecewise, false>(mm, bits, values, k, coords, packed, ints, begin, end);
+        case MeanMechanism::kHybrid:
+            return multi ? mean_chunk_of<MeanMechanism::kHybrid, true>(mm, bits, values, k, coords, packed, ints, begin, end)
+                         : mean_chunk_of<MeanMechanism::kHybrid, false>(mm, bits, values, k, coords, packed, ints, begin, end);
     }
 }
 
@@ -378,11 +391,14 @@ inline void mean_sum(MeanScratch* scratch, uint64_t k, int64_t Z, const int64_t*
             if (M == MeanMechanism::kDuchi) {
                 ++s->duchi_users;
                 s->duchi_ones += bit;
-            } else if (M == MeanMechanism::kHybrid && bit) {
+            } else if (M == MeanMechanism::kHybrid) {  // branch-free: the kind is a coin flip
                 const int64_t v = ints[i];
-                vok &= (v & ~int64_t{1}) == 0;
-                ++s->duchi_users;
-                s->duchi_ones += v & 1;
+                const int64_t duchi = bit;
+                const bool z_in = v >= -Z && v <= Z;
+                vok &= duchi ? (v & ~int64_t{1}) == 0 : z_in;
+                s->duchi_users += duchi;
+                s->duchi_ones += duchi & v;
+                s->add_z((duchi || !z_in) ? 0 : v);
             } else {
                 const int64_t z = ints[i];
                 const bool in = z >= -Z && z <= Z;
