@@ -77,6 +77,27 @@ void register_ldp_numeric(py::module_& m) {
         "hybrid: 1 = a Duchi report), values int64 (Piecewise's z; hybrid: z or Duchi's bit)).");
 
     m.def(
+        "_ldp_mean_input_grid_for_testing",
+        [](GeneratorHandle& h, const f64_array& values, double low, double high) {
+            const ldp::InputGrid grid(low, high);
+            if (values.ndim() != 1) throw std::invalid_argument("values must be a 1-D array");
+            const size_t n = static_cast<size_t>(values.size());
+            const double* in = values.data();
+            py::array_t<int64_t> out(static_cast<py::ssize_t>(n));
+            int64_t* o = out.mutable_data();
+            with_family_nogil(h, [&](auto& family) {
+                ldp::check_finite(in, n);
+                random::for_each_chunk<ldp::MeanMechanism::kReportsPerStream>(
+                    family, n, 1, [&grid, in, o](auto& bits, size_t begin, size_t end) {
+                        for (size_t i = begin; i < end; ++i) o[i] = grid.map(bits, in[i]);
+                    });
+            });
+            return out;
+        },
+        py::arg("gen"), py::arg("values"), py::arg("low"), py::arg("high"),
+        "The input grid alone (tests): m in [-2^32, 2^32] per value, E[m/2^32] = (2v - low - high)/(high - low).");
+
+    m.def(
         "ldp_mean_accumulate",
         [](py::array& users, py::array& duchi_users, py::array& duchi_ones, py::array& pm_sum, py::array& pm_sum_squares,
            int method, int64_t Z, py::object coords, py::object bits, py::object ints, size_t n) {

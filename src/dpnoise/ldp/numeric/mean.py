@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, ClassVar, Dict, List, Optional, Tuple
+from typing import Any, ClassVar, Dict, List, Tuple
 
 import numpy as np
 
