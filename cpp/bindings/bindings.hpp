@@ -118,6 +118,7 @@ void register_testing(py::module_& m);
 void register_categorical(py::module_& m);
 void register_capi(py::module_& m);  // the C API capsule (dpnoise/capi.h)
 void register_selection(py::module_& m);
+void register_mechanisms(py::module_& m);  // the mechanisms' buffer kernel (register_mechanisms.cpp)
 // local DP, one file per protocol family (register_ldp_<family>.cpp)
 void register_ldp_unary(py::module_& m);
 void register_ldp_hashing(py::module_& m);

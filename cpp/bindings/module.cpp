@@ -27,6 +27,7 @@ PYBIND11_MODULE(_core, m) {
     dpnoise::bindings::register_categorical(m);
     dpnoise::bindings::register_capi(m);
     dpnoise::bindings::register_selection(m);
+    dpnoise::bindings::register_mechanisms(m);
     dpnoise::bindings::register_ldp_unary(m);
     dpnoise::bindings::register_ldp_hashing(m);
     dpnoise::bindings::register_ldp_hadamard(m);

@@ -31,6 +31,59 @@ def real(value: Any, name: str) -> float:
     return v
 
 
+# ε above this is no privacy at all, and e^ε overflows the accountants' arithmetic near 709
+MAX_EPSILON = 100.0
+
+
+def check_epsilon(value: Any, name: str = "epsilon", *, minimum: Optional[float] = None,
+                  maximum: Optional[float] = None) -> float:
+    """ε as a float: a finite real > 0 (or >= ``minimum``), at most ``maximum``.
+
+    Parameters
+    ----------
+    value : real
+        The privacy parameter.
+    name : str, optional
+        The argument's name in error messages.
+    minimum : float, optional
+        The least accepted value (inclusive); None: any value > 0.
+    maximum : float, optional
+        The largest accepted value (inclusive); None: ``MAX_EPSILON`` = 100.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError
+        For a non-real (bools included).
+    ValueError
+        For NaN, infinity, a value <= 0, below ``minimum`` or above ``maximum`` (an int too
+        large for a double is "above ``maximum``" too: the exception type never depends on the
+        magnitude).
+
+    Examples
+    --------
+    >>> check_epsilon(0.5)
+    0.5
+    >>> check_epsilon(2.0**-60, minimum=2.0**-50)
+    Traceback (most recent call last):
+    ...
+    ValueError: epsilon must be at least 8.88178e-16, got 8.673617379884035e-19
+    """
+    top = MAX_EPSILON if maximum is None else float(maximum)
+    try:
+        eps = positive(value, name)
+    except OverflowError:  # an int or Fraction beyond the largest double
+        raise ValueError(f"{name} must be at most {top:g}") from None
+    if eps > top:
+        raise ValueError(f"{name} must be at most {top:g}, got {eps!r}")
+    if minimum is not None and eps < minimum:
+        raise ValueError(f"{name} must be at least {float(minimum):g}, got {eps!r}")
+    return eps
+
+
 def nonnegative(value: Any, name: str) -> float:
     """A finite real >= 0 (-0.0 is read as 0)."""
     v = real(value, name)

@@ -319,7 +319,7 @@ def test_least_meeting_ends_when_log_x_has_no_float_between_its_bounds():
     """Near x = 1e-300, log x is about -690, where doubles are ~1e-13 apart: a relative
     precision of 1e-14 can never be reached, and the bisection used to loop for ever
     (GaussianMechanism(1.0, 1e-6, sensitivity=1e-300) hung)."""
-    from dpnoise.accounting._numeric import least_meeting
+    from dpnoise._numeric import least_meeting
 
     x = least_meeting(lambda v: v >= 3e-299, 5e-300, rel=1e-14)
     assert 3e-299 <= x <= 3e-299 * (1 + 1e-12)

@@ -56,6 +56,9 @@ def test_round_trip_and_configuration_travels(fam, name):
     agg = config.aggregator().add(again)
     loaded = ldp.Aggregator.from_bytes(agg.to_bytes())
     assert type(loaded) is type(agg) and loaded.n == 300 and loaded.to_bytes() == agg.to_bytes()
+    # a loaded state keeps ingesting, and any cached result is refreshed
+    more = config.client(rng(3), allow_insecure=True).privatize(items[:20])
+    assert loaded.add(more).to_bytes() == agg.add(more).to_bytes()
     rebuilt = ldp.Configuration.from_json(config.to_json())
     assert rebuilt == config and rebuilt.to_json() == config.to_json()
     rebuilt.aggregator().add(reports)  # the same configuration: accepted
@@ -67,13 +70,16 @@ def test_corruption_and_other_configurations_refused(fam, name):
     reports = config.client(rng(2), allow_insecure=True).privatize(config.example_items(50))
     agg = config.aggregator().add(reports)
     for blob, load in ((reports.to_bytes(), ldp.Reports.from_bytes), (agg.to_bytes(), ldp.Aggregator.from_bytes)):
-        for pos in (0, 20, len(blob) // 2, len(blob) - 1):
+        for pos in sorted({0, 20, len(blob) - 1} | set(range(0, len(blob), max(1, len(blob) // 40)))):
             bad = bytearray(blob)
             bad[pos] ^= 0x40
             with pytest.raises(ValueError):
                 load(bytes(bad))
-        with pytest.raises(ValueError):
-            load(blob[:-1])
+        for cut in (0, 10, len(blob) // 2, len(blob) - 1):
+            with pytest.raises(ValueError):
+                load(blob[:cut])
+        with pytest.raises(TypeError):
+            load("text")
     other = example(fam, name, epsilon=1.0)
     with pytest.raises(ValueError, match="different configuration"):
         other.aggregator().add(reports)
@@ -98,8 +104,10 @@ def test_three_way_merge_equals_one_aggregator(fam, name):
     right = ldp.Aggregator.from_bytes(aggs[2].to_bytes()).merge(ldp.Aggregator.from_bytes(aggs[1].to_bytes()).merge(aggs[0]))
     assert left.n == right.n == one.n == 240
     for a in (left, right):
-        for k in one._state:
-            np.testing.assert_array_equal(a._state[k], one._state[k])
+        assert a.to_bytes() == one.to_bytes()
+    # adding after a merge keeps working (the merged state is writable)
+    left.add(parts[0])
+    assert left.n == 240 + parts[0].n
 
 
 def _holders(config, items):
@@ -159,7 +167,9 @@ def test_blobs_written_by_0_4_0_still_load(key, expected):
     assert fresh.to_bytes() == state
     if key.startswith("fo_"):
         np.testing.assert_allclose(agg.estimate(), expected["estimate"], rtol=1e-12, atol=1e-9)
-        np.testing.assert_allclose(agg.stderr(), expected["stderr"], rtol=1e-12, atol=1e-9)
+        # standard errors: FLH's pool term and zmatrix's shared-column term were revised after
+        # 0.4.0 (issue 22, item 7; tests/ldp/test_stderr_calibration.py); close, not equal
+        np.testing.assert_allclose(agg.stderr(), expected["stderr"], rtol=0.15)
     else:
         got = [[h.estimate, h.stderr, h.ci_low, h.ci_high, int(h.item)] for h in agg.top(4)]  # written with top(4)
         assert len(got) == len(expected["top"])

@@ -7,7 +7,6 @@ import pytest
 
 import dpnoise
 from dpnoise import ldp
-from ldp_merging import merged_three_ways
 
 EPS = 2.0
 
@@ -62,35 +61,6 @@ def test_unbiased_and_variance_matches_formula():
     agg = fo.aggregator()
     agg.add(ldp.Reports("grr", fo.fingerprint(), n, {"values": rep[0]}))
     assert np.allclose(agg.estimate(), est[0])
-
-
-def test_merge_is_associative_and_equals_one_aggregator():
-    fo = grr(20)
-    items = np.random.default_rng(0).integers(0, 20, size=3000)
-    batches = [client(fo, s).privatize(items[i::3]) for i, s in enumerate((1, 2, 3))]
-    one, left, right = merged_three_ways(fo, batches)
-    for agg in (left, right):
-        assert agg.n == one.n == 3000
-        assert np.array_equal(agg.estimate(), one.estimate())
-
-
-def test_serialisation_round_trip_and_corruption_refused():
-    fo = grr(6)
-    agg = fo.aggregator().add(client(fo).privatize(np.arange(600) % 6))
-    blob = agg.to_bytes()
-    again = ldp.Aggregator.from_bytes(blob)
-    assert type(again) is type(agg) and again.n == agg.n and again.protocol == fo
-    assert np.array_equal(again.estimate(), agg.estimate())
-    for i in range(0, len(blob), 7):  # a flipped byte anywhere is refused
-        bad = bytearray(blob)
-        bad[i] ^= 0x40
-        with pytest.raises(ValueError):
-            ldp.Aggregator.from_bytes(bytes(bad))
-    for cut in (0, 10, len(blob) // 2, len(blob) - 1):
-        with pytest.raises(ValueError):
-            ldp.Aggregator.from_bytes(blob[:cut])
-    with pytest.raises(TypeError):
-        ldp.Aggregator.from_bytes("text")
 
 
 def test_other_configuration_refused_and_aggregator_unchanged():

@@ -13,7 +13,6 @@ import dpnoise
 import dpnoise.ldp.hadamard  # noqa: F401  (registers "hadamard")
 from dpnoise import _core, ldp
 from dpnoise.ldp.hadamard import padded_size
-from ldp_merging import merged_three_ways
 
 EPS = 2.0
 
@@ -148,38 +147,6 @@ def test_reports_layout_and_threads_independence():
     assert hist.min() > 100 and hist.max() < 300
     # a secure generator works without allow_insecure
     assert len(f.client().privatize(items[:10])) == 10
-
-
-def test_merge_is_associative_and_equals_one_aggregator():
-    f = fo(20)
-    items = np.random.default_rng(0).integers(0, 20, size=3001)
-    batches = [client(f, s).privatize(items[i::3]) for i, s in enumerate((1, 2, 3))]
-    one, left, right = merged_three_ways(f, batches)
-    for agg in (left, right):
-        assert agg.n == one.n == 3001
-        assert np.array_equal(agg.estimate(), one.estimate())
-        assert np.array_equal(agg._state["row_sums"], one._state["row_sums"])
-    # and adding after a merge keeps working (the merged state is writable)
-    left.add(batches[0])
-    assert left.n == 3001 + batches[0].n
-
-
-def test_serialisation_round_trip_and_corruption_refused():
-    f = fo(6)
-    agg = f.aggregator().add(client(f).privatize(np.arange(600) % 6))
-    blob = agg.to_bytes()
-    again = ldp.Aggregator.from_bytes(blob)
-    assert type(again) is type(agg) and again.n == agg.n and again.protocol == f
-    assert np.array_equal(again.estimate(), agg.estimate())
-    again.add(client(f, 2).privatize([1, 2]))  # a loaded state keeps ingesting
-    for i in range(0, len(blob), 5):
-        bad = bytearray(blob)
-        bad[i] ^= 0x10
-        with pytest.raises(ValueError):
-            ldp.Aggregator.from_bytes(bytes(bad))
-    for cut in (0, 10, len(blob) // 2, len(blob) - 1):
-        with pytest.raises(ValueError):
-            ldp.Aggregator.from_bytes(blob[:cut])
 
 
 def _reports(f, n, rows, bits):

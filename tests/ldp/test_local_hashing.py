@@ -10,7 +10,6 @@ import pytest
 import dpnoise
 import dpnoise.ldp.local_hashing as lh
 from dpnoise import _core, ldp
-from ldp_merging import merged_three_ways
 
 EPS = 2.0
 
@@ -218,30 +217,6 @@ def test_flh_pool_is_the_public_stream():
 
 
 # -------------------------------------------------------------- merge, bytes, bad input
-@pytest.mark.parametrize("name", ["olh", "flh"])
-def test_merge_associative_and_serialisation(name):
-    opts = {"k_prime": 30, "pool_key": 5} if name == "flh" else {}
-    fo = ldp.FrequencyOracle(name, EPS, 40, **opts)
-    items = np.random.default_rng(0).integers(0, 40, size=3000)
-    batches = [client(fo, s).privatize(items[i::3]) for i, s in enumerate((1, 2, 3))]
-    one, left, right = merged_three_ways(fo, batches)
-    for agg in (left, right):
-        assert agg.n == one.n == 3000
-        assert np.array_equal(agg.estimate(), one.estimate())
-    blob = one.to_bytes()
-    again = ldp.Aggregator.from_bytes(blob)
-    assert type(again) is type(one) and again.protocol == fo and np.array_equal(again.estimate(), one.estimate())
-    again.add(batches[0])  # a loaded aggregator keeps working (FLH's cached support is refreshed)
-    assert np.array_equal(again.estimate(), fo.aggregator().merge(one).add(batches[0]).estimate())
-    for i in range(0, len(blob), 97):
-        bad = bytearray(blob)
-        bad[i] ^= 0x40
-        with pytest.raises(ValueError):
-            ldp.Aggregator.from_bytes(bytes(bad))
-    with pytest.raises(ValueError):
-        ldp.Aggregator.from_bytes(blob[:-5])
-
-
 def _reports(fo, n, **data):
     return ldp.Reports(fo.name, fo.fingerprint(), n, data)
 

@@ -10,7 +10,6 @@ import pytest
 import dpnoise
 import dpnoise.ldp.unary  # noqa: F401  (registers "oue" and "sue")
 from dpnoise import _core, ldp
-from ldp_merging import merged_three_ways
 
 EPS = 2.0
 PROTOCOLS = ("oue", "sue")
@@ -172,36 +171,6 @@ def test_reports_do_not_depend_on_threads():
     one = client(fo, 9).privatize(items, threads=1).data["bits"]
     two = client(fo, 9).privatize(items, threads=2).data["bits"]
     assert np.array_equal(one, two)
-
-
-@pytest.mark.parametrize("name", PROTOCOLS)
-def test_merge_is_associative_and_equals_one_aggregator(name):
-    fo = ldp.FrequencyOracle(name, EPS, 100)
-    items = np.random.default_rng(0).integers(0, 100, size=3000)
-    batches = [client(fo, s).privatize(items[i::3]) for i, s in enumerate((1, 2, 3))]
-    one, left, right = merged_three_ways(fo, batches)
-    for agg in (left, right):
-        assert agg.n == one.n == 3000
-        assert np.array_equal(agg.estimate(), one.estimate())
-
-
-@pytest.mark.parametrize("name", PROTOCOLS)
-def test_serialisation_round_trip_and_corruption_refused(name):
-    fo = ldp.FrequencyOracle(name, EPS, 70)
-    agg = fo.aggregator().add(client(fo).privatize(np.arange(700) % 70))
-    blob = agg.to_bytes()
-    again = ldp.Aggregator.from_bytes(blob)
-    assert type(again) is type(agg) and again.n == agg.n and again.protocol == fo
-    assert np.array_equal(again.estimate(), agg.estimate())
-    assert np.array_equal(again.stderr(), agg.stderr())
-    for i in range(0, len(blob), 11):
-        bad = bytearray(blob)
-        bad[i] ^= 0x10
-        with pytest.raises(ValueError):
-            ldp.Aggregator.from_bytes(bytes(bad))
-    for cut in (0, 10, len(blob) // 2, len(blob) - 1):
-        with pytest.raises(ValueError):
-            ldp.Aggregator.from_bytes(blob[:cut])
 
 
 def test_malformed_batches_refused_and_aggregator_unchanged():

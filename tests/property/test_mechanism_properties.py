@@ -165,3 +165,31 @@ def test_constructor_errors_name_the_argument(name, field, bad):
         assert field in str(res), \
             f"{type(res).__name__} does not name {field}: {res}"
 
+
+
+# -- issue 23/24: the grid mechanisms read inputs by type, never by magnitude -------------------
+from hypothesis import strategies as _st  # noqa: E402
+
+from test_selection_properties import KINDS, PARTS, _same_length, _same_outcome_both_sizes  # noqa: E402
+
+GRID_CALLS = {
+    "LaplaceMechanism": lambda s, b: dpnoise.LaplaceMechanism(
+        1.0, rng=dpnoise.default_rng(7), budget=b, allow_insecure=True)(s),
+    "GaussianMechanism": lambda s, b: dpnoise.GaussianMechanism(
+        rho=0.5, rng=dpnoise.default_rng(7), budget=b, allow_insecure=True)(s),
+    "GaussianMechanism_dpsgd_out": lambda s, b: _into(dpnoise.GaussianMechanism(
+        noise_multiplier=1.1, rng=dpnoise.default_rng(7), budget=b, allow_insecure=True), s),
+}
+
+
+def _into(mech, s):
+    x = np.asarray(s) if isinstance(s, np.ndarray) else s
+    out = np.empty(len(s), dtype=np.float32 if getattr(x, "dtype", None) == np.float32 else np.float64)
+    return mech(x, out=out)
+
+
+@PROFILE
+@given(data=_st.data(), entry=_st.sampled_from(sorted(GRID_CALLS)), kind=_st.sampled_from(KINDS), small=PARTS)
+def test_grid_mechanism_exception_does_not_depend_on_magnitudes(data, entry, kind, small):
+    large = data.draw(_same_length(small))
+    _same_outcome_both_sizes(GRID_CALLS[entry], kind, small, large)

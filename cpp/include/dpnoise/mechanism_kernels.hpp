@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
+#include <type_traits>
 
 #include "dpnoise/exact/randomized_response.hpp"
 #include "dpnoise/request.hpp"
@@ -80,6 +81,49 @@ void noisy_grid(Family& family, const typename Law::Param& p, const double* valu
     };
     if (k >= -1022 && k <= 1022) run(TimesFactor{std::ldexp(1.0, -k)}, TimesFactor{std::ldexp(1.0, k)});
     else run(TimesLdexp{-k}, TimesLdexp{k});
+}
+
+// The buffer form (the ML path): the same release into a caller's float32 or float64 buffer,
+// which may be `values` itself (in place: element i is read before it is written, and every
+// element is handled once). It cannot fail once the draws began, so a buffer is never left
+// half-written: the arguments are checked first, and the rare noisy value beyond the exact
+// range is clamped to +-2^53 grid steps instead of raising (a function of y alone: post-
+// processing, Dwork & Roth 2014 Prop. 2.1). The output is y 2^k, exact in double; a float32
+// buffer receives that exact value rounded to nearest (again a function of y alone; the
+// argument is docs/security.md, "float32 outputs"), clamped to +-FLT_MAX first.
+template <class T>
+struct GridOutput;
+template <>
+struct GridOutput<double> {
+    static double from_exact(double r) { return r; }
+};
+template <>
+struct GridOutput<float> {
+    static float from_exact(double r) {
+        constexpr double kMax = 3.4028234663852886e38;  // FLT_MAX
+        r = r > kMax ? kMax : (r < -kMax ? -kMax : r);
+        return static_cast<float>(r);
+    }
+};
+
+template <class Law, class T, class Family>
+void noisy_grid_into(Family& family, const typename Law::Param& p, const T* values, ptrdiff_t stride, int k,
+                     int64_t bound, T* out, size_t n, unsigned threads) {
+    static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "float32 or float64 buffers");
+    if (bound < 0 || bound > GridKernel::kMaxBound) throw std::invalid_argument("bound must be in [0, 2^52]");
+    // 2^k normal and 2^(53+k) finite: y 2^k is exact and finite for every |y| <= 2^53
+    if (k < -1022 || k > 970) throw std::invalid_argument("grid exponent k must be in [-1022, 970]");
+    if (n == 0) return;
+    const double b = static_cast<double>(bound);
+    const TimesFactor down{std::ldexp(1.0, -k)}, up{std::ldexp(1.0, k)};
+    sample_same<Law>(family, p, out, n, threads, Path::automatic, [=](size_t i, int64_t noise) {
+        const int64_t v = to_grid(static_cast<double>(values[static_cast<ptrdiff_t>(i) * stride]), down, b);
+        // |v| <= 2^52; noise clamped to +-2^62 keeps the sum in int64, then y to +-2^53
+        const int64_t e = noise > GridKernel::kExact ? GridKernel::kExact : (noise < -GridKernel::kExact ? -GridKernel::kExact : noise);
+        int64_t y = v + e;
+        y = y > GridKernel::kExact ? GridKernel::kExact : (y < -GridKernel::kExact ? -GridKernel::kExact : y);
+        return GridOutput<T>::from_exact(up(static_cast<double>(y)));
+    });
 }
 
 // The integer form: values int64 (no rounding), clamped to [-bound, bound], y = v + noise,

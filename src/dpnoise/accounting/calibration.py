@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from .. import _validate as check
-from ._numeric import TargetNotMet, least_meeting
+from .._numeric import TargetNotMet, least_meeting
 from .accountant import Accountant
 from .losses import (
     DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace, PoissonSampled, PrivacyLoss, PureDP,

@@ -97,6 +97,16 @@ class Protocol(Configuration, family="frequency"):
         true count are added by protocols where they matter, from ``counts``)."""
         return np.full(self.domain_size, n * self.variance_per_user())
 
+    def cost_units(self, n: int) -> tuple:
+        """(client, server) work for n reports, in the protocol's own units (calibrated into
+        seconds by :func:`dpnoise.ldp.compare`); the server's includes one full estimate.
+        Default: one unit a report, and one an item."""
+        return float(n), float(n + self.domain_size)
+
+    def state_bytes(self) -> int:
+        """The bytes of one aggregator's state (default: one int64 an item)."""
+        return 8 * self.domain_size
+
     # -- shared --------------------------------------------------------------------------------
     @classmethod
     def example(cls, epsilon: float = 2.0, domain_size: int = 64) -> "Protocol":

@@ -83,6 +83,7 @@ class ReportField:
         return ((n + 7) // 8,)
 
     def describe(self, config: Any) -> str:
+        """The field's dtype and shape in words, for error messages."""
         if self.kind == PER_USER:
             return f"{self.dtype.name}, one per user"
         if self.kind == ROW:

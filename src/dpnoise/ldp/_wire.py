@@ -18,6 +18,8 @@ from typing import Any, Dict, List, Tuple
 import numpy as np
 
 FORMAT = 1
+#: the most reports one aggregator or batch may count: sums of int64 counters stay far from overflow
+MAX_REPORTS = 1 << 62
 
 #: magics of the blobs 0.4.0 wrote; every reader still takes them
 FREQUENCY_STATE = b"DPNOISE-LDP\x00"

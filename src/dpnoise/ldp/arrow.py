@@ -21,7 +21,7 @@ from typing import Any, Dict, List
 
 import numpy as np
 
-from ._protocol import Configuration, Reports
+from ._registry import from_json, is_configuration
 from ._schema import PACKED, PER_USER, ROW, report_rows, reports_from_rows
 
 CONFIG_KEY = b"dpnoise.configuration"
@@ -38,7 +38,7 @@ def _pa() -> Any:
     return pyarrow
 
 
-def schema(config: Configuration) -> Any:
+def schema(config: Any) -> Any:
     """The ``pyarrow.Schema`` of ``config``'s report tables (with its metadata)."""
     pa = _pa()
     fields = []
@@ -53,11 +53,11 @@ def schema(config: Configuration) -> Any:
     return pa.schema(fields, metadata={CONFIG_KEY: config.to_json().encode(), FORMAT_KEY: FORMAT})
 
 
-def to_arrow(reports: Reports) -> Any:
+def to_arrow(reports: Any) -> Any:
     """A ``pyarrow.Table`` of ``reports``: one row per report, flat columns, the configuration
     in the schema metadata. O(n), zero-copy where the dtypes allow."""
     pa = _pa()
-    if not isinstance(reports, Reports):
+    if not callable(getattr(reports, "configuration", None)):
         raise TypeError(f"reports must be dpnoise.ldp.Reports, got {type(reports).__name__}")
     config = reports.configuration()
     sch = schema(config)
@@ -83,7 +83,7 @@ def _tables(data: Any) -> List[Any]:
     raise TypeError(f"table must be a pyarrow Table, RecordBatch or a list of them, got {type(data).__name__}")
 
 
-def check_configuration(metadata: Any, oracle: Configuration, what: str = "the table") -> None:
+def check_configuration(metadata: Any, oracle: Any, what: str = "the table") -> None:
     """ValueError naming both configurations when ``metadata`` (an Arrow schema's) carries
     another configuration than ``oracle``; tables without dpnoise metadata are taken as they are
     (their columns are still checked)."""
@@ -94,14 +94,14 @@ def check_configuration(metadata: Any, oracle: Configuration, what: str = "the t
     if meta.get(FORMAT_KEY, FORMAT) != FORMAT:
         raise ValueError(f"{what} holds dpnoise reports of format {meta.get(FORMAT_KEY)!r}; this reader reads {FORMAT!r}")
     try:
-        theirs = Configuration.from_json(text)
+        theirs = from_json(text)
     except ValueError:
         raise ValueError(f"{what} carries a dpnoise configuration this version cannot rebuild") from None
     if theirs != oracle:
         raise ValueError(f"{what} holds reports of another configuration ({theirs!r}) than {oracle!r}")
 
 
-def from_arrow(data: Any, oracle: Configuration, *, on_malformed: str = "raise") -> Reports:
+def from_arrow(data: Any, oracle: Any, *, on_malformed: str = "raise") -> Any:
     """Reports of ``oracle`` from Arrow data.
 
     Parameters
@@ -128,7 +128,7 @@ def from_arrow(data: Any, oracle: Configuration, *, on_malformed: str = "raise")
     pa = _pa()
     import pyarrow.compute as pc
 
-    if not isinstance(oracle, Configuration):
+    if not is_configuration(oracle):
         raise TypeError(f"oracle must be a dpnoise.ldp configuration, got {type(oracle).__name__}")
     if on_malformed not in ON_MALFORMED:
         raise ValueError(f"on_malformed must be one of {list(ON_MALFORMED)}, got {on_malformed!r}")
@@ -225,7 +225,7 @@ def _binary_rows(arr: Any, k: int) -> np.ndarray:
     return data.reshape(n, k)
 
 
-def write_parquet(reports: Reports, path: Any, **options: Any) -> None:
+def write_parquet(reports: Any, path: Any, **options: Any) -> None:
     """Write ``reports`` to a Parquet file (configuration in the file's schema metadata)."""
     _pa()
     import pyarrow.parquet as pq
@@ -233,7 +233,7 @@ def write_parquet(reports: Reports, path: Any, **options: Any) -> None:
     pq.write_table(to_arrow(reports), path, **options)
 
 
-def read_parquet(path: Any, oracle: Configuration, *, on_malformed: str = "raise") -> Reports:
+def read_parquet(path: Any, oracle: Any, *, on_malformed: str = "raise") -> Any:
     """Reports of ``oracle`` from one Parquet file or a list of them (see :func:`from_arrow`);
     a file of another configuration is refused before any row is read."""
     _pa()

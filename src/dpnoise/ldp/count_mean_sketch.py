@@ -20,7 +20,9 @@ from .. import _core
 from .._validate import integer
 from ..generator import Generator
 from ._frequency import Protocol, check_items
-from ._protocol import Aggregator, Reports, native
+from ._aggregator import Aggregator
+from ._protocol import native
+from ._reports import Reports
 from ._schema import PACKED, PER_USER, ROW, ReportField
 
 DEFAULT_HASHES = 256
@@ -52,6 +54,13 @@ class _Sketch(Protocol):
         if not 0 <= key < 1 << 256:
             raise ValueError("public_key must be in [0, 2^256)")
         return {"hashes": k, "width": m, "public_key": key}
+
+    #: estimate(items) gathers only the given items: a domain too large to enumerate still works
+    estimates_items_only = True
+
+    def state_bytes(self) -> int:
+        """k m int64 sketch cells."""
+        return 8 * self.hashes * (self.width + 1)
 
     @property
     def hashes(self) -> int:
@@ -144,7 +153,7 @@ class CountMeanSketchAggregator(Aggregator):
         return (m / (m - 1)) * (p.scale() / 2 * gathered + self.n / 2 - self.n / m)
 
 
-class CountMeanSketch(_Sketch, name="cms", aggregator=CountMeanSketchAggregator):
+class CountMeanSketch(_Sketch, name="cms", aggregator=CountMeanSketchAggregator, cost_rank=6):
     """Count-mean sketch: report (hash index l, m signs), every sign of the one-hot ±1 vector at
     h_l(x) flipped with probability 1/(e^{ε/2} + 1). Variance (over users' randomness and the
     random hash key): (m/(m−1))² [n (c² − 1)/4 + (n − c(x)) (k−1)(m−1)/(k m²)
@@ -152,6 +161,11 @@ class CountMeanSketch(_Sketch, name="cms", aggregator=CountMeanSketchAggregator)
 
     report_fields = (ReportField("hash_index", PER_USER, np.int64, bound=lambda p: p.hashes),
                      ReportField("vectors", ROW, np.uint8, width=lambda p: p.width // 8))
+    variance_formula = staticmethod(lambda epsilon, d: CountMeanSketch(epsilon, d).variance_per_user())
+
+    def cost_units(self, n: int) -> tuple:
+        """Client and server: m signs a report; a full estimate k d gathers."""
+        return float(n) * self.width, float(n) * self.width + float(self.hashes) * self.domain_size
 
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
         g = self.gamma
@@ -160,15 +174,18 @@ class CountMeanSketch(_Sketch, name="cms", aggregator=CountMeanSketchAggregator)
         return {"hash_index": index, "vectors": vectors}
 
     def scale(self) -> float:
+        """c = (e^{ε/2} + 1)/(e^{ε/2} − 1): each sign is flipped with probability 1/(e^{ε/2} + 1)."""
         hm1 = math.expm1(float(self.gamma) / 2)  # e^{γ/2} − 1, accurate for small ε
         return (hm1 + 2) / hm1
 
     def variance_per_user(self) -> float:
+        """The class docstring's formula for an item no user holds, per user."""
         g, _, _ = self._collision_terms()
         k, m = self.hashes, self.width
         return g * ((self.scale() ** 2 - 1) / 4 + (k - 1) * (m - 1) / (k * m * m))
 
     def variance(self, n: int, counts: Optional[np.ndarray] = None) -> np.ndarray:
+        """The class docstring's variance, over users' randomness and the random hash key."""
         var = np.full(self.domain_size, n * self.variance_per_user())
         if counts is not None:
             g, _, _ = self._collision_terms()
@@ -213,7 +230,7 @@ class HadamardCountMeanSketchAggregator(Aggregator):
         return (m / (m - 1)) * (p.scale() * gathered - self.n / m)
 
 
-class HadamardCountMeanSketch(_Sketch, name="hcms", aggregator=HadamardCountMeanSketchAggregator):
+class HadamardCountMeanSketch(_Sketch, name="hcms", aggregator=HadamardCountMeanSketchAggregator, cost_rank=7):
     """Hadamard count-mean sketch: report (hash index l, coefficient a, one bit), the bit
     H[a, h_l(x)] kept with probability e^ε/(e^ε + 1). Variance (over users' randomness and the
     random hash key): (m/(m−1))² [n c² − c(x) − (n − c(x))(m + k − 1)/(k m²)
@@ -222,6 +239,12 @@ class HadamardCountMeanSketch(_Sketch, name="hcms", aggregator=HadamardCountMean
     report_fields = (ReportField("hash_index", PER_USER, np.int64, bound=lambda p: p.hashes),
                      ReportField("coefficient", PER_USER, np.int64, bound=lambda p: p.width),
                      ReportField("bits", PACKED, np.uint8))
+    variance_formula = staticmethod(lambda epsilon, d: HadamardCountMeanSketch(epsilon, d).variance_per_user())
+
+    def cost_units(self, n: int) -> tuple:
+        """Server: one cell a report, k row transforms (m log2 m) and k d gathers."""
+        m = self.width
+        return float(n), float(n) + self.hashes * m * max(1, m.bit_length() - 1) + float(self.hashes) * self.domain_size
 
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
         g = self.gamma
@@ -230,14 +253,17 @@ class HadamardCountMeanSketch(_Sketch, name="hcms", aggregator=HadamardCountMean
         return {"hash_index": index, "coefficient": coefficient, "bits": bits}
 
     def scale(self) -> float:
+        """c = (e^ε + 1)/(e^ε − 1): the one bit is kept with probability e^ε/(e^ε + 1)."""
         em1 = math.expm1(float(self.gamma))
         return (em1 + 2) / em1
 
     def variance_per_user(self) -> float:
+        """The class docstring's formula for an item no user holds, per user."""
         g, _, epi2 = self._collision_terms()
         return g * (self.scale() ** 2 - epi2)
 
     def variance(self, n: int, counts: Optional[np.ndarray] = None) -> np.ndarray:
+        """The class docstring's variance, over users' randomness and the random hash key."""
         var = np.full(self.domain_size, n * self.variance_per_user())
         if counts is not None:
             g, _, epi2 = self._collision_terms()

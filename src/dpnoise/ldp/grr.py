@@ -12,7 +12,8 @@ import numpy as np
 from ..generator import Generator
 from ._choose import grr_variance
 from ._frequency import Protocol
-from ._protocol import Aggregator, Reports, count_into
+from ._aggregator import Aggregator, count_into
+from ._reports import Reports
 from ._schema import PER_USER, ReportField
 
 
@@ -59,9 +60,11 @@ class GRR(Protocol, name="grr", aggregator=GRRAggregator, cost_rank=0):
         return (em1 + 1) / den, 1.0 / den, em1 / den
 
     def variance_per_user(self) -> float:
+        """(e^ε + d − 2)/(e^ε − 1)² (Wang et al. 2017, Eq. 2)."""
         return grr_variance(float(self.gamma), self.domain_size)
 
     def variance(self, n: int, counts: Optional[np.ndarray] = None) -> np.ndarray:
+        """n q(1 − q)/(p − q)² + c(x)(1 − p − q)/(p − q) (Wang et al. 2017, Eq. 3)."""
         p, q, gap = self._pq()
         var = np.full(self.domain_size, n * self.variance_per_user())
         if counts is not None:

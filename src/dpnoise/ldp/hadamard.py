@@ -16,7 +16,9 @@ from .. import _core
 from ..generator import Generator
 from ._choose import one_bit_variance
 from ._frequency import Protocol
-from ._protocol import Aggregator, Reports, native
+from ._aggregator import Aggregator
+from ._protocol import native
+from ._reports import Reports
 from ._schema import PACKED, PER_USER, ReportField
 
 # The server keeps one int64 per row of the padded domain: 2^30 rows is 8 GiB.
@@ -72,8 +74,18 @@ class Hadamard(Protocol, name="hadamard", aggregator=HadamardAggregator, cost_ra
             raise ValueError(f"domain_size must be at most 2^30 for 'hadamard' (the server keeps one count per "
                              f"row of the padded domain), got {self.domain_size}")
 
+    def cost_units(self, n: int) -> tuple:
+        """Server: one row sum a report, then one transform of D log2 D."""
+        D = self.padded_size
+        return float(n), float(n) + D * max(1, D.bit_length() - 1)
+
+    def state_bytes(self) -> int:
+        """D int64 row sums."""
+        return 8 * self.padded_size
+
     @property
     def padded_size(self) -> int:
+        """D, the domain padded to a power of two (the rows of the Hadamard matrix)."""
         return padded_size(self.domain_size)
 
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
@@ -88,9 +100,11 @@ class Hadamard(Protocol, name="hadamard", aggregator=HadamardAggregator, cost_ra
         return (em1 + 2) / em1
 
     def variance_per_user(self) -> float:
+        """((e^ε + 1)/(e^ε − 1))²: one kept-or-flipped ±1 bit (docs/ldp_hadamard.md)."""
         return one_bit_variance(float(self.gamma))
 
     def variance(self, n: int, counts: Optional[np.ndarray] = None) -> np.ndarray:
+        """n c² − c(x), exactly (docs/ldp_hadamard.md)."""
         # each user's term s·y·H[j, x] has square s² and mean 1{x_i = x}: n s² − c(x) in all
         var = np.full(self.domain_size, n * self.variance_per_user())
         if counts is not None:

@@ -24,7 +24,9 @@ from .. import _core
 from ..generator import Generator
 from ._choose import olh_variance
 from ._frequency import Protocol
-from ._protocol import Aggregator, Reports, native
+from ._aggregator import Aggregator
+from ._protocol import native
+from ._reports import Reports
 from ._schema import ROW, ReportField
 
 # a report is d bits: beyond 2^20 (128 KiB per user) unary encoding is the wrong protocol
@@ -78,6 +80,11 @@ class _UnaryEncoding(Protocol, aggregator=UnaryAggregator):
         if not tail or not n:
             return np.ones(n, dtype=bool)
         return (data["bits"][:, -1] >> np.uint64(tail)) == 0
+
+    def cost_units(self, n: int) -> tuple:
+        """Client: the set bits (about 1 + d q a report); server: n ceil(d/64) words + d."""
+        p, q, _ = self._pq()
+        return float(n) * (1 + self.domain_size * q), float(n) * self.words + self.domain_size
 
     @property
     def words(self) -> int:

@@ -30,7 +30,9 @@ from ..generator import Generator
 from .._validate import check_threads
 from ._choose import one_bit_variance
 from ._frequency import Protocol, check_items
-from ._protocol import Aggregator, Client, Reports, native
+from ._aggregator import Aggregator
+from ._protocol import Client, native
+from ._reports import Reports
 from ._schema import PER_USER, ReportField
 
 DEFAULT_COLUMNS = 1 << 20
@@ -176,6 +178,29 @@ class ZMatrixAggregator(Aggregator):
     def _estimate(self) -> np.ndarray:
         return self.protocol.scale() * self.column_sums()
 
+    def shared_column_excess(self) -> int:
+        """Σ_c S_c² − n over the columns' sums S_c: 0 when every report has a column of its
+        own, else twice the sum over pairs of reports sharing a column of y_i y_i′ (cached)."""
+        def compute() -> int:
+            mag = self._state["magnitude"]
+            m = np.zeros(mag.shape[1] * 64, dtype=np.int64)
+            for p in range(mag.shape[0]):
+                m += np.unpackbits(mag[p].view(np.uint8), bitorder="little").astype(np.int64) << p
+            return int(np.dot(m, m)) - self.n
+        return self._cached("excess", compute)
+
+    def variance(self, items: Any = None) -> np.ndarray:
+        """The protocol's n c² − f(x), plus the shared-column term: two reports on one column
+        whose users hold the same item y ≠ x add 2 to Var f̂(x) (docs/ldp_zmatrix.md,
+        "Duplicated columns"). Its expectation over Z and the randomizers is
+        c² E[Σ_c S_c² − n] (E[y_i y_i′] = (2p − 1)² = 1/c² for such a pair, 0 for users of
+        different items), so c² max(Σ_c S_c² − n, 0) estimates it from the state; it is 0 for
+        reports on distinct columns. Pairs holding x itself add nothing to Var f̂(x) but are
+        counted: the stated variance errs on the large side."""
+        var = super().variance(items)
+        c = self.protocol.scale()
+        return var + c * c * max(self.shared_column_excess(), 0)
+
 
 class ZMatrix(Protocol, name="zmatrix", aggregator=ZMatrixAggregator, client=ZMatrixClient, cost_rank=5):
     """One bit per user over a public random ±1 matrix Z (d rows, ``columns`` columns).
@@ -213,8 +238,17 @@ class ZMatrix(Protocol, name="zmatrix", aggregator=ZMatrixAggregator, client=ZMa
                              f"columns={width}, planes={planes}")
         return {"public_key": key, "columns": width, "planes": planes}
 
+    def cost_units(self, n: int) -> tuple:
+        """Server: one column a report, then the sweep: d W/64 words."""
+        return float(n), float(n) + float(self.domain_size) * ((self.width + 63) // 64)
+
+    def state_bytes(self) -> int:
+        """W (planes + 1)/8 bytes of bit planes."""
+        return ((self.width + 63) // 64) * 8 * (self.options["planes"] + 1)
+
     @property
     def width(self) -> int:
+        """W, the number of columns of Z."""
         return int(self.options["columns"])
 
     def scale(self) -> float:

@@ -1,9 +1,5 @@
-"""Release plans: everything a release needs except the data and the generator, frozen.
+"""The mechanisms' release plans (the base class and the release steps: dpnoise/_release/).
 
-A mechanism's ``release(value)`` (1) validates and prepares the input, (2) builds a plan with
-``mechanism.plan(shape, dtype)``, (3) charges ``plan.loss`` to the budget, (4) runs
-``plan.execute(rng, prepared)``. A plan is a frozen, picklable dataclass, so it can be inspected,
-stored in a ledger or shipped to another process (which executes it with its own generator).
 Execution draws all noise through ``Generator._noisy_grid`` or ``Generator._randomized_response``
 (the fused kernels) and cannot fail on valid prepared input, except for the documented
 data-independent overflow of ``_noisy_grid`` whose probability the plan keeps below 2^-90.
@@ -14,42 +10,18 @@ import dataclasses
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Optional, Tuple, Union
+from typing import Any, Optional, Union
 
 import numpy as np
 
-from ..accounting.losses import PrivacyLoss
+from .. import _core, _rational as R
+from .._release.buffers import source_for
+from .._release.plan import (  # noqa: F401  (re-exported: the mechanisms' public plan names)
+    GRID_BOUND, INTEGER_BOUND, MAX_GAUSSIAN_SIGMA, MAX_LAPLACE_SCALE, STANDARD_EXPONENT, ReleasePlan,
+)
 
-# Grid values are clamped to +-GRID_BOUND grid units (real queries on the grid 2^k) or to
-# +-INTEGER_BOUND (integer queries): the same bounds _noisy_grid applies.
-GRID_BOUND = 1 << 52
-INTEGER_BOUND = 1 << 61
-# The largest noise parameter (grid units) a plan accepts: discrete Laplace scale t <= 2^44 and
-# discrete Gaussian sigma <= 2^30 keep P(|noise| > 2^52) below 2^-90, so y = v + noise fits the
-# exact range of _noisy_grid (2^53 with a grid, 2^62 without) except with that probability.
-MAX_LAPLACE_SCALE = 1 << 44
-MAX_GAUSSIAN_SIGMA = float(1 << 30)
-# N(0, 1) for the Gaussian-process mechanism: discrete Gaussian of sigma 2^20 on the grid 2^-20
-STANDARD_EXPONENT = 20
-
-
-@dataclass(frozen=True)
-class ReleasePlan:
-    """What every plan holds: the mechanism's name (the ledger label), the privacy loss one
-    execution spends, the shape of the query, whether the output is a scalar, and the threads."""
-
-    mechanism: str
-    loss: PrivacyLoss
-    shape: Tuple[int, ...]
-    scalar: bool
-    threads: int
-
-    @property
-    def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
-
-    def execute(self, rng: Any, prepared: Any) -> Any:  # pragma: no cover - abstract
-        raise NotImplementedError
+# Float dtypes a grid release keeps (float32 in, float32 out); other reals come out as float64.
+KEPT_FLOATS = (np.float32, np.float64)
 
 
 @dataclass(frozen=True)
@@ -57,7 +29,13 @@ class NoisyGridPlan(ReleasePlan):
     """Noise added on a grid: ``law`` "laplace" (``param`` = the discrete Laplace scale, an exact
     Fraction, grid units) or "gaussian" (``param`` = sigma, grid units); ``k`` the grid exponent
     (None: integer query, integer output); ``sensitivity`` the widened sensitivity in grid units
-    the noise is calibrated to (L1 for Laplace, L2 for Gaussian); ``bound`` the clamp."""
+    the noise is calibrated to (L1 for Laplace, L2 for Gaussian); ``bound`` the clamp.
+
+    Parameters
+    ----------
+    law, param, k, sensitivity, bound
+        As described above; the first five fields are those of :class:`ReleasePlan`.
+    """
 
     law: str
     param: Union[Fraction, float]
@@ -71,16 +49,53 @@ class NoisyGridPlan(ReleasePlan):
         return float(self.bound) if self.k is None else math.ldexp(float(self.bound), self.k)
 
     def execute(self, rng: Any, prepared: np.ndarray) -> Any:
+        """The noisy release of ``prepared`` (int64 on the integer path; float32 for float32
+        input, else float64, on a grid)."""
+        if self.k is not None and prepared.dtype == np.float32:
+            out = np.empty(prepared.shape, dtype=np.float32)
+            self.execute_into(rng, prepared, out)
+            return np.float32(out.reshape(-1)[0]) if self.scalar else out
         out = rng._noisy_grid(prepared, law=self.law, param=self.param, k=self.k, bound=self.bound,
                               threads=self.threads)
         if self.scalar:
             return int(out.reshape(-1)[0]) if self.k is None else float(out.reshape(-1)[0])
         return out
 
+    def result_dtype(self, prepared: np.ndarray) -> np.dtype:
+        """int64 on the integer path, else the input's float dtype (float32 or float64)."""
+        if self.k is None:
+            return np.dtype(np.int64)
+        return np.dtype(np.float32) if prepared.dtype == np.float32 else np.dtype(np.float64)
+
+    def execute_into(self, rng: Any, prepared: np.ndarray, out: np.ndarray) -> None:
+        """Write the release into ``out`` (writable, C-contiguous, of ``result_dtype``; it may
+        be ``prepared`` itself). The kernel cannot fail once it has started, so ``out`` is
+        never half-written (mechanism_kernels.hpp, noisy_grid_into)."""
+        if self.k is None:  # integer path: the int64 release, then one copy
+            np.copyto(out, rng._noisy_grid(prepared, law=self.law, param=self.param, k=None,
+                                           bound=self.bound, threads=self.threads))
+            return
+        values = prepared if prepared.dtype == out.dtype else prepared.astype(out.dtype)
+        values = source_for(values, out).reshape(-1)
+        if self.law == "laplace":
+            num, den = R.scale_pair(self.param, "scale")
+        else:
+            num, den = R.sigma_to_variance_pair(self.param, "sigma")
+        _core.noisy_grid_into(rng._core, self.law, values, int(self.k), num, den, int(self.bound),
+                              out.reshape(-1), self.threads)
+
 
 @dataclass(frozen=True)
 class RandomizedResponsePlan(ReleasePlan):
-    """k-ary randomized response with the exact rational ``gamma`` (the ε the sampler uses)."""
+    """k-ary randomized response with the exact rational ``gamma`` (the ε the sampler uses).
+
+    Parameters
+    ----------
+    categories : int
+        k, the domain size.
+    gamma : fractions.Fraction
+        The exact ε of the kernel.
+    """
 
     categories: int
     gamma: Fraction
@@ -93,7 +108,15 @@ class RandomizedResponsePlan(ReleasePlan):
 @dataclass(frozen=True)
 class GaussianProcessPlan(ReleasePlan):
     """The Gaussian-process mechanism on m public points: f + scale · L z, with L the Cholesky
-    factor of the kernel matrix and z ~ N(0, I) drawn as discrete Gaussian(2^20)·2^-20."""
+    factor of the kernel matrix and z ~ N(0, I) drawn as discrete Gaussian(2^20)·2^-20.
+
+    Parameters
+    ----------
+    scale : float
+        The noise scale.
+    factor : numpy.ndarray
+        The Cholesky factor L of the kernel matrix.
+    """
 
     scale: float
     factor: np.ndarray = dataclasses.field(compare=False, repr=False)

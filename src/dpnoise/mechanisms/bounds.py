@@ -13,7 +13,32 @@ def posterior_bounds(prior: Any, epsilon: float):
     """How far an attacker's belief that a person is in the data can move after seeing an ε-DP
     output: p·e^-ε/(p·e^-ε + 1 - p) <= posterior <= p·e^ε/(p·e^ε + 1 - p) (Kasiviswanathan &
     Smith 2014, the Bayesian semantics of ε-DP; Bayes' rule with a likelihood ratio in
-    [e^-ε, e^ε]). Works element-wise on arrays of priors."""
+    [e^-ε, e^ε]). Works element-wise on arrays of priors.
+
+    Parameters
+    ----------
+    prior : float or array_like
+        Prior probabilities in [0, 1].
+    epsilon : float
+        ε >= 0.
+
+    Returns
+    -------
+    (lower, upper)
+        The posterior's bounds, same shape as ``prior``.
+
+    Raises
+    ------
+    ValueError
+        For a prior outside [0, 1] or a negative ε.
+
+    Examples
+    --------
+    >>> from dpnoise.mechanisms import posterior_bounds
+    >>> lo, hi = posterior_bounds(0.5, 1.0)
+    >>> round(float(hi), 3)
+    0.731
+    """
     eps = nonnegative(epsilon, "epsilon")
     p = np.asarray(prior, dtype=float)
     if p.size and (np.isnan(p).any() or p.min() < 0 or p.max() > 1):
@@ -28,7 +53,32 @@ def posterior_bounds(prior: Any, epsilon: float):
 def error_lower_bound(epsilon: float, delta: float, diameter: float) -> float:
     """Any (ε, δ)-DP mechanism for a query whose values on two neighbouring inputs are
     ``diameter`` apart has expected error at least (1 - δ)·diam/(2(1 + e^ε)) on one of them
-    (a two-point argument; docs/mechanisms.md, Lemma 2)."""
+    (a two-point argument; docs/mechanisms.md, Lemma 2).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε >= 0.
+    delta : float
+        δ in [0, 1].
+    diameter : float
+        The distance between the two query values.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        For out-of-range arguments.
+
+    Examples
+    --------
+    >>> from dpnoise.mechanisms import error_lower_bound
+    >>> error_lower_bound(1.0, 0.0, 2.0) > 0
+    True
+    """
     eps = nonnegative(epsilon, "epsilon")
     d = probability(delta, "delta")
     diam = nonnegative(diameter, "diameter")
@@ -39,7 +89,34 @@ def discrete_error_lower_bound(epsilon: float, delta: float, size: int, separati
     """On m + 1 pairwise-neighbouring inputs whose query values are points at pairwise distance
     >= κ, a mechanism whose outputs are points of that domain has expected error at least
     (1 - δ)·κm/(m + e^ε), on average over the inputs and so at one of them (docs/mechanisms.md,
-    Lemma 3; with real outputs the same holds with κ/2)."""
+    Lemma 3; with real outputs the same holds with κ/2).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε >= 0.
+    delta : float
+        δ in [0, 1].
+    size : int
+        Number of candidate answers.
+    separation : float, default 1.0
+        Their pairwise distance.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        For out-of-range arguments.
+
+    Examples
+    --------
+    >>> from dpnoise.mechanisms import discrete_error_lower_bound
+    >>> discrete_error_lower_bound(1.0, 0.0, 10) >= 0
+    True
+    """
     eps = nonnegative(epsilon, "epsilon")
     d = probability(delta, "delta")
     if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 2:

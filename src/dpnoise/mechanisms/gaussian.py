@@ -2,23 +2,26 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Any, Callable, Dict, Optional, Tuple
 
 import numpy as np
 
-from ..accounting._numeric import TargetNotMet, least_meeting
-from .._validate import MAX_PART, count as check_count, integer_sensitivity
+from .._numeric import TargetNotMet, least_meeting
+from .._validate import MAX_PART, count as check_count, integer_sensitivity, positive, rate
 from ..accounting.budget import PrivacyBudget
 from ..accounting.conversions import zcdp_to_epsilon
-from ..accounting.losses import DiscreteGaussian, DiscreteGaussianVector, Gaussian, PrivacyLoss, PureDP
+from ..accounting.losses import (
+    DiscreteGaussian, DiscreteGaussianVector, Gaussian, PoissonSampled, PrivacyLoss, PureDP,
+)
 from ..generator import Generator
-from . import _grid
+from .._release import grid as _grid
 from ._base import (
     Mechanism, as_integer_array, as_real_array, check_beta, check_delta, check_epsilon, check_rho,
     check_sensitivity, integers_on_grid, normalise_shape, size_of,
 )
 from ._calibrate import least_at_or_above
-from ._plan import GRID_BOUND, INTEGER_BOUND, MAX_GAUSSIAN_SIGMA, NoisyGridPlan
+from ._plan import KEPT_FLOATS, GRID_BOUND, INTEGER_BOUND, MAX_GAUSSIAN_SIGMA, NoisyGridPlan
 
 
 CALIBRATIONS = ("analytic", "classic", "hall_rinaldo_wasserman")
@@ -26,6 +29,30 @@ MAX_SIGMA = MAX_GAUSSIAN_SIGMA  # σ in grid units: keeps the noisy grid values 
 # δ below this is refused: the accountants' discrete-Gaussian profile is not resolved below
 # about 1e-20 (FFT rounding), so a calibration against it would be meaningless
 MIN_DELTA = 1e-18
+
+
+# The DP-SGD form (noise_multiplier=): the grid widens the sensitivity by at most 2^-17 of it,
+# and σ stays at least 2^10 grid units (the smoothing width below is 10 grid units).
+MULTIPLIER_WIDENING_BITS = 17
+MIN_SUBSAMPLED_SIGMA_BITS = 10
+SMOOTHING_WIDTH = 10.0
+
+
+def check_noise_multiplier(value: Any) -> float:
+    """z = σ/Δ of the DP-SGD form: a finite real > 0, at most 10^6 (no privacy is lost by a
+    larger one, but σ in grid units must stay representable)."""
+    z = positive(value, "noise_multiplier")
+    if z > 1e6:
+        raise ValueError(f"noise_multiplier must be at most 1e6, got {z!r}")
+    return z
+
+
+def _smoothed_sigma(sigma: float) -> float:
+    """σ_c = sqrt(σ² - a²), a = SMOOTHING_WIDTH, rounded down: the continuous Gaussian whose
+    post-processing is pointwise within a factor R of the discrete Gaussian of σ, with
+    log R <= d·4.1 e^{-2π²a²} < 10^-800 (CKS 2020's smoothing argument as in
+    DiscreteGaussianVector; docs/ml.md). The accountant composes its Poisson-subsampled loss."""
+    return math.nextafter(sigma * math.sqrt(1.0 - (SMOOTHING_WIDTH / sigma) ** 2), 0.0)
 
 
 def check_gaussian_delta(value: Any) -> float:
@@ -41,7 +68,33 @@ def check_gaussian_delta(value: Any) -> float:
 
 def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
     """The least σ for which N(0, σ²) with L2 sensitivity Δ is (ε, δ)-DP: the analytic Gaussian
-    mechanism of Balle & Wang (2018, Thm 8 / Alg. 1), by bisection on the exact δ(ε)."""
+    mechanism of Balle & Wang (2018, Thm 8 / Alg. 1), by bisection on the exact δ(ε).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε in (0, 100].
+    delta : float
+        δ in [1e-18, 1).
+    sensitivity : float, default 1.0
+        L2 sensitivity Δ.
+
+    Returns
+    -------
+    float
+        σ to relative precision 1e-14 (rounded up).
+
+    Raises
+    ------
+    ValueError
+        For out-of-range arguments, or no σ up to 1e300.
+
+    Examples
+    --------
+    >>> from dpnoise.mechanisms import analytic_gaussian_sigma
+    >>> round(analytic_gaussian_sigma(1.0, 1e-5), 3)
+    3.731
+    """
     epsilon, delta = check_epsilon(epsilon), check_gaussian_delta(delta)
     sensitivity = check_sensitivity(sensitivity)
 
@@ -56,7 +109,33 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1
 
 
 def classic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
-    """σ = Δ·sqrt(2 ln(1.25/δ))/ε (Dwork & Roth 2014, Thm A.1; valid for ε < 1 only)."""
+    """σ = Δ·sqrt(2 ln(1.25/δ))/ε (Dwork & Roth 2014, Thm A.1; valid for ε < 1 only).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε in (0, 1).
+    delta : float
+        δ in [1e-18, 1).
+    sensitivity : float, default 1.0
+        L2 sensitivity Δ.
+
+    Returns
+    -------
+    float
+        σ = sqrt(2 ln(1.25/δ)) Δ/ε.
+
+    Raises
+    ------
+    ValueError
+        For ε >= 1 (the theorem's range) or out-of-range arguments.
+
+    Examples
+    --------
+    >>> from dpnoise.mechanisms import classic_gaussian_sigma
+    >>> round(classic_gaussian_sigma(0.5, 1e-5), 3)
+    9.69
+    """
     epsilon, delta = check_epsilon(epsilon), check_gaussian_delta(delta)
     if epsilon >= 1:
         raise ValueError(f"the classic calibration holds only for epsilon < 1 (Dwork–Roth Thm A.1), "
@@ -66,7 +145,33 @@ def classic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.
 
 def hall_rinaldo_wasserman_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
     """σ = sqrt(2 ln(2/δ))·Δ/ε (Dwork, Kenthapadi, McSherry, Mironov & Naor 2006; restated as
-    Hall, Rinaldo & Wasserman 2013, Prop. 3, with c(δ) = sqrt(2 ln(2/δ))); proved for ε <= 1."""
+    Hall, Rinaldo & Wasserman 2013, Prop. 3, with c(δ) = sqrt(2 ln(2/δ))); proved for ε <= 1.
+
+    Parameters
+    ----------
+    epsilon : float
+        ε in (0, 1].
+    delta : float
+        δ in [1e-18, 1).
+    sensitivity : float, default 1.0
+        L2 sensitivity Δ.
+
+    Returns
+    -------
+    float
+        σ = sqrt(2 ln(2/δ)) Δ/ε.
+
+    Raises
+    ------
+    ValueError
+        For ε > 1 or out-of-range arguments.
+
+    Examples
+    --------
+    >>> from dpnoise.mechanisms import hall_rinaldo_wasserman_sigma
+    >>> round(hall_rinaldo_wasserman_sigma(1.0, 1e-5), 3)
+    4.941
+    """
     epsilon, delta = check_epsilon(epsilon), check_gaussian_delta(delta)
     if epsilon > 1:
         raise ValueError(f"the hall_rinaldo_wasserman calibration is proved for epsilon <= 1 only, "
@@ -106,7 +211,33 @@ EXACT_COORDINATES = 16
 def discrete_gaussian_loss(sigma: float, sensitivity: int = 1, coordinates: int = 1) -> PrivacyLoss:
     """The loss of discrete Gaussian noise on outputs of which one neighbour moves c =
     ``coordinates``, each by at most Δ = ``sensitivity``: the exact profile (DiscreteGaussian)
-    for c <= 16, else the proven vector bound with L2 sensitivity √c Δ (DiscreteGaussianVector)."""
+    for c <= 16, else the proven vector bound with L2 sensitivity √c Δ (DiscreteGaussianVector).
+
+    Parameters
+    ----------
+    sigma : float
+        σ of the discrete Gaussian (grid units).
+    sensitivity : int, default 1
+        Integer shift Δ of each moved output.
+    coordinates : int, default 1
+        How many outputs one neighbour moves.
+
+    Returns
+    -------
+    PrivacyLoss
+        ``DiscreteGaussian`` or ``DiscreteGaussianVector``.
+
+    Raises
+    ------
+    ValueError
+        For a non-positive σ or sensitivity.
+
+    Examples
+    --------
+    >>> from dpnoise.mechanisms import discrete_gaussian_loss
+    >>> type(discrete_gaussian_loss(4.0)).__name__
+    'DiscreteGaussian'
+    """
     if coordinates <= EXACT_COORDINATES:
         return DiscreteGaussian(sigma, sensitivity, coordinates)
     return DiscreteGaussianVector(sigma, sensitivity * math.sqrt(coordinates), coordinates)
@@ -117,7 +248,35 @@ def discrete_gaussian_sigma(epsilon: float, delta: float, sensitivity: int = 1,
     """The least σ (rounded up to 21 significant bits) for which discrete Gaussian noise on c =
     ``coordinates`` outputs, each moved by at most Δ = ``sensitivity``, meets (ε, δ) on the
     profile of :func:`discrete_gaussian_loss` (CKS 2020, Thm 7 / Thm 14): bisection from the
-    analytic σ of the continuous Gaussian with L2 sensitivity √c Δ (Balle & Wang 2018)."""
+    analytic σ of the continuous Gaussian with L2 sensitivity √c Δ (Balle & Wang 2018).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε in (0, 100].
+    delta : float
+        δ in [1e-18, 1).
+    sensitivity : int, default 1
+        Integer shift Δ of each moved output.
+    coordinates : int, default 1
+        How many outputs one neighbour moves.
+
+    Returns
+    -------
+    float
+        σ, rounded up to 21 significant bits.
+
+    Raises
+    ------
+    ValueError
+        For out-of-range arguments or a σ beyond 2^30.
+
+    Examples
+    --------
+    >>> from dpnoise.mechanisms import discrete_gaussian_sigma
+    >>> 3.5 < discrete_gaussian_sigma(1.0, 1e-5) < 4.0
+    True
+    """
     epsilon, delta = check_epsilon(epsilon), check_gaussian_delta(delta)
     sensitivity = integer_sensitivity(sensitivity)
     coordinates = check_count(coordinates, "coordinates")
@@ -150,15 +309,77 @@ class GaussianMechanism(Mechanism):
 
     Timing: the sampler's running time grows with |noise| (about 10 ns per unit of
     |noise|/sigma on the exact path; docs/security.md); there is no constant-time mode yet.
+
+    The DP-SGD form: ``noise_multiplier`` z gives σ = z·Δ (effective σ/(zΔ) in [1, 1 + 2^-20])
+    on a grid that widens Δ by at most max(2^-17, √d·z·2^-29) of it (d coordinates); ``sample_rate`` q then charges each call as
+    one Poisson-subsampled Gaussian event (docs/ml.md). float32 input gives float32 output, and
+    ``mech(x, out=buf)`` writes into ``buf`` (which may be ``x``), docs/security.md.
+
+    Parameters
+    ----------
+    epsilon, delta : float, optional
+        The (ε, δ)-DP target (δ in [1e-18, 1)); or give ``rho`` or ``noise_multiplier``.
+    sensitivity : float, default 1.0
+        L2 sensitivity Δ of the query (the clipping norm C in DP-SGD).
+    calibration : {"analytic", "classic", "hall_rinaldo_wasserman"}
+        How σ is computed from (ε, δ) before the exact-profile search.
+    rho : float, optional
+        ρ-zCDP target instead: σ = Δ/sqrt(2ρ).
+    noise_multiplier : float, optional
+        z > 0: σ = z·Δ (the DP-SGD form); not with epsilon, delta or rho.
+    sample_rate : float, optional
+        q in (0, 1], only with ``noise_multiplier``: each call is charged a Poisson-subsampled
+        Gaussian event (the caller Poisson-samples the batch with rate q).
+    granularity : float, optional
+        The grid 2^k (a power of two); default: chosen from Δ and the query's size.
+    rng : dpnoise.Generator, optional
+        A secure generator (default ``dpnoise.default_rng()``).
+    budget : dpnoise.accounting.PrivacyBudget, optional
+        Charged once per release, before any noise.
+    threads : int, optional
+        Threads for the kernel (default 1).
+    allow_insecure : bool, default False
+        Accept a seeded generator (tests only).
+
+    Raises
+    ------
+    TypeError
+        For a missing or contradictory set of privacy parameters, or wrong types.
+    ValueError
+        For out-of-range parameters (ε, δ, ρ, z <= 0, q outside (0, 1], a σ beyond the grid).
+    dpnoise.InsecureGeneratorError
+        For a seeded generator without ``allow_insecure=True``.
+
+    Examples
+    --------
+    >>> import numpy as np, dpnoise
+    >>> mech = dpnoise.GaussianMechanism(noise_multiplier=1.1, sensitivity=1.0)
+    >>> grad = np.zeros(1000, dtype=np.float32)
+    >>> mech(grad, out=grad) is grad
+    True
+    >>> grad.dtype
+    dtype('float32')
     """
 
     def __init__(self, epsilon: Optional[float] = None, delta: Optional[float] = None,
                  sensitivity: float = 1.0, *, calibration: str = "analytic",
-                 rho: Optional[float] = None, granularity: Optional[float] = None,
+                 rho: Optional[float] = None, noise_multiplier: Optional[float] = None,
+                 sample_rate: Optional[float] = None, granularity: Optional[float] = None,
                  rng: Optional[Generator] = None, budget: Optional[PrivacyBudget] = None,
                  threads: Optional[int] = None, allow_insecure: bool = False):
         super().__init__(rng, budget, threads=threads, allow_insecure=allow_insecure)
-        if rho is None:
+        self.noise_multiplier: Optional[float] = None
+        self.sample_rate: Optional[float] = None
+        if noise_multiplier is not None:
+            if epsilon is not None or delta is not None or rho is not None:
+                raise TypeError("give noise_multiplier alone, not with epsilon, delta or rho")
+            self.noise_multiplier = check_noise_multiplier(noise_multiplier)
+            self.epsilon = self.delta = self.rho = None
+            if sample_rate is not None:
+                self.sample_rate = rate(sample_rate, "sample_rate")
+        elif sample_rate is not None:
+            raise TypeError("sample_rate= needs noise_multiplier= (the DP-SGD form)")
+        elif rho is None:
             if epsilon is None or delta is None:
                 raise TypeError("GaussianMechanism needs epsilon and delta, or rho=")
             self.epsilon: Optional[float] = check_epsilon(epsilon)
@@ -184,6 +405,8 @@ class GaussianMechanism(Mechanism):
         self._check_release_possible()  # refuse bad parameters now
 
     def _what(self) -> str:
+        if self.noise_multiplier is not None:
+            return f"noise_multiplier={self.noise_multiplier}"
         if self.rho is not None:
             return f"rho={self.rho}"
         return f"epsilon={self.epsilon}, delta={self.delta}"
@@ -217,6 +440,9 @@ class GaussianMechanism(Mechanism):
         """(k, L2 sensitivity in grid units, σ in grid units, loss) for ``count`` coordinates."""
         if count in self._cache:
             return self._cache[count]
+        if self.noise_multiplier is not None:
+            self._cache[count] = self._calibrate_multiplier(count)
+            return self._cache[count]
         spread = math.sqrt(count)
         k = self.granularity_exponent
         if k is None:
@@ -243,6 +469,37 @@ class GaussianMechanism(Mechanism):
                              f"use {hint}a larger " + ("rho" if self.rho is not None else "epsilon or delta"))
         self._cache[count] = (k, sens, sigma, self._loss(sigma, sens, count))
         return self._cache[count]
+
+    def _calibrate_multiplier(self, count: int) -> Tuple[int, float, float, PrivacyLoss]:
+        """The DP-SGD form: σ = z·Δ (rounded up to 21 significant bits in grid units, so the
+        effective σ/(zΔ) is in [1, 1 + 2^-20]) on a grid fine enough that the widened L2
+        sensitivity Δ + √d·2^k exceeds Δ by at most 2^-17 of it (hence the charged ε moves by
+        far less than 10^-3), within σ <= 2^30 grid units (which, for d > 2^26/z², bounds the
+        widening by √d·z·2^-29 instead); σ >= 2^10 grid units always, which
+        the subsampled loss below needs (docs/ml.md, "Accounting the discrete noise")."""
+        z, sens_real = self.noise_multiplier, self.sensitivity
+        assert z is not None
+        spread = math.sqrt(count)
+        target = Fraction(z) * Fraction(sens_real)  # σ in the query's units, exactly
+        k = self.granularity_exponent
+        if k is None:
+            k = math.floor(math.log2(sens_real) - MULTIPLIER_WIDENING_BITS - math.log2(spread))
+            k = min(k, math.floor(math.log2(target) - MIN_SUBSAMPLED_SIGMA_BITS))  # σ >= 2^10 units
+            k = max(k, math.ceil(math.log2(target) - math.log2(MAX_SIGMA)))  # σ <= 2^30 units
+            k = min(max(k, _grid.MIN_EXPONENT), _grid.MAX_EXPONENT)
+        units = _grid.grid_units(sens_real, k)
+        if units + spread > MAX_PART:
+            raise ValueError(f"granularity 2^{k} is too fine for sensitivity={sens_real} (beyond 2^62 grid units)")
+        sens: float = math.floor(units) + 1 if count == 1 else units + spread
+        sigma = _grid.round_up_short(float(target / Fraction(2) ** k) * (1 + 2**-50))
+        if not 2.0**MIN_SUBSAMPLED_SIGMA_BITS <= sigma <= MAX_SIGMA:
+            raise ValueError(f"noise_multiplier={z} with sensitivity={sens_real} needs σ = {sigma:.3g} grid units on "
+                             f"the grid 2^{k}, outside [2^10, 2^30]: choose another granularity")
+        if self.sample_rate is None:
+            loss = self._loss(sigma, sens, count)
+        else:
+            loss = PoissonSampled(Gaussian(_smoothed_sigma(sigma), sens), self.sample_rate)
+        return k, sens, sigma, loss
 
     def plan(self, shape: Any = (), dtype: Any = None) -> NoisyGridPlan:
         """The plan for a real query of this shape (``dtype`` is ignored: integer inputs are
@@ -275,7 +532,7 @@ class GaussianMechanism(Mechanism):
         return (m + 0.5) * 2.0**p.k  # type: ignore[operator]
 
     def _prepare(self, value: Any) -> Tuple[np.ndarray, Tuple[int, ...], Any]:
-        x = as_real_array(value)
+        x = as_real_array(value, keep=KEPT_FLOATS)  # float32 stays float32
         k = self.plan(x.shape).k
         assert k is not None
         # floats go to the kernel as they are: it rounds and clamps to GRID_BOUND in one pass
@@ -283,6 +540,9 @@ class GaussianMechanism(Mechanism):
         return v, x.shape, np.float64
 
     def __repr__(self) -> str:
+        if self.noise_multiplier is not None:
+            q = "" if self.sample_rate is None else f", sample_rate={self.sample_rate}"
+            return f"GaussianMechanism(noise_multiplier={self.noise_multiplier}, sensitivity={self.sensitivity}{q})"
         if self.rho is not None:
             return f"GaussianMechanism(rho={self.rho}, sensitivity={self.sensitivity})"
         return (f"GaussianMechanism(epsilon={self.epsilon}, delta={self.delta}, "
@@ -306,6 +566,41 @@ class DiscreteGaussianMechanism(Mechanism):
 
     Timing: the sampler's running time grows with |noise| (about 10 ns per unit of
     |noise|/sigma on the exact path; docs/security.md); there is no constant-time mode yet.
+
+    Parameters
+    ----------
+    epsilon, delta : float, optional
+        The (ε, δ) target; or give ``rho``.
+    sensitivity : int, default 1
+        Integer shift Δ of each moved output.
+    rho : float, optional
+        ρ-zCDP target: σ = √c Δ/sqrt(2ρ).
+    coordinates : int, default 1
+        c, how many outputs one neighbour moves.
+    rng : dpnoise.Generator, optional
+        A secure generator (default ``dpnoise.default_rng()``).
+    budget : dpnoise.accounting.PrivacyBudget, optional
+        Charged once per release, before any noise is drawn.
+    threads : int, optional
+        Threads for the kernel (default 1).
+    allow_insecure : bool, default False
+        Accept a seeded generator (tests only).
+
+    Raises
+    ------
+    TypeError
+        For arguments of the wrong type.
+    ValueError
+        For out-of-range parameters (named in the message).
+    dpnoise.InsecureGeneratorError
+        For a seeded generator without ``allow_insecure=True``.
+
+    Examples
+    --------
+    >>> import dpnoise
+    >>> mech = dpnoise.DiscreteGaussianMechanism(rho=0.5)
+    >>> mech([3, 4]).dtype
+    dtype('int64')
     """
 
     def __init__(self, epsilon: Optional[float] = None, delta: Optional[float] = None,

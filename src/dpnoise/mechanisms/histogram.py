@@ -44,6 +44,47 @@ class Histogram(Mechanism):
 
     Timing: the sampler's running time grows with |noise| (docs/security.md); there is no
     constant-time mode yet.
+
+    Parameters
+    ----------
+    epsilon : float
+        ε in (0, 100].
+    delta : float, default 0.0
+        δ (Gaussian noise needs δ > 0).
+    neighbours : {"add_remove", "replace"}
+        The neighbouring relation (replace moves two counts).
+    noise : {"laplace", "gaussian"}
+        Discrete Laplace or discrete Gaussian noise on the counts.
+    bins, range : optional
+        Bins of real records (as ``numpy.histogram``).
+    categories : int, optional
+        Integer records in [0, categories).
+    out_of_domain : {"clamp", "drop", "raise"}
+        Records outside the public domain (default "clamp", docs/security.md).
+    rng : dpnoise.Generator, optional
+        A secure generator (default ``dpnoise.default_rng()``).
+    budget : dpnoise.accounting.PrivacyBudget, optional
+        Charged once per release, before any noise is drawn.
+    threads : int, optional
+        Threads for the kernel (default 1).
+    allow_insecure : bool, default False
+        Accept a seeded generator (tests only).
+
+    Raises
+    ------
+    TypeError
+        For arguments of the wrong type.
+    ValueError
+        For out-of-range parameters (named in the message).
+    dpnoise.InsecureGeneratorError
+        For a seeded generator without ``allow_insecure=True``.
+
+    Examples
+    --------
+    >>> import dpnoise
+    >>> h = dpnoise.Histogram(1.0, categories=3)
+    >>> h([0, 1, 1, 2]).shape
+    (3,)
     """
 
     def __init__(self, epsilon: float, *, delta: float = 0.0, neighbours: str = "add_remove",

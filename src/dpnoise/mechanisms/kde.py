@@ -40,6 +40,39 @@ class PrivateKDE(Mechanism):
 
     Timing: the sampler's running time grows with |noise| (docs/security.md); there is no
     constant-time mode yet.
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The (ε, δ) target.
+    bandwidth : float
+        The Gaussian kernel's bandwidth h > 0.
+    grid : array_like
+        The public evaluation points, (m,) or (m, d).
+    rng : dpnoise.Generator, optional
+        A secure generator (default ``dpnoise.default_rng()``).
+    budget : dpnoise.accounting.PrivacyBudget, optional
+        Charged once per release, before any noise is drawn.
+    threads : int, optional
+        Threads for the kernel (default 1).
+    allow_insecure : bool, default False
+        Accept a seeded generator (tests only).
+
+    Raises
+    ------
+    TypeError
+        For arguments of the wrong type.
+    ValueError
+        For out-of-range parameters (named in the message).
+    dpnoise.InsecureGeneratorError
+        For a seeded generator without ``allow_insecure=True``.
+
+    Examples
+    --------
+    >>> import numpy as np, dpnoise
+    >>> kde = dpnoise.PrivateKDE(1.0, 1e-5, 0.5, np.linspace(-1, 1, 5))
+    >>> kde(np.zeros(100)).shape
+    (5,)
     """
 
     def __init__(self, epsilon: float, delta: float, bandwidth: float, grid: Any, *,

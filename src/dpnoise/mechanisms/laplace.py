@@ -7,18 +7,18 @@ from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 
-from .._rational import _magnitude
 from .._validate import MAX_PART, integer_sensitivity
 from ..accounting.budget import PrivacyBudget
 from ..accounting.losses import DiscreteLaplace, PrivacyLoss, PureDP
 from ..generator import Generator
-from . import _grid
+from .._release import grid as _grid
+from .._release import check_laplace_scale
 from ._base import (
     Mechanism, as_integer_array, as_real_array, check_beta, check_delta, check_epsilon,
     check_sensitivity, integers_on_grid, normalise_shape, size_of,
 )
 from ._calibrate import least_at_or_above
-from ._plan import GRID_BOUND, INTEGER_BOUND, MAX_LAPLACE_SCALE, NoisyGridPlan
+from ._plan import KEPT_FLOATS, GRID_BOUND, INTEGER_BOUND, MAX_LAPLACE_SCALE, NoisyGridPlan
 
 # The accountants enumerate the Δ + 1 loss values of a discrete Laplace up to this Δ.
 _MAX_PROFILE_SENSITIVITY = 10_000_000
@@ -41,7 +41,33 @@ def discrete_laplace_scale(sensitivity: int, epsilon: float, delta: float = 0.0)
     """Discrete Laplace scale (grid units) for an integer sensitivity Δ: t = Δ/ε for pure DP
     (Ghosh, Roughgarden & Sundararajan 2009; CKS 2020); with δ > 0, t = Δ/(ε - ln(1-δ)), which
     is (ε - ln(1-δ))-DP and hence (ε, δ)-DP (docs/mechanisms.md, Lemma 1), then confirmed on the
-    exact profile (a bounded upward search covers float rounding)."""
+    exact profile (a bounded upward search covers float rounding).
+
+    Parameters
+    ----------
+    sensitivity : int
+        Integer L1 sensitivity Δ (grid units).
+    epsilon : float
+        ε > 0.
+    delta : float, default 0.0
+        δ in [0, 1).
+
+    Returns
+    -------
+    fractions.Fraction
+        The scale t in grid units (exact for δ = 0, rounded up otherwise).
+
+    Raises
+    ------
+    ValueError
+        When no scale up to 1e300 meets (ε, δ).
+
+    Examples
+    --------
+    >>> from dpnoise.mechanisms import discrete_laplace_scale
+    >>> discrete_laplace_scale(2, 0.5)
+    Fraction(4, 1)
+    """
     if delta == 0:
         return Fraction(sensitivity) / Fraction(epsilon)  # exact
     denom = epsilon - math.log1p(-delta)
@@ -62,12 +88,6 @@ def discrete_laplace_half_width(scale: float, count: int, beta: float) -> int:
     return max(0, math.ceil(need) - 1)
 
 
-def _check_scale(scale: Fraction, what: str) -> None:
-    if scale > MAX_LAPLACE_SCALE:
-        raise ValueError(f"{what} needs discrete Laplace noise of scale {_magnitude(scale)} grid units, "
-                         f"beyond 2^44 (noisy values must stay exact): use a larger epsilon")
-
-
 class DiscreteLaplaceMechanism(Mechanism):
     """Adds discrete Laplace noise P(x) ∝ exp(-|x|/t) to integer queries (L1 sensitivity Δ,
     an integer): t = Δ/ε gives ε-DP (Ghosh, Roughgarden & Sundararajan 2009; CKS 2020); with
@@ -79,6 +99,39 @@ class DiscreteLaplaceMechanism(Mechanism):
 
     Timing: the sampler's running time grows with |noise| (about 10 ns per unit of
     |noise|/scale on the exact path; docs/security.md); there is no constant-time mode yet.
+
+    Parameters
+    ----------
+    epsilon : float
+        ε in (0, 100].
+    sensitivity : int, default 1
+        Integer L1 sensitivity Δ (at most 2^62).
+    delta : float, default 0.0
+        δ in [0, 1): scale Δ/(ε - ln(1-δ)).
+    rng : dpnoise.Generator, optional
+        A secure generator (default ``dpnoise.default_rng()``).
+    budget : dpnoise.accounting.PrivacyBudget, optional
+        Charged once per release, before any noise is drawn.
+    threads : int, optional
+        Threads for the kernel (default 1).
+    allow_insecure : bool, default False
+        Accept a seeded generator (tests only).
+
+    Raises
+    ------
+    TypeError
+        For arguments of the wrong type.
+    ValueError
+        For out-of-range parameters (named in the message).
+    dpnoise.InsecureGeneratorError
+        For a seeded generator without ``allow_insecure=True``.
+
+    Examples
+    --------
+    >>> import dpnoise
+    >>> mech = dpnoise.DiscreteLaplaceMechanism(1.0)
+    >>> isinstance(mech(41), int)
+    True
     """
 
     def __init__(self, epsilon: float, sensitivity: int = 1, *, delta: float = 0.0,
@@ -91,7 +144,7 @@ class DiscreteLaplaceMechanism(Mechanism):
         if self.sensitivity > MAX_PART:
             raise ValueError(f"sensitivity must be at most 2^62, got {sensitivity!r}")
         self.scale = discrete_laplace_scale(self.sensitivity, self.epsilon, self.delta)
-        _check_scale(self.scale, f"epsilon={self.epsilon} with sensitivity={self.sensitivity}")
+        check_laplace_scale(self.scale, f"epsilon={self.epsilon} with sensitivity={self.sensitivity}")
         self._loss = discrete_laplace_loss(self.scale, self.sensitivity)
         self._check_release_possible()
 
@@ -119,6 +172,14 @@ class GeometricMechanism(DiscreteLaplaceMechanism):
 
     Timing: the sampler's running time grows with |noise| (about 10 ns per unit of
     |noise|/scale on the exact path; docs/security.md); there is no constant-time mode yet.
+
+    Parameters and behaviour: see :class:`DiscreteLaplaceMechanism`.
+
+    Examples
+    --------
+    >>> import dpnoise
+    >>> isinstance(dpnoise.GeometricMechanism(0.5)(10), int)
+    True
     """
 
 
@@ -142,6 +203,47 @@ class LaplaceMechanism(Mechanism):
 
     Timing: the sampler's running time grows with |noise| (about 10 ns per unit of
     |noise|/scale on the exact path; docs/security.md); there is no constant-time mode yet.
+
+    float32 input gives float32 output (the float64 release rounded once; docs/security.md),
+    and ``mech(x, out=buf)`` writes into ``buf``, which may be ``x`` itself.
+
+    Parameters
+    ----------
+    epsilon : float
+        ε in (0, 100].
+    sensitivity : float, default 1.0
+        L1 sensitivity Δ of the whole query (at least 2^-1000).
+    delta : float, default 0.0
+        δ in [0, 1): scale Δ/(ε - ln(1-δ)).
+    granularity : float, optional
+        The grid 2^k (a power of two); default: chosen from Δ and the query's size.
+    rng : dpnoise.Generator, optional
+        A secure generator (default ``dpnoise.default_rng()``).
+    budget : dpnoise.accounting.PrivacyBudget, optional
+        Charged once per release, before any noise is drawn.
+    threads : int, optional
+        Threads for the kernel (default 1).
+    allow_insecure : bool, default False
+        Accept a seeded generator (tests only).
+
+    Raises
+    ------
+    TypeError
+        For arguments of the wrong type.
+    ValueError
+        For out-of-range parameters (named in the message).
+    dpnoise.InsecureGeneratorError
+        For a seeded generator without ``allow_insecure=True``.
+
+    Examples
+    --------
+    >>> import numpy as np, dpnoise
+    >>> mech = dpnoise.LaplaceMechanism(1.0, sensitivity=1.0)
+    >>> x = np.array([10.5, 20.25], dtype=np.float32)
+    >>> mech(x).dtype
+    dtype('float32')
+    >>> mech(x, out=x) is x
+    True
     """
 
     def __init__(self, epsilon: float, sensitivity: float = 1.0, *, delta: float = 0.0,
@@ -178,7 +280,7 @@ class LaplaceMechanism(Mechanism):
                                      f"over {count} coordinates (beyond 2^62 grid units)")
                 sens = math.floor(units) + count
             scale = discrete_laplace_scale(sens, self.epsilon, self.delta)
-            _check_scale(scale, what + ("" if k is None else f" on the grid 2^{k}"))
+            check_laplace_scale(scale, what + ("" if k is None else f" on the grid 2^{k}"))
             self._cache[key] = (k, sens, scale)
         return self._cache[key]
 
@@ -209,7 +311,7 @@ class LaplaceMechanism(Mechanism):
         return (w + 0.5) * 2.0**p.k if p.size else 0.0
 
     def _prepare(self, value: Any) -> Tuple[np.ndarray, Tuple[int, ...], Any]:
-        x = as_real_array(value)
+        x = as_real_array(value, keep=KEPT_FLOATS)  # float32 stays float32
         if x.dtype == np.int64 and self._integral:
             return x, x.shape, np.int64
         k = self.plan(x.shape, np.float64).k

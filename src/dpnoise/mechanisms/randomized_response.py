@@ -50,6 +50,39 @@ class RandomizedResponse(Mechanism):
     Timing: the number of random bits drawn (and so the time) varies with the random draws,
     rarely (the undecided band, about 2^-31 of values) by much; docs/security.md. There is no
     constant-time mode yet.
+
+    Parameters
+    ----------
+    epsilon : float
+        ε in (0, 100].
+    categories : int, default 2
+        k, the public domain [0, k).
+    out_of_domain : {"clamp", "raise"}
+        Records outside [0, k) (default "clamp").
+    rng : dpnoise.Generator, optional
+        A secure generator (default ``dpnoise.default_rng()``).
+    budget : dpnoise.accounting.PrivacyBudget, optional
+        Charged once per release, before any noise is drawn.
+    threads : int, optional
+        Threads for the kernel (default 1).
+    allow_insecure : bool, default False
+        Accept a seeded generator (tests only).
+
+    Raises
+    ------
+    TypeError
+        For arguments of the wrong type.
+    ValueError
+        For out-of-range parameters (named in the message).
+    dpnoise.InsecureGeneratorError
+        For a seeded generator without ``allow_insecure=True``.
+
+    Examples
+    --------
+    >>> import dpnoise
+    >>> rr = dpnoise.RandomizedResponse(1.0, 4)
+    >>> rr([0, 3, 2]).shape
+    (3,)
     """
 
     def __init__(self, epsilon: float, categories: int = 2, *, rng: Optional[Generator] = None,

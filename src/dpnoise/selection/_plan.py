@@ -7,7 +7,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..mechanisms._plan import ReleasePlan
+from .._release import ReleasePlan
 
 
 @dataclass(frozen=True)
@@ -15,7 +15,13 @@ class SelectionPlan(ReleasePlan):
     """Select ``k`` candidates from every candidate set (row) of a score matrix: ``method`` the
     kernel ("permute_and_flip", "exponential_mechanism" or "laplace"), ``gamma`` the exact rational
     of the kernel's weights e^{-gamma (q* - q)} (Laplace: noise scale 1/gamma), in score units or,
-    for real scores, grid units of 2^``grid_exponent``; ``vector`` when the input was one vector."""
+    for real scores, grid units of 2^``grid_exponent``; ``vector`` when the input was one vector.
+
+    Parameters
+    ----------
+    method, gamma, grid_exponent, k, vector
+        As described above; the first five fields are those of :class:`ReleasePlan`.
+    """
 
     method: str
     gamma: Fraction

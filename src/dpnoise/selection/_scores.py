@@ -17,8 +17,11 @@ import numpy as np
 
 from .. import _rational as R
 from .._validate import integer
-from ..mechanisms import _grid
+from .._release import grid as _grid
+from .._release.validate import finite_reals, numeric_array
 
+# The kernels index candidates with 32 bits (select/score_rows.hpp): at most 2^32 - 1 per set.
+MAX_CANDIDATES = (1 << 32) - 1
 # dtypes the kernels read directly; other real dtypes (float16, longdouble) are converted to
 # float64 first (a copy, which NumPy's own reductions would make anyway)
 _DIRECT_REAL = (np.dtype(np.float32), np.dtype(np.float64))
@@ -54,14 +57,15 @@ def check_k(k: Any, columns: Optional[int] = None) -> int:
 
 
 def score_array(scores: Any) -> np.ndarray:
-    """``scores`` as an integer, bool or real NumPy array (no copy for those), or TypeError."""
-    arr = np.asarray(scores)
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
-        raise TypeError(f"scores must be numeric (integers, bools or reals), got dtype {arr.dtype}")
-    if np.issubdtype(arr.dtype, np.complexfloating):
-        raise TypeError(f"scores must be real, got dtype {arr.dtype}")
+    """``scores`` as an integer, bool or real NumPy array (no copy for those), or TypeError.
+
+    The dtype follows the elements' types, never their magnitudes (``numeric_array``: Python
+    ints are converted exactly and clamped as the integer path clamps them); reals other than
+    float32/float64 are checked finite on their own dtype, then converted (longdouble clamped to
+    the largest double first), so only NaN and infinity raise."""
+    arr = numeric_array(scores, "scores")
     if np.issubdtype(arr.dtype, np.floating) and arr.dtype not in _DIRECT_REAL:
-        arr = arr.astype(np.float64)
+        arr = finite_reals(arr, "scores")
     if not arr.dtype.isnative:
         arr = arr.astype(arr.dtype.newbyteorder("="))
     return arr
@@ -82,11 +86,19 @@ def prepare_scores(scores: Any, axis: Any) -> Tuple[np.ndarray, ScoreLayout, Tup
         raise ValueError("scores has no candidates along axis (a zero-size axis)")
     if rows == 0:
         raise ValueError("scores has no candidate sets (a zero-size axis)")
+    check_candidates(columns)
     real = bool(np.issubdtype(view.dtype, np.floating))
     # min and max need no temporary array, and NaN propagates into both
     if real and not (math.isfinite(float(view.min())) and math.isfinite(float(view.max()))):
         raise ValueError("scores must be finite (found NaN or infinity)")
     return view, ScoreLayout(rows, columns, arr.ndim == 1, real), tuple(arr.shape)
+
+
+def check_candidates(columns: int, what: str = "scores: candidates per set") -> None:
+    """ValueError for more than MAX_CANDIDATES candidates (a property of the shape, checked
+    before any charge, so that the C++ kernel's own limit is never reached after it)."""
+    if columns > MAX_CANDIDATES:
+        raise ValueError(f"{what} must be at most 2^32 - 1, got {columns}")
 
 
 def layout_of(shape: Tuple[int, ...], axis: int, real: bool) -> ScoreLayout:
@@ -95,8 +107,10 @@ def layout_of(shape: Tuple[int, ...], axis: int, real: bool) -> ScoreLayout:
         raise ValueError(f"scores must be a 1-D vector or a 2-D matrix, got shape {shape}")
     ax = check_axis(axis, len(shape))
     if len(shape) == 1:
+        check_candidates(shape[0])
         return ScoreLayout(1, shape[0], True, real)
     rows, columns = (shape[0], shape[1]) if ax == 1 else (shape[1], shape[0])
+    check_candidates(columns)
     return ScoreLayout(rows, columns, False, real)
 
 

@@ -13,7 +13,7 @@ from ..accounting.budget import PrivacyBudget
 from ..accounting.losses import PrivacyLoss
 from ..accounting.losses import ReportNoisyMax as ReportNoisyMaxLoss
 from ..generator import Generator
-from ..mechanisms._base import Mechanism, check_beta, check_epsilon, check_sensitivity, normalise_shape
+from .._release import Mechanism, check_beta, check_epsilon, check_sensitivity, normalise_shape
 from . import _scores
 from ._plan import SelectionPlan
 
@@ -72,6 +72,47 @@ class ReportNoisyMax(Mechanism):
     number of proposals of the exponential mechanism (n / Σ e^{-γ·gap} on average) and on the
     number of ties under Laplace noise. Someone who can time a release learns something about
     the scores. There is no constant-time mode yet (docs/security.md).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε in (0, 100] per selection.
+    sensitivity : float, default 1.0
+        Δ, how far one neighbour moves any score.
+    monotonic : bool, default False
+        Scores all move the same way between neighbours (γ = ε/Δ instead of ε/(2Δ)).
+    noise : {"exponential", "gumbel", "laplace"}
+        Permute-and-flip, the exponential mechanism, or Laplace report-noisy-max.
+    k : int, default 1
+        Candidates selected per set (peeling).
+    axis : int, default -1
+        The candidates' axis of a 2-D score matrix.
+    disjoint_rows : bool, default False
+        Rows computed on disjoint data (parallel composition).
+    rng : dpnoise.Generator, optional
+        A secure generator (default ``dpnoise.default_rng()``).
+    budget : dpnoise.accounting.PrivacyBudget, optional
+        Charged once per release, before any noise is drawn.
+    threads : int, optional
+        Threads for the kernel (default 1).
+    allow_insecure : bool, default False
+        Accept a seeded generator (tests only).
+
+    Raises
+    ------
+    TypeError
+        For arguments of the wrong type.
+    ValueError
+        For out-of-range parameters (named in the message).
+    dpnoise.InsecureGeneratorError
+        For a seeded generator without ``allow_insecure=True``.
+
+    Examples
+    --------
+    >>> import dpnoise
+    >>> rnm = dpnoise.ReportNoisyMax(1.0, monotonic=True)
+    >>> rnm([3, 90, 7]) in (0, 1, 2)
+    True
     """
 
     def __init__(self, epsilon: float, *, sensitivity: float = 1.0, monotonic: bool = False,
@@ -171,6 +212,39 @@ class ExponentialMechanism(ReportNoisyMax):
 
     Timing: the number of proposals (n / Σ e^{-γ·gap} on average) depends on the utilities, so
     the running time does too. There is no constant-time mode yet (docs/security.md).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε in (0, 100] per selection.
+    utility_sensitivity : float, default 1.0
+        Δu.
+    monotonic, k, axis, disjoint_rows
+        As for :class:`ReportNoisyMax`.
+    rng : dpnoise.Generator, optional
+        A secure generator (default ``dpnoise.default_rng()``).
+    budget : dpnoise.accounting.PrivacyBudget, optional
+        Charged once per release, before any noise is drawn.
+    threads : int, optional
+        Threads for the kernel (default 1).
+    allow_insecure : bool, default False
+        Accept a seeded generator (tests only).
+
+    Raises
+    ------
+    TypeError
+        For arguments of the wrong type.
+    ValueError
+        For out-of-range parameters (named in the message).
+    dpnoise.InsecureGeneratorError
+        For a seeded generator without ``allow_insecure=True``.
+
+    Examples
+    --------
+    >>> import dpnoise
+    >>> em = dpnoise.ExponentialMechanism(1.0)
+    >>> em.select(["a", "b", "c"], [1.0, 50.0, 2.0]) in ("a", "b", "c")
+    True
     """
 
     def __init__(self, epsilon: float, utility_sensitivity: float = 1.0, *, monotonic: bool = False, k: int = 1,
@@ -209,7 +283,34 @@ def report_noisy_max(scores: Any, epsilon: float, *, sensitivity: float = 1.0, m
     """Report noisy max in one call: ``ReportNoisyMax(epsilon, ...).release(scores)`` (see that
     class for the methods, shapes, exactness and privacy). ε-DP per row and per selection; the
     rows of a matrix are separate selections. ``rng`` must be secure (``dpnoise.default_rng()``,
-    the default) unless ``allow_insecure=True`` (tests and benchmarks)."""
+    the default) unless ``allow_insecure=True`` (tests and benchmarks).
+
+    Parameters
+    ----------
+    scores : array_like
+        A 1-D score vector or a 2-D matrix (one candidate set along ``axis``); integers
+        (any size: Python ints are converted exactly) or finite reals.
+    epsilon, sensitivity, monotonic, noise, k, axis, rng, threads, allow_insecure
+        As for :class:`ReportNoisyMax`.
+
+    Returns
+    -------
+    int or numpy.ndarray
+        The selected index (vector, k = 1), or int64 indices.
+
+    Raises
+    ------
+    TypeError
+        For non-numeric scores (datetime64/timedelta64 included) or bad argument types.
+    ValueError
+        For NaN or infinity, an empty axis, more than 2^32 - 1 candidates, or bad parameters.
+
+    Examples
+    --------
+    >>> import dpnoise
+    >>> dpnoise.report_noisy_max([2**70, 5, 6], 1.0) in (0, 1, 2)
+    True
+    """
     check_threads(threads)
     mech = ReportNoisyMax(epsilon, sensitivity=sensitivity, monotonic=monotonic, noise=noise, k=k, axis=axis,
                           rng=rng, threads=threads, allow_insecure=allow_insecure)

@@ -26,13 +26,14 @@ from .._validate import MAX_PART, count, integer, real
 from ..accounting.budget import PrivacyBudget
 from ..accounting.losses import PureDP
 from ..generator import Generator
-from ..mechanisms import _grid
-from ..mechanisms._base import (
-    Mechanism, as_integer_array, as_real_array, check_beta, check_epsilon, check_sensitivity,
-    clamp_to_grid, integers_on_grid, normalise_shape, size_of,
+from .._release import (
+    GRID_BOUND, INTEGER_BOUND, MAX_LAPLACE_SCALE, Mechanism, ReleasePlan, as_integer_array, as_real_array,
+    check_beta, check_epsilon, check_laplace_scale, check_sensitivity, clamp_to_grid, grid as _grid,
+    integers_on_grid, normalise_shape, size_of,
 )
-from ..mechanisms._plan import GRID_BOUND, INTEGER_BOUND, MAX_LAPLACE_SCALE, ReleasePlan
-from ..mechanisms.laplace import _check_scale, discrete_laplace_half_width
+from .._release.validate import numeric_array
+from ..mechanisms.laplace import discrete_laplace_half_width
+from ._scores import check_candidates
 
 # The noisy query values y = v + ν satisfy |y| <= 2^62 (_noisy_grid raises otherwise), so
 # clamping the noisy threshold to the int64 range changes no comparison with them.
@@ -53,7 +54,13 @@ class SparseVectorPlan(ReleasePlan):
     threshold on the grid (exact for the comparison: q + ν - η is an integer, so it is >= T/2^k
     if and only if it is >= ceil(T/2^k)); ``threshold_scale`` = Δ'/ε1 and ``query_scale`` =
     2cΔ'/ε2 (cΔ'/ε2 for monotonic queries), exact discrete Laplace scales; ``bound`` the clamp
-    of the query values (grid units)."""
+    of the query values (grid units).
+
+    Parameters
+    ----------
+    k, sensitivity, threshold_units, threshold_scale, query_scale, max_positives, bound
+        As described above; the first five fields are those of :class:`ReleasePlan`.
+    """
 
     k: Optional[int]
     sensitivity: int
@@ -125,6 +132,43 @@ class AboveThreshold(Mechanism):
     data: docs/security.md). Timing: the noise samplers' running time grows with |noise|, and a
     release stops drawing noise soon after its c-th TRUE (which its output reveals anyway).
     There is no constant-time mode yet.
+
+    Parameters
+    ----------
+    epsilon : float
+        ε in (0, 100] for the whole run.
+    threshold : float
+        The public threshold T (finite).
+    sensitivity : float, default 1.0
+        Δ of each query.
+    monotonic : bool, default False
+        All queries move the same way between neighbours.
+    max_positives : int, default 1
+        c, the TRUE answers before the run halts.
+    rng : dpnoise.Generator, optional
+        A secure generator (default ``dpnoise.default_rng()``).
+    budget : dpnoise.accounting.PrivacyBudget, optional
+        Charged once per release, before any noise is drawn.
+    threads : int, optional
+        Threads for the kernel (default 1).
+    allow_insecure : bool, default False
+        Accept a seeded generator (tests only).
+
+    Raises
+    ------
+    TypeError
+        For arguments of the wrong type.
+    ValueError
+        For out-of-range parameters (named in the message).
+    dpnoise.InsecureGeneratorError
+        For a seeded generator without ``allow_insecure=True``.
+
+    Examples
+    --------
+    >>> import dpnoise
+    >>> svt = dpnoise.AboveThreshold(1.0, 50.0)
+    >>> svt([3, 4, 90, 2]).dtype
+    dtype('int64')
     """
 
     def __init__(self, epsilon: float, threshold: float, *, sensitivity: float = 1.0,
@@ -176,7 +220,7 @@ class AboveThreshold(Mechanism):
         sens = math.floor(units) + 1  # rounding moves each query by at most half a step
         t1, t2 = self._scales(sens)
         what = f"epsilon={self.epsilon} with sensitivity={self.sensitivity} and max_positives={self.max_positives}"
-        _check_scale(t2, what + f" on the grid 2^{k}")
+        check_laplace_scale(t2, what + f" on the grid 2^{k}")
         return k, sens, t1, t2
 
     def _scales(self, sens: int) -> Tuple[Fraction, Fraction]:
@@ -217,9 +261,11 @@ class AboveThreshold(Mechanism):
 
     # -- the batch release ----------------------------------------------------------------------
     def _prepare(self, value: Any) -> Tuple[np.ndarray, Tuple[int, ...], Any]:
-        x = as_real_array(value, "queries")
-        if x.ndim != 1:
-            raise ValueError(f"queries must be a 1-D array of query answers, got shape {x.shape}")
+        arr = numeric_array(value, "queries")  # types, not magnitudes, decide the path
+        if arr.ndim != 1:
+            raise ValueError(f"queries must be a 1-D array of query answers, got shape {arr.shape}")
+        check_candidates(arr.shape[0], "queries: the number of queries per release")  # shape only: before any conversion
+        x = as_real_array(arr, "queries")
         dtype = np.int64 if x.dtype == np.int64 else np.float64
         return _units(x, self.plan(x.shape, dtype).k), x.shape, dtype
 
@@ -243,7 +289,15 @@ class AboveThresholdSession:
     answers whether q + ν >= ρ for a fresh ν and the session's noisy threshold ρ, until
     ``max_positives`` TRUEs; then every further ``test`` raises RuntimeError. The noisy
     threshold is secret: a session cannot be copied or pickled (a copy would answer c more
-    TRUEs against the same threshold) and is safe to share between threads."""
+    TRUEs against the same threshold) and is safe to share between threads.
+
+    Examples
+    --------
+    >>> import dpnoise
+    >>> session = dpnoise.AboveThreshold(1.0, 50.0, max_positives=2).start()
+    >>> isinstance(session.test(3.0), bool)
+    True
+    """
 
     def __init__(self, mechanism: AboveThreshold, plan: SparseVectorPlan, rho: int):
         self._rng = mechanism.rng

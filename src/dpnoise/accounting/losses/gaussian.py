@@ -10,7 +10,7 @@ from typing import Any, Dict, Optional, Tuple
 import numpy as np
 
 from ... import _validate as check
-from .._numeric import log_normal_cdf, normal_cdf, normal_sf
+from ..._numeric import log_normal_cdf, normal_cdf, normal_sf
 from .base import Atoms, PrivacyLoss, Tails, _atoms_profile, _fields, _register
 
 

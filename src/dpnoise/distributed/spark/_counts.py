@@ -40,7 +40,7 @@ def private_counts(df: Any, column: str, mechanism: Any, *, bins: Optional[Seque
     from pyspark.sql import functions as F
 
     from ...mechanisms import Histogram
-    from ...mechanisms._base import Mechanism
+    from ..._release import Mechanism
     from ._checks import check_dataframe
 
     check_dataframe(df)

@@ -30,7 +30,9 @@ from ..._validate import check_threads, integer
 from ...bit_generator import PublicStream
 from ...generator import Generator
 from .. import _wire
-from .._protocol import Z95, Aggregator, Client, Configuration, HeavyHitter, Reports, count_into, native
+from .._aggregator import Z95, Aggregator, HeavyHitter, count_into
+from .._protocol import Client, Configuration, native
+from .._reports import Reports
 from .._schema import PER_USER, ReportField, check_arrays
 from ..local_hashing import local_hashing_pq, local_hashing_variance, optimal_buckets, pool_variance
 from ._items import ItemCodec
@@ -316,6 +318,7 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
 
     @property
     def item_bits(self) -> int:
+        """The bits of an item (8 × max_length for strings)."""
         return self.codec.item_bits
 
     @property

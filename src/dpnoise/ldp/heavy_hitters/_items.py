@@ -74,6 +74,7 @@ class ItemCodec:
         return self.item_bits // 8
 
     def params(self) -> Dict[str, Any]:
+        """The codec's part of the configuration's parameters."""
         return {"item_type": self.item_type, "item_bits": self.item_bits, "long_items": self.long_items}
 
     # -- encoding ------------------------------------------------------------------------------

@@ -46,6 +46,7 @@ class TreeHist(HHProtocol, name="treehist"):
         return {"bits_per_level": s, "z": z, "max_keep": max_keep, "k_prime": kp}
 
     def tracked(self) -> int:
+        """2k, at most max_keep: the items the last level keeps."""
         return min(2 * self.k, self.options["max_keep"])
 
     def _find(self, agg: Any) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -1,0 +1,132 @@
+"""Release steps 2-4, plan, charge, execute: the one release path of every mechanism and
+selection (``Mechanism.release``)."""
+from __future__ import annotations
+
+from typing import Any, Optional, Tuple
+
+import numpy as np
+
+from .._errors import InsecureGeneratorError
+from .._validate import check_threads
+from ..accounting.budget import PrivacyBudget
+from ..accounting.losses import PrivacyLoss
+from ..generator import Generator, default_rng
+from .buffers import out_array
+from .plan import ReleasePlan
+
+
+class Mechanism:
+    """Base class: one release path for every mechanism.
+
+    ``release(value)`` (and ``__call__``): (1) ``_prepare`` validates and prepares the input;
+    everything that can fail fails here, before any budget or noise; (2) ``plan(shape, dtype)``
+    builds the frozen :class:`~dpnoise.mechanisms.ReleasePlan`; (3) the bound budget is charged
+    once with ``plan.loss`` (label: the mechanism's name); (4) ``plan.execute(rng, prepared)``
+    draws the noise. Subclasses implement ``_prepare`` and ``plan`` (and ``accuracy``), never
+    ``release``.
+
+    The generator must be secure (``rng.is_secure``): a seeded generator repeats its noise,
+    and anyone holding the seed subtracts it, so it is refused with
+    :class:`dpnoise.InsecureGeneratorError` unless ``allow_insecure=True`` (tests only); such
+    releases are charged with ``insecure=True`` in the budget's ledger.
+    """
+
+    epsilon: Optional[float]
+    delta: Optional[float]
+
+    def __init__(self, rng: Optional[Generator], budget: Optional[PrivacyBudget], *,
+                 threads: Any = None, allow_insecure: bool = False):
+        if rng is None:
+            rng = default_rng()
+        if not isinstance(rng, Generator):
+            raise TypeError(f"rng must be a dpnoise.Generator (dpnoise.default_rng()), got {type(rng).__name__}")
+        if budget is not None and not isinstance(budget, PrivacyBudget):
+            raise TypeError(f"budget must be a dpnoise.accounting.PrivacyBudget, got {type(budget).__name__}")
+        if not isinstance(allow_insecure, (bool, np.bool_)):
+            raise TypeError(f"allow_insecure must be a bool, got {type(allow_insecure).__name__}")
+        if not rng.is_secure and not allow_insecure:
+            raise InsecureGeneratorError(
+                "rng is not secure (seeded: its noise can be reproduced and subtracted); use "
+                "dpnoise.default_rng() with no seed, or pass allow_insecure=True for tests")
+        self.rng = rng
+        self.budget = budget
+        self.threads = check_threads(threads)
+        self.allow_insecure = bool(allow_insecure)
+
+    def _check_release_possible(self) -> None:
+        """Called at the end of every constructor: a scalar (or one-record) plan must build, and
+        the budget's accountant must be able to compose its loss, so that bad parameters fail
+        here and a release cannot fail at the charge."""
+        loss = self.plan(()).loss
+        if self.budget is not None:
+            self.budget.accountant.check_supported(loss)
+
+    # -- the plan ---------------------------------------------------------------------------
+    def plan(self, shape: Any = (), dtype: Any = None) -> ReleasePlan:  # pragma: no cover - abstract
+        """The frozen plan of one release of a query of this shape (and dtype, for mechanisms
+        whose grid depends on it); raises for anything that cannot be released."""
+        raise NotImplementedError
+
+    def privacy_loss(self, shape: Any = (), dtype: Any = None) -> PrivacyLoss:
+        """The privacy loss one release of a query of this shape spends (``plan(shape).loss``);
+        mechanisms whose loss does not depend on the shape ignore it."""
+        return self.plan(shape, dtype).loss
+
+    def accuracy(self, beta: float, shape: Any = ()) -> float:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # -- the release path ----------------------------------------------------------------------
+    def _prepare(self, value: Any) -> Tuple[Any, Tuple[int, ...], Any]:  # pragma: no cover
+        """(prepared input, query shape, dtype for plan()); raises for bad input."""
+        raise NotImplementedError
+
+    def _charge(self, plan: ReleasePlan) -> None:
+        if self.budget is None:
+            return
+        self.budget.spend(plan.loss, label=plan.mechanism, insecure=not self.rng.is_secure)
+
+    def release(self, value: Any, out: Any = None) -> Any:
+        """The private answer for ``value`` (the true query result).
+
+        Parameters
+        ----------
+        value : array_like
+            The true query answer: a scalar, a NumPy array, or any CPU array exposing the
+            buffer protocol or ``__dlpack__``.
+        out : array, optional
+            Where to write the answer (mechanisms whose plans support it: the grid mechanisms).
+            It must be writable and C-contiguous, of the answer's shape and dtype, and may be
+            ``value`` itself (in place: nothing is allocated). It is checked before the charge
+            and is either fully written or untouched.
+
+        Returns
+        -------
+        The noisy answer (``out`` itself when given).
+
+        Raises
+        ------
+        TypeError, ValueError
+            For bad input or a bad ``out``, before the budget is charged.
+        dpnoise.BudgetExceededError
+            When the bound budget cannot pay for this release (nothing is drawn).
+        """
+        prepared, shape, dtype = self._prepare(value)  # bad input fails here
+        plan = self.plan(shape, dtype)  # and parameters that cannot serve this shape here
+        target = None
+        if out is not None:  # a bad out= fails here too, before the charge
+            result = plan.result_dtype(prepared)
+            if result is None:
+                raise TypeError(f"{type(self).__name__} does not support out=")
+            target = out_array(out, tuple(shape), result)
+        self._charge(plan)  # once, before any noise; BudgetExceededError leaves all untouched
+        if target is None:
+            return plan.execute(self.rng, prepared)
+        plan.execute_into(self.rng, prepared, target)
+        return out
+
+    def __call__(self, value: Any, out: Any = None) -> Any:
+        """``release(value, out)``."""
+        return self.release(value, out)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(epsilon={self.epsilon}, delta={self.delta})"

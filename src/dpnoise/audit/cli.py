@@ -1,0 +1,311 @@
+"""``dpnoise audit``: run the audit catalogue and print the table of lower bounds on ε.
+
+Exit status: 0 when every row is as expected (dpnoise's mechanisms within their claims, the
+flawed mechanisms refuted; a peer's row is measured and reported, either way), 1 otherwise, 2 for a usage error (one line on stderr,
+before any work). Progress goes to stderr; the table to stdout.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+from typing import Any, Dict, List, NoReturn, Optional, Sequence, TextIO
+
+import numpy as np
+
+import dpnoise
+from .catalogue import Entry, catalogue
+from .lower_bound import MIN_TRIALS, MechanismError, search_pairs
+
+DEFAULT_TRIALS = 1_000_000          # per input, mechanisms that take a batch of copies
+DEFAULT_PER_CALL_TRIALS = 100_000   # per input, mechanisms called once per trial
+QUICK_TRIALS = 100_000
+QUICK_PER_CALL_TRIALS = 10_000
+MAX_TRIALS = 100_000_000
+JSON_SCHEMA = 1
+
+
+class _UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise _UsageError(f"{self.prog}: error: {message}")
+
+
+def _count(text: str) -> int:
+    try:
+        v = int(text.replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, got {text[:40]!r}") from None
+    if not MIN_TRIALS <= v <= MAX_TRIALS:
+        raise argparse.ArgumentTypeError(f"must be between {MIN_TRIALS:,} and {MAX_TRIALS:,}, got {v}")
+    return v
+
+
+def _epsilons(text: str) -> List[float]:
+    out = []
+    for part in text.split(","):
+        try:
+            e = float(part)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"epsilons must be numbers separated by commas, got {part[:40]!r}") from None
+        if not (math.isfinite(e) and 0 < e <= 20):
+            raise argparse.ArgumentTypeError(f"each epsilon must be in (0, 20], got {part[:40]!r}")
+        out.append(e)
+    return out
+
+
+def _alpha(text: str) -> float:
+    try:
+        a = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"alpha must be a number, got {text[:40]!r}") from None
+    if not 0 < a < 1:
+        raise argparse.ArgumentTypeError(f"alpha must be in (0, 1), got {text[:40]!r}")
+    return a
+
+
+def _seed(text: str) -> int:
+    try:
+        s = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"seed must be an integer, got {text[:40]!r}") from None
+    if not 0 <= s < 2**63:
+        raise argparse.ArgumentTypeError(f"seed must be in [0, 2^63), got {s}")
+    return s
+
+
+def _writable(path: str, what: str) -> str:
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory) or not os.access(directory, os.W_OK):
+        raise argparse.ArgumentTypeError(f"cannot write {what} {path!r}: no writable directory {directory!r}")
+    return path
+
+
+def _plot_file(path: str) -> str:
+    _writable(path, "the plot")
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError as exc:
+        raise argparse.ArgumentTypeError("--plot needs matplotlib: pip install 'dpnoise[plot]'") from exc
+    return path
+
+
+def build_parser(prog: str = "dpnoise audit") -> argparse.ArgumentParser:
+    p = _Parser(prog=prog, description=(
+        "Empirical lower bounds on epsilon (Clopper-Pearson, held-out events) for dpnoise's "
+        "mechanisms, NumPy's naive float Laplace, a mis-calibrated mechanism and installed peers."))
+    p.add_argument("--trials", type=_count, default=None,
+                   help=f"runs per input for batched mechanisms (default {DEFAULT_TRIALS:,}; --quick {QUICK_TRIALS:,})")
+    p.add_argument("--per-call-trials", type=_count, default=None,
+                   help=f"runs per input for mechanisms called once per run (default {DEFAULT_PER_CALL_TRIALS:,}; "
+                        f"--quick {QUICK_PER_CALL_TRIALS:,})")
+    p.add_argument("--quick", action="store_true", help="fewer trials")
+    p.add_argument("--epsilons", type=_epsilons, default=[0.5, 1.0, 2.0], help="claimed epsilons (default 0.5,1,2)")
+    p.add_argument("--only", default=None, help="rows whose library or name contains this text (case-insensitive)")
+    p.add_argument("--no-peers", action="store_true", help="skip diffprivlib and OpenDP")
+    p.add_argument("--alpha", type=_alpha, default=0.05, help="each bound may exceed the truth with probability alpha")
+    p.add_argument("--seed", type=_seed, default=0, help="seeds the mechanisms' test generators and the splits")
+    p.add_argument("--json", type=lambda s: _writable(s, "the JSON file"), default=None, help="write the rows as JSON")
+    p.add_argument("--plot", type=_plot_file, default=None, help="draw claimed vs lower bound (matplotlib)")
+    p.add_argument("--list", action="store_true", help="list the catalogue and exit")
+    return p
+
+
+class _Progress:
+    """One status line on stderr, rewritten in place on a terminal, else one line per row."""
+
+    def __init__(self, stream: TextIO, total_rows: int):
+        self.stream, self.total_rows = stream, total_rows
+        self.tty = hasattr(stream, "isatty") and stream.isatty()
+        self.row, self.label, self.done, self.total, self.last = 0, "", 0, 1, 0.0
+
+    def start(self, row: int, label: str, total_runs: int) -> None:
+        self.row, self.label, self.done, self.total = row, label, 0, max(total_runs, 1)
+        self._show(force=True)
+
+    def __call__(self, runs: int) -> None:
+        self.done += runs
+        self._show()
+
+    def _show(self, force: bool = False) -> None:
+        if not self.tty:
+            return
+        now = time.monotonic()
+        if not force and now - self.last < 0.2:
+            return
+        self.last = now
+        pct = 100.0 * min(self.done / self.total, 1.0)
+        self.stream.write(f"\r[{self.row}/{self.total_rows}] {self.label[:60]:60s} {pct:5.1f}%")
+        self.stream.flush()
+
+    def finish(self, text: str) -> None:
+        if self.tty:
+            self.stream.write("\r" + " " * 80 + "\r")
+        self.stream.write(f"[{self.row}/{self.total_rows}] {text}\n")
+        self.stream.flush()
+
+
+def _verdict(row: Dict[str, Any]) -> str:
+    bound, claim = row["epsilon_lower_bound"], row["claimed_epsilon"]
+    if row.get("error"):
+        return "ERROR: " + row["error"]
+    if bound > claim:
+        text = f"REFUTED: bound {bound - claim:+.3g} above the claim ({bound / claim:.1f}x)"
+    else:
+        text = "within the claim"
+    if row["expect"] == "refuted":
+        text += " (expected: refuted)" if bound > claim else " (NOT refuted: expected a violation)"
+    elif row["expect"] == "holds" and bound > claim:
+        text += " (UNEXPECTED)"
+    return text
+
+
+def run_entry(entry: Entry, trials: int, alpha: float, seed: int,
+              progress: Optional[_Progress] = None) -> Dict[str, Any]:
+    row: Dict[str, Any] = {
+        "library": entry.library, "mechanism": entry.name, "note": entry.note,
+        "claimed_epsilon": entry.epsilon, "delta": entry.delta, "trials": trials,
+        "pairs": len(entry.pairs), "vectorized": entry.vectorized, "expect": entry.expect,
+    }
+    start = time.perf_counter()
+    try:
+        result = search_pairs(entry.make(seed), entry.pairs, trials=trials, delta=entry.delta, alpha=alpha,
+                              seed=seed, vectorized=entry.vectorized,
+                              progress=progress if progress is not None else None)
+    except MechanismError as exc:
+        row.update(epsilon_lower_bound=0.0, error=str(exc)[:200], ok=False, seconds=time.perf_counter() - start)
+        return row
+    best = result.best
+    row.update(
+        epsilon_lower_bound=best.epsilon, estimate=best.estimate, event=str(best.event)[:160],
+        favoured=best.favoured, hits=list(best.hits), held_out=best.held_out,
+        p_lower=best.p_lower, p_upper=best.p_upper, seconds=time.perf_counter() - start,
+    )
+    refuted = best.epsilon > entry.epsilon
+    row["refuted"] = refuted
+    row["excess"] = best.epsilon - entry.epsilon
+    row["ok"] = {"refuted": refuted, "holds": not refuted}.get(entry.expect, True)  # "measured": either
+    return row
+
+
+def _table(rows: Sequence[Dict[str, Any]]) -> str:
+    head = ["library", "mechanism", "claimed eps", "delta", "trials", "eps lower bound", "verdict", "s"]
+    body = [[r["library"], r["mechanism"], f"{r['claimed_epsilon']:g}", f"{r['delta']:g}", f"{r['trials']:,}",
+             f"{r['epsilon_lower_bound']:.3f}", _verdict(r), f"{r['seconds']:.1f}"] for r in rows]
+    widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(head)]
+    line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
+    return "\n".join([line(head), line(["-" * w for w in widths])] + [line(b) for b in body])
+
+
+def _plot(rows: Sequence[Dict[str, Any]], path: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    labels = [f"{r['library']}: {r['mechanism']}" for r in rows]
+    names = list(dict.fromkeys(labels))
+    fig, ax = plt.subplots(figsize=(9, 0.32 * len(names) + 1.6))
+    colours = {0.5: "tab:blue", 1.0: "tab:orange", 2.0: "tab:green"}
+    for r, lab in zip(rows, labels):
+        y = names.index(lab)
+        eps = r["claimed_epsilon"]
+        c = colours.get(eps, "tab:gray")
+        ax.plot([eps], [y], marker="|", markersize=14, color=c)
+        ax.plot([max(r["epsilon_lower_bound"], 1e-2)], [y], marker="o" if not r.get("refuted") else "X",
+                markersize=7, color=c, linestyle="none")
+    ax.set_yticks(range(len(names)))
+    ax.set_yticklabels(names, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xscale("log")
+    values = [max(r["epsilon_lower_bound"], 1e-2) for r in rows] + [r["claimed_epsilon"] for r in rows]
+    ax.set_xlim(min(values) / 1.5, max(values) * 1.5)
+    ax.set_xlabel("epsilon: claimed (|) and audited lower bound (o within the claim, X refuted)")
+    for eps, c in colours.items():
+        ax.plot([], [], color=c, marker="o", linestyle="none", label=f"claimed eps = {eps:g}")
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, fontsize=8, frameon=False)
+    ax.grid(axis="x", alpha=0.3)
+    ax.set_title("dpnoise audit: lower bounds on epsilon (Clopper-Pearson, 95%)", fontsize=10, pad=22)
+    fig.savefig(path, dpi=90, bbox_inches="tight")
+    plt.close(fig)
+
+
+def cli_main(argv: Sequence[str], *, stdout: Optional[TextIO] = None, stderr: Optional[TextIO] = None) -> int:
+    """``dpnoise audit [options]``: run the catalogue; return the exit status (0, 1 or 2).
+
+    Parameters
+    ----------
+    argv : list of str
+        The arguments after ``audit`` (``--help`` lists them).
+
+    Returns
+    -------
+    int
+        0 when every row is as expected, 1 when some is not, 2 for a usage error.
+    """
+    out = stdout if stdout is not None else sys.stdout
+    err = stderr if stderr is not None else sys.stderr
+    try:
+        args = build_parser().parse_args(list(argv))
+    except _UsageError as exc:
+        err.write(f"{exc}\n")
+        return 2
+    except SystemExit as exc:  # --help
+        return int(exc.code or 0)
+    cat = catalogue(args.epsilons, peers=not args.no_peers)
+    entries = cat.entries
+    if args.only:
+        key = args.only.lower()
+        entries = [e for e in entries if key in e.library.lower() or key in e.name.lower()]
+        if not entries:
+            err.write(f"dpnoise audit: error: --only {args.only!r} matches no catalogue row\n")
+            return 2
+    for lib, why in cat.unavailable.items():
+        err.write(f"dpnoise audit: {lib} unavailable ({why})\n")
+    if args.list:
+        for e in entries:
+            out.write(f"{e.library:12s} {e.name:42s} eps={e.epsilon:g} delta={e.delta:g} expect={e.expect}\n")
+        return 0
+    trials = args.trials or (QUICK_TRIALS if args.quick else DEFAULT_TRIALS)
+    per_call = args.per_call_trials or (QUICK_PER_CALL_TRIALS if args.quick else DEFAULT_PER_CALL_TRIALS)
+    progress = _Progress(err, len(entries))
+    rows = []
+    start = time.perf_counter()
+    for i, e in enumerate(entries, 1):
+        n = trials if e.vectorized and not e.slow else per_call
+        progress.start(i, f"{e.library} {e.name} eps={e.epsilon:g}", 2 * n * len(e.pairs))
+        row = run_entry(e, n, args.alpha, args.seed, progress)
+        progress.finish(f"{e.library} {e.name} eps={e.epsilon:g}: lower bound {row['epsilon_lower_bound']:.3f} "
+                        f"({row['seconds']:.1f} s)")
+        rows.append(row)
+    elapsed = time.perf_counter() - start
+    out.write(_table(rows) + "\n")
+    refuted = [r for r in rows if r.get("refuted")]
+    for r in refuted:
+        out.write(f"\n{r['library']} {r['mechanism']} at claimed eps={r['claimed_epsilon']:g}: the bound "
+                  f"{r['epsilon_lower_bound']:.3f} exceeds the claim by {r['excess']:.3f} "
+                  f"({r['epsilon_lower_bound'] / r['claimed_epsilon']:.1f}x); event: {r['event']}")
+    if refuted:
+        out.write("\n")
+    out.write(f"\n{len(rows)} rows in {elapsed:.1f} s; each bound holds with probability >= {1 - args.alpha:g} "
+              f"(alpha split over a row's input pairs).\n")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump({"schema": JSON_SCHEMA, "dpnoise": dpnoise.__version__, "numpy": np.__version__,
+                       "alpha": args.alpha, "seed": args.seed, "trials": trials, "per_call_trials": per_call,
+                       "unavailable": cat.unavailable, "rows": rows}, fh, indent=1)
+    if args.plot:
+        _plot(rows, args.plot)
+    return 0 if all(r["ok"] for r in rows) else 1
+
+
+def main() -> None:  # pragma: no cover - python -m dpnoise.audit.cli
+    sys.exit(cli_main(sys.argv[1:]))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
