@@ -3,6 +3,7 @@
 #include "dpnoise/errors.hpp"
 
 namespace py = pybind11;
+namespace dpnoise::bindings { void register_ldp_numeric(py::module_& m); }  // register_ldp_numeric.cpp
 
 PYBIND11_MODULE(_core, m) {
     m.doc() = "dpnoise C++ core: ChaCha20 stream families and exact discrete samplers";
@@ -33,4 +34,5 @@ PYBIND11_MODULE(_core, m) {
     dpnoise::bindings::register_ldp_hadamard(m);
     dpnoise::bindings::register_ldp_zmatrix(m);
     dpnoise::bindings::register_ldp_heavy_hitters(m);
+    dpnoise::bindings::register_ldp_numeric(m);
 }

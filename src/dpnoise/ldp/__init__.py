@@ -24,6 +24,7 @@ from . import postprocess  # noqa: E402
 from .postprocess import clip_nonnegative, norm_sub, project_simplex
 from . import heavy_hitters
 from .heavy_hitters import HeavyHitters, HHAggregator, HHReports
+from .numeric import MeanOracle  # noqa: F401  (numeric mean and sum oracles)
 
 __all__ = ["Aggregator", "Client", "Configuration", "FrequencyOracle", "HHAggregator", "HHReports", "HeavyHitter",
            "HeavyHitters", "PACKED", "PER_USER", "ROW", "ReportField", "heavy_hitters", "Protocol", "Reports",

@@ -1,0 +1,139 @@
+// Bindings of the local-DP numeric mean oracles (dpnoise/ldp/mean_mechanisms.hpp): glue only
+// (convert, check shapes, release the GIL, call).
+#include <cstdint>
+#include <string>
+
+#include "bindings.hpp"
+#include "dpnoise/ldp/mean_mechanisms.hpp"
+
+namespace dpnoise::bindings {
+
+namespace {
+
+using f64_array = py::array_t<double, py::array::c_style | py::array::forcecast>;
+using i64_array = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
+using u8_array = py::array_t<uint8_t, py::array::c_style | py::array::forcecast>;
+
+ldp::MeanMechanism::Method method_of(int method) {
+    if (method < 0 || method > 2) throw std::invalid_argument("method must be 0 (duchi), 1 (piecewise) or 2 (hybrid)");
+    return static_cast<ldp::MeanMechanism::Method>(method);
+}
+
+ldp::MeanMechanism mechanism(int method, double low, double high, const py::int_& num, const py::int_& den, bool mix) {
+    return ldp::MeanMechanism(method_of(method), low, high, big_from_py(num, "gamma_num"), big_from_py(den, "gamma_den"),
+                              mix);
+}
+
+template <class T>
+T* inplace(py::array& a, std::initializer_list<uint64_t> shape, const char* name) {
+    bool ok = a.dtype().is(py::dtype::of<T>()) && static_cast<size_t>(a.ndim()) == shape.size() &&
+              (a.flags() & py::array::c_style) && a.writeable();
+    size_t d = 0;
+    for (uint64_t s : shape) ok = ok && static_cast<uint64_t>(a.shape(static_cast<py::ssize_t>(d++))) == s;
+    if (!ok) throw std::invalid_argument(std::string(name) + " must be a writable contiguous array of the state's shape");
+    return static_cast<T*>(a.mutable_data());
+}
+
+}  // namespace
+
+void register_ldp_numeric(py::module_& m) {
+    m.def(
+        "ldp_mean_grid",
+        [](int method, double low, double high, const py::int_& num, const py::int_& den, bool mix) {
+            const auto mm = mechanism(method, low, high, num, den, mix);
+            return py::make_tuple(mm.Z, mm.G, py::make_tuple(mm.kappa.lo, big_to_py(exact::BigUint(mm.kappa.hi))),
+                                  py::make_tuple(mm.keep_duchi.lo, big_to_py(exact::BigUint(mm.keep_duchi.hi))));
+        },
+        py::arg("method"), py::arg("low"), py::arg("high"), py::arg("gamma_num"), py::arg("gamma_den"), py::arg("mix"),
+        "(Z, G, kappa bounds, e^(-g/2) bounds): Piecewise's output grid C~ = Z/2^G >= C and the certified\n"
+        "64-bit bounds of tanh(g/2) 2^64 and e^(-g/2) 2^64 the randomizers decide with.");
+
+    m.def(
+        "ldp_mean_privatize",
+        [](GeneratorHandle& h, const f64_array& values, uint64_t k, int method, double low, double high,
+           const py::int_& num, const py::int_& den, bool mix, unsigned threads) {
+            const auto mm = mechanism(method, low, high, num, den, mix);
+            if (k < 1) throw std::invalid_argument("dimensions must be at least 1");
+            const bool matrix = k > 1;
+            if ((matrix && (values.ndim() != 2 || static_cast<uint64_t>(values.shape(1)) != k)) ||
+                (!matrix && values.ndim() != 1))
+                throw std::invalid_argument(matrix ? "values must have shape (n, dimensions)" : "values must be a 1-D array");
+            const size_t n = static_cast<size_t>(values.shape(0));
+            const bool uses_bits = mm.method != ldp::MeanMechanism::kPiecewise;
+            const bool uses_ints = mm.method != ldp::MeanMechanism::kDuchi;
+            py::array_t<int64_t> coords(static_cast<py::ssize_t>(matrix ? n : 0));
+            py::array_t<uint8_t> bits(static_cast<py::ssize_t>(uses_bits ? (n + 7) / 8 : 0));
+            py::array_t<int64_t> ints(static_cast<py::ssize_t>(uses_ints ? n : 0));
+            const double* in = values.data();
+            int64_t* c = matrix ? coords.mutable_data() : nullptr;
+            uint8_t* b = uses_bits ? bits.mutable_data() : nullptr;
+            int64_t* v = uses_ints ? ints.mutable_data() : nullptr;
+            with_family_nogil(h, [&](auto& family) { ldp::mean_privatize(family, mm, in, n, k, c, b, v, threads); });
+            return py::make_tuple(coords, bits, ints);
+        },
+        py::arg("gen"), py::arg("values"), py::arg("k"), py::arg("method"), py::arg("low"), py::arg("high"),
+        py::arg("gamma_num"), py::arg("gamma_den"), py::arg("mix"), py::arg("threads"),
+        "Numeric mean-oracle clients, exact: (coordinates int64 (n if k > 1), bits uint8 packed (Duchi's bit;\n"
+        "hybrid: 1 = a Duchi report), values int64 (Piecewise's z; hybrid: z or Duchi's bit)).");
+
+    m.def(
+        "_ldp_mean_input_grid_for_testing",
+        [](GeneratorHandle& h, const f64_array& values, double low, double high) {
+            const ldp::InputGrid grid(low, high);
+            if (values.ndim() != 1) throw std::invalid_argument("values must be a 1-D array");
+            const size_t n = static_cast<size_t>(values.size());
+            const double* in = values.data();
+            py::array_t<int64_t> out(static_cast<py::ssize_t>(n));
+            int64_t* o = out.mutable_data();
+            with_family_nogil(h, [&](auto& family) {
+                ldp::check_finite(in, n);
+                random::for_each_chunk<ldp::MeanMechanism::kReportsPerStream>(
+                    family, n, 1, [&grid, in, o](auto& bits, size_t begin, size_t end) {
+                        for (size_t i = begin; i < end; ++i) o[i] = grid.map(bits, in[i]);
+                    });
+            });
+            return out;
+        },
+        py::arg("gen"), py::arg("values"), py::arg("low"), py::arg("high"),
+        "The input grid alone (tests): m in [-2^32, 2^32] per value, E[m/2^32] = (2v - low - high)/(high - low).");
+
+    m.def(
+        "ldp_mean_accumulate",
+        [](py::array& users, py::array& duchi_users, py::array& duchi_ones, py::array& pm_sum, py::array& pm_sum_squares,
+           int method, int64_t Z, py::object coords, py::object bits, py::object ints, size_t n) {
+            const uint64_t k = static_cast<uint64_t>(users.ndim() == 1 ? users.shape(0) : 0);
+            const ldp::MeanState st{inplace<int64_t>(users, {k}, "users"),
+                                    inplace<int64_t>(duchi_users, {k}, "duchi_users"),
+                                    inplace<int64_t>(duchi_ones, {k}, "duchi_ones"),
+                                    inplace<uint64_t>(pm_sum, {k, 2}, "pm_sum"),
+                                    inplace<uint64_t>(pm_sum_squares, {k, 3}, "pm_sum_squares"), k};
+            const auto m = method_of(method);
+            i64_array c, v;
+            u8_array b;
+            if (!coords.is_none()) {
+                c = coords.cast<i64_array>();
+                if (c.ndim() != 1 || static_cast<size_t>(c.size()) != n)
+                    throw std::invalid_argument("mean reports: 'coordinates' must hold one int64 per report");
+            }
+            if (!bits.is_none()) {
+                b = bits.cast<u8_array>();
+                if (b.ndim() != 1 || static_cast<size_t>(b.size()) != (n + 7) / 8)
+                    throw std::invalid_argument("mean reports: packed bits must be ceil(n/8) bytes");
+            }
+            if (!ints.is_none()) {
+                v = ints.cast<i64_array>();
+                if (v.ndim() != 1 || static_cast<size_t>(v.size()) != n)
+                    throw std::invalid_argument("mean reports: 'values' must hold one int64 per report");
+            }
+            const int64_t* cp = coords.is_none() ? nullptr : c.data();
+            const uint8_t* bp = bits.is_none() ? nullptr : b.data();
+            const int64_t* vp = ints.is_none() ? nullptr : v.data();
+            py::gil_scoped_release release;
+            ldp::mean_accumulate(st, m, Z, cp, bp, vp, n);
+        },
+        py::arg("users"), py::arg("duchi_users"), py::arg("duchi_ones"), py::arg("pm_sum"), py::arg("pm_sum_squares"),
+        py::arg("method"), py::arg("Z"), py::arg("coordinates"), py::arg("bits"), py::arg("values"), py::arg("n"),
+        "Adds a checked batch of mean reports to the state arrays in place (nothing changes if the batch is bad).");
+}
+
+}  // namespace dpnoise::bindings

@@ -1,0 +1,411 @@
+"""Numeric mean and sum oracles under local DP: ``MeanOracle(method, epsilon, bounds=(low, high))``.
+
+Each user holds a number (or a vector of ``dimensions`` numbers, of which one uniformly chosen
+coordinate is reported, as in Wang et al., ICDE 2019, §IV). The value is clipped to the bounds,
+mapped exactly to t in [-1, 1] on a 2^-32 grid (randomized rounding, unbiased) and randomized
+by one of:
+
+- ``"duchi"``: Duchi, Jordan & Wainwright (JASA 2018), one bit: ±C, C = (e^ε + 1)/(e^ε − 1);
+- ``"bitmean"``: 1BitMean (Ding, Kulkarni & Yekhanin, NeurIPS 2017), the same bit read as
+  P(1) = 1/(e^ε + 1) + (x/m)(e^ε − 1)/(e^ε + 1);
+- ``"piecewise"``: Wang et al. (ICDE 2019), on a dyadic output grid (docs/ldp_numeric.md);
+- ``"hybrid"``: Wang et al. (ICDE 2019): Piecewise with probability 1 − e^{−ε/2}, else Duchi.
+
+All random decisions are exact (C++: cpp/include/dpnoise/ldp/mean_mechanisms.hpp). The server
+keeps exact integer sums; ``mean()`` is unbiased for the clipped values' mean (not clipped to
+the bounds) and ``mean_stderr()`` is the reports' sample standard error, capped at the worst case.
+
+    oracle = dpnoise.ldp.MeanOracle("hybrid", epsilon=1.0, bounds=(0, 600))
+    reports = oracle.client().privatize(minutes)
+    agg = oracle.aggregator().add(reports)
+    agg.mean(), agg.mean_stderr(), agg.sum(), agg.sum_stderr()
+"""
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any, ClassVar, Dict, List, Tuple
+
+import numpy as np
+
+from ... import _core
+from ..._validate import integer
+from ...generator import Generator
+from .._protocol import Aggregator, Client, Configuration, Reports, native
+from .._schema import PACKED, PER_USER, ReportField
+from . import _formulas as F
+
+MAX_DIMENSIONS = 1 << 20
+# wire magics of the mean-oracle family (12 bytes, like dpnoise.ldp._wire's)
+MEAN_STATE = b"DPNOISE-MNA\x00"
+MEAN_REPORTS = b"DPNOISE-MNR\x00"
+
+
+def _bound(value: Any, name: str) -> float:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    try:
+        v = float(value)
+    except OverflowError:
+        raise ValueError(f"{name} must be a finite number") from None
+    if not math.isfinite(v):
+        raise ValueError(f"{name} must be a finite number, got {v!r}")
+    return v + 0.0
+
+
+def check_bounds(bounds: Any) -> Tuple[float, float]:
+    """(low, high): finite reals with low < high and high − low finite."""
+    if not isinstance(bounds, (tuple, list)) or len(bounds) != 2:
+        raise TypeError("bounds must be a pair (low, high)")
+    low, high = _bound(bounds[0], "bounds[0] (low)"), _bound(bounds[1], "bounds[1] (high)")
+    if not low < high:
+        raise ValueError(f"bounds must satisfy low < high, got ({low!r}, {high!r})")
+    if not math.isfinite(high - low):
+        raise ValueError("bounds: high − low must be a finite double")
+    return low, high
+
+
+def check_values(values: Any, dimensions: int) -> np.ndarray:
+    """Float64, C-contiguous, shape (n,) (one dimension) or (n, dimensions). TypeError for
+    non-numeric input; NaN and ±inf are refused by the kernel (ValueError). No message echoes
+    a value."""
+    try:
+        arr = np.asarray(values)
+    except (ValueError, TypeError):
+        raise TypeError("values must be an array of real numbers") from None
+    if arr.size == 0 and not isinstance(values, np.ndarray):
+        arr = arr.astype(np.float64).reshape((0,) if dimensions == 1 else (0, dimensions))
+    if arr.dtype.kind not in "iuf":
+        raise TypeError(f"values must be real numbers (integer or float), got dtype {arr.dtype}")
+    want = "(n,)" if dimensions == 1 else f"(n, {dimensions})"
+    if dimensions == 1 and arr.ndim == 0:
+        arr = arr.reshape(1)
+    if (dimensions == 1 and arr.ndim != 1) or (dimensions > 1 and (arr.ndim != 2 or arr.shape[1] != dimensions)):
+        raise ValueError(f"values must have shape {want} for dimensions={dimensions}, got {arr.shape}")
+    return np.ascontiguousarray(arr, dtype=np.float64)
+
+
+class MeanConfiguration(Configuration, family="mean"):
+    """Base class of one mean-oracle configuration: ε, the bounds (low, high) and the vector
+    length ``dimensions``. A method is a subclass declared with ``name=...`` that sets its C++
+    ``kernel`` (mean_mechanisms.hpp's Method) and its ``method_fields``; build one with
+    :func:`MeanOracle`.
+
+    Report fields: ``bits`` (packed, Duchi's bit: 1 = +C), ``values`` (int64: Piecewise's z,
+    or the hybrid's Duchi bit), ``kinds`` (packed: 1 = the hybrid user reported with Duchi),
+    and ``coordinates`` (int64 in [0, dimensions), when dimensions > 1)."""
+
+    _state_magic = MEAN_STATE
+    _reports_magic = MEAN_REPORTS
+    _header_key = "method"
+    _label = "mean-oracle "
+    _noun = "method"
+    kernel: ClassVar[int]
+    method_fields: ClassVar[Tuple[ReportField, ...]] = ()
+
+    def __init__(self, epsilon: float, bounds: Tuple[float, float] = (0.0, 1.0), *, dimensions: int = 1) -> None:
+        self._init_epsilon(epsilon)
+        self.low, self.high = check_bounds(bounds)
+        k = integer(dimensions, "dimensions")
+        if not 1 <= k <= MAX_DIMENSIONS:
+            raise ValueError(f"dimensions must be in [1, 2^20], got {k}")
+        self.dimensions = k
+        self.mixes = self.name == "hybrid" and F.hybrid_mixes(float(self.gamma))
+        self.grid_z, self.grid_bits, _, _ = _core.ldp_mean_grid(
+            self.kernel, self.low, self.high, self.gamma.numerator, self.gamma.denominator, self.mixes)
+        coords = (ReportField("coordinates", PER_USER, np.int64, bound=lambda c: c.dimensions),) if k > 1 else ()
+        self.report_fields = self.method_fields + coords  # type: ignore[misc]
+
+    # -- parameters ------------------------------------------------------------------------
+    @property
+    def method(self) -> str:
+        return self.name
+
+    def params(self) -> Dict[str, Any]:
+        """Everything clients, aggregators and serialised states must agree on."""
+        return {"epsilon": self.epsilon, "gamma": self.gamma, "low": self.low, "high": self.high,
+                "dimensions": self.dimensions}
+
+    @classmethod
+    def _construct(cls, params: Dict[str, Any]) -> "MeanConfiguration":
+        return cls(params.pop("epsilon"), (params.pop("low"), params.pop("high")), dimensions=params.pop("dimensions"))
+
+    @classmethod
+    def example(cls, epsilon: float = 2.0) -> "MeanConfiguration":
+        """A small instance: bounds (0, 10), one dimension."""
+        return cls(epsilon, (0.0, 10.0))
+
+    def example_items(self, n: int, seed: int = 0) -> np.ndarray:
+        """``n`` values (NumPy, seeded: test data only): a skewed law over the bounds and a
+        little beyond them (clipped)."""
+        g = np.random.default_rng(seed)
+        v = self.low + (self.high - self.low) * (g.beta(2.0, 5.0, size=(n, self.dimensions)) * 1.2 - 0.1)
+        return v.reshape(n) if self.dimensions == 1 else v
+
+    def contract_truth(self, values: Any) -> np.ndarray:
+        """What :meth:`MeanAggregator.estimate` estimates for these values: the clipped values'
+        mean per coordinate (used by the LDP contract suite)."""
+        v = np.clip(check_values(values, self.dimensions), self.low, self.high)
+        return v.reshape(v.shape[0], self.dimensions).mean(axis=0)
+
+    @property
+    def half_width(self) -> float:
+        return self.high / 2 - self.low / 2
+
+    @property
+    def midpoint(self) -> float:
+        return self.low / 2 + self.high / 2
+
+    @property
+    def c_tilde(self) -> float:
+        """Piecewise's output bound C~ = Z/2^G >= (e^{ε/2} + 1)/(e^{ε/2} − 1)."""
+        return self.grid_z / 2.0 ** self.grid_bits
+
+    def worst_case_variance(self) -> float:
+        """The paper's worst-case variance of one user's report, in the values' units
+        (half_width² times the formula on [-1, 1]); for dimensions k, a coordinate's mean has
+        about k times it per user."""
+        return F.worst_case_variance(self.name, float(self.gamma)) * self.half_width ** 2
+
+    def grid_worst_case_variance(self) -> float:
+        """The implemented mechanism's worst case (values' units): Piecewise at C~ >= C plus the
+        output rounding; within 1e-9 relative of worst_case_variance() for ε <= 10."""
+        return F.grid_worst_case_variance(self.name, float(self.gamma), self.c_tilde,
+                                          self.grid_bits) * self.half_width ** 2
+
+    # -- randomizer ----------------------------------------------------------------------------
+    def _encode(self, items: Any) -> np.ndarray:
+        return check_values(items, self.dimensions)
+
+    def _privatize(self, rng: Generator, values: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
+        coords, bits, ints = _core.ldp_mean_privatize(
+            native(rng), values, self.dimensions, self.kernel, self.low, self.high, self.gamma.numerator,
+            self.gamma.denominator, self.mixes, threads)
+        data = {"bits": bits, "values": ints, "kinds": bits, "coordinates": coords}
+        return {f.name: data[f.name] for f in self.report_fields}
+
+    def _extra_row_mask(self, data: Dict[str, np.ndarray], n: int) -> np.ndarray:
+        """Piecewise reports within [−Z, Z]; the hybrid's Duchi reports 0 or 1."""
+        if "values" not in data:
+            return np.ones(n, dtype=bool)
+        v = np.asarray(data["values"]).reshape(n)
+        ok = (v >= -self.grid_z) & (v <= self.grid_z)
+        if "kinds" in data:
+            duchi = np.unpackbits(data["kinds"], count=n, bitorder="little").astype(bool)
+            ok = np.where(duchi, (v == 0) | (v == 1), ok)
+        return ok
+
+    def __repr__(self) -> str:
+        dims = f", dimensions={self.dimensions}" if self.dimensions > 1 else ""
+        return f"MeanOracle({self.name!r}, epsilon={self.epsilon}, bounds=({self.low}, {self.high}){dims})"
+
+
+def _limbs_to_int(limbs: np.ndarray, signed: bool) -> List[int]:
+    out = []
+    for row in limbs:
+        v = sum(int(x) << (64 * i) for i, x in enumerate(row))
+        if signed and v >= 1 << (64 * len(row) - 1):
+            v -= 1 << (64 * len(row))
+        out.append(v)
+    return out
+
+
+def _int_to_limbs(values: List[int], limbs: int) -> np.ndarray:
+    mask = (1 << 64) - 1
+    return np.array([[(v >> (64 * i)) & mask for i in range(limbs)] for v in values],
+                    dtype=np.uint64).reshape(-1, limbs)
+
+
+class MeanAggregator(Aggregator):
+    """The server: ``add`` report batches, ``merge`` aggregators of the same configuration,
+    ``to_bytes`` / ``from_bytes``, and :meth:`mean` / :meth:`sum` with their standard errors
+    (``estimate()`` and ``stderr()`` are the mean and its standard error, per coordinate).
+
+    State (exact integers, per coordinate): ``users``, ``duchi_users``, ``duchi_ones`` (int64),
+    ``pm_sum`` (128-bit, 2 uint64 limbs) and ``pm_sum_squares`` (192-bit, 3 limbs)."""
+
+    protocol: MeanConfiguration
+
+    def _empty_state(self) -> Dict[str, np.ndarray]:
+        k = self.protocol.dimensions
+        return {"users": np.zeros(k, np.int64), "duchi_users": np.zeros(k, np.int64),
+                "duchi_ones": np.zeros(k, np.int64), "pm_sum": np.zeros((k, 2), np.uint64),
+                "pm_sum_squares": np.zeros((k, 3), np.uint64)}
+
+    def _check_batch(self, reports: Reports) -> None:
+        """Nothing here: the C++ pass checks every value while it sums into scratch and the state
+        changes only when the whole batch is valid."""
+
+    def _ingest(self, reports: Reports) -> None:
+        d, s, cfg = reports.data, self._state, self.protocol
+        _core.ldp_mean_accumulate(s["users"], s["duchi_users"], s["duchi_ones"], s["pm_sum"], s["pm_sum_squares"],
+                                  cfg.kernel, cfg.grid_z, d.get("coordinates"), d.get("bits", d.get("kinds")),
+                                  d.get("values"), reports.n)
+
+    def _merge_state(self, other: Aggregator) -> None:
+        a, b = self._state, other._state
+        merged = {k: a[k] + b[k] for k in ("users", "duchi_users", "duchi_ones")}
+        for name, limbs, signed in (("pm_sum", 2, True), ("pm_sum_squares", 3, False)):
+            merged[name] = _int_to_limbs([x + y for x, y in zip(_limbs_to_int(a[name], signed),
+                                                                 _limbs_to_int(b[name], signed))], limbs)
+        self._state = merged
+
+    def _check_state(self, state: Dict[str, np.ndarray], n: int) -> None:
+        _check_state(self.protocol, state, n)
+
+    # -- estimates ----------------------------------------------------------------------------
+    def _moments(self) -> Tuple[np.ndarray, np.ndarray]:
+        def compute() -> Any:
+            s = self._state
+            mean, ss = F.moments(float(self.protocol.gamma), self.protocol.grid_bits, s["users"], s["duchi_users"],
+                                 s["duchi_ones"], _limbs_to_int(s["pm_sum"], True),
+                                 _limbs_to_int(s["pm_sum_squares"], False))
+            return np.stack([mean, ss])
+        m = self._cached("moments", compute)
+        return m[0], m[1]
+
+    def _mean_t_variance(self) -> np.ndarray:
+        cfg = self.protocol
+        worst = F.grid_worst_case_variance(cfg.name, float(cfg.gamma), cfg.c_tilde, cfg.grid_bits)
+        return F.mean_variance(self._moments(), self._state["users"], worst)
+
+    def _shape(self, x: np.ndarray) -> Any:
+        return float(x[0]) if self.protocol.dimensions == 1 else np.array(x)
+
+    def mean(self) -> Any:
+        """Unbiased estimate of the mean of the clipped values (a float; an array per
+        coordinate for vectors, nan for a coordinate no user reported). Not clipped to the
+        bounds."""
+        t, _ = self._moments()
+        return self._shape(self.protocol.midpoint + t * self.protocol.half_width)
+
+    def mean_stderr(self) -> Any:
+        """The standard error of :meth:`mean`: the reports' sample standard error (unbiased
+        variance when every user holds the same value, larger when they differ), capped at the
+        worst case sqrt(worst_case_variance / n) (docs/ldp_numeric.md)."""
+        return self._shape(np.sqrt(self._mean_t_variance()) * self.protocol.half_width)
+
+    def sum(self) -> Any:
+        """Unbiased estimate of the sum of the clipped values over all ``n`` users."""
+        return self._shape(self.n * np.atleast_1d(self.mean()))
+
+    def sum_stderr(self) -> Any:
+        """The standard error of :meth:`sum` (n times :meth:`mean_stderr`)."""
+        return self._shape(self.n * np.atleast_1d(self.mean_stderr()))
+
+    # the envelope's estimate/variance/stderr: the mean per coordinate (no per-item queries)
+    def estimate(self, items: Any = None) -> np.ndarray:
+        """The mean per coordinate, as an array (see :meth:`mean`); ``items`` is not accepted."""
+        _no_items(items)
+        return np.atleast_1d(self.mean()).astype(np.float64)
+
+    def variance(self, items: Any = None) -> np.ndarray:
+        _no_items(items)
+        return np.atleast_1d(self.mean_stderr()).astype(np.float64) ** 2
+
+    def stderr(self, items: Any = None) -> np.ndarray:
+        _no_items(items)
+        return np.atleast_1d(self.mean_stderr()).astype(np.float64)
+
+    def top(self, m: Any = 10) -> Any:
+        raise TypeError("a mean oracle has no items to rank; use mean() and mean_stderr()")
+
+    def above(self, count: Any) -> Any:
+        raise TypeError("a mean oracle has no items to rank; use mean() and mean_stderr()")
+
+
+def _no_items(items: Any) -> None:
+    if items is not None:
+        raise TypeError("a mean aggregator estimates means, not items: call estimate() with no argument")
+
+
+MeanConfiguration.aggregator_class = MeanAggregator
+MeanConfiguration.client_class = Client
+
+
+class Duchi(MeanConfiguration, name="duchi"):
+    """Duchi, Jordan & Wainwright (JASA 2018): one bit, ±C."""
+    kernel = 0
+    method_fields = (ReportField("bits", PACKED, np.uint8),)
+
+
+class BitMean(MeanConfiguration, name="bitmean"):
+    """1BitMean (Ding, Kulkarni & Yekhanin, NeurIPS 2017): the same bit as Duchi's in one dimension."""
+    kernel = 0
+    method_fields = (ReportField("bits", PACKED, np.uint8),)
+
+
+class Piecewise(MeanConfiguration, name="piecewise"):
+    """The Piecewise mechanism (Wang et al., ICDE 2019, Alg. 2) on a dyadic output grid."""
+    kernel = 1
+    method_fields = (ReportField("values", PER_USER, np.int64),)
+
+
+class Hybrid(MeanConfiguration, name="hybrid"):
+    """The hybrid mechanism (Wang et al., ICDE 2019, §III-C)."""
+    kernel = 2
+    method_fields = (ReportField("kinds", PACKED, np.uint8), ReportField("values", PER_USER, np.int64))
+
+
+METHODS = ("duchi", "piecewise", "hybrid", "bitmean")
+
+
+def MeanOracle(method: str, epsilon: float, bounds: Tuple[float, float] = (0.0, 1.0), *,
+               dimensions: int = 1) -> MeanConfiguration:
+    """A local-DP mean and sum oracle.
+
+    Parameters
+    ----------
+    method : {"duchi", "piecewise", "hybrid", "bitmean"}
+        The randomizer (see the module docstring for the papers).
+    epsilon : float
+        ε per user, in [2^-50, 100]; the randomizers use the exact rational γ <= ε.
+    bounds : (float, float)
+        (low, high), finite with low < high. Values are clipped to [low, high] before
+        randomisation.
+    dimensions : int, default 1
+        Vector length k in [1, 2^20]; each user reports one uniformly chosen coordinate.
+
+    Returns
+    -------
+    MeanConfiguration
+        With ``client(rng=None, *, allow_insecure=False)`` and ``aggregator()``.
+
+    Raises
+    ------
+    ValueError, TypeError
+        For a bad argument (the message names it).
+
+    Examples
+    --------
+    >>> import dpnoise, numpy as np
+    >>> oracle = dpnoise.ldp.MeanOracle("hybrid", 1.0, bounds=(0.0, 10.0))
+    >>> agg = oracle.aggregator().add(oracle.client().privatize(np.full(1000, 3.0)))
+    >>> agg.n
+    1000
+    """
+    registry = MeanConfiguration.registered()
+    if not isinstance(method, str) or method not in registry:
+        raise ValueError(f"method must be one of {list(METHODS)}, got {method!r}")
+    return registry[method](epsilon, bounds, dimensions=dimensions)  # type: ignore[return-value]
+
+
+def _check_state(oracle: MeanConfiguration, state: Dict[str, np.ndarray], n: int) -> None:
+    users, du, do = state["users"], state["duchi_users"], state["duchi_ones"]
+    bad = (users < 0).any() or (du < 0).any() or (do < 0).any() or (du > users).any() or (do > du).any()
+    bad = bad or int(users.sum(dtype=object)) != n
+    if oracle.name in ("duchi", "bitmean"):
+        bad = bad or (du != users).any() or state["pm_sum"].any() or state["pm_sum_squares"].any()
+    elif oracle.name == "piecewise":
+        bad = bad or du.any()
+    if not bad:
+        z = oracle.grid_z
+        sums, squares = _limbs_to_int(state["pm_sum"], True), _limbs_to_int(state["pm_sum_squares"], False)
+        for j, (s, q) in enumerate(zip(sums, squares)):
+            p = int(users[j]) - int(du[j])
+            # |Σz| <= p Z, Σz² <= p Z², and (Σz)² <= p Σz² (Cauchy–Schwarz)
+            if abs(s) > p * z or q > p * z * z or s * s > p * q:
+                bad = True
+                break
+    if bad:
+        raise ValueError("corrupt mean aggregator state: counts and sums are inconsistent")
