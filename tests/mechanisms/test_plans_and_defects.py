@@ -137,7 +137,7 @@ def test_histogram_builds_its_own_plan():
     plan = h.plan()
     assert isinstance(plan, NoisyGridPlan) and plan.shape == (4,) and plan.k is None
     text = (SRC / "histogram.py").read_text()
-    assert "._release" not in text and "_inner" not in text
+    assert "._release(" not in text and "_inner" not in text  # no call into another mechanism's release
 
 
 # -- B1: seeded generators ----------------------------------------------------------------------

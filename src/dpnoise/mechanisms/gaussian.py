@@ -15,6 +15,7 @@ from ..accounting.losses import (
     DiscreteGaussian, DiscreteGaussianVector, Gaussian, PoissonSampled, PrivacyLoss, PureDP,
 )
 from ..generator import Generator
+from .._release.docs import shared_docs
 from .._release import grid as _grid
 from ._base import (
     Mechanism, as_integer_array, as_real_array, check_beta, check_delta, check_epsilon, check_rho,
@@ -549,6 +550,7 @@ class GaussianMechanism(Mechanism):
                 f"sensitivity={self.sensitivity}, calibration={self.calibration!r})")
 
 
+@shared_docs
 class DiscreteGaussianMechanism(Mechanism):
     """Discrete Gaussian noise for integer queries with integer L2 sensitivity Δ (CKS 2020):
     σ from the exact discrete-Gaussian profile (least σ meeting (ε, δ), by bisection), or from
@@ -577,23 +579,9 @@ class DiscreteGaussianMechanism(Mechanism):
         ρ-zCDP target: σ = √c Δ/sqrt(2ρ).
     coordinates : int, default 1
         c, how many outputs one neighbour moves.
-    rng : dpnoise.Generator, optional
-        A secure generator (default ``dpnoise.default_rng()``).
-    budget : dpnoise.accounting.PrivacyBudget, optional
-        Charged once per release, before any noise is drawn.
-    threads : int, optional
-        Threads for the kernel (default 1).
-    allow_insecure : bool, default False
-        Accept a seeded generator (tests only).
+    {release_parameters}
 
-    Raises
-    ------
-    TypeError
-        For arguments of the wrong type.
-    ValueError
-        For out-of-range parameters (named in the message).
-    dpnoise.InsecureGeneratorError
-        For a seeded generator without ``allow_insecure=True``.
+    {construction_errors}
 
     Examples
     --------

@@ -7,6 +7,7 @@ from typing import Any, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from .._release.docs import shared_docs
 from .._rational import _magnitude
 from .._validate import MAX_PART, count as check_count, neighbours as check_neighbours, real
 from ..accounting.budget import PrivacyBudget
@@ -23,6 +24,7 @@ NOISES = ("laplace", "geometric", "gaussian")
 MAX_BINS = 1 << 27  # the counts are held in memory (8 bytes each)
 
 
+@shared_docs
 class Histogram(Mechanism):
     """Counts of the data in public bins, released with discrete noise.
 
@@ -61,23 +63,9 @@ class Histogram(Mechanism):
         Integer records in [0, categories).
     out_of_domain : {"clamp", "drop", "raise"}
         Records outside the public domain (default "clamp", docs/security.md).
-    rng : dpnoise.Generator, optional
-        A secure generator (default ``dpnoise.default_rng()``).
-    budget : dpnoise.accounting.PrivacyBudget, optional
-        Charged once per release, before any noise is drawn.
-    threads : int, optional
-        Threads for the kernel (default 1).
-    allow_insecure : bool, default False
-        Accept a seeded generator (tests only).
+    {release_parameters}
 
-    Raises
-    ------
-    TypeError
-        For arguments of the wrong type.
-    ValueError
-        For out-of-range parameters (named in the message).
-    dpnoise.InsecureGeneratorError
-        For a seeded generator without ``allow_insecure=True``.
+    {construction_errors}
 
     Examples
     --------

@@ -7,6 +7,7 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
+from .._release.docs import shared_docs
 from .._validate import real
 from ..accounting.budget import PrivacyBudget
 from ..accounting.losses import Gaussian, PureDP
@@ -20,6 +21,7 @@ from ._plan import GaussianProcessPlan
 _MAX_LOG_NORM = 600.0
 
 
+@shared_docs
 class PrivateKDE(Mechanism):
     """Gaussian-kernel density estimate released with the Gaussian-process mechanism of Hall,
     Rinaldo & Wasserman (2013, Prop. 3 and §4.1 on kernel density estimation):
@@ -49,23 +51,9 @@ class PrivateKDE(Mechanism):
         The Gaussian kernel's bandwidth h > 0.
     grid : array_like
         The public evaluation points, (m,) or (m, d).
-    rng : dpnoise.Generator, optional
-        A secure generator (default ``dpnoise.default_rng()``).
-    budget : dpnoise.accounting.PrivacyBudget, optional
-        Charged once per release, before any noise is drawn.
-    threads : int, optional
-        Threads for the kernel (default 1).
-    allow_insecure : bool, default False
-        Accept a seeded generator (tests only).
+    {release_parameters}
 
-    Raises
-    ------
-    TypeError
-        For arguments of the wrong type.
-    ValueError
-        For out-of-range parameters (named in the message).
-    dpnoise.InsecureGeneratorError
-        For a seeded generator without ``allow_insecure=True``.
+    {construction_errors}
 
     Examples
     --------

@@ -11,6 +11,7 @@ from .._validate import MAX_PART, integer_sensitivity
 from ..accounting.budget import PrivacyBudget
 from ..accounting.losses import DiscreteLaplace, PrivacyLoss, PureDP
 from ..generator import Generator
+from .._release.docs import shared_docs
 from .._release import grid as _grid
 from .._release import check_laplace_scale
 from ._base import (
@@ -88,6 +89,7 @@ def discrete_laplace_half_width(scale: float, count: int, beta: float) -> int:
     return max(0, math.ceil(need) - 1)
 
 
+@shared_docs
 class DiscreteLaplaceMechanism(Mechanism):
     """Adds discrete Laplace noise P(x) ∝ exp(-|x|/t) to integer queries (L1 sensitivity Δ,
     an integer): t = Δ/ε gives ε-DP (Ghosh, Roughgarden & Sundararajan 2009; CKS 2020); with
@@ -108,23 +110,9 @@ class DiscreteLaplaceMechanism(Mechanism):
         Integer L1 sensitivity Δ (at most 2^62).
     delta : float, default 0.0
         δ in [0, 1): scale Δ/(ε - ln(1-δ)).
-    rng : dpnoise.Generator, optional
-        A secure generator (default ``dpnoise.default_rng()``).
-    budget : dpnoise.accounting.PrivacyBudget, optional
-        Charged once per release, before any noise is drawn.
-    threads : int, optional
-        Threads for the kernel (default 1).
-    allow_insecure : bool, default False
-        Accept a seeded generator (tests only).
+    {release_parameters}
 
-    Raises
-    ------
-    TypeError
-        For arguments of the wrong type.
-    ValueError
-        For out-of-range parameters (named in the message).
-    dpnoise.InsecureGeneratorError
-        For a seeded generator without ``allow_insecure=True``.
+    {construction_errors}
 
     Examples
     --------
@@ -183,6 +171,7 @@ class GeometricMechanism(DiscreteLaplaceMechanism):
     """
 
 
+@shared_docs
 class LaplaceMechanism(Mechanism):
     """The Laplace mechanism f(x) + Lap(Δ/ε), made safe against floating-point attacks.
 
@@ -217,23 +206,9 @@ class LaplaceMechanism(Mechanism):
         δ in [0, 1): scale Δ/(ε - ln(1-δ)).
     granularity : float, optional
         The grid 2^k (a power of two); default: chosen from Δ and the query's size.
-    rng : dpnoise.Generator, optional
-        A secure generator (default ``dpnoise.default_rng()``).
-    budget : dpnoise.accounting.PrivacyBudget, optional
-        Charged once per release, before any noise is drawn.
-    threads : int, optional
-        Threads for the kernel (default 1).
-    allow_insecure : bool, default False
-        Accept a seeded generator (tests only).
+    {release_parameters}
 
-    Raises
-    ------
-    TypeError
-        For arguments of the wrong type.
-    ValueError
-        For out-of-range parameters (named in the message).
-    dpnoise.InsecureGeneratorError
-        For a seeded generator without ``allow_insecure=True``.
+    {construction_errors}
 
     Examples
     --------

@@ -7,6 +7,7 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
+from .._release.docs import shared_docs
 from ..accounting.budget import PrivacyBudget
 from ..accounting.losses import PureDP, RandomizedResponse as RRLoss
 from .._validate import MAX_PART, integer
@@ -27,6 +28,7 @@ def _epsilon_down(eps: float) -> Fraction:
     return Fraction(math.floor(fr * MAX_PART), MAX_PART)
 
 
+@shared_docs
 class RandomizedResponse(Mechanism):
     """k-ary randomized response: report the true category with probability e^ε/(e^ε + k - 1),
     otherwise one of the k - 1 others uniformly (Warner 1965; Kairouz, Oh & Viswanath 2016).
@@ -59,23 +61,9 @@ class RandomizedResponse(Mechanism):
         k, the public domain [0, k).
     out_of_domain : {"clamp", "raise"}
         Records outside [0, k) (default "clamp").
-    rng : dpnoise.Generator, optional
-        A secure generator (default ``dpnoise.default_rng()``).
-    budget : dpnoise.accounting.PrivacyBudget, optional
-        Charged once per release, before any noise is drawn.
-    threads : int, optional
-        Threads for the kernel (default 1).
-    allow_insecure : bool, default False
-        Accept a seeded generator (tests only).
+    {release_parameters}
 
-    Raises
-    ------
-    TypeError
-        For arguments of the wrong type.
-    ValueError
-        For out-of-range parameters (named in the message).
-    dpnoise.InsecureGeneratorError
-        For a seeded generator without ``allow_insecure=True``.
+    {construction_errors}
 
     Examples
     --------

@@ -13,6 +13,7 @@ from ..accounting.budget import PrivacyBudget
 from ..accounting.losses import PrivacyLoss
 from ..accounting.losses import ReportNoisyMax as ReportNoisyMaxLoss
 from ..generator import Generator
+from .._release.docs import shared_docs
 from .._release import Mechanism, check_beta, check_epsilon, check_sensitivity, normalise_shape
 from . import _scores
 from ._plan import SelectionPlan
@@ -37,6 +38,7 @@ def _check_noise(noise: Any) -> str:
     return noise
 
 
+@shared_docs
 class ReportNoisyMax(Mechanism):
     """Private selection: the index of the (noisily) best candidate of each candidate set.
 
@@ -89,23 +91,9 @@ class ReportNoisyMax(Mechanism):
         The candidates' axis of a 2-D score matrix.
     disjoint_rows : bool, default False
         Rows computed on disjoint data (parallel composition).
-    rng : dpnoise.Generator, optional
-        A secure generator (default ``dpnoise.default_rng()``).
-    budget : dpnoise.accounting.PrivacyBudget, optional
-        Charged once per release, before any noise is drawn.
-    threads : int, optional
-        Threads for the kernel (default 1).
-    allow_insecure : bool, default False
-        Accept a seeded generator (tests only).
+    {release_parameters}
 
-    Raises
-    ------
-    TypeError
-        For arguments of the wrong type.
-    ValueError
-        For out-of-range parameters (named in the message).
-    dpnoise.InsecureGeneratorError
-        For a seeded generator without ``allow_insecure=True``.
+    {construction_errors}
 
     Examples
     --------
@@ -203,6 +191,7 @@ class ReportNoisyMax(Mechanism):
                 f"noise={self.noise!r}, k={self.k}, monotonic={self.monotonic})")
 
 
+@shared_docs
 class ExponentialMechanism(ReportNoisyMax):
     """The exponential mechanism (McSherry & Talwar 2007) over a utility vector (or one vector
     per row of a matrix): P(r) ∝ exp(ε u_r / (2Δu)), or exp(ε u_r/Δu) for monotone utilities,
@@ -221,23 +210,9 @@ class ExponentialMechanism(ReportNoisyMax):
         Δu.
     monotonic, k, axis, disjoint_rows
         As for :class:`ReportNoisyMax`.
-    rng : dpnoise.Generator, optional
-        A secure generator (default ``dpnoise.default_rng()``).
-    budget : dpnoise.accounting.PrivacyBudget, optional
-        Charged once per release, before any noise is drawn.
-    threads : int, optional
-        Threads for the kernel (default 1).
-    allow_insecure : bool, default False
-        Accept a seeded generator (tests only).
+    {release_parameters}
 
-    Raises
-    ------
-    TypeError
-        For arguments of the wrong type.
-    ValueError
-        For out-of-range parameters (named in the message).
-    dpnoise.InsecureGeneratorError
-        For a seeded generator without ``allow_insecure=True``.
+    {construction_errors}
 
     Examples
     --------

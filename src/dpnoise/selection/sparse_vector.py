@@ -26,6 +26,7 @@ from .._validate import MAX_PART, count, integer, real
 from ..accounting.budget import PrivacyBudget
 from ..accounting.losses import PureDP
 from ..generator import Generator
+from .._release.docs import shared_docs
 from .._release import (
     GRID_BOUND, INTEGER_BOUND, MAX_LAPLACE_SCALE, Mechanism, ReleasePlan, as_integer_array, as_real_array,
     check_beta, check_epsilon, check_laplace_scale, check_sensitivity, clamp_to_grid, grid as _grid,
@@ -102,6 +103,7 @@ class SparseVectorPlan(ReleasePlan):
         return np.concatenate(found).astype(np.int64, copy=False)
 
 
+@shared_docs
 class AboveThreshold(Mechanism):
     """The sparse vector technique: which queries are above a public threshold, for ε in total.
 
@@ -145,23 +147,9 @@ class AboveThreshold(Mechanism):
         All queries move the same way between neighbours.
     max_positives : int, default 1
         c, the TRUE answers before the run halts.
-    rng : dpnoise.Generator, optional
-        A secure generator (default ``dpnoise.default_rng()``).
-    budget : dpnoise.accounting.PrivacyBudget, optional
-        Charged once per release, before any noise is drawn.
-    threads : int, optional
-        Threads for the kernel (default 1).
-    allow_insecure : bool, default False
-        Accept a seeded generator (tests only).
+    {release_parameters}
 
-    Raises
-    ------
-    TypeError
-        For arguments of the wrong type.
-    ValueError
-        For out-of-range parameters (named in the message).
-    dpnoise.InsecureGeneratorError
-        For a seeded generator without ``allow_insecure=True``.
+    {construction_errors}
 
     Examples
     --------
