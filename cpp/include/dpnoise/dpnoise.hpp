@@ -66,3 +66,5 @@
 #include "dpnoise/ldp/unary_encoding.hpp"
 #include "dpnoise/ldp/walsh_hadamard.hpp"
 #include "dpnoise/ldp/zmatrix_oracle.hpp"
+#include "dpnoise/ldp/numeric_grid.hpp"
+#include "dpnoise/ldp/mean_mechanisms.hpp"

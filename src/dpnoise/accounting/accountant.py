@@ -144,7 +144,7 @@ class Accountant:
     # ------------------------------------------------------------------ composing
     def check_supported(self, loss: PrivacyLoss) -> None:
         """Raise the ValueError ``compose`` would raise for ``loss``, without composing it."""
-        if loss is self._last_supported:  # the same descriptor again (a training loop's step)
+        if loss is not None and loss is self._last_supported:  # the same descriptor again (a training loop's step)
             return
         if not isinstance(loss, PrivacyLoss):
             raise TypeError(f"loss must be a privacy-loss descriptor (dpnoise.accounting), "
