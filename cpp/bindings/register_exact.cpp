@@ -19,13 +19,6 @@ namespace dpnoise::bindings {
 namespace {
 
 using exact::Rational;
-using u64_array = py::array_t<uint64_t, py::array::c_style | py::array::forcecast>;
-using i64_array = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
-
-template <class Out>
-py::array_t<Out> new_array(size_t n) {
-    return py::array_t<Out>(static_cast<py::ssize_t>(n));
-}
 
 parameters::Kind kind_of(const std::string& name) {
     if (name == "scale" || name == "gamma") return parameters::Kind::scale;
@@ -51,7 +44,7 @@ Strided<T> strided(const py::array& a) {
         return {arr, arr.data(), static_cast<ptrdiff_t>(a.strides(0) / static_cast<py::ssize_t>(sizeof(T))),
                 static_cast<size_t>(a.shape(0))};
     }
-    auto arr = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(a);
+    auto arr = array_of<T>::ensure(a);
     if (!arr) throw py::type_error("cannot convert the array");
     return {arr, arr.data(), 1, static_cast<size_t>(arr.size())};
 }

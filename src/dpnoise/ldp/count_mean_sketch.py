@@ -65,7 +65,7 @@ class _Sketch(Protocol):
         arr = check_items(items, self.domain_size)
         out = np.empty((self.hashes, arr.size), dtype=np.int64)
         for l in range(self.hashes):
-            out[l] = _core.ldp_sketch_hash(self._key(), self.hashes, self.width, l, arr)
+            out[l] = _core.ldp.sketch_hash(self._key(), self.hashes, self.width, l, arr)
         return out
 
     def _collision_terms(self) -> tuple:
@@ -94,7 +94,7 @@ class CountMeanSketch(_Sketch):
 
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
         g = self.gamma
-        index, vectors = _core.ldp_cms_privatize(rng._core, items, self._key(), self.hashes, self.width,
+        index, vectors = _core.ldp.cms_privatize(rng._core, items, self._key(), self.hashes, self.width,
                                                  g.numerator, g.denominator, threads)
         return {"hash_index": index, "vectors": vectors}
 
@@ -139,16 +139,16 @@ class CountMeanSketchAggregator(Aggregator):
             raise ValueError("cms reports: 'hash_index' must be int64, one per report")
         if not isinstance(vec, np.ndarray) or vec.dtype != np.uint8 or vec.shape != (reports.n, p.width // 8):
             raise ValueError("cms reports: 'vectors' must be uint8 of shape (n, width/8)")
-        _core.ldp_cms_check_reports(idx, vec, reports.n, p.hashes, p.width)
+        _core.ldp.cms_check_reports(idx, vec, reports.n, p.hashes, p.width)
 
     def _ingest(self, reports: Reports) -> None:
-        _core.ldp_cms_accumulate(self._state["signs"], self._state["users"], reports.data["hash_index"],
+        _core.ldp.cms_accumulate(self._state["signs"], self._state["users"], reports.data["hash_index"],
                                  reports.data["vectors"], reports.n)
 
     def _estimate(self) -> np.ndarray:
         p = self.protocol
         m = p.width
-        gathered = _core.ldp_sketch_gather(p._key(), p.hashes, m, self._state["signs"], p.domain_size, False)
+        gathered = _core.ldp.sketch_gather(p._key(), p.hashes, m, self._state["signs"], p.domain_size, False)
         # (1/k) Σ_l M[l, h_l(x)] with M = k((c/2) T + N/2): (c/2) G(x) + n/2 (Apple 2017, Alg. 2)
         return (m / (m - 1)) * (p.scale() / 2 * gathered + self.n / 2 - self.n / m)
 
@@ -167,7 +167,7 @@ class HadamardCountMeanSketch(_Sketch):
 
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
         g = self.gamma
-        index, coefficient, bits = _core.ldp_hcms_privatize(rng._core, items, self._key(), self.hashes, self.width,
+        index, coefficient, bits = _core.ldp.hcms_privatize(rng._core, items, self._key(), self.hashes, self.width,
                                                             g.numerator, g.denominator, threads)
         return {"hash_index": index, "coefficient": coefficient, "bits": bits}
 
@@ -210,18 +210,18 @@ class HadamardCountMeanSketchAggregator(Aggregator):
         bits = reports.data["bits"]
         if not isinstance(bits, np.ndarray) or bits.dtype != np.uint8 or bits.shape != ((reports.n + 7) // 8,):
             raise ValueError("hcms reports: 'bits' must be uint8, ceil(n/8) packed bytes")
-        _core.ldp_hcms_check_reports(reports.data["hash_index"], reports.data["coefficient"], bits, reports.n,
+        _core.ldp.hcms_check_reports(reports.data["hash_index"], reports.data["coefficient"], bits, reports.n,
                                      p.hashes, p.width)
 
     def _ingest(self, reports: Reports) -> None:
-        _core.ldp_hcms_accumulate(self._state["bit_sums"], reports.data["hash_index"], reports.data["coefficient"],
+        _core.ldp.hcms_accumulate(self._state["bit_sums"], reports.data["hash_index"], reports.data["coefficient"],
                                   reports.data["bits"], reports.n)
 
     def _estimate(self) -> np.ndarray:
         p = self.protocol
         m = p.width
         # M = k c T H (row-wise transform); (1/k) Σ_l M[l, h_l(x)] = c G(x) (Apple 2017, Alg. 4)
-        gathered = _core.ldp_sketch_gather(p._key(), p.hashes, m, self._state["bit_sums"], p.domain_size, True)
+        gathered = _core.ldp.sketch_gather(p._key(), p.hashes, m, self._state["bit_sums"], p.domain_size, True)
         return (m / (m - 1)) * (p.scale() * gathered - self.n / m)
 
 

@@ -9,6 +9,7 @@ from typing import Dict, Optional
 
 import numpy as np
 
+from .. import _core
 from ..generator import Generator
 from ._protocol import Aggregator, Protocol, Reports, grr_variance, register
 
@@ -22,7 +23,7 @@ class GRR(Protocol):
     name = "grr"
 
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
-        return {"values": rng._randomized_response(items, self.domain_size, self.gamma, threads=threads)}
+        return {"values": _core.ldp.grr_privatize(rng._core, items, self.domain_size, self.gamma.numerator, self.gamma.denominator, threads)}
 
     def _pq(self) -> tuple:
         """(p, q, p − q): p = e^γ/(e^γ + d − 1), q = 1/(e^γ + d − 1), from e^γ − 1 (expm1) so that

@@ -49,7 +49,7 @@ class Hadamard(Protocol):
 
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
         g = self.gamma
-        rows, bits = _core.ldp_hadamard_privatize(rng._core, items, self.padded_size, g.numerator, g.denominator,
+        rows, bits = _core.ldp.hadamard_privatize(rng._core, items, self.padded_size, g.numerator, g.denominator,
                                                   threads)
         return {"rows": rows, "bits": bits}
 
@@ -88,15 +88,15 @@ class HadamardAggregator(Aggregator):
             raise ValueError("hadamard reports: 'rows' must be int64, one row per report")
         if not isinstance(bits, np.ndarray) or bits.dtype != np.uint8 or bits.shape != ((reports.n + 7) // 8,):
             raise ValueError("hadamard reports: 'bits' must be uint8, ceil(n/8) packed bytes")
-        _core.ldp_hadamard_check_reports(rows, bits, reports.n, self.protocol.padded_size)
+        _core.ldp.hadamard_check_reports(rows, bits, reports.n, self.protocol.padded_size)
 
     def _ingest(self, reports: Reports) -> None:
-        _core.ldp_hadamard_accumulate(self._state["row_sums"], reports.data["rows"], reports.data["bits"],
+        _core.ldp.hadamard_accumulate(self._state["row_sums"], reports.data["rows"], reports.data["bits"],
                                       reports.n)
 
     def _estimate(self) -> np.ndarray:
         # Σ_j S[j] H[j, x] for every x, exact in int64 (|Σ_j S[j]| <= n)
-        sums = _core.walsh_hadamard_transform(self._state["row_sums"])[: self.protocol.domain_size]
+        sums = _core.ldp.walsh_hadamard_transform(self._state["row_sums"])[: self.protocol.domain_size]
         return sums * self.protocol.scale()
 
 

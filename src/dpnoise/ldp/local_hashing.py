@@ -113,7 +113,7 @@ class OLH(_LocalHashing):
     name = "olh"
 
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
-        seeds, values = _core.olh_privatize(rng._core, items, self.g, self.gamma.numerator, self.gamma.denominator,
+        seeds, values = _core.ldp.olh_privatize(rng._core, items, self.g, self.gamma.numerator, self.gamma.denominator,
                                             threads)
         return {"seeds": seeds, "values": values}
 
@@ -137,7 +137,7 @@ class OLHAggregator(Aggregator):
 
     def _ingest(self, reports: Reports) -> None:
         d = reports.data
-        support = _core.olh_support(np.ascontiguousarray(d["seeds"]), np.ascontiguousarray(d["values"]),
+        support = _core.ldp.olh_support(np.ascontiguousarray(d["seeds"]), np.ascontiguousarray(d["values"]),
                                     self.protocol.g, self.protocol.domain_size, 1)
         self._state["support"] = self._state["support"] + support
 
@@ -189,7 +189,7 @@ class FLH(_LocalHashing):
         return self._pool
 
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
-        indices, values = _core.flh_privatize(rng._core, items, self.pool, self.g, self.gamma.numerator,
+        indices, values = _core.ldp.flh_privatize(rng._core, items, self.pool, self.g, self.gamma.numerator,
                                               self.gamma.denominator, threads)
         return {"indices": indices, "values": values}
 
@@ -248,7 +248,7 @@ class FLHAggregator(Aggregator):
     def support(self) -> np.ndarray:
         """C(x) = Σ_j counts[j, h_j(x)] for every item (C++, O(k′ d))."""
         if self._support is None:
-            self._support = _core.flh_support(self._state["counts"], self.protocol.pool, self.protocol.domain_size, 1)
+            self._support = _core.ldp.flh_support(self._state["counts"], self.protocol.pool, self.protocol.domain_size, 1)
             self._support.flags.writeable = False  # shared with later calls: read-only
         return self._support
 

@@ -102,7 +102,7 @@ class ZMatrix(Protocol):
 
     def _privatize_columns(self, rng: Generator, items: np.ndarray, cols: np.ndarray,
                            threads: int) -> Dict[str, np.ndarray]:
-        y = _core.zmatrix_privatize(rng._core, items, cols.astype(np.uint64), self.domain_size,
+        y = _core.ldp.zmatrix_privatize(rng._core, items, cols.astype(np.uint64), self.domain_size,
                                     self.options["public_key"], self.gamma.numerator, self.gamma.denominator,
                                     threads)
         return {"columns": cols, "y": y}
@@ -184,7 +184,7 @@ class ZMatrixAggregator(Aggregator):
     def _ingest(self, reports: Reports) -> None:
         sign, mag = self._state["sign"].copy(), self._state["magnitude"].copy()
         try:
-            _core.zmatrix_accumulate(sign, mag, reports.data["columns"].astype(np.uint64), reports.data["y"])
+            _core.ldp.zmatrix_accumulate(sign, mag, reports.data["columns"].astype(np.uint64), reports.data["y"])
         except OverflowError as exc:  # the state is untouched: we worked on copies
             raise ValueError(str(exc)) from None
         self._state = {"sign": sign, "magnitude": mag}
@@ -193,7 +193,7 @@ class ZMatrixAggregator(Aggregator):
     def _merge_state(self, other: "Aggregator") -> None:
         sign, mag = self._state["sign"].copy(), self._state["magnitude"].copy()
         try:
-            _core.zmatrix_merge(sign, mag, other._state["sign"].copy(), other._state["magnitude"].copy())
+            _core.ldp.zmatrix_merge(sign, mag, other._state["sign"].copy(), other._state["magnitude"].copy())
         except OverflowError as exc:
             raise ValueError(str(exc)) from None
         self._state = {"sign": sign, "magnitude": mag}
@@ -214,7 +214,7 @@ class ZMatrixAggregator(Aggregator):
         from .._validate import check_threads
 
         if self._cache is None:
-            self._cache = _core.zmatrix_sweep(self.protocol.options["public_key"], self._state["sign"],
+            self._cache = _core.ldp.zmatrix_sweep(self.protocol.options["public_key"], self._state["sign"],
                                               self._state["magnitude"], self.protocol.domain_size,
                                               check_threads(threads))
             self._cache.flags.writeable = False  # shared with later calls: read-only

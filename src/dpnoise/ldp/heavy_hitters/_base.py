@@ -186,7 +186,7 @@ class HHProtocol:
         if n_l == 0:
             raise ValueError(f"too few reports: group {l} of method {self.name!r} has none (n = {n})")
         p, q, d = self._pq()
-        support = _core.hh_support(counts, self.pool, keys, agg.threads).astype(np.float64)
+        support = _core.ldp.hh_support(counts, self.pool, keys, agg.threads).astype(np.float64)
         est_l = (support - n_l * q) / d
         scale = n / n_l
         c_l = np.clip(est_l, 0, n_l)
@@ -304,7 +304,7 @@ class HHClient:
         x = pr.codec.encode(items)
         groups = [(sum(gr.weight for gr in pr.groups[:i + 1]), gr.kind, gr.shift, gr.k_prime)
                   for i, gr in enumerate(pr.groups)]
-        gr_, j, v = _core.hh_privatize(self.rng._core, x, pr._aux(x), groups, pr.pool, pr.g, pr.gamma.numerator,
+        gr_, j, v = _core.ldp.hh_privatize(self.rng._core, x, pr._aux(x), groups, pr.pool, pr.g, pr.gamma.numerator,
                                        pr.gamma.denominator, t)
         return HHReports(pr.name, pr.fingerprint(), int(x.size), {"groups": gr_, "indices": j, "values": v})
 
