@@ -132,6 +132,7 @@ using i64_array = array_of<int64_t>;
 using u64_array = array_of<uint64_t>;
 using i8_array = array_of<int8_t>;
 using u8_array = array_of<uint8_t>;
+using f64_array = array_of<double>;
 
 // A new, uninitialised 1-D or 2-D array (the outputs of the kernels).
 template <class T>

@@ -159,13 +159,12 @@ void register_exact(py::module_& m) {
                 py::gil_scoped_release release;
                 table = parameters::convert_array(v.data, v.stride, v.n, kind, pname.c_str());
             }
-            py::array_t<uint64_t> nums(static_cast<py::ssize_t>(table.params.size()));
-            py::array_t<uint64_t> dens(static_cast<py::ssize_t>(table.params.size()));
+            auto nums = new_array<uint64_t>(table.params.size()), dens = new_array<uint64_t>(table.params.size());
             for (size_t k = 0; k < table.params.size(); ++k) {
                 nums.mutable_data()[k] = table.params[k].num;
                 dens.mutable_data()[k] = table.params[k].den;
             }
-            py::array_t<int64_t> index(static_cast<py::ssize_t>(table.index.size()));
+            auto index = new_array<int64_t>(table.index.size());
             std::copy(table.index.begin(), table.index.end(), index.mutable_data());
             return py::make_tuple(nums, dens, index);
         },
