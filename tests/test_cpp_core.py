@@ -1,6 +1,9 @@
-"""Builds the C++ core's unit tests (cpp/tests: test_core, test_request, test_select) with CMake and runs them through ctest."""
+"""Builds the C++ core's unit tests (every cpp/tests/test_*.cpp: core, request, select, ldp) with CMake and runs
+them through ctest; checks that the extension's type stubs (_core.pyi) name only what the extension has."""
+import ast
 import shutil
 import subprocess
+import types
 from pathlib import Path
 
 import pytest
@@ -14,7 +17,39 @@ def test_cpp_core_unit_tests(tmp_path):
     build = tmp_path / "build"
     subprocess.run(["cmake", "-S", str(ROOT), "-B", str(build), "-DDPNOISE_BUILD_CPP_TESTS=ON",
                     "-DCMAKE_BUILD_TYPE=Release"], check=True, capture_output=True)
-    subprocess.run(["cmake", "--build", str(build), "--target", "test_core", "test_request", "test_select"], check=True, capture_output=True)
+    subprocess.run(["cmake", "--build", str(build), "--target", "cpp_tests"], check=True, capture_output=True)
     result = subprocess.run(["ctest", "--test-dir", str(build), "--output-on-failure"],
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+    # every cpp/tests/test_*.cpp ran (the glob found them all)
+    expected = sorted(p.stem for p in (ROOT / "cpp" / "tests").glob("test_*.cpp"))
+    assert len(expected) >= 4 and all(f"{name} " in result.stdout for name in expected), result.stdout
+
+
+def _stubbed(tree: ast.Module):
+    """(namespace, name) of every function, class and constant stubbed in _core.pyi: namespace ""
+    for the module, "ldp" for the members of `class ldp` (the _core.ldp submodule)."""
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            yield "", node.name
+            if isinstance(node, ast.ClassDef) and node.name == "ldp":
+                for member in node.body:
+                    if isinstance(member, ast.FunctionDef):
+                        yield "ldp", member.name
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            yield "", node.target.id
+
+
+def test_stubs_match_the_extension():
+    """_core.pyi stubs exactly the extension's names: nothing stubbed that does not exist, and every
+    LDP kernel under _core.ldp (none left at the top level) is stubbed."""
+    from dpnoise import _core
+
+    tree = ast.parse((ROOT / "src" / "dpnoise" / "_core.pyi").read_text())
+    stubbed = set(_stubbed(tree))
+    missing = sorted(f"{ns}.{name}".lstrip(".") for ns, name in stubbed
+                     if not hasattr(_core.ldp if ns else _core, name))
+    assert not missing, f"stubbed in _core.pyi but not in the extension: {missing}"
+    assert isinstance(_core.ldp, types.ModuleType) and _core.ldp.__name__ == "dpnoise._core.ldp"
+    unstubbed = sorted(name for name in dir(_core.ldp) if not name.startswith("__") and ("ldp", name) not in stubbed)
+    assert not unstubbed, f"_core.ldp functions without a stub: {unstubbed}"

@@ -3,14 +3,19 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <cstdint>
 #include <memory>
-#include <string>
 #include <optional>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
 #include <utility>
+#include <vector>
 
 #include <numpy/random/bitgen.h>  // NumPy's BitGenerator interface struct (numpy/_core/include)
 
 #include "dpnoise/exact/certified_exp.hpp"  // BigUint
+#include "dpnoise/exact/randomized_response.hpp"
 #include "dpnoise/random/external_family.hpp"
 #include "dpnoise/random/generator.hpp"
 
@@ -112,6 +117,131 @@ inline py::object big_to_py(const exact::BigUint& b) {
     return r;
 }
 
+// ------------------------------------------------------------------------ the bindings toolkit
+// Every register_*.cpp converts its arguments with these, so that an array, a key, a range
+// check or a gamma means the same thing in every binding. All of them run with the GIL held,
+// before any randomness is drawn or any state changes; their messages never echo a value.
+
+// The typed NumPy arrays, ONE flag set: C-contiguous, and, as an argument type, converted from
+// any array NumPy can cast (a copy when the dtype or layout differs). Where a silent conversion
+// would change values (float items, reports of another dtype), take a py::array and convert it
+// with integer_array (integer and bool dtypes only) or exact_array (exactly this dtype) instead.
+template <class T>
+using array_of = py::array_t<T, py::array::c_style | py::array::forcecast>;
+using i64_array = array_of<int64_t>;
+using u64_array = array_of<uint64_t>;
+using i8_array = array_of<int8_t>;
+using u8_array = array_of<uint8_t>;
+using f64_array = array_of<double>;
+
+// A new, uninitialised 1-D or 2-D array (the outputs of the kernels).
+template <class T>
+py::array_t<T> new_array(size_t n) {
+    return py::array_t<T>(static_cast<py::ssize_t>(n));
+}
+template <class T>
+py::array_t<T> new_array(size_t rows, size_t cols) {
+    return py::array_t<T>(std::vector<py::ssize_t>{static_cast<py::ssize_t>(rows), static_cast<py::ssize_t>(cols)});
+}
+
+// Exactly dtype T with `ndim` dimensions, as C-contiguous T (a copy only when strided): no
+// silent conversion of reports or states.
+template <class T>
+array_of<T> exact_array(const py::array& a, int ndim, const char* what) {
+    if (!a.dtype().is(py::dtype::of<T>()) || a.ndim() != ndim)
+        throw std::invalid_argument(std::string(what) + " has the wrong dtype or number of dimensions");
+    return array_of<T>::ensure(a);
+}
+
+// A writable, C-contiguous array of exactly dtype T and `ndim` dimensions, modified in place
+// (the aggregators' states); the caller checks the shape.
+template <class T>
+T* inplace_array(py::array& a, int ndim, const char* what) {
+    if (!a.dtype().is(py::dtype::of<T>()) || a.ndim() != ndim || !(a.flags() & py::array::c_style) || !a.writeable())
+        throw std::invalid_argument(std::string(what) + " must be a writable C-contiguous " +
+                                    py::str(py::dtype::of<T>()).cast<std::string>() + " array of " +
+                                    std::to_string(ndim) + " dimension(s)");
+    return static_cast<T*>(a.mutable_data());
+}
+
+// Any integer or bool array (any width) as C-contiguous T: integer and bool dtypes only, so that
+// no float is silently truncated. Signed values wrap when T is unsigned (and the reverse): range
+// check them (check_below) or use unsigned_keys.
+template <class T>
+array_of<T> integer_array(const py::array& a, const char* message) {
+    const char kind = a.dtype().kind();
+    if (kind != 'i' && kind != 'u' && kind != 'b') throw py::type_error(message);
+    array_of<T> x = array_of<T>::ensure(a);
+    if (!x) throw py::type_error(message);
+    return x;
+}
+
+// Throws std::invalid_argument(message) unless every v[i] is in [0, bound): THE range check of
+// items, categories and report fields (message: e.g. "items must be in [0, domain_size)").
+template <class T>
+void check_below(const T* v, size_t n, uint64_t bound, const char* message) {
+    for (size_t i = 0; i < n; ++i) {
+        if constexpr (std::is_signed_v<T>) {
+            if (v[i] < 0) throw std::invalid_argument(message);
+        }
+        if (static_cast<uint64_t>(v[i]) >= bound) throw std::invalid_argument(message);
+    }
+}
+template <class T, int Flags>
+void check_below(const py::array_t<T, Flags>& a, uint64_t bound, const char* message) {
+    check_below(a.data(), static_cast<size_t>(a.size()), bound, message);
+}
+
+// A 1-D integer array of non-negative keys as C-contiguous uint64 (a signed array is checked for
+// negative values before the conversion).
+inline u64_array unsigned_keys(const py::array& a, const char* what) {
+    const std::string type_message = std::string(what) + " must be an integer array";
+    const char kind = a.dtype().kind();
+    if (kind != 'i' && kind != 'u' && kind != 'b') throw py::type_error(type_message);
+    if (a.ndim() != 1) throw std::invalid_argument(std::string(what) + " must be a 1-D integer array");
+    if (kind == 'i')
+        check_below(integer_array<int64_t>(a, type_message.c_str()), UINT64_MAX,
+                    (std::string(what) + " must be non-negative").c_str());
+    return integer_array<uint64_t>(a, type_message.c_str());
+}
+
+// A 32-byte key (a seed or a public key) as the eight little-endian 32-bit words of a
+// random::StreamKey (RFC 8439 §2.3 reads keys this way).
+inline uint32_t load_le32(const char* p) {
+    const auto* b = reinterpret_cast<const unsigned char*>(p);
+    return uint32_t(b[0]) | (uint32_t(b[1]) << 8) | (uint32_t(b[2]) << 16) | (uint32_t(b[3]) << 24);
+}
+inline random::StreamKey key_from_bytes(const py::bytes& b, const char* name) {
+    const std::string s = b;
+    if (s.size() != 32) throw std::invalid_argument(std::string(name) + " must be exactly 32 bytes");
+    random::StreamKey k;
+    for (int i = 0; i < 8; ++i) k.words[i] = load_le32(s.data() + 4 * i);
+    return k;
+}
+
+// The configuration's exact gamma = num/den (exact epsilon), passed to the core UNCHANGED: any
+// halving (SUE, CMS) is the protocol kernel's business, in cpp/include/dpnoise/ldp/.
+struct ExactGamma {
+    exact::BigUint num, den;
+};
+inline ExactGamma exact_gamma(const py::int_& num, const py::int_& den) {
+    return ExactGamma{big_from_py(num, "gamma_num"), big_from_py(den, "gamma_den")};
+}
+// THE randomized-response kernel of every binding: keep with probability 1/(1 + (k-1) e^-gamma).
+inline exact::RandomizedResponseKernel rr_kernel(uint64_t categories, const ExactGamma& gamma) {
+    return exact::RandomizedResponseKernel(categories, gamma.num, gamma.den);
+}
+inline exact::RandomizedResponseKernel rr_kernel(uint64_t categories, const py::int_& num, const py::int_& den) {
+    return rr_kernel(categories, exact_gamma(num, den));
+}
+
+// Defines m.name(gen, values, categories, gamma_num, gamma_den, threads): k-ary randomized
+// response of integer values in [0, categories) (register_categorical.cpp). The central
+// mechanism's kernel, also the "grr" local-DP randomizer (_core.ldp.grr_privatize).
+void def_randomized_response(py::module_& m, const char* name, const char* doc);
+
+// ------------------------------------------------------------------------------- the areas
+// module.cpp calls each once; the local-DP ones get the `_core.ldp` submodule.
 void register_random(py::module_& m);
 void register_exact(py::module_& m);
 void register_testing(py::module_& m);
@@ -120,7 +250,9 @@ void register_capi(py::module_& m);  // the C API capsule (dpnoise/capi.h)
 void register_selection(py::module_& m);
 void register_mechanisms(py::module_& m);  // the mechanisms' buffer kernel (register_mechanisms.cpp)
 void register_constant_time(py::module_& m);  // constant-time samplers (exact/constant_time/)
-// local DP, one file per protocol family (register_ldp_<family>.cpp)
+// local DP, one file per protocol family (register_ldp_<family>.cpp), registered into _core.ldp
+void register_ldp_grr(py::module_& ldp);
+void register_ldp_numeric(py::module_& ldp);
 void register_ldp_unary(py::module_& m);
 void register_ldp_hashing(py::module_& m);
 void register_ldp_hadamard(py::module_& m);

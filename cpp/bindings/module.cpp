@@ -1,9 +1,10 @@
 // The dpnoise._core extension module: exceptions, then one register_* call per area.
+#include <initializer_list>
+
 #include "bindings.hpp"
 #include "dpnoise/errors.hpp"
 
 namespace py = pybind11;
-namespace dpnoise::bindings { void register_ldp_numeric(py::module_& m); }  // register_ldp_numeric.cpp
 
 PYBIND11_MODULE(_core, m) {
     m.doc() = "dpnoise C++ core: ChaCha20 stream families and exact discrete samplers";
@@ -21,18 +22,13 @@ PYBIND11_MODULE(_core, m) {
             py::set_error(invariant_error, e.what());
         }
     });
-    dpnoise::bindings::register_random(m);
-    dpnoise::bindings::register_exact(m);
-    dpnoise::bindings::register_testing(m);
-    dpnoise::bindings::register_categorical(m);
-    dpnoise::bindings::register_capi(m);
-    dpnoise::bindings::register_selection(m);
-    dpnoise::bindings::register_mechanisms(m);
-    dpnoise::bindings::register_constant_time(m);
-    dpnoise::bindings::register_ldp_unary(m);
-    dpnoise::bindings::register_ldp_hashing(m);
-    dpnoise::bindings::register_ldp_hadamard(m);
-    dpnoise::bindings::register_ldp_zmatrix(m);
-    dpnoise::bindings::register_ldp_heavy_hitters(m);
-    dpnoise::bindings::register_ldp_numeric(m);
+    using namespace dpnoise::bindings;
+    for (auto register_area : {register_random, register_exact, register_testing, register_categorical, register_capi,
+                               register_selection, register_mechanisms, register_constant_time})
+        register_area(m);
+    // local DP: every protocol kernel under one submodule, _core.ldp
+    py::module_ ldp = m.def_submodule("ldp", "local-DP protocol kernels: randomizers, report checks, aggregation");
+    for (auto register_area : {register_ldp_grr, register_ldp_unary, register_ldp_hashing, register_ldp_hadamard,
+                               register_ldp_zmatrix, register_ldp_heavy_hitters, register_ldp_numeric})
+        register_area(ldp);
 }

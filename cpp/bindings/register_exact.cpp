@@ -19,13 +19,6 @@ namespace dpnoise::bindings {
 namespace {
 
 using exact::Rational;
-using u64_array = py::array_t<uint64_t, py::array::c_style | py::array::forcecast>;
-using i64_array = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
-
-template <class Out>
-py::array_t<Out> new_array(size_t n) {
-    return py::array_t<Out>(static_cast<py::ssize_t>(n));
-}
 
 parameters::Kind kind_of(const std::string& name) {
     if (name == "scale" || name == "gamma") return parameters::Kind::scale;
@@ -51,7 +44,7 @@ Strided<T> strided(const py::array& a) {
         return {arr, arr.data(), static_cast<ptrdiff_t>(a.strides(0) / static_cast<py::ssize_t>(sizeof(T))),
                 static_cast<size_t>(a.shape(0))};
     }
-    auto arr = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(a);
+    auto arr = array_of<T>::ensure(a);
     if (!arr) throw py::type_error("cannot convert the array");
     return {arr, arr.data(), 1, static_cast<size_t>(arr.size())};
 }
@@ -166,13 +159,12 @@ void register_exact(py::module_& m) {
                 py::gil_scoped_release release;
                 table = parameters::convert_array(v.data, v.stride, v.n, kind, pname.c_str());
             }
-            py::array_t<uint64_t> nums(static_cast<py::ssize_t>(table.params.size()));
-            py::array_t<uint64_t> dens(static_cast<py::ssize_t>(table.params.size()));
+            auto nums = new_array<uint64_t>(table.params.size()), dens = new_array<uint64_t>(table.params.size());
             for (size_t k = 0; k < table.params.size(); ++k) {
                 nums.mutable_data()[k] = table.params[k].num;
                 dens.mutable_data()[k] = table.params[k].den;
             }
-            py::array_t<int64_t> index(static_cast<py::ssize_t>(table.index.size()));
+            auto index = new_array<int64_t>(table.index.size());
             std::copy(table.index.begin(), table.index.end(), index.mutable_data());
             return py::make_tuple(nums, dens, index);
         },

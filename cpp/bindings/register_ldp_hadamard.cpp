@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "bindings.hpp"
 #include "dpnoise/exact/randomized_response.hpp"
@@ -14,15 +15,18 @@ namespace dpnoise::bindings {
 
 namespace {
 
-using i64_array = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
-using u8_array = py::array_t<uint8_t, py::array::c_style | py::array::forcecast>;
-
-// A writable, C-contiguous 1-D int64 NumPy array of `size` elements, modified in place.
+// A writable, C-contiguous int64 state of exactly the given shape, modified in place.
 int64_t* inplace_int64(py::array& a, uint64_t size, const char* name) {
-    if (!a.dtype().is(py::dtype::of<int64_t>()) || a.ndim() != 1 || !(a.flags() & py::array::c_style) ||
-        !a.writeable() || static_cast<uint64_t>(a.size()) != size)
+    int64_t* p = inplace_array<int64_t>(a, 1, name);
+    if (static_cast<uint64_t>(a.size()) != size)
         throw std::invalid_argument(std::string(name) + " must be a writable contiguous int64 array of the state's size");
-    return static_cast<int64_t*>(a.mutable_data());
+    return p;
+}
+int64_t* inplace_table(py::array& a, uint64_t k, uint64_t m, const char* name) {
+    int64_t* p = inplace_array<int64_t>(a, 2, name);
+    if (static_cast<uint64_t>(a.shape(0)) != k || static_cast<uint64_t>(a.shape(1)) != m)
+        throw std::invalid_argument(std::string(name) + " must be a writable contiguous int64 (hashes, width) array");
+    return p;
 }
 
 unsigned log2_exact(uint64_t D, const char* name) {
@@ -38,52 +42,78 @@ void check_batch_shapes(const i64_array& rows, const u8_array& bits, size_t n) {
         throw std::invalid_argument("hadamard reports: 'bits' must hold ceil(n/8) packed bytes");
 }
 
-// The 32-byte public key (little-endian 32-bit words, as random::PublicStream's seed).
-random::StreamKey public_key_from_bytes(const py::bytes& b) {
-    const std::string s = b;
-    if (s.size() != 32) throw std::invalid_argument("public_key must be exactly 32 bytes");
-    random::StreamKey k;
-    for (int i = 0; i < 8; ++i) {
-        const auto* q = reinterpret_cast<const unsigned char*>(s.data() + 4 * i);
-        k.words[i] = uint32_t(q[0]) | (uint32_t(q[1]) << 8) | (uint32_t(q[2]) << 16) | (uint32_t(q[3]) << 24);
-    }
-    return k;
+// A CMS batch: n hash indices and an (n, width/8) matrix of packed signs, shapes checked.
+struct CmsBatch {
+    const int64_t* index;
+    const uint8_t* vectors;
+};
+CmsBatch cms_batch(const i64_array& index, const u8_array& vectors, size_t n, uint64_t width) {
+    if (static_cast<size_t>(index.size()) != n || vectors.ndim() != 2 || static_cast<size_t>(vectors.shape(0)) != n ||
+        static_cast<uint64_t>(vectors.shape(1)) != width / 8)
+        throw std::invalid_argument("cms reports: wrong shapes");
+    return {index.data(), vectors.data()};
+}
+
+// An HCMS batch: n hash indices, n coefficients and ceil(n/8) packed bits, shapes checked.
+struct HcmsBatch {
+    const int64_t* index;
+    const int64_t* coefficient;
+    const uint8_t* bits;
+};
+HcmsBatch hcms_batch(const i64_array& index, const i64_array& coefficient, const u8_array& bits, size_t n) {
+    if (static_cast<size_t>(index.size()) != n || static_cast<size_t>(coefficient.size()) != n ||
+        static_cast<size_t>(bits.size()) != (n + 7) / 8)
+        throw std::invalid_argument("hcms reports: wrong shapes");
+    return {index.data(), coefficient.data(), bits.data()};
+}
+
+// The (hashes, width) of a 2-D sketch state (0 x 0 for another shape: refused by inplace_table).
+std::pair<uint64_t, uint64_t> table_shape(const py::array& a) {
+    if (a.ndim() != 2) return {0, 0};
+    return {static_cast<uint64_t>(a.shape(0)), static_cast<uint64_t>(a.shape(1))};
 }
 
 void check_nonnegative_items(const i64_array& items) {
     if (items.ndim() != 1) throw std::invalid_argument("items must be a 1-D array");
-    const int64_t* in = items.data();
-    for (py::ssize_t i = 0; i < items.size(); ++i)
-        if (in[i] < 0) throw std::invalid_argument("items must be non-negative");
+    check_below(items, UINT64_MAX, "items must be non-negative");
 }
 
-// A C-contiguous int64 (k, m) sketch of the protocol's shape, modified in place.
-int64_t* inplace_table(py::array& a, uint64_t k, uint64_t m, const char* name) {
-    if (!a.dtype().is(py::dtype::of<int64_t>()) || a.ndim() != 2 || !(a.flags() & py::array::c_style) ||
-        !a.writeable() || static_cast<uint64_t>(a.shape(0)) != k || static_cast<uint64_t>(a.shape(1)) != m)
-        throw std::invalid_argument(std::string(name) + " must be a writable contiguous int64 (hashes, width) array");
-    return static_cast<int64_t*>(a.mutable_data());
+// The sketch clients' common input: the public hash family (32-byte key, k hashes, width m) and
+// the items, 1-D and non-negative.
+struct SketchClients {
+    ldp::SketchHashes hashes;
+    const int64_t* items;
+    size_t n;
+};
+SketchClients sketch_clients(const py::bytes& public_key, uint64_t hashes, uint64_t width, const i64_array& items) {
+    ldp::SketchHashes hs(key_from_bytes(public_key, "public_key"), hashes, width);
+    check_nonnegative_items(items);
+    return {hs, items.data(), static_cast<size_t>(items.size())};
+}
+
+// A sketch client entry point: f(gen, items, public_key, hashes, width, gamma_num, gamma_den, threads).
+template <class F>
+void def_sketch_client(py::module_& m, const char* name, F&& f, const char* doc) {
+    m.def(name, std::forward<F>(f), py::arg("gen"), py::arg("items"), py::arg("public_key"), py::arg("hashes"),
+          py::arg("width"), py::arg("gamma_num"), py::arg("gamma_den"), py::arg("threads"), doc);
 }
 
 }  // namespace
 
 void register_ldp_hadamard(py::module_& m) {
     m.def(
-        "ldp_hadamard_privatize",
+        "hadamard_privatize",
         [](GeneratorHandle& h, const i64_array& items, uint64_t padded_size, const py::int_& gamma_num,
            const py::int_& gamma_den, unsigned threads) {
             const unsigned t = log2_exact(padded_size, "padded_size");
-            const exact::RandomizedResponseKernel kernel(2, big_from_py(gamma_num, "gamma_num"),
-                                                         big_from_py(gamma_den, "gamma_den"));
+            const exact::RandomizedResponseKernel kernel = rr_kernel(2, gamma_num, gamma_den);
             const ldp::HadamardResponse hr(t, kernel);
             if (items.ndim() != 1) throw std::invalid_argument("items must be a 1-D array");
             const size_t n = static_cast<size_t>(items.size());
             const int64_t* in = items.data();
-            for (size_t i = 0; i < n; ++i)  // before any randomness; never echoes an item
-                if (in[i] < 0 || static_cast<uint64_t>(in[i]) >= padded_size)
-                    throw std::invalid_argument("items must be in [0, padded_size)");
-            py::array_t<int64_t> rows(static_cast<py::ssize_t>(n));
-            py::array_t<uint8_t> bits(static_cast<py::ssize_t>((n + 7) / 8));
+            check_below(in, n, padded_size, "items must be in [0, padded_size)");
+            auto rows = new_array<int64_t>(n);
+            auto bits = new_array<uint8_t>((n + 7) / 8);
             int64_t* r = rows.mutable_data();
             uint8_t* b = bits.mutable_data();
             with_family_nogil(h, [&](auto& family) { ldp::hadamard_privatize(family, hr, in, r, b, n, threads); });
@@ -96,7 +126,7 @@ void register_ldp_hadamard(py::module_& m) {
         "else flipped, exactly. Returns (rows int64, bits uint8 packed little-endian, ceil(n/8) bytes).");
 
     m.def(
-        "ldp_hadamard_check_reports",
+        "hadamard_check_reports",
         [](const i64_array& rows, const u8_array& bits, size_t n, uint64_t padded_size) {
             check_batch_shapes(rows, bits, n);
             const int64_t* r = rows.data();
@@ -108,7 +138,7 @@ void register_ldp_hadamard(py::module_& m) {
         "Raises ValueError unless every row is in [0, padded_size) and the packed bits have zero padding.");
 
     m.def(
-        "ldp_hadamard_accumulate",
+        "hadamard_accumulate",
         [](py::array& row_sums, const i64_array& rows, const u8_array& bits, size_t n) {
             const uint64_t D = static_cast<uint64_t>(row_sums.size());
             int64_t* s = inplace_int64(row_sums, D, "row_sums");
@@ -127,7 +157,7 @@ void register_ldp_hadamard(py::module_& m) {
             if (values.ndim() != 1) throw std::invalid_argument("values must be a 1-D array");
             const uint64_t D = static_cast<uint64_t>(values.size());
             (void)log2_exact(D, "the length of values");
-            py::array_t<int64_t> out(static_cast<py::ssize_t>(D));
+            auto out = new_array<int64_t>(D);
             int64_t* o = out.mutable_data();
             const int64_t* in = values.data();
             {
@@ -141,123 +171,92 @@ void register_ldp_hadamard(py::module_& m) {
         "The Walsh-Hadamard transform out[x] = sum_j values[j] (-1)^popcount(j & x), exact in int64\n"
         "(the caller keeps sum |values| below 2^63).");
     // ---------------------------------------------------------------- cms and hcms
-    m.def(
-        "ldp_cms_privatize",
+    def_sketch_client(
+        m, "cms_privatize",
         [](GeneratorHandle& h, const i64_array& items, const py::bytes& public_key, uint64_t hashes, uint64_t width,
            const py::int_& gamma_num, const py::int_& gamma_den, unsigned threads) {
-            const ldp::SketchHashes hs(public_key_from_bytes(public_key), hashes, width);
-            // flips at γ/2 = num/(2 den)
-            const exact::BigUint den = big_from_py(gamma_den, "gamma_den");
-            const exact::RandomizedResponseKernel half(2, big_from_py(gamma_num, "gamma_num"), exact::add(den, den));
-            check_nonnegative_items(items);
-            const size_t n = static_cast<size_t>(items.size());
-            py::array_t<int64_t> index(static_cast<py::ssize_t>(n));
-            py::array_t<uint8_t> vectors({static_cast<py::ssize_t>(n), static_cast<py::ssize_t>(width / 8)});
-            const int64_t* in = items.data();
+            const SketchClients c = sketch_clients(public_key, hashes, width, items);
+            const ExactGamma gamma = exact_gamma(gamma_num, gamma_den);
+            const exact::RandomizedResponseKernel flip = ldp::cms_sign_kernel(gamma.num, gamma.den);
+            auto index = new_array<int64_t>(c.n);
+            auto vectors = new_array<uint8_t>(c.n, width / 8);
             int64_t* ix = index.mutable_data();
             uint8_t* v = vectors.mutable_data();
-            with_family_nogil(h, [&](auto& family) { ldp::cms_privatize(family, hs, half, in, ix, v, n, threads); });
+            with_family_nogil(h, [&](auto& f) { ldp::cms_privatize(f, c.hashes, flip, c.items, ix, v, c.n, threads); });
             return py::make_tuple(index, vectors);
         },
-        py::arg("gen"), py::arg("items"), py::arg("public_key"), py::arg("hashes"), py::arg("width"),
-        py::arg("gamma_num"), py::arg("gamma_den"), py::arg("threads"),
         "Count-mean sketch clients (Apple 2017, Alg. 1): (hash_index int64, vectors uint8 (n, width/8)),\n"
-        "each sign flipped with probability 1/(e^(g/2) + 1), exactly.");
+        "each sign flipped with probability 1/(e^(g/2) + 1), exactly (the core halves g).");
 
-    m.def(
-        "ldp_hcms_privatize",
+    def_sketch_client(
+        m, "hcms_privatize",
         [](GeneratorHandle& h, const i64_array& items, const py::bytes& public_key, uint64_t hashes, uint64_t width,
            const py::int_& gamma_num, const py::int_& gamma_den, unsigned threads) {
-            const ldp::SketchHashes hs(public_key_from_bytes(public_key), hashes, width);
-            const exact::RandomizedResponseKernel rr(2, big_from_py(gamma_num, "gamma_num"),
-                                                     big_from_py(gamma_den, "gamma_den"));
-            check_nonnegative_items(items);
-            const size_t n = static_cast<size_t>(items.size());
-            py::array_t<int64_t> index(static_cast<py::ssize_t>(n)), coefficient(static_cast<py::ssize_t>(n));
-            py::array_t<uint8_t> bits(static_cast<py::ssize_t>((n + 7) / 8));
-            const int64_t* in = items.data();
+            const SketchClients c = sketch_clients(public_key, hashes, width, items);
+            const exact::RandomizedResponseKernel rr = rr_kernel(2, gamma_num, gamma_den);
+            auto index = new_array<int64_t>(c.n), coefficient = new_array<int64_t>(c.n);
+            auto bits = new_array<uint8_t>((c.n + 7) / 8);
             int64_t* ix = index.mutable_data();
             int64_t* cf = coefficient.mutable_data();
             uint8_t* b = bits.mutable_data();
-            with_family_nogil(h, [&](auto& family) { ldp::hcms_privatize(family, hs, rr, in, ix, cf, b, n, threads); });
+            with_family_nogil(h, [&](auto& f) { ldp::hcms_privatize(f, c.hashes, rr, c.items, ix, cf, b, c.n, threads); });
             return py::make_tuple(index, coefficient, bits);
         },
-        py::arg("gen"), py::arg("items"), py::arg("public_key"), py::arg("hashes"), py::arg("width"),
-        py::arg("gamma_num"), py::arg("gamma_den"), py::arg("threads"),
         "Hadamard count-mean sketch clients (Apple 2017, Alg. 3): (hash_index, coefficient, bits packed),\n"
         "the bit H[a, h_l(x)] kept with probability e^g/(e^g + 1), exactly.");
 
     m.def(
-        "ldp_cms_check_reports",
+        "cms_check_reports",
         [](const i64_array& index, const u8_array& vectors, size_t n, uint64_t hashes, uint64_t width) {
-            if (static_cast<size_t>(index.size()) != n || vectors.ndim() != 2 ||
-                static_cast<size_t>(vectors.shape(0)) != n || static_cast<uint64_t>(vectors.shape(1)) != width / 8)
-                throw std::invalid_argument("cms reports: wrong shapes");
-            const int64_t* ix = index.data();
+            const CmsBatch b = cms_batch(index, vectors, n, width);
             py::gil_scoped_release release;
-            ldp::cms_check_reports(ix, n, hashes);
+            ldp::cms_check_reports(b.index, n, hashes);
         },
         py::arg("hash_index"), py::arg("vectors"), py::arg("n"), py::arg("hashes"), py::arg("width"));
 
     m.def(
-        "ldp_cms_accumulate",
+        "cms_accumulate",
         [](py::array& signs, py::array& users, const i64_array& index, const u8_array& vectors, size_t n) {
-            const uint64_t k = static_cast<uint64_t>(signs.ndim() == 2 ? signs.shape(0) : 0);
-            const uint64_t w = static_cast<uint64_t>(signs.ndim() == 2 ? signs.shape(1) : 0);
+            const auto [k, w] = table_shape(signs);
             int64_t* T = inplace_table(signs, k, w, "signs");
             int64_t* N = inplace_int64(users, k, "users");
-            if (static_cast<size_t>(index.size()) != n || vectors.ndim() != 2 ||
-                static_cast<size_t>(vectors.shape(0)) != n || static_cast<uint64_t>(vectors.shape(1)) != w / 8)
-                throw std::invalid_argument("cms reports: wrong shapes");
-            const int64_t* ix = index.data();
-            const uint8_t* v = vectors.data();
+            const CmsBatch b = cms_batch(index, vectors, n, w);
             py::gil_scoped_release release;
-            ldp::cms_accumulate(T, N, k, w, ix, v, n);
+            ldp::cms_accumulate(T, N, k, w, b.index, b.vectors, n);
         },
         py::arg("signs"), py::arg("users"), py::arg("hash_index"), py::arg("vectors"), py::arg("n"));
 
     m.def(
-        "ldp_hcms_check_reports",
+        "hcms_check_reports",
         [](const i64_array& index, const i64_array& coefficient, const u8_array& bits, size_t n, uint64_t hashes,
            uint64_t width) {
-            if (static_cast<size_t>(index.size()) != n || static_cast<size_t>(coefficient.size()) != n ||
-                static_cast<size_t>(bits.size()) != (n + 7) / 8)
-                throw std::invalid_argument("hcms reports: wrong shapes");
-            const int64_t* ix = index.data();
-            const int64_t* cf = coefficient.data();
-            const uint8_t* b = bits.data();
+            const HcmsBatch b = hcms_batch(index, coefficient, bits, n);
             py::gil_scoped_release release;
-            ldp::hcms_check_reports(ix, cf, b, n, hashes, width);
+            ldp::hcms_check_reports(b.index, b.coefficient, b.bits, n, hashes, width);
         },
         py::arg("hash_index"), py::arg("coefficient"), py::arg("bits"), py::arg("n"), py::arg("hashes"),
         py::arg("width"));
 
     m.def(
-        "ldp_hcms_accumulate",
+        "hcms_accumulate",
         [](py::array& bit_sums, const i64_array& index, const i64_array& coefficient, const u8_array& bits, size_t n) {
-            const uint64_t k = static_cast<uint64_t>(bit_sums.ndim() == 2 ? bit_sums.shape(0) : 0);
-            const uint64_t w = static_cast<uint64_t>(bit_sums.ndim() == 2 ? bit_sums.shape(1) : 0);
+            const auto [k, w] = table_shape(bit_sums);
             int64_t* T = inplace_table(bit_sums, k, w, "bit_sums");
-            if (static_cast<size_t>(index.size()) != n || static_cast<size_t>(coefficient.size()) != n ||
-                static_cast<size_t>(bits.size()) != (n + 7) / 8)
-                throw std::invalid_argument("hcms reports: wrong shapes");
-            const int64_t* ix = index.data();
-            const int64_t* cf = coefficient.data();
-            const uint8_t* b = bits.data();
+            const HcmsBatch b = hcms_batch(index, coefficient, bits, n);
             py::gil_scoped_release release;
-            ldp::hcms_accumulate(T, k, w, ix, cf, b, n);
+            ldp::hcms_accumulate(T, k, w, b.index, b.coefficient, b.bits, n);
         },
         py::arg("bit_sums"), py::arg("hash_index"), py::arg("coefficient"), py::arg("bits"), py::arg("n"));
 
     m.def(
-        "ldp_sketch_gather",
+        "sketch_gather",
         [](const py::bytes& public_key, uint64_t hashes, uint64_t width, const i64_array& table, uint64_t d,
            bool transform_rows) {
-            const ldp::SketchHashes hs(public_key_from_bytes(public_key), hashes, width);
+            const ldp::SketchHashes hs(key_from_bytes(public_key, "public_key"), hashes, width);
             if (table.ndim() != 2 || static_cast<uint64_t>(table.shape(0)) != hashes ||
                 static_cast<uint64_t>(table.shape(1)) != width)
                 throw std::invalid_argument("table must have shape (hashes, width)");
-            py::array_t<int64_t> out(static_cast<py::ssize_t>(d));
+            auto out = new_array<int64_t>(d);
             int64_t* o = out.mutable_data();
             const int64_t* t = table.data();
             {
@@ -277,12 +276,12 @@ void register_ldp_hadamard(py::module_& m) {
         "G(x) = sum_l T'[l, h_l(x)] for x in [0, d), T' = table or its row-wise Walsh-Hadamard transform.");
 
     m.def(
-        "ldp_sketch_hash",
+        "sketch_hash",
         [](const py::bytes& public_key, uint64_t hashes, uint64_t width, uint64_t l, const i64_array& items) {
-            const ldp::SketchHashes hs(public_key_from_bytes(public_key), hashes, width);
+            const ldp::SketchHashes hs(key_from_bytes(public_key, "public_key"), hashes, width);
             if (l >= hashes) throw std::invalid_argument("hash index must be in [0, hashes)");
             check_nonnegative_items(items);
-            py::array_t<int64_t> out(items.size());
+            auto out = new_array<int64_t>(static_cast<size_t>(items.size()));
             int64_t* o = out.mutable_data();
             for (py::ssize_t i = 0; i < items.size(); ++i)
                 o[i] = static_cast<int64_t>(hs(l, static_cast<uint64_t>(items.data()[i])));

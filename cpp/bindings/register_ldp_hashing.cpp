@@ -13,38 +13,29 @@ namespace dpnoise::bindings {
 
 namespace {
 
-using i64_array = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
-using u64_array = py::array_t<uint64_t, py::array::c_style | py::array::forcecast>;
-
 // A C-contiguous 1-D int64 array of items in [0, 2^32) (integer dtypes only).
 i64_array hash_items(const py::array& items) {
-    const char kind = items.dtype().kind();
-    if (kind != 'i' && kind != 'u' && kind != 'b') throw py::type_error("items must be an integer array");
-    i64_array x = i64_array::ensure(items);
-    if (!x || x.ndim() != 1) throw std::invalid_argument("items must be a 1-D integer array");
-    const int64_t* p = x.data();
-    for (py::ssize_t i = 0; i < x.size(); ++i)
-        if (p[i] < 0 || static_cast<uint64_t>(p[i]) >= ldp::HashFamily::kMaxItems)
-            throw std::invalid_argument("items must be in [0, 2^32)");
+    i64_array x = integer_array<int64_t>(items, "items must be an integer array");
+    if (x.ndim() != 1) throw std::invalid_argument("items must be a 1-D integer array");
+    check_below(x, ldp::HashFamily::kMaxItems, "items must be in [0, 2^32)");
     return x;
 }
 
-// Exactly dtype T, C-contiguous, of the given number of dimensions (no silent conversion of reports).
-template <class T>
-py::array_t<T, py::array::c_style> exact_array(const py::array& a, int ndim, const char* what) {
-    if (!a.dtype().is(py::dtype::of<T>()) || a.ndim() != ndim)
-        throw std::invalid_argument(std::string(what) + " has the wrong dtype or number of dimensions");
-    return py::array_t<T, py::array::c_style>::ensure(a);
+// A (k_prime, 2) pool of public hash seeds, k_prime >= 1.
+u64_array seed_pool(const py::array& pool, const char* message) {
+    auto P = exact_array<uint64_t>(pool, 2, "pool");
+    if (P.shape(1) != 2 || P.shape(0) < 1) throw std::invalid_argument(message);
+    return P;
 }
 
-void check_below(const int64_t* v, size_t n, uint64_t bound, const char* what) {
-    for (size_t i = 0; i < n; ++i)
-        if (v[i] < 0 || static_cast<uint64_t>(v[i]) >= bound) throw std::invalid_argument(std::string(what) + " out of range");
+void check_domain(uint64_t domain_size) {
+    if (domain_size < 1 || domain_size > ldp::HashFamily::kMaxItems)
+        throw std::invalid_argument("domain_size must be in [1, 2^32]");
 }
 
 exact::RandomizedResponseKernel bucket_kernel(uint64_t g, const py::int_& num, const py::int_& den) {
     ldp::HashFamily::check_buckets(g);
-    return exact::RandomizedResponseKernel(g, big_from_py(num, "gamma_num"), big_from_py(den, "gamma_den"));
+    return rr_kernel(g, num, den);
 }
 
 }  // namespace
@@ -57,8 +48,8 @@ void register_ldp_hashing(py::module_& m) {
             const exact::RandomizedResponseKernel kernel = bucket_kernel(g, gamma_num, gamma_den);
             const i64_array x = hash_items(items);
             const size_t n = static_cast<size_t>(x.size());
-            py::array_t<uint64_t> seeds({static_cast<py::ssize_t>(n), py::ssize_t{2}});
-            py::array_t<int64_t> values(static_cast<py::ssize_t>(n));
+            auto seeds = new_array<uint64_t>(n, 2);
+            auto values = new_array<int64_t>(n);
             const int64_t* in = x.data();
             uint64_t* s = seeds.mutable_data();
             int64_t* v = values.mutable_data();
@@ -74,12 +65,11 @@ void register_ldp_hashing(py::module_& m) {
         [](GeneratorHandle& h, const py::array& items, const py::array& pool, uint64_t g, const py::int_& gamma_num,
            const py::int_& gamma_den, unsigned threads) {
             const exact::RandomizedResponseKernel kernel = bucket_kernel(g, gamma_num, gamma_den);
-            const auto P = exact_array<uint64_t>(pool, 2, "pool");
-            if (P.shape(1) != 2 || P.shape(0) < 1) throw std::invalid_argument("pool must have shape (k_prime, 2), k_prime >= 1");
+            const auto P = seed_pool(pool, "pool must have shape (k_prime, 2), k_prime >= 1");
             const uint64_t k_prime = static_cast<uint64_t>(P.shape(0));
             const i64_array x = hash_items(items);
             const size_t n = static_cast<size_t>(x.size());
-            py::array_t<int64_t> indices(static_cast<py::ssize_t>(n)), values(static_cast<py::ssize_t>(n));
+            auto indices = new_array<int64_t>(n), values = new_array<int64_t>(n);
             const int64_t* in = x.data();
             const uint64_t* pl = P.data();
             int64_t* j = indices.mutable_data();
@@ -96,14 +86,13 @@ void register_ldp_hashing(py::module_& m) {
         "olh_support",
         [](const py::array& seeds, const py::array& values, uint64_t g, uint64_t domain_size, unsigned threads) {
             ldp::HashFamily::check_buckets(g);
-            if (domain_size < 1 || domain_size > ldp::HashFamily::kMaxItems)
-                throw std::invalid_argument("domain_size must be in [1, 2^32]");
+            check_domain(domain_size);
             const auto S = exact_array<uint64_t>(seeds, 2, "seeds");
             const auto V = exact_array<int64_t>(values, 1, "values");
             if (S.shape(1) != 2 || S.shape(0) != V.shape(0)) throw std::invalid_argument("seeds must have shape (n, 2) for n values");
             const size_t n = static_cast<size_t>(V.shape(0));
-            check_below(V.data(), n, g, "values");
-            py::array_t<int64_t> support(static_cast<py::ssize_t>(domain_size));
+            check_below(V.data(), n, g, "values out of range");
+            auto support = new_array<int64_t>(domain_size);
             int64_t* out = support.mutable_data();
             std::fill(out, out + domain_size, int64_t{0});
             const uint64_t* s = S.data();
@@ -120,15 +109,14 @@ void register_ldp_hashing(py::module_& m) {
     m.def(
         "flh_support",
         [](const py::array& counts, const py::array& pool, uint64_t domain_size, unsigned threads) {
-            if (domain_size < 1 || domain_size > ldp::HashFamily::kMaxItems)
-                throw std::invalid_argument("domain_size must be in [1, 2^32]");
+            check_domain(domain_size);
             const auto C = exact_array<int64_t>(counts, 2, "counts");
-            const auto P = exact_array<uint64_t>(pool, 2, "pool");
-            if (P.shape(1) != 2 || P.shape(0) != C.shape(0) || P.shape(0) < 1)
-                throw std::invalid_argument("counts must have shape (k_prime, g) for a pool of shape (k_prime, 2)");
+            const char* shapes = "counts must have shape (k_prime, g) for a pool of shape (k_prime, 2)";
+            const auto P = seed_pool(pool, shapes);
+            if (P.shape(0) != C.shape(0)) throw std::invalid_argument(shapes);
             const uint64_t k_prime = static_cast<uint64_t>(P.shape(0)), g = static_cast<uint64_t>(C.shape(1));
             ldp::HashFamily::check_buckets(g);
-            py::array_t<int64_t> support(static_cast<py::ssize_t>(domain_size));
+            auto support = new_array<int64_t>(domain_size);
             int64_t* out = support.mutable_data();
             const int64_t* c = C.data();
             const uint64_t* p = P.data();
@@ -147,7 +135,7 @@ void register_ldp_hashing(py::module_& m) {
             const auto S = exact_array<uint64_t>(seeds, 2, "seeds");
             const i64_array x = hash_items(items);
             if (S.shape(1) != 2 || S.shape(0) != x.shape(0)) throw std::invalid_argument("seeds must have shape (n, 2) for n items");
-            py::array_t<int64_t> out(x.shape(0));
+            auto out = new_array<int64_t>(static_cast<size_t>(x.shape(0)));
             int64_t* o = out.mutable_data();
             const uint64_t* s = S.data();
             const int64_t* in = x.data();

@@ -17,35 +17,8 @@ namespace dpnoise::bindings {
 
 namespace {
 
-using u64_array = py::array_t<uint64_t, py::array::c_style | py::array::forcecast>;
-using i64_array = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
-
-// Any 1-D integer array (signed, unsigned or bool, any width) as C-contiguous uint64, refusing
-// negative values (a signed array is checked before the conversion).
-u64_array u64_keys(const py::array& a, const char* what) {
-    const char kind = a.dtype().kind();
-    if (kind != 'i' && kind != 'u' && kind != 'b') throw py::type_error(std::string(what) + " must be an integer array");
-    if (a.ndim() != 1) throw std::invalid_argument(std::string(what) + " must be a 1-D integer array");
-    if (kind == 'i') {
-        const i64_array s = i64_array::ensure(a);
-        if (!s) throw std::invalid_argument(std::string(what) + " must be a 1-D integer array");
-        const int64_t* p = s.data();
-        for (py::ssize_t i = 0; i < s.size(); ++i)
-            if (p[i] < 0) throw std::invalid_argument(std::string(what) + " must be non-negative");
-    }
-    u64_array u = u64_array::ensure(a);
-    if (!u) throw std::invalid_argument(std::string(what) + " must be a 1-D integer array");
-    return u;
-}
-
-template <class T>
-py::array_t<T, py::array::c_style> exact_array(const py::array& a, int ndim, const char* what) {
-    if (!a.dtype().is(py::dtype::of<T>()) || a.ndim() != ndim)
-        throw std::invalid_argument(std::string(what) + " has the wrong dtype or number of dimensions");
-    return py::array_t<T, py::array::c_style>::ensure(a);
-}
-
-py::array_t<uint64_t, py::array::c_style> pool_array(const py::array& pool) {
+// The public pool of 128-bit hash seeds: (size, 4) uint64, size >= 1.
+u64_array pool_array(const py::array& pool) {
     auto P = exact_array<uint64_t>(pool, 2, "pool");
     if (P.shape(1) != 4 || P.shape(0) < 1) throw std::invalid_argument("pool must have shape (size, 4), size >= 1");
     return P;
@@ -59,7 +32,7 @@ void register_ldp_heavy_hitters(py::module_& m) {
         [](GeneratorHandle& h, const py::array& items, const py::object& aux, const std::vector<std::tuple<uint64_t, uint32_t, uint32_t, uint64_t>>& groups,
            const py::array& pool, uint64_t g, const py::int_& gamma_num, const py::int_& gamma_den, unsigned threads) {
             ldp::HashFamily64::check_buckets(g);
-            const exact::RandomizedResponseKernel kernel(g, big_from_py(gamma_num, "gamma_num"), big_from_py(gamma_den, "gamma_den"));
+            const exact::RandomizedResponseKernel kernel = rr_kernel(g, gamma_num, gamma_den);
             const auto P = pool_array(pool);
             std::vector<ldp::HeavyHitterGroup> specs;
             bool needs_aux = false;
@@ -68,17 +41,17 @@ void register_ldp_heavy_hitters(py::module_& m) {
                 needs_aux = needs_aux || kind == 1;
             }
             ldp::HeavyHitters::check_groups(specs, static_cast<uint64_t>(P.shape(0)));
-            const u64_array x = u64_keys(items, "items");
+            const u64_array x = unsigned_keys(items, "items");
             const size_t n = static_cast<size_t>(x.size());
             u64_array A;
             const uint64_t* ap = nullptr;
             if (needs_aux) {
                 if (aux.is_none()) throw std::invalid_argument("aux (the public buckets) is required by a bit group");
-                A = u64_keys(aux.cast<py::array>(), "aux");
+                A = unsigned_keys(aux.cast<py::array>(), "aux");
                 if (static_cast<size_t>(A.size()) != n) throw std::invalid_argument("aux must have one bucket per item");
                 ap = A.data();
             }
-            py::array_t<int64_t> og(static_cast<py::ssize_t>(n)), oj(static_cast<py::ssize_t>(n)), ov(static_cast<py::ssize_t>(n));
+            auto og = new_array<int64_t>(n), oj = new_array<int64_t>(n), ov = new_array<int64_t>(n);
             const uint64_t* in = x.data();
             const uint64_t* pl = P.data();
             const uint64_t psize = static_cast<uint64_t>(P.shape(0));
@@ -105,9 +78,9 @@ void register_ldp_heavy_hitters(py::module_& m) {
             if (C.shape(0) < 1 || C.shape(0) > P.shape(0)) throw std::invalid_argument("counts must have shape (k_prime, g), 1 <= k_prime <= pool size");
             const uint64_t k_prime = static_cast<uint64_t>(C.shape(0)), g = static_cast<uint64_t>(C.shape(1));
             ldp::HashFamily64::check_buckets(g);
-            const u64_array K = u64_keys(keys, "keys");
+            const u64_array K = unsigned_keys(keys, "keys");
             const size_t m = static_cast<size_t>(K.size());
-            py::array_t<int64_t> support(static_cast<py::ssize_t>(m));
+            auto support = new_array<int64_t>(m);
             const int64_t* c = C.data();
             const uint64_t* p = P.data();
             const uint64_t* k = K.data();
@@ -126,13 +99,11 @@ void register_ldp_heavy_hitters(py::module_& m) {
         [](const py::array& pool, const py::array& indices, const py::array& keys, uint64_t g) {
             ldp::HashFamily64::check_buckets(g);
             const auto P = pool_array(pool);
-            const u64_array J = u64_keys(indices, "indices");
-            const u64_array K = u64_keys(keys, "keys");
+            const u64_array J = unsigned_keys(indices, "indices");
+            const u64_array K = unsigned_keys(keys, "keys");
             if (J.size() != K.size()) throw std::invalid_argument("indices and keys must have the same length");
-            const uint64_t psize = static_cast<uint64_t>(P.shape(0));
-            for (py::ssize_t i = 0; i < J.size(); ++i)
-                if (J.data()[i] >= psize) throw std::invalid_argument("indices must be below the pool size");
-            py::array_t<int64_t> out(K.size());
+            check_below(J, static_cast<uint64_t>(P.shape(0)), "indices must be below the pool size");
+            auto out = new_array<int64_t>(static_cast<size_t>(K.size()));
             int64_t* o = out.mutable_data();
             const uint64_t* pp = P.data();
             const uint64_t* jp = J.data();

@@ -10,9 +10,6 @@ namespace dpnoise::bindings {
 
 namespace {
 
-using f64_array = py::array_t<double, py::array::c_style | py::array::forcecast>;
-using i64_array = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
-using u8_array = py::array_t<uint8_t, py::array::c_style | py::array::forcecast>;
 
 ldp::MeanMechanism::Method method_of(int method) {
     if (method < 0 || method > 2) throw std::invalid_argument("method must be 0 (duchi), 1 (piecewise) or 2 (hybrid)");
@@ -38,7 +35,7 @@ T* inplace(py::array& a, std::initializer_list<uint64_t> shape, const char* name
 
 void register_ldp_numeric(py::module_& m) {
     m.def(
-        "ldp_mean_grid",
+        "mean_grid",
         [](int method, double low, double high, const py::int_& num, const py::int_& den, bool mix) {
             const auto mm = mechanism(method, low, high, num, den, mix);
             return py::make_tuple(mm.Z, mm.G, py::make_tuple(mm.kappa.lo, big_to_py(exact::BigUint(mm.kappa.hi))),
@@ -49,7 +46,7 @@ void register_ldp_numeric(py::module_& m) {
         "64-bit bounds of tanh(g/2) 2^64 and e^(-g/2) 2^64 the randomizers decide with.");
 
     m.def(
-        "ldp_mean_privatize",
+        "mean_privatize",
         [](GeneratorHandle& h, const f64_array& values, uint64_t k, int method, double low, double high,
            const py::int_& num, const py::int_& den, bool mix, unsigned threads) {
             const auto mm = mechanism(method, low, high, num, den, mix);
@@ -77,7 +74,7 @@ void register_ldp_numeric(py::module_& m) {
         "hybrid: 1 = a Duchi report), values int64 (Piecewise's z; hybrid: z or Duchi's bit)).");
 
     m.def(
-        "_ldp_mean_input_grid_for_testing",
+        "_mean_input_grid_for_testing",
         [](GeneratorHandle& h, const f64_array& values, double low, double high) {
             const ldp::InputGrid grid(low, high);
             if (values.ndim() != 1) throw std::invalid_argument("values must be a 1-D array");
@@ -98,7 +95,7 @@ void register_ldp_numeric(py::module_& m) {
         "The input grid alone (tests): m in [-2^32, 2^32] per value, E[m/2^32] = (2v - low - high)/(high - low).");
 
     m.def(
-        "ldp_mean_accumulate",
+        "mean_accumulate",
         [](py::array& users, py::array& duchi_users, py::array& duchi_ones, py::array& pm_sum, py::array& pm_sum_squares,
            int method, int64_t Z, py::object coords, py::object bits, py::object ints, size_t n) {
             const uint64_t k = static_cast<uint64_t>(users.ndim() == 1 ? users.shape(0) : 0);

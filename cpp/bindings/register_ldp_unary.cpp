@@ -16,9 +16,6 @@ namespace dpnoise::bindings {
 
 namespace {
 
-using i64_array = py::array_t<int64_t, py::array::c_style>;
-using u64_array = py::array_t<uint64_t, py::array::c_style>;
-
 ldp::UnaryKind unary_kind(const std::string& protocol) {
     if (protocol == "oue") return ldp::UnaryKind::optimized;
     if (protocol == "sue") return ldp::UnaryKind::symmetric;
@@ -40,18 +37,16 @@ const uint64_t* report_rows(const py::array& bits, uint64_t d, size_t& n) {
 
 void register_ldp_unary(py::module_& m) {
     m.def(
-        "ldp_unary_privatize",
+        "unary_privatize",
         [](GeneratorHandle& h, const std::string& protocol, const i64_array& items, uint64_t domain_size,
            const py::int_& gamma_num, const py::int_& gamma_den, unsigned threads) {
-            const ldp::UnaryEncoding enc(unary_kind(protocol), domain_size, big_from_py(gamma_num, "gamma_num"),
-                                         big_from_py(gamma_den, "gamma_den"));
+            const ExactGamma gamma = exact_gamma(gamma_num, gamma_den);
+            const ldp::UnaryEncoding enc(unary_kind(protocol), domain_size, gamma.num, gamma.den);
             if (items.ndim() != 1) throw std::invalid_argument("items must be a 1-D array");
             const int64_t* in = items.data();
             const size_t n = static_cast<size_t>(items.size());
-            for (size_t i = 0; i < n; ++i)
-                if (in[i] < 0 || static_cast<uint64_t>(in[i]) >= domain_size)
-                    throw std::invalid_argument("items must be in [0, domain_size)");
-            u64_array out(std::vector<py::ssize_t>{static_cast<py::ssize_t>(n), static_cast<py::ssize_t>(enc.words)});
+            check_below(in, n, domain_size, "items must be in [0, domain_size)");
+            auto out = new_array<uint64_t>(n, enc.words);
             uint64_t* p = out.mutable_data();
             with_family_nogil(h, [&](auto& family) { ldp::unary_privatize(family, enc, in, p, n, threads); });
             return out;
@@ -63,11 +58,12 @@ void register_ldp_unary(py::module_& m) {
         "64 j + b. Exact: the other items' ones by exact geometric skips (no floating point).");
 
     m.def(
-        "_ldp_geometric_skip_for_testing",
+        "_geometric_skip_for_testing",
         [](GeneratorHandle& h, const py::int_& gamma_num, const py::int_& gamma_den, size_t n, uint64_t limit,
            bool forced) {
-            const ldp::GeometricSkip skip(big_from_py(gamma_num, "gamma_num"), big_from_py(gamma_den, "gamma_den"));
-            py::array_t<int64_t> out(static_cast<py::ssize_t>(n));
+            const ExactGamma gamma = exact_gamma(gamma_num, gamma_den);
+            const ldp::GeometricSkip skip(gamma.num, gamma.den);
+            auto out = new_array<int64_t>(n);
             int64_t* p = out.mutable_data();
             with_family_nogil(h, [&](auto& family) {
                 random::for_each_chunk<UINT32_MAX>(family, n, 1, [&](auto& bits, size_t begin, size_t end) {
@@ -84,7 +80,7 @@ void register_ldp_unary(py::module_& m) {
         "forced: every decision settled by the exact refinement path.");
 
     m.def(
-        "ldp_packed_padding_clear",
+        "packed_padding_clear",
         [](const py::array& bits, uint64_t domain_size) {
             size_t n = 0;
             const uint64_t* rows = report_rows(bits, domain_size, n);
@@ -100,8 +96,8 @@ void register_ldp_unary(py::module_& m) {
         "True when no row of the packed report matrix has a bit set at a column >= domain_size.");
 
     m.def(
-        "ldp_packed_column_counts_add",
-        [](const py::array& bits, uint64_t domain_size, py::array_t<int64_t, py::array::c_style>& counts,
+        "packed_column_counts_add",
+        [](const py::array& bits, uint64_t domain_size, i64_array& counts,
            unsigned threads) {
             size_t n = 0;
             const uint64_t* rows = report_rows(bits, domain_size, n);

@@ -11,21 +11,7 @@ namespace dpnoise::bindings {
 
 namespace {
 
-using i64_in = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
-using u64_in = py::array_t<uint64_t, py::array::c_style>;
-using i8_in = py::array_t<int8_t, py::array::c_style>;
-
-random::StreamKey public_key(const py::bytes& b) {
-    const std::string s = b;
-    if (s.size() != 32) throw std::invalid_argument("public_key must be exactly 32 bytes");
-    random::StreamKey k;
-    for (int i = 0; i < 8; ++i) {
-        const auto* p = reinterpret_cast<const unsigned char*>(s.data() + 4 * i);
-        k.words[i] = static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) |
-                     (static_cast<uint32_t>(p[2]) << 16) | (static_cast<uint32_t>(p[3]) << 24);
-    }
-    return k;
-}
+ldp::PublicSignMatrix public_matrix(const py::bytes& key) { return ldp::PublicSignMatrix(key_from_bytes(key, "public_key")); }
 
 // The state arrays as a writable view: sign (nwords,), magnitude (planes, nwords), both uint64.
 ldp::ColumnSums column_sums(py::array& sign, py::array& magnitude) {
@@ -35,8 +21,8 @@ ldp::ColumnSums column_sums(py::array& sign, py::array& magnitude) {
     if (sign.ndim() != 1 || magnitude.ndim() != 2 || magnitude.shape(1) != sign.shape(0) || magnitude.shape(0) < 1 ||
         magnitude.shape(0) > 62 || !(sign.flags() & py::array::c_style) || !(magnitude.flags() & py::array::c_style))
         throw std::invalid_argument("zmatrix state: sign must be (nwords,) and magnitude (planes, nwords), C-contiguous");
-    return ldp::ColumnSums{static_cast<uint64_t*>(sign.mutable_data()), static_cast<uint64_t*>(magnitude.mutable_data()), static_cast<unsigned>(magnitude.shape(0)),
-                           static_cast<size_t>(sign.shape(0))};
+    return ldp::ColumnSums{static_cast<uint64_t*>(sign.mutable_data()), static_cast<uint64_t*>(magnitude.mutable_data()),
+                           static_cast<unsigned>(magnitude.shape(0)), static_cast<size_t>(sign.shape(0))};
 }
 
 void same_length(const py::array& a, const py::array& b, const char* what) {
@@ -48,20 +34,18 @@ void same_length(const py::array& a, const py::array& b, const char* what) {
 void register_ldp_zmatrix(py::module_& m) {
     m.def(
         "zmatrix_privatize",
-        [](GeneratorHandle& h, const i64_in& items, const u64_in& columns, uint64_t domain, const py::bytes& key,
+        [](GeneratorHandle& h, const i64_array& items, const py::array& columns, uint64_t domain, const py::bytes& key,
            const py::int_& gamma_num, const py::int_& gamma_den, unsigned threads) {
             same_length(items, columns, "items and columns must be 1-D arrays of the same length");
-            const exact::RandomizedResponseKernel kernel(2, big_from_py(gamma_num, "gamma_num"),
-                                                         big_from_py(gamma_den, "gamma_den"));
-            const ldp::PublicSignMatrix Z(public_key(key));
+            const auto C = exact_array<uint64_t>(columns, 1, "columns");
+            const exact::RandomizedResponseKernel kernel = rr_kernel(2, gamma_num, gamma_den);
+            const ldp::PublicSignMatrix Z = public_matrix(key);
             const size_t n = static_cast<size_t>(items.shape(0));
             const int64_t* x = items.data();
-            for (size_t i = 0; i < n; ++i)
-                if (x[i] < 0 || static_cast<uint64_t>(x[i]) >= domain)
-                    throw std::invalid_argument("items must be in [0, domain_size)");
-            py::array_t<int8_t> out(static_cast<py::ssize_t>(n));
+            check_below(x, n, domain, "items must be in [0, domain_size)");
+            auto out = new_array<int8_t>(n);
             int8_t* y = out.mutable_data();
-            const uint64_t* c = columns.data();
+            const uint64_t* c = C.data();
             with_family_nogil(h, [&](auto& family) { ldp::zmatrix_privatize(family, kernel, Z, domain, x, c, y, n, threads); });
             return out;
         },
@@ -71,18 +55,17 @@ void register_ldp_zmatrix(py::module_& m) {
 
     m.def(
         "zmatrix_entry_bits",
-        [](const py::bytes& key, const i64_in& rows, const u64_in& columns, uint64_t domain, bool use_table) {
+        [](const py::bytes& key, const i64_array& rows, const py::array& columns, uint64_t domain, bool use_table) {
             same_length(rows, columns, "rows and columns must be 1-D arrays of the same length");
-            const ldp::PublicSignMatrix Z(public_key(key));
+            const auto C = exact_array<uint64_t>(columns, 1, "columns");
+            const ldp::PublicSignMatrix Z = public_matrix(key);
             const size_t n = static_cast<size_t>(rows.shape(0));
-            for (size_t i = 0; i < n; ++i)
-                if (rows.data()[i] < 0 || static_cast<uint64_t>(rows.data()[i]) >= domain)
-                    throw std::invalid_argument("rows must be in [0, domain_size)");
-            py::array_t<uint8_t> out(static_cast<py::ssize_t>(n));
+            check_below(rows.data(), n, domain, "rows must be in [0, domain_size)");
+            auto out = new_array<uint8_t>(n);
             uint8_t* o = out.mutable_data();
             {
                 py::gil_scoped_release release;
-                ldp::zmatrix_entry_bits(Z, domain, rows.data(), columns.data(), o, n, use_table);
+                ldp::zmatrix_entry_bits(Z, domain, rows.data(), C.data(), o, n, use_table);
             }
             return out;
         },
@@ -94,8 +77,8 @@ void register_ldp_zmatrix(py::module_& m) {
         [](const py::bytes& key, uint64_t row0, uint64_t nrows, uint64_t word0, uint64_t nwords) {
             if (nrows > (uint64_t{1} << 20) || nwords > (uint64_t{1} << 20) || nrows * nwords > (uint64_t{1} << 26))
                 throw std::invalid_argument("zmatrix_words: block too large");
-            const ldp::PublicSignMatrix Z(public_key(key));
-            py::array_t<uint64_t> out({static_cast<py::ssize_t>(nrows), static_cast<py::ssize_t>(nwords)});
+            const ldp::PublicSignMatrix Z = public_matrix(key);
+            auto out = new_array<uint64_t>(static_cast<size_t>(nrows), static_cast<size_t>(nwords));
             uint64_t* o = out.mutable_data();
             {
                 py::gil_scoped_release release;
@@ -111,11 +94,15 @@ void register_ldp_zmatrix(py::module_& m) {
 
     m.def(
         "zmatrix_accumulate",
-        [](py::array& sign, py::array& magnitude, const u64_in& columns, const i8_in& y) {
+        [](py::array& sign, py::array& magnitude, const py::array& columns, const py::array& y) {
             same_length(columns, y, "columns and y must be 1-D arrays of the same length");
+            const auto C = exact_array<uint64_t>(columns, 1, "columns");
+            const auto Y = exact_array<int8_t>(y, 1, "y");
             ldp::ColumnSums s = column_sums(sign, magnitude);
+            const uint64_t* c = C.data();
+            const int8_t* v = Y.data();
             py::gil_scoped_release release;
-            ldp::zmatrix_accumulate(s, columns.data(), y.data(), static_cast<size_t>(columns.shape(0)));
+            ldp::zmatrix_accumulate(s, c, v, static_cast<size_t>(C.shape(0)));
         },
         py::arg("sign"), py::arg("magnitude"), py::arg("columns"), py::arg("y"),
         "Adds reports to the packed column sums IN PLACE (pass copies: a refused batch leaves them half-updated).");
@@ -137,8 +124,8 @@ void register_ldp_zmatrix(py::module_& m) {
         [](const py::bytes& key, py::array& sign, py::array& magnitude, uint64_t domain,
            unsigned threads, bool allow_simd) {
             const ldp::ColumnSums s = column_sums(sign, magnitude);
-            const ldp::PublicSignMatrix Z(public_key(key));
-            py::array_t<int64_t> out(static_cast<py::ssize_t>(domain));
+            const ldp::PublicSignMatrix Z = public_matrix(key);
+            auto out = new_array<int64_t>(domain);
             int64_t* o = out.mutable_data();
             {
                 py::gil_scoped_release release;

@@ -73,18 +73,14 @@ GeneratorHandle& chacha(GeneratorHandle& h) {
     return h;
 }
 
-// The little-endian 32-bit word at p (RFC 8439 §2.3 reads keys and nonces this way).
-uint32_t load_le32(const char* p) {
-    const auto* b = reinterpret_cast<const unsigned char*>(p);
-    return uint32_t(b[0]) | (uint32_t(b[1]) << 8) | (uint32_t(b[2]) << 16) | (uint32_t(b[3]) << 24);
-}
-
-random::StreamKey key_from_bytes(const py::bytes& b, const char* name) {
-    const std::string s = b;
-    if (s.size() != 32) throw std::invalid_argument(std::string(name) + " must be exactly 32 bytes");
-    random::StreamKey k;
-    for (int i = 0; i < 8; ++i) k.words[i] = load_le32(s.data() + 4 * i);
-    return k;
+// n public words from the stream's method F(stream, x, out, n): words at offset x, or integers below x.
+template <void (random::PublicStream::*F)(uint64_t, uint64_t, uint64_t*, size_t) const>
+py::array_t<uint64_t> public_words(const random::PublicStream& s, uint64_t stream, uint64_t x, size_t n) {
+    auto out = new_array<uint64_t>(n);
+    uint64_t* p = out.mutable_data();
+    py::gil_scoped_release release;
+    (s.*F)(stream, x, p, n);
+    return out;
 }
 
 }  // namespace
@@ -108,7 +104,7 @@ void register_random(py::module_& m) {
             "random_raw",
             [](GeneratorHandle& h, size_t n, unsigned threads) {
                 random::ChaCha20Generator& g = *chacha(h).gen;
-                py::array_t<uint64_t> out(static_cast<py::ssize_t>(n));
+                auto out = new_array<uint64_t>(n);
                 uint64_t* p = out.mutable_data();
                 {
                     py::gil_scoped_release release;
@@ -147,30 +143,13 @@ void register_random(py::module_& m) {
                                      "PUBLIC addressable ChaCha20 words (internal; use dpnoise.PublicStream).")
         .def(py::init([](const py::bytes& key) { return random::PublicStream(key_from_bytes(key, "public key")); }),
              py::arg("public_key"))
-        .def(
-            "words",
-            [](const random::PublicStream& s, uint64_t stream, uint64_t offset, size_t n) {
-                py::array_t<uint64_t> out(static_cast<py::ssize_t>(n));
-                uint64_t* p = out.mutable_data();
-                py::gil_scoped_release release;
-                s.words(stream, offset, p, n);
-                return out;
-            },
-            py::arg("stream"), py::arg("offset"), py::arg("n"))
-        .def(
-            "integers_below",
-            [](const random::PublicStream& s, uint64_t stream, uint64_t m, size_t n) {
-                py::array_t<uint64_t> out(static_cast<py::ssize_t>(n));
-                uint64_t* p = out.mutable_data();
-                py::gil_scoped_release release;
-                s.integers_below(stream, m, p, n);
-                return out;
-            },
-            py::arg("stream"), py::arg("m"), py::arg("n"))
+        .def("words", &public_words<&random::PublicStream::words>, py::arg("stream"), py::arg("offset"), py::arg("n"))
+        .def("integers_below", &public_words<&random::PublicStream::integers_below>, py::arg("stream"), py::arg("m"),
+             py::arg("n"))
         .def(
             "signs",
             [](const random::PublicStream& s, uint64_t row0, size_t nrows, uint64_t col0, size_t ncols) {
-                py::array_t<int8_t> out({static_cast<py::ssize_t>(nrows), static_cast<py::ssize_t>(ncols)});
+                auto out = new_array<int8_t>(nrows, ncols);
                 int8_t* p = out.mutable_data();
                 py::gil_scoped_release release;
                 s.signs(row0, nrows, col0, ncols, p);
@@ -201,7 +180,7 @@ void register_random(py::module_& m) {
         "chacha20_stream_words",
         [](const py::bytes& key, uint64_t stream, uint64_t first_block, size_t nblocks, bool simd) {
             const random::StreamKey k = key_from_bytes(key, "key");
-            py::array_t<uint32_t> out(static_cast<py::ssize_t>(16 * nblocks));
+            auto out = new_array<uint32_t>(16 * nblocks);
             random::chacha20_stream_blocks(k.words, stream, first_block, nblocks, out.mutable_data(), simd);
             return out;
         },

@@ -63,7 +63,7 @@ py::array_t<int64_t> select_rows(GeneratorHandle& h, const std::string& method, 
     s.grid = grid_exponent.has_value();
     s.grid_exponent = grid_exponent.value_or(0);
     const select::Method m = method_of(method);
-    py::array_t<int64_t> out({static_cast<py::ssize_t>(s.rows), static_cast<py::ssize_t>(k)});
+    auto out = new_array<int64_t>(s.rows, k);
     int64_t* p = out.mutable_data();
     with_family_nogil(h, [&](auto& family) {
         select::select_rows<std::decay_t<decltype(family)>, Policy>(family, s, m, {gamma_num, gamma_den}, k, p, threads);

@@ -20,11 +20,10 @@ namespace {
 
 using Bits = random::BitReader<random::KeystreamWords>;
 using Forced = exact::ForceRefinement;
-using i64_array = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
 
 template <class Draw>
 py::array_t<int64_t> sample_one_stream(GeneratorHandle& h, size_t n, Draw draw) {
-    py::array_t<int64_t> out(static_cast<py::ssize_t>(n));
+    auto out = new_array<int64_t>(n);
     int64_t* p = out.mutable_data();
     if (!h.gen) throw std::invalid_argument("the forced-refinement hooks take a ChaCha20 generator");
     py::gil_scoped_release release;
@@ -72,8 +71,7 @@ void register_testing(py::module_& m) {
         "_randomized_response_keep_bounds_for_testing",
         [](uint64_t categories, const py::int_& gamma_num, const py::int_& gamma_den, int L) {
             if (L < 1 || L > 64) throw std::invalid_argument("limbs must be in [1, 64]");
-            const exact::RandomizedResponseKernel kernel(categories, big_from_py(gamma_num, "gamma_num"),
-                                                         big_from_py(gamma_den, "gamma_den"));
+            const exact::RandomizedResponseKernel kernel = rr_kernel(categories, gamma_num, gamma_den);
             const exact::RatioEnclosure p = kernel.keep_probability(L);
             const size_t shift = static_cast<size_t>(64 * L);
             const exact::BigUint lo = exact::divmod(exact::shift_left(p.num.lo, shift), p.den.hi).first;
@@ -89,12 +87,9 @@ void register_testing(py::module_& m) {
         "_randomized_response_forced_refinement_for_testing",
         [](GeneratorHandle& h, const i64_array& values, uint64_t categories, const py::int_& gamma_num,
            const py::int_& gamma_den) {
-            const exact::RandomizedResponseKernel kernel(categories, big_from_py(gamma_num, "gamma_num"),
-                                                         big_from_py(gamma_den, "gamma_den"));
+            const exact::RandomizedResponseKernel kernel = rr_kernel(categories, gamma_num, gamma_den);
             const int64_t* in = values.data();
-            for (py::ssize_t i = 0; i < values.size(); ++i)
-                if (in[i] < 0 || static_cast<uint64_t>(in[i]) >= categories)
-                    throw std::invalid_argument("values must be category indices in [0, categories)");
+            check_below(values, categories, "values must be category indices in [0, categories)");
             return sample_one_stream(h, static_cast<size_t>(values.size()), [&kernel, in](Bits& bits, size_t i) {
                 return kernel.respond<Bits, Forced>(bits, in[i]);
             });

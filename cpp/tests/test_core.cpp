@@ -249,10 +249,5 @@ int main() {
                                     {5, 1000000, 1}, {7, 3ull << 20, 1}, {1000000, 7, 3}};
     for (const auto& c : rr_cases) test_randomized_response_bounds(c[0], c[1], c[2]);
     test_randomized_response_rejects_bad_parameters();
-    if (failures) {
-        std::fprintf(stderr, "%d check(s) failed\n", failures);
-        return 1;
-    }
-    std::printf("all C++ core checks passed\n");
-    return 0;
+    return report("test_core");
 }

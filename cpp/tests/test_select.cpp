@@ -15,11 +15,7 @@
 
 using namespace dpnoise;
 
-static random::StreamKey key(uint32_t w) {
-    random::StreamKey k{};
-    k.words[0] = w;
-    return k;
-}
+static random::StreamKey key(uint32_t w) { return test_key(w); }
 
 // The 32-bit bounds enclose e^{-gamma g} (long double reference, far more precise than 2^-32)
 // for small, table, product and direct gaps, and for tiny and large gamma.
@@ -59,14 +55,17 @@ static void test_coin_law_fast_and_exact() {
     }
 }
 
-static select::ScoreMatrix matrix_of(const std::vector<int32_t>& v, size_t rows, size_t cols) {
+// A row-major rows x cols view of v (int32 scores unless told otherwise).
+template <class T>
+static select::ScoreMatrix matrix_of(const std::vector<T>& v, size_t rows, size_t cols,
+                                     select::ScoreType type = select::ScoreType::i32) {
     select::ScoreMatrix s;
     s.data = reinterpret_cast<const char*>(v.data());
-    s.type = select::ScoreType::i32;
+    s.type = type;
     s.rows = rows;
     s.cols = cols;
-    s.row_stride = static_cast<ptrdiff_t>(cols * sizeof(int32_t));
-    s.col_stride = sizeof(int32_t);
+    s.row_stride = static_cast<ptrdiff_t>(cols * sizeof(T));
+    s.col_stride = sizeof(T);
     return s;
 }
 
@@ -107,13 +106,7 @@ static void test_strides_and_types() {
     select::ScoreMatrix tr = matrix_of(t, rows, cols);
     tr.row_stride = sizeof(int32_t);
     tr.col_stride = static_cast<ptrdiff_t>(rows * sizeof(int32_t));
-    select::ScoreMatrix dm;
-    dm.data = reinterpret_cast<const char*>(d.data());
-    dm.type = select::ScoreType::f64;
-    dm.rows = rows;
-    dm.cols = cols;
-    dm.row_stride = static_cast<ptrdiff_t>(cols * sizeof(double));
-    dm.col_stride = sizeof(double);
+    select::ScoreMatrix dm = matrix_of(d, rows, cols, select::ScoreType::f64);
     dm.grid = true;
     dm.grid_exponent = 0;
     std::vector<int64_t> a(rows), b(rows), c(rows);
@@ -148,13 +141,7 @@ static void test_checks_before_draws() {
 // Extreme integer scores: clamped to +-2^61, gaps near 2^62 do not wrap.
 static void test_extreme_scores() {
     std::vector<int64_t> v{INT64_MIN, INT64_MAX, 0, INT64_MAX};
-    select::ScoreMatrix s;
-    s.data = reinterpret_cast<const char*>(v.data());
-    s.type = select::ScoreType::i64;
-    s.rows = 1;
-    s.cols = 4;
-    s.row_stride = 32;
-    s.col_stride = 8;
+    const select::ScoreMatrix s = matrix_of(v, 1, 4, select::ScoreType::i64);
     random::ChaCha20Generator g(key(8));
     for (auto m : {select::Method::permute_and_flip, select::Method::exponential_mechanism, select::Method::laplace}) {
         for (int rep = 0; rep < 50; ++rep) {
@@ -165,6 +152,59 @@ static void test_extreme_scores() {
     }
 }
 
+// Degenerate inputs, for every method: one column always gives 0; a score 10^6 above the rest
+// is always the argmax (another candidate has probability below cols e^{-10^6}); a huge gamma
+// picks the argmax of distinct scores; k = cols gives a permutation of every row; equal scores
+// are chosen uniformly (chi-square, false alarm about 1e-4 per method); two tied maxima far above
+// the rest split evenly between those two (binomial, about 6e-7).
+static void test_degenerate_inputs() {
+    const select::Method methods[] = {select::Method::permute_and_flip, select::Method::exponential_mechanism,
+                                      select::Method::laplace};
+    random::ChaCha20Generator g(key(21));
+    for (auto m : methods) {
+        const size_t rows = 200;
+        std::vector<int64_t> out(rows * 6);
+        const std::vector<int32_t> one(rows, 7);
+        select::select_rows(g, matrix_of(one, rows, 1), m, {1, 1}, 1, out.data(), 1);
+        for (size_t r = 0; r < rows; ++r) CHECK(out[r] == 0);
+
+        std::vector<int32_t> winner(rows * 6, 0), distinct(rows * 6);
+        for (size_t r = 0; r < rows; ++r) {
+            winner[r * 6 + r % 6] = 1000000;
+            for (size_t c = 0; c < 6; ++c) distinct[r * 6 + c] = static_cast<int32_t>((c + r) % 6);  // max at c = 5 - r % 6
+        }
+        select::select_rows(g, matrix_of(winner, rows, 6), m, {1, 1}, 1, out.data(), 1);
+        for (size_t r = 0; r < rows; ++r) CHECK(out[r] == static_cast<int64_t>(r % 6));
+        select::select_rows(g, matrix_of(distinct, rows, 6), m, {uint64_t{1} << 20, 1}, 1, out.data(), 1);
+        for (size_t r = 0; r < rows; ++r) CHECK(out[r] == static_cast<int64_t>(5 - r % 6));
+
+        select::select_rows(g, matrix_of(distinct, rows, 6), m, {1, 3}, 6, out.data(), 2);
+        for (size_t r = 0; r < rows; ++r) {
+            std::set<int64_t> seen(out.begin() + static_cast<ptrdiff_t>(r * 6), out.begin() + static_cast<ptrdiff_t>(r * 6 + 6));
+            CHECK(seen.size() == 6 && *seen.begin() == 0 && *seen.rbegin() == 5);
+        }
+
+        const size_t n = 20000, cols = 5;
+        const std::vector<int32_t> equal(n * cols, -3);
+        std::vector<int64_t> pick(n);
+        select::select_rows(g, matrix_of(equal, n, cols), m, {2, 1}, 1, pick.data(), 2);
+        std::vector<uint64_t> counts(cols, 0);
+        for (int64_t c : pick) counts[static_cast<size_t>(c)] += 1;
+        CHECK(chi_square(counts, std::vector<double>(cols, 1.0 / cols)) < chi2_critical_1e4(cols - 1));
+
+        std::vector<int32_t> tied(n * 4, 0);
+        for (size_t r = 0; r < n; ++r) tied[r * 4] = tied[r * 4 + 2] = 1000000;
+        select::select_rows(g, matrix_of(tied, n, 4), m, {1, 1}, 1, pick.data(), 1);
+        uint64_t first = 0, others = 0;
+        for (int64_t c : pick) {
+            first += c == 0;
+            others += c != 0 && c != 2;
+        }
+        CHECK(others == 0);
+        CHECK(binomial_close(first, n, 0.5));
+    }
+}
+
 int main() {
     test_coin_bounds_enclose();
     test_coin_law_fast_and_exact();
@@ -172,10 +212,6 @@ int main() {
     test_strides_and_types();
     test_checks_before_draws();
     test_extreme_scores();
-    if (failures) {
-        std::fprintf(stderr, "%d check(s) failed\n", failures);
-        return 1;
-    }
-    std::puts("test_select: all checks passed");
-    return 0;
+    test_degenerate_inputs();
+    return report("test_select");
 }

@@ -127,9 +127,9 @@ def test_walsh_hadamard_transform_is_the_matrix_product():
     rng = np.random.default_rng(0)
     for D in (1, 2, 4, 16, 64):
         v = rng.integers(-1000, 1000, size=D)
-        assert np.array_equal(_core.walsh_hadamard_transform(v), v @ hadamard_matrix(D))
+        assert np.array_equal(_core.ldp.walsh_hadamard_transform(v), v @ hadamard_matrix(D))
     with pytest.raises(ValueError, match="power of two"):
-        _core.walsh_hadamard_transform(np.zeros(12, dtype=np.int64))
+        _core.ldp.walsh_hadamard_transform(np.zeros(12, dtype=np.int64))
 
 
 def test_reports_layout_and_threads_independence():
@@ -203,7 +203,7 @@ def test_bad_parameters_and_generators():
     with pytest.raises(dpnoise.InsecureGeneratorError):
         fo().client(dpnoise.default_rng(1))
     with pytest.raises(ValueError, match="power of two"):
-        _core.ldp_hadamard_privatize(dpnoise.default_rng(1)._core, np.zeros(2, dtype=np.int64), 12, 2, 1, 1)
+        _core.ldp.hadamard_privatize(dpnoise.default_rng(1)._core, np.zeros(2, dtype=np.int64), 12, 2, 1, 1)
 
 
 def test_privacy_loss_variance_and_registration():

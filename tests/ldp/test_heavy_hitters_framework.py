@@ -25,7 +25,7 @@ def test_hash_uniform_and_support_matches_bruteforce():
     assert pool.shape == (64, 4) and pool.dtype == np.uint64
     keys = np.arange(200_000, dtype=np.uint64)  # structured (consecutive) keys
     g = 7
-    b = _core.hh_hash(pool, np.full(keys.size, 3), keys, g)
+    b = _core.ldp.hh_hash(pool, np.full(keys.size, 3), keys, g)
     obs = np.bincount(b, minlength=g)
     exp = keys.size / g
     chi2 = float(((obs - exp) ** 2 / exp).sum())
@@ -37,12 +37,12 @@ def test_hash_uniform_and_support_matches_bruteforce():
     cand = rng.integers(0, 2**63, size=300, dtype=np.uint64)
     want = np.zeros(cand.size, dtype=np.int64)
     for j in range(64):
-        want += counts[j, _core.hh_hash(pool, np.full(cand.size, j), cand, g)]
-    assert np.array_equal(_core.hh_support(counts, pool, cand, 2), want)
+        want += counts[j, _core.ldp.hh_hash(pool, np.full(cand.size, j), cand, g)]
+    assert np.array_equal(_core.ldp.hh_support(counts, pool, cand, 2), want)
     with pytest.raises(TypeError):
-        _core.hh_support(counts, pool, cand.astype(np.float64), 1)
+        _core.ldp.hh_support(counts, pool, cand.astype(np.float64), 1)
     with pytest.raises(ValueError):
-        _core.hh_support(counts, pool, np.array([-1]), 1)
+        _core.ldp.hh_support(counts, pool, np.array([-1]), 1)
 
 
 def test_report_distribution_privacy():
@@ -57,7 +57,7 @@ def test_report_distribution_privacy():
     l, j, y = rep.data["groups"], rep.data["indices"], rep.data["values"]
     shifts = np.array([gr.shift for gr in hh.groups], dtype=np.uint64)
     keys = x >> shifts[l]
-    hit = _core.hh_hash(hh.pool, j, keys, hh.g) == y
+    hit = _core.ldp.hh_hash(hh.pool, j, keys, hh.g) == y
     p, _, _ = hh._pq()
     assert abs(hit.mean() - p) < 5 * math.sqrt(p * (1 - p) / n)
     assert p * (hh.g - 1) / (1 - p) == pytest.approx(math.exp(2.0))

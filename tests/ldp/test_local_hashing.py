@@ -36,7 +36,7 @@ def py_bucket(a, b, x, g, scramble=False):
 def support_numpy(seeds, values, d, g, scramble=False):
     """C(x) = #{i : values_i = h_{seeds_i}(x)} by brute force (the kernel's definition)."""
     n = len(values)
-    return np.array([(_core.local_hash(seeds, np.full(n, x), g, scramble) == values).sum() for x in range(d)])
+    return np.array([(_core.ldp.local_hash(seeds, np.full(n, x), g, scramble) == values).sum() for x in range(d)])
 
 
 # ------------------------------------------------------------------------------ hash family
@@ -46,7 +46,7 @@ def test_hash_family_matches_its_definition():
     items = r.integers(0, 2**32, size=500)
     for g in (2, 3, 8, 1000, 2**32):
         for scramble in (False, True):
-            got = _core.local_hash(seeds, items, g, scramble)
+            got = _core.ldp.local_hash(seeds, items, g, scramble)
             want = [py_bucket(int(a), int(b), int(x), g, scramble) for (a, b), x in zip(seeds, items)]
             assert got.tolist() == want
     assert len({fmix32(x) for x in range(100_000)}) == 100_000  # (a bijection: no collisions here)
@@ -59,7 +59,7 @@ def test_hash_collision_rate_is_one_over_g():
     m, g = 400_000, 7
     seeds = r.integers(0, 2**64, size=(m, 2), dtype=np.uint64)
     for x, y in ((0, 1), (5, 6), (0, 2**31), (12345, 999_999)):
-        same = (_core.local_hash(seeds, np.full(m, x), g) == _core.local_hash(seeds, np.full(m, y), g)).mean()
+        same = (_core.ldp.local_hash(seeds, np.full(m, x), g) == _core.ldp.local_hash(seeds, np.full(m, y), g)).mean()
         assert abs(same - 1 / g) < 5 * math.sqrt((1 / g) * (1 - 1 / g) / m)
 
 
@@ -140,7 +140,7 @@ def test_kernel_law_chi_square(name):
     assert g == 8
     r = client(fo, 11).privatize(np.full(n, 3)).data
     seeds = r["seeds"] if name == "olh" else np.ascontiguousarray(fo.pool[r["indices"]])
-    offset = (r["values"] - _core.local_hash(seeds, np.full(n, 3), g, name == "flh")) % g
+    offset = (r["values"] - _core.ldp.local_hash(seeds, np.full(n, 3), g, name == "flh")) % g
     p = fo._pq()[0]
     assert _chi2(np.bincount(offset, minlength=g), [p] + [(1 - p) / (g - 1)] * (g - 1)) < 40.52
     if name == "olh":
@@ -163,7 +163,7 @@ def test_olh_unbiased_and_variance_matches_formula():
     d, runs, n = 5, 4000, 1000
     fo = ldp.FrequencyOracle("olh", EPS, d)
     r = client(fo, 7).privatize(np.tile(TRUTH, runs)).data
-    support = np.stack([(_core.local_hash(r["seeds"], np.full(runs * n, x), fo.g) == r["values"])
+    support = np.stack([(_core.ldp.local_hash(r["seeds"], np.full(runs * n, x), fo.g) == r["values"])
                         .reshape(runs, n).sum(axis=1) for x in range(d)], axis=1)
     est = fo.estimate_from_support(support, n)
     true_counts = np.bincount(TRUTH, minlength=d)

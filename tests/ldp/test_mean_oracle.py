@@ -121,7 +121,7 @@ def test_duchi_exact_ldp_ratio_and_certified_bounds(eps):
     most (1 + κ)/(1 − κ) = e^γ exactly (attained at m = ±2^K), and the kernel's certified 64-bit
     bounds enclose κ and e^{−γ/2} (the hybrid's choice)."""
     oracle = ldp.MeanOracle("hybrid", eps, bounds=(0.0, 1.0))
-    _, _, (klo, khi), (elo, ehi) = _core.ldp_mean_grid(2, 0.0, 1.0, oracle.gamma.numerator,
+    _, _, (klo, khi), (elo, ehi) = _core.ldp.mean_grid(2, 0.0, 1.0, oracle.gamma.numerator,
                                                        oracle.gamma.denominator, True)
     with mpmath.workdps(60):
         g = mpmath.mpf(oracle.gamma.numerator) / oracle.gamma.denominator
@@ -180,14 +180,14 @@ def test_input_grid_exact_rounding():
         pos = (Fraction(v) - Fraction(low)) * 2**32 / (Fraction(high) - Fraction(low))
         j = math.floor(pos)
         p = float(pos - j)
-        m = _core._ldp_mean_input_grid_for_testing(gen._core, np.full(n, v), low, high)
+        m = _core.ldp._mean_input_grid_for_testing(gen._core, np.full(n, v), low, high)
         assert set(np.unique(m).tolist()) <= {2 * j - 2**32, 2 * j + 2 - 2**32}
         ups = int((m == 2 * j + 2 - 2**32).sum())
         assert abs(ups - n * p) <= 4.5 * math.sqrt(n * p * (1 - p)) + 1e-9, (v, ups, n * p)
-    ends = _core._ldp_mean_input_grid_for_testing(gen._core, np.array([0.0, 3.0, -1e300, 7.0, 5e-324]), 0.0, 3.0)
+    ends = _core.ldp._mean_input_grid_for_testing(gen._core, np.array([0.0, 3.0, -1e300, 7.0, 5e-324]), 0.0, 3.0)
     assert list(ends[:4]) == [-(2**32), 2**32, -(2**32), 2**32] and ends[4] in (-(2**32), -(2**32) + 2)
     with pytest.raises(ValueError, match="finite"):
-        _core._ldp_mean_input_grid_for_testing(gen._core, np.array([np.nan]), 0.0, 1.0)
+        _core.ldp._mean_input_grid_for_testing(gen._core, np.array([np.nan]), 0.0, 1.0)
 
 
 # ---------------------------------------------------------------- unbiasedness and stderr

@@ -85,7 +85,7 @@ def test_geometric_skip_columns_and_ones_per_row(eps):
     bits = client(fo, 5).privatize(np.zeros(n, dtype=np.int64)).data["bits"]
     q = fo._pq()[1]
     counts = np.zeros(256, dtype=np.int64)
-    _core.ldp_packed_column_counts_add(bits, d, counts, 1)
+    _core.ldp.packed_column_counts_add(bits, d, counts, 1)
     c = counts[1:].astype(float)
     stat = float(((c - n * q) ** 2 / (n * q * (1 - q))).sum())
     assert stat < 377.1
@@ -157,11 +157,11 @@ def test_packed_column_counts_match_unpacked(d):
         if d % 64:
             bits[:, -1] &= np.uint64((1 << (d % 64)) - 1)
         counts = np.zeros(64 * w, dtype=np.int64)
-        _core.ldp_packed_column_counts_add(bits, d, counts, 1)
+        _core.ldp.packed_column_counts_add(bits, d, counts, 1)
         assert np.array_equal(counts[:d], unpack(bits, d).sum(axis=0))
         assert not counts[d:].any()
         two = np.zeros(64 * w, dtype=np.int64)
-        _core.ldp_packed_column_counts_add(bits, d, two, 2)
+        _core.ldp.packed_column_counts_add(bits, d, two, 2)
         assert np.array_equal(counts, two)
 
 
@@ -233,11 +233,11 @@ def test_bad_parameters_and_generators():
     # the binding refuses directly what the protocol would have refused
     g = dpnoise.default_rng(1)
     with pytest.raises(ValueError, match="2\\^20"):
-        _core.ldp_unary_privatize(g._core, "oue", np.zeros(1, np.int64), (1 << 20) + 1, 1, 1, 1)
+        _core.ldp.unary_privatize(g._core, "oue", np.zeros(1, np.int64), (1 << 20) + 1, 1, 1, 1)
     with pytest.raises(ValueError, match="protocol"):
-        _core.ldp_unary_privatize(g._core, "olh", np.zeros(1, np.int64), 10, 1, 1, 1)
+        _core.ldp.unary_privatize(g._core, "olh", np.zeros(1, np.int64), 10, 1, 1, 1)
     with pytest.raises(ValueError, match="gamma"):
-        _core.ldp_unary_privatize(g._core, "oue", np.zeros(1, np.int64), 10, 0, 1, 1)
+        _core.ldp.unary_privatize(g._core, "oue", np.zeros(1, np.int64), 10, 0, 1, 1)
 
 
 def test_estimates_on_zipf_items():
@@ -270,7 +270,7 @@ def test_geometric_skip_gap_law(gamma, forced, n):
     from scipy.stats import chi2 as chi2_law
 
     g = Fraction(gamma)
-    gaps, low_bits, m = _core._ldp_geometric_skip_for_testing(dpnoise.default_rng(21)._core, g.numerator,
+    gaps, low_bits, m = _core.ldp._geometric_skip_for_testing(dpnoise.default_rng(21)._core, g.numerator,
                                                               g.denominator, n, 2**62, forced)
     assert (low_bits == 0) == (g < 5) and m >= 28
     r = 1 / (1 + math.exp(-float(g)))

@@ -48,7 +48,7 @@ def ref_entry(key, row, col):
 
 def entries(key, rows, cols, d, table=True):
     """Z[rows, cols] (±1) through the client's C++ path."""
-    bits = _core.zmatrix_entry_bits(key_bytes(key), np.asarray(rows, np.int64), np.asarray(cols, np.uint64), d, table)
+    bits = _core.ldp.zmatrix_entry_bits(key_bytes(key), np.asarray(rows, np.int64), np.asarray(cols, np.uint64), d, table)
     return 1 - 2 * bits.astype(np.int64)
 
 
@@ -62,7 +62,7 @@ def test_client_and_server_compute_the_same_matrix():
     cols = rng.integers(0, 1 << 20, size=400)
     a = entries(key, rows, cols, d, table=True)
     b = entries(key, rows, cols, d, table=False)
-    words = _core.zmatrix_words(key_bytes(key), 0, d, 0, (1 << 20) // 64)
+    words = _core.ldp.zmatrix_words(key_bytes(key), 0, d, 0, (1 << 20) // 64)
     c = 1 - 2 * ((words[rows, cols // 64] >> (cols % 64).astype(np.uint64)) & np.uint64(1)).astype(np.int64)
     ref = np.array([ref_entry(key, int(r), int(k)) for r, k in zip(rows[:60], cols[:60])])
     assert np.array_equal(a, b) and np.array_equal(a, c) and np.array_equal(a[:60], ref)
@@ -76,7 +76,7 @@ def test_fast_public_generator_statistical_sanity():
     frequency 1/2: chi-square over 64 positions (64 d.o.f., alpha = 1e-6, critical 132.8); (2) byte
     values: chi-square, 255 d.o.f., alpha = 1e-6, critical 377.1; (3) neighbouring rows and neighbouring
     words agree on half their bits (z within 5, alpha ~ 6e-7 each)."""
-    w = _core.zmatrix_words(key_bytes(7), 1000, 256, 50, 4096)
+    w = _core.ldp.zmatrix_words(key_bytes(7), 1000, 256, 50, 4096)
     n = w.size
     bits = np.unpackbits(w.view(np.uint8), bitorder="little").reshape(n, 64)
     ones = bits.sum(axis=0).astype(float)
@@ -145,7 +145,7 @@ def test_sweep_equals_brute_force(width, planes):
     assert np.array_equal(agg.column_sums(), brute)
     assert np.allclose(agg.estimate(), fo.scale() * brute)
     for threads, simd in ((3, True), (1, False), (2, False)):  # the vector and scalar loops agree
-        assert np.array_equal(agg.column_sums(), _core.zmatrix_sweep(key_bytes(key), agg._state["sign"],
+        assert np.array_equal(agg.column_sums(), _core.ldp.zmatrix_sweep(key_bytes(key), agg._state["sign"],
                                                                     agg._state["magnitude"], d, threads, simd))
 
 
@@ -166,7 +166,7 @@ def test_sweep_with_many_planes_equals_brute_force(planes):
     Z = entries(key, np.repeat(np.arange(d), cols.size), np.tile(cols, d), d).reshape(d, cols.size)
     brute = (Z * y.astype(np.int64)).sum(axis=1)
     assert np.array_equal(agg.column_sums(), brute)
-    assert np.array_equal(brute, _core.zmatrix_sweep(key_bytes(key), agg._state["sign"], agg._state["magnitude"],
+    assert np.array_equal(brute, _core.ldp.zmatrix_sweep(key_bytes(key), agg._state["sign"], agg._state["magnitude"],
                                                      d, 1, False))
 
 
@@ -361,7 +361,7 @@ def test_reports_do_not_depend_on_threads():
     assert np.array_equal(a.data["y"], b.data["y"])
     agg = fo.aggregator().add(a)
     assert np.array_equal(agg.column_sums(threads=1),
-                          _core.zmatrix_sweep(fo.options["public_key"], agg._state["sign"], agg._state["magnitude"], 1000, 2))
+                          _core.ldp.zmatrix_sweep(fo.options["public_key"], agg._state["sign"], agg._state["magnitude"], 1000, 2))
 
 
 def test_privacy_loss_and_variance_per_user():

@@ -78,7 +78,7 @@ class _Sketch(Protocol):
         arr = check_items(items, self.domain_size)
         out = np.empty((self.hashes, arr.size), dtype=np.int64)
         for l in range(self.hashes):
-            out[l] = _core.ldp_sketch_hash(self._key(), self.hashes, self.width, l, arr)
+            out[l] = _core.ldp.sketch_hash(self._key(), self.hashes, self.width, l, arr)
         return out
 
     def _collision_terms(self) -> tuple:
@@ -133,15 +133,15 @@ class CountMeanSketchAggregator(Aggregator):
 
     def _check_batch(self, reports: Reports) -> None:
         p = self.protocol
-        _core.ldp_cms_check_reports(reports.data["hash_index"], reports.data["vectors"], reports.n, p.hashes, p.width)
+        _core.ldp.cms_check_reports(reports.data["hash_index"], reports.data["vectors"], reports.n, p.hashes, p.width)
 
     def _ingest(self, reports: Reports) -> None:
-        _core.ldp_cms_accumulate(self._state["signs"], self._state["users"], reports.data["hash_index"],
+        _core.ldp.cms_accumulate(self._state["signs"], self._state["users"], reports.data["hash_index"],
                                  reports.data["vectors"], reports.n)
 
     def _estimate(self) -> np.ndarray:
         p = self.protocol
-        gathered = _core.ldp_sketch_gather(p._key(), p.hashes, p.width, self._state["signs"], p.domain_size, False)
+        gathered = _core.ldp.sketch_gather(p._key(), p.hashes, p.width, self._state["signs"], p.domain_size, False)
         return self._from_gathered(gathered)
 
     def _estimate_items(self, items: np.ndarray) -> np.ndarray:
@@ -169,7 +169,7 @@ class CountMeanSketch(_Sketch, name="cms", aggregator=CountMeanSketchAggregator,
 
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
         g = self.gamma
-        index, vectors = _core.ldp_cms_privatize(native(rng), items, self._key(), self.hashes, self.width,
+        index, vectors = _core.ldp.cms_privatize(native(rng), items, self._key(), self.hashes, self.width,
                                                  g.numerator, g.denominator, threads)
         return {"hash_index": index, "vectors": vectors}
 
@@ -208,16 +208,16 @@ class HadamardCountMeanSketchAggregator(Aggregator):
 
     def _check_batch(self, reports: Reports) -> None:
         p = self.protocol
-        _core.ldp_hcms_check_reports(reports.data["hash_index"], reports.data["coefficient"], reports.data["bits"],
+        _core.ldp.hcms_check_reports(reports.data["hash_index"], reports.data["coefficient"], reports.data["bits"],
                                      reports.n, p.hashes, p.width)
 
     def _ingest(self, reports: Reports) -> None:
-        _core.ldp_hcms_accumulate(self._state["bit_sums"], reports.data["hash_index"], reports.data["coefficient"],
+        _core.ldp.hcms_accumulate(self._state["bit_sums"], reports.data["hash_index"], reports.data["coefficient"],
                                   reports.data["bits"], reports.n)
 
     def _estimate(self) -> np.ndarray:
         p = self.protocol
-        gathered = _core.ldp_sketch_gather(p._key(), p.hashes, p.width, self._state["bit_sums"], p.domain_size, True)
+        gathered = _core.ldp.sketch_gather(p._key(), p.hashes, p.width, self._state["bit_sums"], p.domain_size, True)
         return self._from_gathered(gathered)
 
     def _estimate_items(self, items: np.ndarray) -> np.ndarray:
@@ -248,7 +248,7 @@ class HadamardCountMeanSketch(_Sketch, name="hcms", aggregator=HadamardCountMean
 
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
         g = self.gamma
-        index, coefficient, bits = _core.ldp_hcms_privatize(native(rng), items, self._key(), self.hashes, self.width,
+        index, coefficient, bits = _core.ldp.hcms_privatize(native(rng), items, self._key(), self.hashes, self.width,
                                                             g.numerator, g.denominator, threads)
         return {"hash_index": index, "coefficient": coefficient, "bits": bits}
 

@@ -9,10 +9,12 @@ from typing import Dict, Optional
 
 import numpy as np
 
+from .. import _core
 from ..generator import Generator
 from ._choose import grr_variance
 from ._frequency import Protocol
 from ._aggregator import Aggregator, count_into
+from ._protocol import native
 from ._reports import Reports
 from ._schema import PER_USER, ReportField
 
@@ -50,7 +52,9 @@ class GRR(Protocol, name="grr", aggregator=GRRAggregator, cost_rank=0):
     variance_formula = staticmethod(grr_variance)
 
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
-        return {"values": rng._randomized_response(items, self.domain_size, self.gamma, threads=threads)}
+        g = self.gamma
+        return {"values": _core.ldp.grr_privatize(native(rng), items, self.domain_size, g.numerator, g.denominator,
+                                                  threads)}
 
     def _pq(self) -> tuple:
         """(p, q, p − q): p = e^γ/(e^γ + d − 1), q = 1/(e^γ + d − 1), from e^γ − 1 (expm1) so that

@@ -42,16 +42,16 @@ class HadamardAggregator(Aggregator):
             raise ValueError("corrupt aggregator state: hadamard row sums exceed the number of reports")
 
     def _check_batch(self, reports: Reports) -> None:
-        _core.ldp_hadamard_check_reports(reports.data["rows"], reports.data["bits"], reports.n,
+        _core.ldp.hadamard_check_reports(reports.data["rows"], reports.data["bits"], reports.n,
                                          self.protocol.padded_size)
 
     def _ingest(self, reports: Reports) -> None:
-        _core.ldp_hadamard_accumulate(self._state["row_sums"], reports.data["rows"], reports.data["bits"],
+        _core.ldp.hadamard_accumulate(self._state["row_sums"], reports.data["rows"], reports.data["bits"],
                                       reports.n)
 
     def _estimate(self) -> np.ndarray:
         # Σ_j S[j] H[j, x] for every x, exact in int64 (|Σ_j S[j]| <= n)
-        sums = _core.walsh_hadamard_transform(self._state["row_sums"])[: self.protocol.domain_size]
+        sums = _core.ldp.walsh_hadamard_transform(self._state["row_sums"])[: self.protocol.domain_size]
         return sums * self.protocol.scale()
 
 
@@ -90,7 +90,7 @@ class Hadamard(Protocol, name="hadamard", aggregator=HadamardAggregator, cost_ra
 
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
         g = self.gamma
-        rows, bits = _core.ldp_hadamard_privatize(native(rng), items, self.padded_size, g.numerator, g.denominator,
+        rows, bits = _core.ldp.hadamard_privatize(native(rng), items, self.padded_size, g.numerator, g.denominator,
                                                   threads)
         return {"rows": rows, "bits": bits}
 

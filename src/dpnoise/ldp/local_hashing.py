@@ -143,7 +143,7 @@ class OLHAggregator(Aggregator):
 
     def _ingest(self, reports: Reports) -> None:
         d = reports.data
-        support = _core.olh_support(np.ascontiguousarray(d["seeds"]), np.ascontiguousarray(d["values"]),
+        support = _core.ldp.olh_support(np.ascontiguousarray(d["seeds"]), np.ascontiguousarray(d["values"]),
                                     self.protocol.g, self.protocol.domain_size, 1)
         self._state["support"] += support
 
@@ -165,7 +165,7 @@ class OLH(_LocalHashing, name="olh", aggregator=OLHAggregator, cost_rank=1):
         return float(n), float(n) * self.domain_size
 
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
-        seeds, values = _core.olh_privatize(native(rng), items, self.g, self.gamma.numerator, self.gamma.denominator,
+        seeds, values = _core.ldp.olh_privatize(native(rng), items, self.g, self.gamma.numerator, self.gamma.denominator,
                                             threads)
         return {"seeds": seeds, "values": values}
 
@@ -196,7 +196,7 @@ class FLHAggregator(Aggregator):
 
     def support(self) -> np.ndarray:
         """C(x) = Σ_j counts[j, h_j(x)] for every item (C++, O(k′ d)), cached until the next change."""
-        return self._cached("support", lambda: _core.flh_support(self._state["counts"], self.protocol.pool,
+        return self._cached("support", lambda: _core.ldp.flh_support(self._state["counts"], self.protocol.pool,
                                                                  self.protocol.domain_size, 1))
 
     def _estimate(self) -> np.ndarray:
@@ -265,7 +265,7 @@ class FLH(_LocalHashing, name="flh", aggregator=FLHAggregator):
         return self._pool
 
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
-        indices, values = _core.flh_privatize(native(rng), items, self.pool, self.g, self.gamma.numerator,
+        indices, values = _core.ldp.flh_privatize(native(rng), items, self.pool, self.g, self.gamma.numerator,
                                               self.gamma.denominator, threads)
         return {"indices": indices, "values": values}
 

@@ -47,13 +47,13 @@ class UnaryAggregator(Aggregator):
 
     def _check_batch(self, reports: Reports) -> None:
         d = self.protocol.domain_size
-        if not _core.ldp_packed_padding_clear(np.ascontiguousarray(reports.data["bits"]), d):
+        if not _core.ldp.packed_padding_clear(np.ascontiguousarray(reports.data["bits"]), d):
             raise ValueError(f"{self.protocol.name} report bits must be zero beyond column domain_size = {d}")
 
     def _ingest(self, reports: Reports) -> None:
         d = self.protocol.domain_size
         full = np.zeros(64 * self.protocol.words, dtype=np.int64)
-        _core.ldp_packed_column_counts_add(np.ascontiguousarray(reports.data["bits"]), d, full, 1)
+        _core.ldp.packed_column_counts_add(np.ascontiguousarray(reports.data["bits"]), d, full, 1)
         self._state["counts"] += full[:d]
 
     def _estimate(self) -> np.ndarray:
@@ -93,7 +93,7 @@ class _UnaryEncoding(Protocol, aggregator=UnaryAggregator):
 
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
         g = self.gamma
-        bits = _core.ldp_unary_privatize(native(rng), self.name, np.ascontiguousarray(items, dtype=np.int64),
+        bits = _core.ldp.unary_privatize(native(rng), self.name, np.ascontiguousarray(items, dtype=np.int64),
                                          self.domain_size, g.numerator, g.denominator, threads)
         return {"bits": bits}
 

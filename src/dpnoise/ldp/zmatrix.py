@@ -137,7 +137,7 @@ class ZMatrixAggregator(Aggregator):
             # core accepted every report
             sign, mag = self._state["sign"].copy(), self._state["magnitude"].copy()
             try:
-                _core.zmatrix_accumulate(sign, mag, cols.astype(np.uint64), reports.data["y"])
+                _core.ldp.zmatrix_accumulate(sign, mag, cols.astype(np.uint64), reports.data["y"])
             except OverflowError as exc:  # the state is untouched: the core worked on copies
                 raise CapacityError(str(exc)) from None
             self._state = {"sign": sign, "magnitude": mag}
@@ -159,13 +159,13 @@ class ZMatrixAggregator(Aggregator):
             if (now + peak > limit).any() or (now + trough < -limit).any():
                 raise CapacityError(f"a column's sum would leave ±{limit} (the 'planes' option, {self.protocol.options['planes']}): "
                                     "use more planes or spread the reports over more columns")
-        _core.zmatrix_accumulate(self._state["sign"], self._state["magnitude"], cols.astype(np.uint64),
+        _core.ldp.zmatrix_accumulate(self._state["sign"], self._state["magnitude"], cols.astype(np.uint64),
                                  reports.data["y"])
 
     def _merge_state(self, other: "Aggregator") -> None:
         sign, mag = self._state["sign"].copy(), self._state["magnitude"].copy()
         try:
-            _core.zmatrix_merge(sign, mag, other._state["sign"].copy(), other._state["magnitude"].copy())
+            _core.ldp.zmatrix_merge(sign, mag, other._state["sign"].copy(), other._state["magnitude"].copy())
         except OverflowError as exc:  # the state is untouched: the core worked on copies
             raise CapacityError(str(exc)) from None
         self._state = {"sign": sign, "magnitude": mag}
@@ -182,7 +182,7 @@ class ZMatrixAggregator(Aggregator):
     def column_sums(self, threads: Optional[int] = None) -> np.ndarray:
         """S(x) = Σ_i y_i Z[x, c_i] for every item (int64): one sweep over Z, cached."""
         t = check_threads(threads)
-        return self._cached("column_sums", lambda: _core.zmatrix_sweep(
+        return self._cached("column_sums", lambda: _core.ldp.zmatrix_sweep(
             self.protocol.options["public_key"], self._state["sign"], self._state["magnitude"],
             self.protocol.domain_size, t))
 
@@ -274,7 +274,7 @@ class ZMatrix(Protocol, name="zmatrix", aggregator=ZMatrixAggregator, client=ZMa
 
     def _privatize_columns(self, rng: Generator, items: np.ndarray, cols: np.ndarray,
                            threads: int) -> Dict[str, np.ndarray]:
-        y = _core.zmatrix_privatize(native(rng), items, cols.astype(np.uint64), self.domain_size,
+        y = _core.ldp.zmatrix_privatize(native(rng), items, cols.astype(np.uint64), self.domain_size,
                                     self.options["public_key"], self.gamma.numerator, self.gamma.denominator,
                                     threads)
         return {"columns": cols, "y": y}

@@ -92,8 +92,16 @@ inline bool keep_bytewise(const exact::RandomizedResponseKernel& kernel, Bits& b
     return kernel.keep_refine(bits, w);
 }
 
+// The CMS sign-flip kernel for a configuration of exact ε = γ = num/den: binary randomized
+// response at γ/2 = num/(2 den), flip probability 1/(e^{γ/2} + 1) (Apple 2017, Algorithm 1: two
+// flipped coordinates per input change, so e^{γ/2} each). The halving lives here, with the
+// protocol, so that every binding passes the configuration's γ unchanged.
+inline exact::RandomizedResponseKernel cms_sign_kernel(const exact::BigUint& gamma_num, const exact::BigUint& gamma_den) {
+    return exact::RandomizedResponseKernel(2, gamma_num, exact::add(gamma_den, gamma_den));
+}
+
 // CMS clients: hash_index[i] (int64) and vectors[i m/8 .. (i + 1) m/8) (bit b = coordinate b,
-// little-endian in each byte; 1 means −1). half: the k = 2 kernel at γ/2.
+// little-endian in each byte; 1 means −1). half: cms_sign_kernel(γ), the k = 2 kernel at γ/2.
 template <class Family>
 void cms_privatize(Family& family, const SketchHashes& hashes, const exact::RandomizedResponseKernel& half,
                    const int64_t* items, int64_t* hash_index, uint8_t* vectors, size_t n, unsigned threads) {

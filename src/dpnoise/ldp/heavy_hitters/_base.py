@@ -361,7 +361,7 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
     def _privatize(self, rng: Generator, x: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
         groups = [(sum(gr.weight for gr in self.groups[:i + 1]), gr.kind, gr.shift, gr.k_prime)
                   for i, gr in enumerate(self.groups)]
-        gr_, j, v = _core.hh_privatize(native(rng), x, self._aux(x), groups, self.pool, self.g, self.gamma.numerator,
+        gr_, j, v = _core.ldp.hh_privatize(native(rng), x, self._aux(x), groups, self.pool, self.g, self.gamma.numerator,
                                        self.gamma.denominator, threads)
         return {"groups": gr_, "indices": j, "values": v}
 
@@ -399,7 +399,7 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
         if n_l == 0:
             raise _EmptyGroup(l)
         p, q, d = self._pq()
-        support = _core.hh_support(counts, self.pool, keys, agg.threads).astype(np.float64)
+        support = _core.ldp.hh_support(counts, self.pool, keys, agg.threads).astype(np.float64)
         est_l = (support - n_l * q) / d
         scale = n / n_l
         c_l = np.clip(est_l, 0, n_l)

@@ -53,7 +53,7 @@ class Bitstogram(HHProtocol, name="bitstogram"):
         if self._bucket_seed is None:
             self._bucket_seed = PublicStream(self.pool_key).words(BUCKET_STREAM, 0, 4).reshape(1, 4)
         x = np.ascontiguousarray(items, dtype=np.uint64)
-        return _core.hh_hash(self._bucket_seed, np.zeros(x.size, dtype=np.int64), x, self.options["buckets"]).astype(np.uint64)
+        return _core.ldp.hh_hash(self._bucket_seed, np.zeros(x.size, dtype=np.int64), x, self.options["buckets"]).astype(np.uint64)
 
     def _item_group(self) -> int:
         return 0  # the candidate oracle reports whole items
@@ -67,7 +67,7 @@ class Bitstogram(HHProtocol, name="bitstogram"):
         keys = np.concatenate([keys0, keys0 | np.uint64(1)])
         x = np.zeros(T, dtype=np.uint64)
         for j in range(self.item_bits):
-            s = _core.hh_support(agg._state[f"counts_{j + 1:03d}"], self.pool, keys, agg.threads)
+            s = _core.ldp.hh_support(agg._state[f"counts_{j + 1:03d}"], self.pool, keys, agg.threads)
             x |= (s[T:] > s[:T]).astype(np.uint64) << np.uint64(j)
         ok = self.bucket(x) == np.arange(T, dtype=np.uint64)
         cand = np.unique(x[ok])

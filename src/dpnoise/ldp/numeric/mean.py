@@ -111,7 +111,7 @@ class MeanConfiguration(Configuration, family="mean"):
             raise ValueError(f"dimensions must be in [1, 2^20], got {k}")
         self.dimensions = k
         self.mixes = self.name == "hybrid" and F.hybrid_mixes(float(self.gamma))
-        self.grid_z, self.grid_bits, _, _ = _core.ldp_mean_grid(
+        self.grid_z, self.grid_bits, _, _ = _core.ldp.mean_grid(
             self.kernel, self.low, self.high, self.gamma.numerator, self.gamma.denominator, self.mixes)
         coords = (ReportField("coordinates", PER_USER, np.int64, bound=lambda c: c.dimensions),) if k > 1 else ()
         self.report_fields = self.method_fields + coords  # type: ignore[misc]
@@ -178,7 +178,7 @@ class MeanConfiguration(Configuration, family="mean"):
         return check_values(items, self.dimensions)
 
     def _privatize(self, rng: Generator, values: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
-        coords, bits, ints = _core.ldp_mean_privatize(
+        coords, bits, ints = _core.ldp.mean_privatize(
             native(rng), values, self.dimensions, self.kernel, self.low, self.high, self.gamma.numerator,
             self.gamma.denominator, self.mixes, threads)
         data = {"bits": bits, "values": ints, "kinds": bits, "coordinates": coords}
@@ -238,7 +238,7 @@ class MeanAggregator(Aggregator):
 
     def _ingest(self, reports: Reports) -> None:
         d, s, cfg = reports.data, self._state, self.protocol
-        _core.ldp_mean_accumulate(s["users"], s["duchi_users"], s["duchi_ones"], s["pm_sum"], s["pm_sum_squares"],
+        _core.ldp.mean_accumulate(s["users"], s["duchi_users"], s["duchi_ones"], s["pm_sum"], s["pm_sum_squares"],
                                   cfg.kernel, cfg.grid_z, d.get("coordinates"), d.get("bits", d.get("kinds")),
                                   d.get("values"), reports.n)
 
