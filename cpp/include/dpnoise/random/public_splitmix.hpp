@@ -2,7 +2,7 @@
 //
 // NOT a source of secret noise, and not cryptographic: anyone who knows (or guesses) a seed
 // computes every output, and the outputs do not hide the seed. It exists because the public
-// matrix of the zmatrix frequency oracle (ldp/public_matrix.hpp) needs about 10^10 public bits
+// random matrix of a frequency oracle (ldp/public_matrix.hpp) needs about 10^10 public bits
 // per second on one core, which ChaCha20 (random/public_stream.hpp, about 1 cycle per byte)
 // cannot give. Seeds come from the ChaCha20 PublicStream, so the streams of different seeds are
 // as independent as the keystream; only the words within one seed's sequence come from here.

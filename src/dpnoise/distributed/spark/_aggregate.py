@@ -209,8 +209,8 @@ def aggregate_reports(source: Any, column: Optional[str], oracle: Any, *, on_mal
     ValueError
         Reports of another configuration (the Parquet schema metadata or the column's Spark
         metadata names it; both configurations named), malformed rows with
-        ``on_malformed="raise"``, no reports at all, or a configuration error (e.g. a zmatrix
-        plane overflow: never counted as malformed rows).
+        ``on_malformed="raise"``, no reports at all, or a configuration error (e.g. a column sum
+        beyond its bit planes: never counted as malformed rows).
     TypeError
         A source, column or oracle of the wrong kind.
     RuntimeError

@@ -147,7 +147,7 @@ def make_reports(oracle: Any, rows: Dict[str, np.ndarray], n: int) -> Any:
 
 class ConfigurationError(ValueError):
     """The aggregator refused rows that pass every per-row check, or two partition states did
-    not merge: a problem of the configuration (e.g. too few zmatrix planes for the column sums),
+    not merge: a problem of the configuration (e.g. too few bit planes for the column sums),
     raised as such and never counted as malformed rows."""
 
 
