@@ -395,3 +395,38 @@ def default_rng(
 
 
 __all__ = ["Generator", "default_rng"]
+
+
+def secure_generator(rng: Optional[Generator], allow_insecure: Any, *, drawn: str = "randomness") -> Generator:
+    """The generator a release path draws from: ``rng`` (default: a fresh OS-keyed one), which
+    must be a :class:`Generator` and secure unless ``allow_insecure=True``.
+
+    Parameters
+    ----------
+    rng : Generator or None
+        The caller's generator.
+    allow_insecure : bool
+        Accept a seeded (reproducible, NOT secure) generator: tests and benchmarks only.
+    drawn : str
+        What the generator draws, for the error message ("noise", "randomness").
+
+    Raises
+    ------
+    TypeError
+        If ``rng`` is not a Generator or ``allow_insecure`` not a bool.
+    dpnoise.InsecureGeneratorError
+        For a seeded generator without ``allow_insecure=True``.
+    """
+    from dpnoise._errors import InsecureGeneratorError
+
+    if rng is None:
+        rng = default_rng()
+    if not isinstance(rng, Generator):
+        raise TypeError(f"rng must be a dpnoise.Generator (dpnoise.default_rng()), got {type(rng).__name__}")
+    if not isinstance(allow_insecure, (bool, np.bool_)):
+        raise TypeError(f"allow_insecure must be a bool, got {type(allow_insecure).__name__}")
+    if not rng.is_secure and not allow_insecure:
+        raise InsecureGeneratorError(
+            f"rng is not secure (seeded: its {drawn} can be reproduced); use dpnoise.default_rng() "
+            "with no seed, or pass allow_insecure=True for tests")
+    return rng

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from typing import Any, Optional, Tuple
 
-import numpy as np
 
-from .._errors import InsecureGeneratorError
 from .._validate import check_threads
 from ..accounting.budget import PrivacyBudget
 from ..accounting.losses import PrivacyLoss
-from ..generator import Generator, default_rng
+from ..generator import Generator, secure_generator
 from .buffers import out_array
 from .plan import ReleasePlan
 
@@ -36,18 +34,9 @@ class Mechanism:
 
     def __init__(self, rng: Optional[Generator], budget: Optional[PrivacyBudget], *,
                  threads: Any = None, allow_insecure: bool = False):
-        if rng is None:
-            rng = default_rng()
-        if not isinstance(rng, Generator):
-            raise TypeError(f"rng must be a dpnoise.Generator (dpnoise.default_rng()), got {type(rng).__name__}")
         if budget is not None and not isinstance(budget, PrivacyBudget):
             raise TypeError(f"budget must be a dpnoise.accounting.PrivacyBudget, got {type(budget).__name__}")
-        if not isinstance(allow_insecure, (bool, np.bool_)):
-            raise TypeError(f"allow_insecure must be a bool, got {type(allow_insecure).__name__}")
-        if not rng.is_secure and not allow_insecure:
-            raise InsecureGeneratorError(
-                "rng is not secure (seeded: its noise can be reproduced and subtracted); use "
-                "dpnoise.default_rng() with no seed, or pass allow_insecure=True for tests")
+        rng = secure_generator(rng, allow_insecure, drawn="noise (and so subtracted)")
         self.rng = rng
         self.budget = budget
         self.threads = check_threads(threads)

@@ -38,8 +38,15 @@ def check_domain_size(value: Any) -> int:
 def check_items(items: Any, domain_size: int, name: str = "items") -> np.ndarray:
     """A 1-D int64 array of items in [0, domain_size): TypeError for a non-integer dtype (bool
     included), ValueError (naming the range, never a value) for items outside it."""
-    if isinstance(items, (list, tuple)) and any(isinstance(v, (bool, np.bool_)) for v in items):
-        raise TypeError(f"{name} must be integers, not bool")
+    if isinstance(items, (list, tuple)):
+        if any(isinstance(v, (bool, np.bool_)) for v in items):
+            raise TypeError(f"{name} must be integers, not bool")
+        if items and all(isinstance(v, (int, np.integer)) for v in items):
+            # Python ints read exactly: one beyond int64 is out of range like any other, never a
+            # different exception chosen by NumPy's dtype inference (issue 23, defect 6's kind)
+            if not all(0 <= int(v) < domain_size for v in items):
+                raise ValueError(f"{name} must be in [0, {domain_size}) (domain_size)")
+            return np.array(items, dtype=np.int64)
     arr = np.asarray(items)
     if arr.size == 0 and not isinstance(items, np.ndarray):
         arr = arr.astype(np.int64)  # an empty list or tuple is an empty batch, not float64

@@ -30,11 +30,10 @@ from typing import Any, ClassVar, Dict, Optional, Tuple, Type
 import numpy as np
 
 from .. import _rational as R
-from .._errors import InsecureGeneratorError
 from .._validate import check_epsilon as _check_epsilon
 from .._validate import check_threads
 from ..accounting.losses import PrivacyLoss, PureDP
-from ..generator import Generator, default_rng
+from ..generator import Generator, secure_generator
 from . import _wire
 from ._aggregator import Aggregator
 from ._registry import FAMILIES, from_json
@@ -74,18 +73,9 @@ def native(rng: Generator) -> Any:
 
 def client_rng(rng: Optional[Generator], allow_insecure: Any) -> Generator:
     """The generator a randomizer draws from: ``rng`` (default: a fresh secure one), which must
-    be a dpnoise Generator and secure unless ``allow_insecure=True``."""
-    if rng is None:
-        rng = default_rng()
-    if not isinstance(rng, Generator):
-        raise TypeError(f"rng must be a dpnoise.Generator (dpnoise.default_rng()), got {type(rng).__name__}")
-    if not isinstance(allow_insecure, (bool, np.bool_)):
-        raise TypeError(f"allow_insecure must be a bool, got {type(allow_insecure).__name__}")
-    if not rng.is_secure and not allow_insecure:
-        raise InsecureGeneratorError(
-            "rng is not secure (seeded: its randomness can be reproduced); use dpnoise.default_rng() "
-            "with no seed, or pass allow_insecure=True for tests")
-    return rng
+    be a dpnoise Generator and secure unless ``allow_insecure=True`` (the library's one check,
+    dpnoise.generator.secure_generator)."""
+    return secure_generator(rng, allow_insecure)
 
 
 
