@@ -19,8 +19,12 @@ def test_top_on_a_tiny_population_returns_what_it_can(method, devices):
     agg = hh.aggregator().add(hh.client(rng(devices), allow_insecure=True).privatize(np.arange(devices) % 3))
     found = agg.top()
     assert len(found) <= 4
-    assert all(isinstance(h.estimate, float) for h in found)
-    assert agg.above(0.0) == [h for h in agg.above(0.0)]
+    assert all(isinstance(h.estimate, float) and h.ci_low <= h.estimate <= h.ci_high for h in found)
+    # above() returns found items only, largest first
+    floor = min((h.estimate for h in found), default=0.0)
+    above = agg.above(floor)
+    assert [h.estimate for h in above] == sorted((h.estimate for h in above), reverse=True)
+    assert {h.item for h in found} <= {h.item for h in above} and all(h.estimate >= floor for h in above)
 
 
 def test_group_sizes_are_computed_once_per_state():
