@@ -250,13 +250,21 @@ void register_capi(py::module_& m);  // the C API capsule (dpnoise/capi.h)
 void register_selection(py::module_& m);
 void register_mechanisms(py::module_& m);  // the mechanisms' buffer kernel (register_mechanisms.cpp)
 void register_constant_time(py::module_& m);  // constant-time samplers (exact/constant_time/)
-// local DP, one file per protocol family (register_ldp_<family>.cpp), registered into _core.ldp
-void register_ldp_grr(py::module_& ldp);
-void register_ldp_numeric(py::module_& ldp);
-void register_ldp_unary(py::module_& m);
-void register_ldp_hashing(py::module_& m);
-void register_ldp_hadamard(py::module_& m);
-void register_ldp_zmatrix(py::module_& m);
-void register_ldp_heavy_hitters(py::module_& m);
+// local DP: each protocol family's file (register_ldp_<family>.cpp) registers itself into
+// _core.ldp with DPNOISE_LDP_AREA, so that adding a protocol touches neither this header nor
+// module.cpp. module.cpp runs them in name order (static initialisation order across files is
+// unspecified, so the order is made explicit here).
+using area_function = void (*)(py::module_&);
+struct ldp_area {
+    const char* name;
+    area_function define;
+};
+// The registered local-DP areas; filled before main() by the DPNOISE_LDP_AREA objects.
+std::vector<ldp_area>& ldp_areas();
+struct ldp_area_registrar {
+    ldp_area_registrar(const char* name, area_function define) { ldp_areas().push_back({name, define}); }
+};
+#define DPNOISE_LDP_AREA(name, function) \
+    static const ::dpnoise::bindings::ldp_area_registrar dpnoise_ldp_area_##name{#name, function}
 
 }  // namespace dpnoise::bindings

@@ -1,10 +1,20 @@
 // The dpnoise._core extension module: exceptions, then one register_* call per area.
+#include <algorithm>
 #include <initializer_list>
+#include <string>
+#include <vector>
 
 #include "bindings.hpp"
 #include "dpnoise/errors.hpp"
 
 namespace py = pybind11;
+
+namespace dpnoise::bindings {
+std::vector<ldp_area>& ldp_areas() {
+    static std::vector<ldp_area> areas;  // constructed on first use, before any registrar runs
+    return areas;
+}
+}  // namespace dpnoise::bindings
 
 PYBIND11_MODULE(_core, m) {
     m.doc() = "dpnoise C++ core: ChaCha20 stream families and exact discrete samplers";
@@ -26,9 +36,11 @@ PYBIND11_MODULE(_core, m) {
     for (auto register_area : {register_random, register_exact, register_testing, register_categorical, register_capi,
                                register_selection, register_mechanisms, register_constant_time})
         register_area(m);
-    // local DP: every protocol kernel under one submodule, _core.ldp
+    // local DP: every protocol kernel under one submodule, _core.ldp; each family's file registers
+    // itself (DPNOISE_LDP_AREA), and they run in name order
     py::module_ ldp = m.def_submodule("ldp", "local-DP protocol kernels: randomizers, report checks, aggregation");
-    for (auto register_area : {register_ldp_grr, register_ldp_unary, register_ldp_hashing, register_ldp_hadamard,
-                               register_ldp_zmatrix, register_ldp_heavy_hitters, register_ldp_numeric})
-        register_area(ldp);
+    std::vector<ldp_area> areas = ldp_areas();
+    std::sort(areas.begin(), areas.end(),
+              [](const ldp_area& a, const ldp_area& b) { return std::string(a.name) < std::string(b.name); });
+    for (const ldp_area& area : areas) area.define(ldp);
 }

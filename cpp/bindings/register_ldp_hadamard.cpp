@@ -100,7 +100,7 @@ void def_sketch_client(py::module_& m, const char* name, F&& f, const char* doc)
 
 }  // namespace
 
-void register_ldp_hadamard(py::module_& m) {
+static void register_ldp_hadamard(py::module_& m) {
     m.def(
         "hadamard_privatize",
         [](GeneratorHandle& h, const i64_array& items, uint64_t padded_size, const py::int_& gamma_num,
@@ -290,5 +290,7 @@ void register_ldp_hadamard(py::module_& m) {
         py::arg("public_key"), py::arg("hashes"), py::arg("width"), py::arg("l"), py::arg("items"),
         "The public hash values h_l(x) of the sketch family (tests, documentation).");
 }
+
+DPNOISE_LDP_AREA(hadamard, register_ldp_hadamard);
 
 }  // namespace dpnoise::bindings

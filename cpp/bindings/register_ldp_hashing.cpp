@@ -40,7 +40,7 @@ exact::RandomizedResponseKernel bucket_kernel(uint64_t g, const py::int_& num, c
 
 }  // namespace
 
-void register_ldp_hashing(py::module_& m) {
+static void register_ldp_hashing(py::module_& m) {
     m.def(
         "olh_privatize",
         [](GeneratorHandle& h, const py::array& items, uint64_t g, const py::int_& gamma_num, const py::int_& gamma_den,
@@ -149,5 +149,7 @@ void register_ldp_hashing(py::module_& m) {
         "The local-hashing bucket h_(a,b)(k) = (((a k + b) mod 2^64 >> 32) g) >> 32 of each (seed, item)\n"
         "pair, k = x (OLH) or k = fmix32(x) (scramble=True, FLH).");
 }
+
+DPNOISE_LDP_AREA(hashing, register_ldp_hashing);
 
 }  // namespace dpnoise::bindings

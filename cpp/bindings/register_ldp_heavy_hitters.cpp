@@ -26,7 +26,7 @@ u64_array pool_array(const py::array& pool) {
 
 }  // namespace
 
-void register_ldp_heavy_hitters(py::module_& m) {
+static void register_ldp_heavy_hitters(py::module_& m) {
     m.def(
         "hh_privatize",
         [](GeneratorHandle& h, const py::array& items, const py::object& aux, const std::vector<std::tuple<uint64_t, uint32_t, uint32_t, uint64_t>>& groups,
@@ -120,5 +120,7 @@ void register_ldp_heavy_hitters(py::module_& m) {
         "The heavy-hitters bucket h_pool[j](k) = (H(fmix64(k)) g) >> 64, H(x) = ((a x + b) mod 2^128) >> 64,\n"
         "for each (index, key) pair.");
 }
+
+DPNOISE_LDP_AREA(heavy_hitters, register_ldp_heavy_hitters);
 
 }  // namespace dpnoise::bindings

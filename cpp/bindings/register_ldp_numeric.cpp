@@ -33,7 +33,7 @@ T* inplace(py::array& a, std::initializer_list<uint64_t> shape, const char* name
 
 }  // namespace
 
-void register_ldp_numeric(py::module_& m) {
+static void register_ldp_numeric(py::module_& m) {
     m.def(
         "mean_grid",
         [](int method, double low, double high, const py::int_& num, const py::int_& den, bool mix) {
@@ -132,5 +132,7 @@ void register_ldp_numeric(py::module_& m) {
         py::arg("method"), py::arg("Z"), py::arg("coordinates"), py::arg("bits"), py::arg("values"), py::arg("n"),
         "Adds a checked batch of mean reports to the state arrays in place (nothing changes if the batch is bad).");
 }
+
+DPNOISE_LDP_AREA(numeric, register_ldp_numeric);
 
 }  // namespace dpnoise::bindings

@@ -35,7 +35,7 @@ const uint64_t* report_rows(const py::array& bits, uint64_t d, size_t& n) {
 
 }  // namespace
 
-void register_ldp_unary(py::module_& m) {
+static void register_ldp_unary(py::module_& m) {
     m.def(
         "unary_privatize",
         [](GeneratorHandle& h, const std::string& protocol, const i64_array& items, uint64_t domain_size,
@@ -113,5 +113,7 @@ void register_ldp_unary(py::module_& m) {
         "counts[64 j + b] += the rows of the packed (users, ceil(domain_size/64)) uint64 matrix with\n"
         "bit b of word j set (carry-save adders over 16 rows; no per-bit unpacking).");
 }
+
+DPNOISE_LDP_AREA(unary, register_ldp_unary);
 
 }  // namespace dpnoise::bindings

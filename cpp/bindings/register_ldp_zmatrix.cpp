@@ -31,7 +31,7 @@ void same_length(const py::array& a, const py::array& b, const char* what) {
 
 }  // namespace
 
-void register_ldp_zmatrix(py::module_& m) {
+static void register_ldp_zmatrix(py::module_& m) {
     m.def(
         "zmatrix_privatize",
         [](GeneratorHandle& h, const i64_array& items, const py::array& columns, uint64_t domain, const py::bytes& key,
@@ -138,5 +138,7 @@ void register_ldp_zmatrix(py::module_& m) {
         "S(x) = sum over columns c of s_c Z[x, c], for every x in [0, domain_size): the server's sweep\n"
         "(allow_simd=False: the scalar loop, for tests).");
 }
+
+DPNOISE_LDP_AREA(zmatrix, register_ldp_zmatrix);
 
 }  // namespace dpnoise::bindings
