@@ -128,14 +128,33 @@ class Reports:
     # -- compact per-device records (dpnoise.ldp._records) ---------------------------------------
     def to_records(self) -> List[bytes]:
         """One ``bytes`` per report: a 16-byte header (format and configuration id) and the
-        report's own fields, no JSON (see :mod:`dpnoise.ldp._records`)."""
+        report's own fields, no JSON (see :mod:`dpnoise.ldp._records`).
+
+        Returns
+        -------
+        list of bytes
+            One record per report, in order.
+        """
         return to_records(self)
 
     @staticmethod
     def from_records(records: Any, oracle: Any) -> "Reports":
         """The batch of per-device records written by :meth:`to_records`, parsed vectorised;
         ValueError for a truncated record or one of another configuration or format, naming
-        its position, never its content."""
+        its position, never its content.
+
+        Parameters
+        ----------
+        records : iterable of bytes
+            Records written by :meth:`to_records`.
+        oracle : Configuration
+            The configuration the records must be of.
+
+        Returns
+        -------
+        Reports
+            One report per record.
+        """
         return from_records(records, oracle)
 
     def to_arrow(self) -> Any:
