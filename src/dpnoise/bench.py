@@ -134,7 +134,7 @@ class Context:
         Parameters
         ----------
         stream : str, default ""
-            A label; different labels give independent generators.
+            As for :meth:`rng`.
 
         Returns
         -------
@@ -717,7 +717,7 @@ def format_table(record: Dict[str, Any]) -> str:
     Parameters
     ----------
     record : dict
-        A :func:`run` record.
+        What :func:`run` returned (or its JSON, loaded).
 
     Returns
     -------

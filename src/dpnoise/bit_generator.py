@@ -169,7 +169,7 @@ class ChaCha20:
         Parameters
         ----------
         n_children : int
-            How many children (>= 0).
+            The number of new generators, >= 0.
 
         Returns
         -------
@@ -312,7 +312,7 @@ class PublicStream:
         Returns
         -------
         numpy.ndarray of uint64
-            Shape (n,).
+            n values.
 
         Raises
         ------

@@ -309,7 +309,7 @@ class Accountant:
         Parameters
         ----------
         delta : float
-            δ in [0, 1].
+            The δ of the guarantee asked for, in [0, 1].
 
         Returns
         -------

@@ -177,10 +177,8 @@ class PrivacyBudget:
 
         Parameters
         ----------
-        loss : PrivacyLoss
-            What one use spends.
-        count : int, default 1
-            How many uses (>= 1).
+        loss, count
+            As for :meth:`Accountant.compose`.
         label : str, optional
             A name for the ledger entry (never put data values in it).
         insecure : bool, default False

@@ -337,10 +337,8 @@ def kov_rr_epsilon(epsilon0: float, k: int, delta: float) -> float:
 
     Parameters
     ----------
-    epsilon0 : float
-        ε0 >= 0 of each mechanism.
-    k : int
-        The number of mechanisms.
+    epsilon0, k
+        As for :func:`kov_rr_delta`.
     delta : float
         The target δ (>= 1 gives 0).
 

@@ -237,7 +237,7 @@ class Aggregator:
         Parameters
         ----------
         items : array_like, optional
-            The items (default: every item of the domain).
+            As for :meth:`variance`.
 
         Returns
         -------
@@ -365,7 +365,7 @@ class Aggregator:
         Parameters
         ----------
         blob : bytes
-            Output of :meth:`to_bytes`.
+            A state written by :meth:`to_bytes` (of any format version this dpnoise reads).
 
         Returns
         -------

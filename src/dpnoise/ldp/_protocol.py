@@ -237,7 +237,7 @@ class Configuration:
         Parameters
         ----------
         text : str
-            Output of :meth:`to_json`.
+            JSON text.
 
         Returns
         -------
@@ -379,7 +379,7 @@ class Configuration:
         Returns
         -------
         Configuration
-            An instance of ``cls``.
+            The configuration, of class ``cls``.
 
         Raises
         ------

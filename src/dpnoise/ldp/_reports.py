@@ -200,7 +200,7 @@ class Reports:
         Parameters
         ----------
         blob : bytes
-            Output of :meth:`to_bytes`.
+            Bytes from :meth:`to_bytes`, e.g. as received from a device.
 
         Returns
         -------

@@ -98,7 +98,7 @@ class ReportField:
         Parameters
         ----------
         config : Configuration
-            As for :meth:`row_length`.
+            Evaluates the width.
 
         Returns
         -------

@@ -48,10 +48,8 @@ class ApproxDP(PrivacyLoss):
 
     Parameters
     ----------
-    epsilon : float
-        ε >= 0.
-    delta : float
-        δ in [0, 1].
+    epsilon, delta : float
+        ε >= 0 and δ in [0, 1].
     """
 
     epsilon: float
