@@ -214,10 +214,12 @@ def missing_sections(qualname: str, kind: str, obj, owner) -> list:
     doc = obj.__doc__ if kind != "class" else vars(obj).get("__doc__")
     if kind == "class" and dataclasses.is_dataclass(obj) and (doc or "").startswith(obj.__name__ + "("):
         doc = None  # the signature @dataclass writes when the class has no docstring
-    if not doc or not doc.strip():
-        return ["docstring"]
-    if kind == "property":
-        return []
+    if not doc or not doc.strip():  # and, so that one pass shows all the work, its sections
+        return ["docstring"] + ([] if kind == "property" else _sections_missing(qualname, kind, obj, owner, ""))
+    return [] if kind == "property" else _sections_missing(qualname, kind, obj, owner, doc)
+
+
+def _sections_missing(qualname: str, kind: str, obj, owner, doc: str) -> list:
     have = sections(doc)
     if kind == "class":
         need = []
@@ -245,12 +247,20 @@ def missing_sections(qualname: str, kind: str, obj, owner) -> list:
     return need
 
 
+def _optional_missing(exc: ImportError) -> bool:
+    """An optional extra (pyarrow, pyspark, ...) is not installed: not dpnoise's own failure."""
+    missing = getattr(exc, "name", None) or ""
+    return bool(missing) and missing != "dpnoise" and not missing.startswith("dpnoise.")
+
+
 def offenders() -> list:
-    """Every ``module.qualname: missing ...`` line, sorted."""
+    """Every ``module.qualname: missing ...`` line, sorted (modules that need a missing optional
+    extra are left to :func:`test_every_public_module_was_checked`)."""
     lines = []
     for name, module in public_modules():
         if not isinstance(module, ModuleType):
-            lines.append(f"{name}: cannot import ({module})")
+            if not _optional_missing(module):
+                lines.append(f"{name}: cannot import ({module})")
         elif not (module.__doc__ or "").strip():
             lines.append(f"{name}: missing module docstring")
     for qualname, kind, obj, owner in public_definitions():
@@ -265,6 +275,13 @@ def test_every_public_definition_has_numpydoc_sections():
     report = "\n".join(found)
     print(f"{len(found)} definitions lack numpydoc sections:\n{report}" if found else "no offenders")
     assert not found, f"{len(found)} public definitions lack numpydoc sections:\n{report}"
+
+
+def test_every_public_module_was_checked():
+    unchecked = [f"{name} ({module})" for name, module in public_modules()
+                 if not isinstance(module, ModuleType) and _optional_missing(module)]
+    if unchecked:
+        pytest.skip("not checked, an optional extra is missing: " + "; ".join(unchecked))
 
 
 def test_the_checker_finds_what_is_missing():
@@ -310,10 +327,64 @@ def test_the_checker_finds_what_is_missing():
         """
         yield from range(n)
 
-    assert missing_sections("bare", "function", bare, None) == ["docstring"]
+    assert missing_sections("bare", "function", bare, None) == ["docstring", "Parameters", "Returns", "Raises"]
     assert missing_sections("complete", "function", complete, None) == []
     assert missing_sections("half", "function", half, None) == ["Parameters", "Returns", "Raises"]
     assert missing_sections("generator", "function", generator, None) == ["Yields"]
+
+    class Base:
+        """A base.
+
+        Parameters
+        ----------
+        a : int
+            A.
+        """
+
+        def __init__(self, a):
+            self.a = a
+
+        def scaled(self, x) -> int:
+            """Scale.
+
+            Parameters
+            ----------
+            x : int
+                Factor.
+
+            Returns
+            -------
+            int
+                a × x.
+            """
+            return self.a * x
+
+    class Same(Base):
+        """Inherits the constructor's and the method's sections."""
+
+        def __init__(self, a):
+            super().__init__(a)
+
+        def scaled(self, x) -> int:
+            """Twice the base's."""
+            return 2 * super().scaled(x)
+
+    class Other(Base):
+        """Takes another argument, undocumented."""
+
+        def __init__(self, a, b):
+            if b is None:
+                raise ValueError("b")
+            super().__init__(a + b)
+
+        def scaled(self, y) -> int:
+            """Renamed parameter: the base's sections no longer apply."""
+            return y
+
+    assert missing_sections("Same", "class", Same, None) == []
+    assert missing_sections("Same.scaled", "method", Same.scaled, Same) == []
+    assert missing_sections("Other", "class", Other, None) == ["Parameters", "Raises"]
+    assert missing_sections("Other.scaled", "method", Other.scaled, Other) == ["Parameters", "Returns"]
 
 
 def _examples():
