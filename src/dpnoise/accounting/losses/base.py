@@ -163,7 +163,7 @@ class PrivacyLoss:
         Parameters
         ----------
         epsilon : float or array_like of float
-            The ε values (any real; δ is 1 - ... for negative ones).
+            The ε values (any real).
 
         Returns
         -------
