@@ -40,9 +40,8 @@ def calibrate(family: str, epsilon: float, delta: float = 0.0, count: int = 1,
 
     Parameters
     ----------
-    family : {"laplace", "discrete_laplace", "gaussian", "discrete_gaussian", "pure", \
-"randomized_response"}
-        The noise (or guarantee) to calibrate.
+    family : str
+        The noise (or guarantee) to calibrate, as listed above.
     epsilon : float
         Target total ε in [1e-9, 1e4].
     delta : float, default 0.0
