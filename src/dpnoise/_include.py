@@ -24,8 +24,22 @@ _PACKAGE = Path(__file__).resolve().parent
 def get_include() -> str:
     """The directory containing ``dpnoise/dpnoise.hpp`` and ``dpnoise/capi.h``.
 
-    Raises FileNotFoundError if the headers are neither installed with the package nor
-    present in a source checkout around it.
+    Returns
+    -------
+    str
+        An absolute directory path, for ``-I`` or ``include_dirs``.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the headers are neither installed with the package nor present in a source
+        checkout around it.
+
+    Examples
+    --------
+    >>> import os, dpnoise
+    >>> os.path.isfile(os.path.join(dpnoise.get_include(), "dpnoise", "dpnoise.hpp"))
+    True
     """
     for candidate in (_PACKAGE / "include", _PACKAGE.parent.parent / "cpp" / "include"):
         if (candidate / "dpnoise" / "dpnoise.hpp").is_file():
@@ -39,8 +53,16 @@ def get_include() -> str:
 def get_cmake_dir() -> str:
     """The directory containing ``dpnoiseConfig.cmake`` (pass it as ``-Ddpnoise_DIR``).
 
-    Raises FileNotFoundError when dpnoise runs from a source checkout (no installed CMake
-    package there: ``add_subdirectory(<checkout>)`` gives the same ``dpnoise::core`` target).
+    Returns
+    -------
+    str
+        An absolute directory path.
+
+    Raises
+    ------
+    FileNotFoundError
+        When dpnoise runs from a source checkout (no installed CMake package there:
+        ``add_subdirectory(<checkout>)`` gives the same ``dpnoise::core`` target).
     """
     candidate = _PACKAGE / "share" / "cmake" / "dpnoise"
     if (candidate / "dpnoiseConfig.cmake").is_file():

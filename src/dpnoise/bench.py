@@ -67,7 +67,23 @@ class Context:
 
     ``epsilon`` is the ε of this row (None for workloads without one); ``seed`` None means
     secure OS-keyed generators, an int means reproducible (and insecure) generators, one per
-    (seed, workload, ε, stream)."""
+    (seed, workload, ε, stream).
+
+    Attributes
+    ----------
+    quick : bool
+        Small sizes.
+    threads, repeats : int
+        Threads of dpnoise's calls; timed calls per row.
+    samples, values, devices : int
+        Per timed call: samples (samplers), query values (mechanisms), simulated devices (LDP).
+    epsilon : float, optional
+        The row's ε.
+    seed : int, optional
+        The run's seed (None: secure generators).
+    workload : str
+        The row's workload name (part of the derived seeds).
+    """
 
     quick: bool
     threads: int
@@ -93,7 +109,18 @@ class Context:
         """A dpnoise generator: secure (OS-keyed) when unseeded; seeded from (seed, workload, ε,
         ``stream``) otherwise, so that two calls with different ``stream`` labels are independent
         and a re-run gives the same numbers. A seeded generator is insecure: pass
-        ``allow_insecure=ctx.allow_insecure`` where it is used."""
+        ``allow_insecure=ctx.allow_insecure`` where it is used.
+
+        Parameters
+        ----------
+        stream : str, default ""
+            A label; different labels give independent generators.
+
+        Returns
+        -------
+        dpnoise.Generator
+            Secure when the run is unseeded.
+        """
         import dpnoise
 
         if self.seed is None:
@@ -102,13 +129,37 @@ class Context:
 
     def numpy_rng(self, stream: str = "") -> np.random.Generator:
         """NumPy's PCG64 for references and data, one per ``stream`` label: derived from the
-        run's seed, or from a fixed one (20261122) when the run is not seeded."""
+        run's seed, or from a fixed one (20261122) when the run is not seeded.
+
+        Parameters
+        ----------
+        stream : str, default ""
+            As for :meth:`rng`.
+
+        Returns
+        -------
+        numpy.random.Generator
+            Never for private noise.
+        """
         base = 20261122 if self.seed is None else None
         return np.random.default_rng(self._derived("numpy/" + stream, base) >> 128)
 
     def public_key(self, stream: str = "", bits: int = 64) -> Optional[int]:
         """A public key (hash seed, matrix key) of ``bits`` bits derived from the seed, or None
-        when unseeded (the library's own default then applies)."""
+        when unseeded (the library's own default then applies).
+
+        Parameters
+        ----------
+        stream : str, default ""
+            A label.
+        bits : int, default 64
+            The key's width.
+
+        Returns
+        -------
+        int or None
+            The key in [0, 2**bits), or None.
+        """
         if self.seed is None:
             return None
         return self._derived("public/" + stream) % (1 << bits)
@@ -119,7 +170,19 @@ class Peer:
     """Another DP library doing the workload's job. ``make(module, ctx, state)`` returns
     ``(call, items)``: a zero-argument callable to time and how many items one call does.
     ``utility(module, ctx, state)``, if given, returns the same metrics as the workload's
-    (from the peer's own, unseeded randomness)."""
+    (from the peer's own, unseeded randomness).
+
+    Attributes
+    ----------
+    library : str
+        The import name, e.g. "opendp.prelude".
+    name : str
+        What is timed.
+    make : callable
+        (module, ctx, state) -> (call, items).
+    utility : callable, optional
+        (module, ctx, state) -> metrics dict.
+    """
 
     library: str                 # import name, e.g. "opendp.prelude", "diffprivlib", "dp_accounting"
     name: str                    # what is timed, e.g. "OpenDP make_laplace (int vector)"
@@ -181,6 +244,16 @@ _LOADED: Dict[str, str] = {}  # module or entry point -> "ok" / the error text
 def register(workload: Workload) -> Workload:
     """Add a workload to ``dpnoise bench`` (a name may be registered once).
 
+    Parameters
+    ----------
+    workload : Workload
+        The row to add (one per ε of a sweep).
+
+    Returns
+    -------
+    Workload
+        ``workload`` itself, so that it can be used as a decorator-style registration.
+
     Raises
     ------
     TypeError
@@ -207,6 +280,11 @@ def register(workload: Workload) -> Workload:
 
 def load_workloads(module: str) -> None:
     """Import ``module`` (a dotted path), which registers workloads at import.
+
+    Parameters
+    ----------
+    module : str
+        A dotted module path.
 
     Raises
     ------
@@ -249,18 +327,40 @@ def _load_installed() -> None:
 
 
 def loaded() -> Dict[str, str]:
-    """What was loaded to register workloads: module or entry point -> "ok" or the error."""
+    """What was loaded to register workloads: module or entry point -> "ok" or the error.
+
+    Returns
+    -------
+    dict of str to str
+        A copy.
+    """
     return dict(_LOADED)
 
 
 def workloads() -> List[Workload]:
-    """The registered workloads (built-ins and entry points loaded first), in registration order."""
+    """The registered workloads (built-ins and entry points loaded first), in registration order.
+
+    Returns
+    -------
+    list of Workload
+        Every registered workload.
+    """
     _load_installed()
     return list(_REGISTRY.values())
 
 
 def select(only: Optional[str] = None) -> List[Workload]:
     """The workloads whose name contains ``only``, ignoring case (all of them for None).
+
+    Parameters
+    ----------
+    only : str, optional
+        A case-insensitive substring of the names.
+
+    Returns
+    -------
+    list of Workload
+        The matching workloads, in registration order.
 
     Raises
     ------
@@ -280,7 +380,20 @@ def select(only: Optional[str] = None) -> List[Workload]:
 # -- timing ----------------------------------------------------------------------------------
 
 def time_calls(call: Callable[[], object], repeats: int) -> List[float]:
-    """The wall time of each of ``repeats`` calls, in seconds."""
+    """The wall time of each of ``repeats`` calls, in seconds.
+
+    Parameters
+    ----------
+    call : callable
+        A zero-argument callable.
+    repeats : int
+        How many calls (at least 1 is made).
+
+    Returns
+    -------
+    list of float
+        Seconds per call (at least 1e-9 each).
+    """
     out = []
     for _ in range(max(1, repeats)):
         t0 = time.perf_counter()
@@ -290,7 +403,18 @@ def time_calls(call: Callable[[], object], repeats: int) -> List[float]:
 
 
 def summarize(times: Sequence[float]) -> Dict[str, Any]:
-    """``{"raw": [...], "min", "median", "iqr"}`` of a list of times (IQR = p75 - p25)."""
+    """``{"raw": [...], "min", "median", "iqr"}`` of a list of times (IQR = p75 - p25).
+
+    Parameters
+    ----------
+    times : sequence of float
+        Seconds, at least one.
+
+    Returns
+    -------
+    dict
+        The raw times and their min, median and IQR, as floats.
+    """
     t = np.asarray(times, dtype=float)
     q25, q50, q75 = np.percentile(t, [25, 50, 75])
     return {"raw": [float(x) for x in t], "min": float(t.min()), "median": float(q50), "iqr": float(q75 - q25)}
@@ -315,7 +439,13 @@ def _cpu_model() -> str:
 
 
 def machine_info() -> Dict[str, Any]:
-    """CPU, cores, load, Python, NumPy, dpnoise and its ChaCha20 backend."""
+    """CPU, cores, load, Python, NumPy, dpnoise and its ChaCha20 backend.
+
+    Returns
+    -------
+    dict
+        JSON-able machine description (the record's ``machine`` field).
+    """
     import dpnoise
     from dpnoise import _core
 
@@ -391,7 +521,22 @@ def _run_peer(peer: Peer, w: Workload, ctx: Context, state: Any, ours: float, it
 def run_workload(w: Workload, ctx: Context, peers: bool = False) -> Dict[str, Any]:
     """One row: ``w`` at ``ctx.epsilon`` (utility first, then the timings of dpnoise, its
     reference and, with ``peers``, its installed peers). An exception in the workload itself is
-    recorded in the row's ``error`` field."""
+    recorded in the row's ``error`` field.
+
+    Parameters
+    ----------
+    w : Workload
+        The workload.
+    ctx : Context
+        Sizes, ε and seed of the run.
+    peers : bool, default False
+        Also time the installed peers.
+
+    Returns
+    -------
+    dict
+        The row of the JSON record (docs/bench.md).
+    """
     ctx = replace(ctx, workload=w.name)
     row: Dict[str, Any] = {"workload": w.name, "epsilon": ctx.epsilon, "unit": w.unit}
     try:
@@ -423,7 +568,24 @@ def run_workload(w: Workload, ctx: Context, peers: bool = False) -> Dict[str, An
 
 def make_context(quick: bool = False, threads: int = 1, repeats: Optional[int] = None,
                  seed: Optional[int] = None) -> Context:
-    """The sizes of a full or ``quick`` run."""
+    """The sizes of a full or ``quick`` run.
+
+    Parameters
+    ----------
+    quick : bool, default False
+        Small sizes.
+    threads : int, default 1
+        Threads of dpnoise's calls.
+    repeats : int, optional
+        Timed calls per row (default 5, 3 with ``quick``).
+    seed : int, optional
+        Reproducible (insecure) generators.
+
+    Returns
+    -------
+    Context
+        Without ε or workload (set per row).
+    """
     if quick:
         return Context(quick=True, threads=threads, repeats=repeats or 3, samples=200_000, values=100_000,
                        devices=20_000, seed=seed)
@@ -469,6 +631,11 @@ def run(quick: bool = False, threads: int = 1, peers: bool = False, repeats: Opt
         ``only`` matches no workload.
     ValueError
         A bad ε.
+
+    Returns
+    -------
+    dict
+        The JSON record: machine, settings, results (one row per workload and ε), notes.
     """
     eps_list = _check_epsilons(epsilons)
     chosen = select(only)
@@ -515,7 +682,18 @@ def run(quick: bool = False, threads: int = 1, peers: bool = False, repeats: Opt
 
 def utility_figures(record: Dict[str, Any]) -> List[Tuple[str, Optional[float], Dict[str, float]]]:
     """(workload, ε, dpnoise's utility metrics) of every row that has them: what a seeded run
-    reproduces exactly."""
+    reproduces exactly.
+
+    Parameters
+    ----------
+    record : dict
+        A :func:`run` record.
+
+    Returns
+    -------
+    list of (str, float or None, dict)
+        One tuple per row with utility metrics.
+    """
     return [(r["workload"], r["epsilon"], r["utility"]) for r in record["results"] if r.get("utility")]
 
 
@@ -534,7 +712,18 @@ def _metrics(util: Optional[Dict[str, float]]) -> str:
 
 
 def format_table(record: Dict[str, Any]) -> str:
-    """The human-readable report of a :func:`run` record."""
+    """The human-readable report of a :func:`run` record.
+
+    Parameters
+    ----------
+    record : dict
+        What :func:`run` returned (or its JSON, loaded).
+
+    Returns
+    -------
+    str
+        The table, one row per workload and ε, with sizes, utility and peers.
+    """
     m, s = record["machine"], record["settings"]
     lines = [
         f"dpnoise {record['dpnoise_version']} bench ({'quick' if s['quick'] else 'full'}, "
@@ -581,6 +770,13 @@ def format_table(record: Dict[str, Any]) -> str:
 def plot(record: Dict[str, Any], path: str) -> None:
     """Write a PNG: speed ratios (dpnoise / like-for-like reference, dpnoise / peer) per row, and
     each workload's first utility metric against ε, one line per library.
+
+    Parameters
+    ----------
+    record : dict
+        A :func:`run` record.
+    path : str
+        The PNG file to write.
 
     Raises
     ------

@@ -44,6 +44,15 @@ class ChaCha20:
         ``SeedSequence`` gives the key ``seed_seq.generate_state(8, np.uint32)`` (little-endian
         words); also reproducible and NOT secure.
 
+    Raises
+    ------
+    ValueError
+        For an int seed outside [0, 2**256).
+    TypeError
+        For a seed of another type.
+    dpnoise.EntropyError
+        When the operating system cannot supply a key.
+
     Notes
     -----
     Usable as a NumPy bit generator: ``numpy.random.Generator(dpnoise.ChaCha20())`` draws
@@ -113,6 +122,27 @@ class ChaCha20:
         ``threads``; blocks are generated in parallel when ``threads > 1``. With
         ``output=False`` the stream is advanced by the same number of words and None is
         returned (as NumPy's ``BitGenerator.random_raw``), without generating them.
+
+        Parameters
+        ----------
+        size : int or tuple of ints, optional
+            Output shape; None gives one Python int.
+        output : bool, default True
+            False only advances the stream.
+        threads : int, optional
+            Worker threads (the words do not depend on it).
+
+        Returns
+        -------
+        int, numpy.ndarray of uint64 or None
+            The words (None when ``output=False``).
+
+        Raises
+        ------
+        TypeError
+            For a non-bool ``output``.
+        ValueError
+            For a bad ``size`` or ``threads``.
         """
         if not isinstance(output, (bool, np.bool_)):
             raise TypeError(f"output must be a bool, got {type(output).__name__}")
@@ -135,6 +165,16 @@ class ChaCha20:
         so seeded children are reproducible from (seed, spawn path) and disjoint from each
         other and from the parent, and children of a secure generator are secure (keyed from
         its secret key; they re-key after a fork, as it does).
+
+        Parameters
+        ----------
+        n_children : int
+            The number of new generators, >= 0.
+
+        Returns
+        -------
+        list of ChaCha20
+            The children.
         """
         count = _spawn_count(n_children)
         if self._seed_seq is not None:
@@ -185,6 +225,11 @@ class PublicStream:
     The words are standard ChaCha20 keystream (RFC 8439 block function with a 64-bit block
     counter and a 64-bit stream id): word w of stream s is keystream bytes 8w..8w+7 of stream s
     (little-endian), so anyone can recompute them, and any word is addressable directly.
+
+    Raises
+    ------
+    ValueError
+        For seed bytes not 32 long, or an int seed outside [0, 2**256).
     """
 
     def __init__(self, seed: Union[int, bytes]) -> None:
@@ -221,7 +266,27 @@ class PublicStream:
         return v
 
     def words(self, stream_id: int, offset: int, n: int) -> np.ndarray:
-        """Words offset, ..., offset + n - 1 of stream ``stream_id`` (uint64 array of n)."""
+        """Words offset, ..., offset + n - 1 of stream ``stream_id`` (uint64 array of n).
+
+        Parameters
+        ----------
+        stream_id, offset : int
+            The stream and the first word's index, each in [0, 2**64).
+        n : int
+            How many words, in [0, 2**40].
+
+        Returns
+        -------
+        numpy.ndarray of uint64
+            Shape (n,).
+
+        Raises
+        ------
+        ValueError
+            For an index or length out of range.
+        OverflowError
+            When the words would pass the end of the stream.
+        """
         s = self._index(stream_id, "stream_id")
         o = self._index(offset, "offset")
         k = self._length(n, "n")
@@ -234,6 +299,25 @@ class PublicStream:
 
         Exactly uniform (rejection from the stream's words in order); prefix-consistent: the
         first k values of a request for n are the values of a request for k.
+
+        Parameters
+        ----------
+        stream_id : int
+            The stream, in [0, 2**64).
+        high : int
+            The exclusive bound, in [1, 2**64).
+        n : int
+            How many values, in [0, 2**40].
+
+        Returns
+        -------
+        numpy.ndarray of uint64
+            n values.
+
+        Raises
+        ------
+        ValueError
+            For an argument out of range.
         """
         s = self._index(stream_id, "stream_id")
         m = integer(high, "high")
@@ -248,6 +332,23 @@ class PublicStream:
         Entry (r, c) is 1 - 2 * (bit c % 64 of word c // 64 of stream r): random access, so a
         block equals the corresponding slice of any larger block. ``rows`` and ``columns``
         are ``range`` objects with step 1 (or (start, stop) pairs) within [0, 2**64).
+
+        Parameters
+        ----------
+        rows, columns : range or tuple of (int, int)
+            The block's rows (streams) and columns.
+
+        Returns
+        -------
+        numpy.ndarray of int8
+            Entries +1 or -1.
+
+        Raises
+        ------
+        ValueError
+            For a step other than 1, bounds outside [0, 2**64) or more than 2**34 entries.
+        TypeError
+            For anything but a range or a pair.
         """
         r0, r1 = self._span(rows, "rows")
         c0, c1 = self._span(columns, "columns")

@@ -238,6 +238,14 @@ def _audit(argv: Sequence[str]) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``dpnoise`` argument parser: sub-commands demo, bench, sample (and audit, dispatched
+    to ``dpnoise.audit.cli``).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        Its usage errors exit with status 2 after one line.
+    """
     p = _Parser(prog="dpnoise", description="Exact, secure differential-privacy noise.")
     sub = p.add_subparsers(dest="command", required=True)
     d = sub.add_parser("demo", help="draw exact noise, compare its speed with NumPy and its distribution with the exact one")
@@ -286,7 +294,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Run the command line; returns the exit status (2 for any usage error, printed as one line)."""
+    """Run the command line; returns the exit status (2 for any usage error, printed as one line).
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The arguments (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit status: 0 on success.
+    """
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         if argv[:1] == ["audit"]:

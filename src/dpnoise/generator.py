@@ -45,6 +45,25 @@ class Generator:
       generator's ``lock`` is held while dpnoise draws from it.
 
     ``is_secure`` tells whether the noise is secret (a secure ChaCha20) or not.
+
+    Parameters
+    ----------
+    bit_generator : dpnoise.ChaCha20 or numpy.random.BitGenerator
+        The source of random words.
+
+    Raises
+    ------
+    TypeError
+        For any other bit generator.
+
+    Examples
+    --------
+    >>> import dpnoise
+    >>> rng = dpnoise.default_rng()
+    >>> rng.is_secure
+    True
+    >>> rng.discrete_gaussian(3.0, size=4).dtype
+    dtype('int64')
     """
 
     def __init__(self, bit_generator: Any) -> None:
@@ -73,7 +92,18 @@ class Generator:
         """``n_children`` independent child Generators (NumPy's ``Generator.spawn``), e.g. one
         per worker or partition. Children of a seeded generator are reproducible from the seed
         and the spawn path; children of a secure generator are secure. A NumPy bit generator
-        spawns through its SeedSequence (NumPy's ``BitGenerator.spawn``)."""
+        spawns through its SeedSequence (NumPy's ``BitGenerator.spawn``).
+
+        Parameters
+        ----------
+        n_children : int
+            How many children (>= 0).
+
+        Returns
+        -------
+        list of Generator
+            The children, in spawn order.
+        """
         return [Generator(child) for child in self._bit_generator.spawn(n_children)]
 
     def __repr__(self) -> str:
@@ -218,6 +248,30 @@ class Generator:
         ``size`` only, not on the noise; one scalar sigma in [0, 2^20] (variance <= 2^40), else
         ValueError (never a silent fallback); its law is within total variation 2^-64 of the
         exact one.
+
+        Parameters
+        ----------
+        sigma : float, int, Fraction or array_like, optional
+            σ >= 0 (public), up to 2^31; exactly one of ``sigma`` and ``variance``.
+        size, threads
+            As for :meth:`discrete_laplace`.
+        variance : float, int, Fraction or array_like, optional
+            σ² >= 0, instead of ``sigma``.
+        constant_time : bool, default False
+            Draw with the constant-time sampler (one scalar σ in [0, 2^20]).
+
+        Returns
+        -------
+        numpy.int64 or numpy.ndarray of int64
+            One value, or an array of shape ``size`` (or of the parameter's shape).
+
+        Raises
+        ------
+        TypeError
+            Unless exactly one of ``sigma`` and ``variance`` is given.
+        ValueError
+            For a negative, NaN or too large parameter, a shape that does not broadcast to
+            ``size``, or (constant time) an array parameter or σ above 2^20.
         """
         if (sigma is None) == (variance is None):
             raise TypeError("discrete_gaussian takes exactly one of sigma or variance")
@@ -241,6 +295,25 @@ class Generator:
         This is the exponential parameterisation used by DP (the geometric mechanism), NOT
         NumPy's ``geometric(p)`` (trials until success); ``scale`` is therefore keyword-only.
         Exact for rational scale (CKS 2020, Algorithm 2 without the sign).
+
+        Parameters
+        ----------
+        scale : float, int, Fraction or array_like
+            The scale >= 0 (keyword-only).
+        size, threads
+            As for :meth:`discrete_laplace`.
+
+        Returns
+        -------
+        numpy.int64 or numpy.ndarray of int64
+            Values >= 0.
+
+        Raises
+        ------
+        TypeError
+            For a positional argument (NumPy's ``geometric(p)`` is a different law) or no scale.
+        ValueError
+            For a bad scale or a shape that does not broadcast to ``size``.
         """
         if args:
             raise TypeError(
@@ -253,12 +326,38 @@ class Generator:
 
     def bernoulli(self, p: Any, size: Size = None, *, threads: Optional[int] = None) -> Any:
         """Bernoulli(p) as bool, exact for rational p (a float p is exact unless it is below
-        2^-62 in granularity, in which case it is rounded to the nearest multiple of 2^-62)."""
+        2^-62 in granularity, in which case it is rounded to the nearest multiple of 2^-62).
+
+        Parameters
+        ----------
+        p : float, int, Fraction or array_like
+            The probability of True, in [0, 1].
+        size, threads
+            As for :meth:`discrete_laplace`.
+
+        Returns
+        -------
+        numpy.bool_ or numpy.ndarray of bool
+            One value or an array of shape ``size``.
+        """
         return self._draw("bernoulli", p, "p", R.probability_pair, size, threads)
 
     def bernoulli_exp(self, gamma: Any, size: Size = None, *, threads: Optional[int] = None) -> Any:
         """Bernoulli(exp(-gamma)) as bool, exact for rational gamma >= 0 (CKS 2020, Algorithm 1).
-        A gamma that does not fit 62-bit parts is rounded up."""
+        A gamma that does not fit 62-bit parts is rounded up.
+
+        Parameters
+        ----------
+        gamma : float, int, Fraction or array_like
+            γ >= 0.
+        size, threads
+            As for :meth:`discrete_laplace`.
+
+        Returns
+        -------
+        numpy.bool_ or numpy.ndarray of bool
+            True with probability e^-γ.
+        """
         return self._draw("bernoulli_exp", gamma, "gamma", R.gamma_pair, size, threads)
 
     def integers(
@@ -272,7 +371,33 @@ class Generator:
     ) -> Any:
         """Uniform integers in [low, high) (or [low, high] with ``endpoint=True``), unbiased
         (rejection sampling). With ``high=None`` the range is [0, low). Bounds must be ints
-        within int64; array bounds are not supported."""
+        within int64; array bounds are not supported.
+
+        Parameters
+        ----------
+        low : int
+            The lowest value (or the exclusive upper bound when ``high`` is None).
+        high : int, optional
+            The exclusive (or, with ``endpoint``, inclusive) upper bound.
+        size, threads
+            As for :meth:`discrete_laplace`.
+        endpoint : bool, default False
+            Include ``high``.
+
+        Returns
+        -------
+        numpy.int64 or numpy.ndarray of int64
+            Uniform draws.
+
+        Raises
+        ------
+        OverflowError
+            For a bound outside int64.
+        ValueError
+            For an empty range.
+        TypeError
+            For a non-integer bound.
+        """
         for nm, v in (("low", low), ("high", high)):
             if v is None and nm == "high":
                 continue
@@ -368,7 +493,20 @@ class Generator:
                                  check_threads(threads))
 
     def random_raw(self, size: Size = None, *, threads: Optional[int] = None) -> Any:
-        """Raw uint64 words of the bit generator's sequential stream."""
+        """Raw uint64 words of the bit generator's sequential stream.
+
+        Parameters
+        ----------
+        size : int or tuple of ints, optional
+            Output shape; None gives one word.
+        threads : int, optional
+            Worker threads (ChaCha20 only; the words do not depend on it).
+
+        Returns
+        -------
+        int or numpy.ndarray of uint64
+            The words.
+        """
         if not isinstance(self._bit_generator, ChaCha20):  # a NumPy bit generator: no threads
             check_threads(threads)
             return self._bit_generator.random_raw(size)
@@ -384,6 +522,29 @@ def default_rng(
     int or a ``numpy.random.SeedSequence`` is reproducible and NOT secure: use it only for
     tests and benchmarks; its ``is_secure`` is False and its repr says so. A ChaCha20 or a NumPy
     BitGenerator passed in is wrapped (a NumPy one is never secure); a Generator is returned.
+
+    Parameters
+    ----------
+    seed : None, int, numpy.random.SeedSequence, ChaCha20, numpy.random.BitGenerator or Generator
+        None for a secure generator; anything else for a reproducible (insecure) one.
+
+    Returns
+    -------
+    Generator
+        The generator (``seed`` itself when it is one).
+
+    Raises
+    ------
+    TypeError
+        For a PublicStream (its words are public) or an unsupported seed type.
+
+    Examples
+    --------
+    >>> import dpnoise
+    >>> dpnoise.default_rng().is_secure
+    True
+    >>> dpnoise.default_rng(42).is_secure  # seeded: tests only
+    False
     """
     if isinstance(seed, Generator):
         return seed

@@ -53,15 +53,65 @@ class Mechanism:
     # -- the plan ---------------------------------------------------------------------------
     def plan(self, shape: Any = (), dtype: Any = None) -> ReleasePlan:  # pragma: no cover - abstract
         """The frozen plan of one release of a query of this shape (and dtype, for mechanisms
-        whose grid depends on it); raises for anything that cannot be released."""
+        whose grid depends on it); raises for anything that cannot be released.
+
+        Parameters
+        ----------
+        shape : tuple of int, default ()
+            The shape of the query answer (() for a scalar).
+        dtype : numpy.dtype, optional
+            The answer's dtype, for mechanisms whose grid or output depends on it.
+
+        Returns
+        -------
+        ReleasePlan
+            Sampler, scales and the privacy loss one release spends.
+
+        Raises
+        ------
+        ValueError
+            When the parameters cannot serve a query of this shape (e.g. a loss too large).
+        """
         raise NotImplementedError
 
     def privacy_loss(self, shape: Any = (), dtype: Any = None) -> PrivacyLoss:
         """The privacy loss one release of a query of this shape spends (``plan(shape).loss``);
-        mechanisms whose loss does not depend on the shape ignore it."""
+        mechanisms whose loss does not depend on the shape ignore it.
+
+        Parameters
+        ----------
+        shape : tuple of int, default ()
+            The shape of the query answer.
+        dtype : numpy.dtype, optional
+            The answer's dtype.
+
+        Returns
+        -------
+        dpnoise.accounting.PrivacyLoss
+            The descriptor charged to the budget per release.
+        """
         return self.plan(shape, dtype).loss
 
     def accuracy(self, beta: float, shape: Any = ()) -> float:  # pragma: no cover - abstract
+        """A bound on the release's error that holds with probability at least 1 - beta.
+
+        Parameters
+        ----------
+        beta : float
+            The failure probability, in (0, 1).
+        shape : tuple of int, default ()
+            The query shape (the bound holds for every entry at once, by a union bound).
+
+        Returns
+        -------
+        float
+            The error bound, in the query's units.
+
+        Raises
+        ------
+        ValueError
+            For ``beta`` outside (0, 1).
+        """
         raise NotImplementedError
 
     # -- the release path ----------------------------------------------------------------------

@@ -58,16 +58,60 @@ class ReleasePlan:
         return int(np.prod(self.shape, dtype=np.int64))
 
     def execute(self, rng: Any, prepared: Any) -> Any:  # pragma: no cover - abstract
-        """Draw the noise and return the release (cannot fail on valid prepared input)."""
+        """Draw the noise and return the release (cannot fail on valid prepared input).
+
+        Parameters
+        ----------
+        rng : dpnoise.Generator
+            The generator the noise is drawn from (checked by the mechanism).
+        prepared : Any
+            The input as the mechanism's ``_prepare`` left it (usually an ndarray of ``shape``).
+
+        Returns
+        -------
+        Any
+            The release: a Python scalar when ``scalar``, else an array of ``shape``.
+
+        Raises
+        ------
+        NotImplementedError
+            On the base class.
+        """
         raise NotImplementedError
 
     def result_dtype(self, prepared: Any) -> Any:
         """The dtype an ``out=`` buffer must have for this input, or None when the plan cannot
-        write into a caller's buffer (the default)."""
+        write into a caller's buffer (the default).
+
+        Parameters
+        ----------
+        prepared : Any
+            The prepared input.
+
+        Returns
+        -------
+        numpy.dtype or None
+            The dtype of the release, or None without ``out=`` support.
+        """
         return None
 
     def execute_into(self, rng: Any, prepared: Any, out: Any) -> None:  # pragma: no cover - abstract
-        """Write the release into ``out`` (checked by the caller: see result_dtype)."""
+        """Write the release into ``out`` (checked by the caller: see result_dtype).
+
+        Parameters
+        ----------
+        rng : dpnoise.Generator
+            The noise source.
+        prepared : Any
+            The prepared input.
+        out : numpy.ndarray
+            Writable, C-contiguous, of ``shape`` and ``result_dtype(prepared)``.
+
+        Raises
+        ------
+        NotImplementedError
+            On plans without ``out=`` support.
+        """
         raise NotImplementedError
 
 

@@ -29,7 +29,18 @@ def _supports(kind: str, loss: PrivacyLoss) -> bool:
 
 
 def supported_by(loss: PrivacyLoss) -> List[str]:
-    """The accountant kinds that can compose ``loss``."""
+    """The accountant kinds that can compose ``loss``.
+
+    Parameters
+    ----------
+    loss : PrivacyLoss
+        A privacy-loss descriptor.
+
+    Returns
+    -------
+    list of str
+        The kinds, in the order of ``KINDS``.
+    """
     return [k for k in KINDS if _supports(k, loss)]
 
 
@@ -113,6 +124,29 @@ class Accountant:
     taken in this relation. Poisson subsampling is analysed under add/remove only.
 
     ``compose`` returns the accountant, so calls chain. Accountants are thread-safe.
+
+    Parameters
+    ----------
+    kind : {"pld", "rdp", "zcdp", "advanced", "basic"}, default "pld"
+        The accounting method.
+    neighbours : {"add_remove", "replace"}, default "add_remove"
+        The neighbouring relation the sensitivities are taken in.
+    value_discretization_interval : float, optional
+        The PLD accountant's loss grid step (> 0; smaller is tighter and slower).
+    orders : sequence of float, optional
+        The RDP orders to convert at (each in (1, ∞); default a built-in grid).
+
+    Raises
+    ------
+    ValueError
+        For an unknown kind or neighbours, a non-positive interval or bad orders.
+
+    Examples
+    --------
+    >>> from dpnoise.accounting import Accountant, Gaussian
+    >>> acc = Accountant("pld").compose(Gaussian(sigma=20.0), count=100)
+    >>> round(acc.get_epsilon(1e-6), 1)
+    2.3
     """
 
     def __init__(self, kind: str = "pld", neighbours: str = "add_remove", *,
@@ -143,7 +177,21 @@ class Accountant:
 
     # ------------------------------------------------------------------ composing
     def check_supported(self, loss: PrivacyLoss) -> None:
-        """Raise the ValueError ``compose`` would raise for ``loss``, without composing it."""
+        """Raise the error ``compose`` would raise for ``loss``, without composing it.
+
+        Parameters
+        ----------
+        loss : PrivacyLoss
+            The descriptor to check.
+
+        Raises
+        ------
+        TypeError
+            If ``loss`` is not a privacy-loss descriptor.
+        ValueError
+            If this accountant cannot compose it (the message names the kinds that can), or it
+            is Poisson-subsampled under replace-one neighbours.
+        """
         if loss is not None and loss is self._last_supported:  # the same descriptor again (a training loop's step)
             return
         if not isinstance(loss, PrivacyLoss):
@@ -161,7 +209,25 @@ class Accountant:
         self._last_supported = loss  # descriptors are frozen: the answer cannot change
 
     def compose(self, loss: PrivacyLoss, count: int = 1) -> "Accountant":
-        """Add ``count`` independent uses of ``loss``; returns self."""
+        """Add ``count`` independent uses of ``loss``.
+
+        Parameters
+        ----------
+        loss : PrivacyLoss
+            What one use spends.
+        count : int, default 1
+            How many uses (>= 1).
+
+        Returns
+        -------
+        Accountant
+            self, so calls chain.
+
+        Raises
+        ------
+        TypeError, ValueError
+            As :meth:`check_supported`; ValueError also for a non-positive count.
+        """
         self.check_supported(loss)
         count = check.count(count)
         with self._lock:
@@ -184,7 +250,18 @@ class Accountant:
         return self
 
     def count_of(self, loss: PrivacyLoss) -> int:
-        """How many uses of ``loss`` (an identical descriptor) have been composed."""
+        """How many uses of ``loss`` (an identical descriptor) have been composed.
+
+        Parameters
+        ----------
+        loss : PrivacyLoss
+            The descriptor (compared by its fields).
+
+        Returns
+        -------
+        int
+            The count, 0 when never composed.
+        """
         with self._lock:
             if self.kind == "pld" and type(loss) is Gaussian:
                 return sum(c for x, c in self._events if _same_loss(x, loss))
@@ -211,6 +288,13 @@ class Accountant:
             return list(self._events)
 
     def copy(self) -> "Accountant":
+        """An independent accountant with the same events (caches are shared, read-only).
+
+        Returns
+        -------
+        Accountant
+            The copy; composing into it leaves this one unchanged.
+        """
         with self._lock:
             other = copy.copy(self)
             other._lock = threading.RLock()
@@ -220,11 +304,33 @@ class Accountant:
 
     # ------------------------------------------------------------------ reading
     def get_epsilon(self, delta: float) -> float:
-        """The least ε such that the composition is (ε, delta)-DP (an upper bound; ∞ if none)."""
+        """The least ε such that the composition is (ε, delta)-DP (an upper bound; ∞ if none).
+
+        Parameters
+        ----------
+        delta : float
+            The δ of the guarantee asked for, in [0, 1].
+
+        Returns
+        -------
+        float
+            ε >= 0 (0 with no events).
+        """
         return self._read("_epsilon_", check.probability(delta, "delta"))
 
     def get_delta(self, epsilon: float) -> float:
-        """The least δ such that the composition is (epsilon, δ)-DP (an upper bound)."""
+        """The least δ such that the composition is (epsilon, δ)-DP (an upper bound).
+
+        Parameters
+        ----------
+        epsilon : float
+            ε >= 0.
+
+        Returns
+        -------
+        float
+            δ in [0, 1] (0 with no events).
+        """
         return self._read("_delta_", check.nonnegative(epsilon, "epsilon"))
 
     def _read(self, prefix: str, value: float) -> float:
@@ -321,7 +427,23 @@ class Accountant:
 
     # rdp -----------------------------------------------------------------
     def rdp(self, alpha: float) -> float:
-        """The composed Rényi-DP curve at order alpha (only for kind='rdp' or 'zcdp')."""
+        """The composed Rényi-DP curve at order alpha (only for kind='rdp' or 'zcdp').
+
+        Parameters
+        ----------
+        alpha : float
+            The order, > 1.
+
+        Returns
+        -------
+        float
+            Σ count × ε(α) over the composed losses.
+
+        Raises
+        ------
+        ValueError
+            If ``alpha`` <= 1, or a composed loss has no RDP curve.
+        """
         alpha = check.real(alpha, "alpha")
         if not alpha > 1:
             raise ValueError(f"alpha must be > 1, got {alpha!r}")
@@ -353,7 +475,13 @@ class Accountant:
         return self._pld
 
     def pld(self) -> Optional[PrivacyLossDistribution]:
-        """The composed privacy-loss distribution (kind='pld'), Gaussian events included."""
+        """The composed privacy-loss distribution (kind='pld'), Gaussian events included.
+
+        Returns
+        -------
+        PrivacyLossDistribution or None
+            None when nothing has been composed.
+        """
         with self._lock:
             groups = self._groups_pld()
             if self._gauss_events == 0:

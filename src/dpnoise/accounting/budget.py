@@ -59,6 +59,31 @@ class PrivacyBudget:
     empty :class:`Accountant` to use as the template.
 
     A budget made by :meth:`open` is backed by its file and safe across processes (see there).
+
+    Parameters
+    ----------
+    epsilon : float
+        The total ε >= 0.
+    delta : float, default 0.0
+        The total δ in [0, 1]; ε spent is read at this δ.
+    accountant : str or Accountant, default "basic"
+        A kind or an empty accountant used as the template.
+    neighbours : {"add_remove", "replace"}, default "add_remove"
+        The neighbouring relation (ignored when ``accountant`` is an Accountant).
+
+    Raises
+    ------
+    ValueError
+        For a negative ε, a δ outside [0, 1], an unknown kind or neighbours, or an accountant
+        that already holds events.
+
+    Examples
+    --------
+    >>> from dpnoise.accounting import PrivacyBudget, Laplace
+    >>> budget = PrivacyBudget(epsilon=1.0)
+    >>> budget.spend(Laplace(scale=2.0), count=2, label="two counts")
+    >>> budget.can_spend(Laplace(scale=2.0))
+    False
     """
 
     def __init__(self, epsilon: float, delta: float = 0.0,
@@ -123,7 +148,20 @@ class PrivacyBudget:
         return True
 
     def can_spend(self, loss: PrivacyLoss, count: int = 1) -> bool:
-        """Whether ``spend(loss, count)`` would succeed now."""
+        """Whether ``spend(loss, count)`` would succeed now.
+
+        Parameters
+        ----------
+        loss : PrivacyLoss
+            What one use spends.
+        count : int, default 1
+            How many uses.
+
+        Returns
+        -------
+        bool
+            True when the ledger plus these uses stays within (epsilon, delta).
+        """
         with self._synced(write=False):
             trial = self._accountant.copy().compose(loss, count)
             return self._fits_uses(trial, loss)
@@ -135,7 +173,28 @@ class PrivacyBudget:
         label: a name for the ledger (never put data values in it).
         insecure: True when the release draws from a generator that is not cryptographically
         secure (the caller allowed it); the ledger records it and the summary counts it.
-        For a file-backed budget the charge is durable on disk before this returns."""
+        For a file-backed budget the charge is durable on disk before this returns.
+
+        Parameters
+        ----------
+        loss, count
+            As for :meth:`Accountant.compose`.
+        label : str, optional
+            A name for the ledger entry (never put data values in it).
+        insecure : bool, default False
+            True when the release draws from a generator that is not cryptographically secure.
+
+        Raises
+        ------
+        dpnoise.BudgetExceededError
+            When the total would exceed the budget (nothing is charged).
+        TypeError
+            For a non-str label, a non-bool ``insecure`` or a ``loss`` that is no descriptor.
+        ValueError
+            When the accountant cannot compose ``loss``, or ``count`` < 1.
+        OSError
+            When a file-backed budget cannot write its file (nothing is charged).
+        """
         if label is not None and not isinstance(label, str):
             raise TypeError(f"label must be a str or None, got {type(label).__name__}")
         if not isinstance(insecure, bool):
@@ -176,6 +235,8 @@ class PrivacyBudget:
 
     @property
     def ledger(self) -> List[Dict[str, Any]]:
+        """A copy of the entries spent: dicts with ``loss`` (as ``to_dict``), ``count``,
+        ``label`` and ``insecure``, in order."""
         with self._synced(write=False):
             return [dict(e) for e in self._ledger]
 
@@ -206,7 +267,14 @@ class PrivacyBudget:
                     f"releases={len(self._ledger)}, insecure_releases={insecure}{where})")
 
     def summary(self) -> str:
-        """A short human-readable account of the budget (no data values)."""
+        """A short human-readable account of the budget (no data values).
+
+        Returns
+        -------
+        str
+            One line: the budget, the accountant, ε spent and the number of releases (and of
+            insecure ones, if any).
+        """
         with self._synced(write=False):
             spent = self._accountant.get_epsilon(self.delta)
             insecure = sum(1 for e in self._ledger if e.get("insecure"))
@@ -231,20 +299,50 @@ class PrivacyBudget:
                            "spent_epsilon": acc.get_epsilon(self.delta)}}
 
     def to_dict(self) -> Dict[str, Any]:
-        """The budget as plain data (the file format, version 2)."""
+        """The budget as plain data (the file format, version 2).
+
+        Returns
+        -------
+        dict
+            JSON-able: format, version, epsilon, delta, accountant settings, ledger and totals.
+        """
         with self._synced(write=False):
             return self._data(self._ledger, self._accountant)
 
     def save(self, path: PathLike) -> None:
         """Write the budget and its ledger as JSON, durably (temp file, fsync, rename, fsync of
-        the directory). A snapshot: later spends are not written; see :meth:`open`."""
+        the directory). A snapshot: later spends are not written; see :meth:`open`.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file to write (replaced atomically).
+        """
         _write_durably(os.fspath(path), self.to_dict())
 
     @classmethod
     def from_dict(cls, data: Dict[str, Any]) -> "PrivacyBudget":
         """Rebuild a budget from :meth:`to_dict` output. ValueError (naming the field) when a
         field is missing or malformed, when the ledger exceeds the budget, or when the ledger
-        does not add up to the recorded totals."""
+        does not add up to the recorded totals.
+
+        Parameters
+        ----------
+        data : dict
+            Output of :meth:`to_dict` (version 1 or 2).
+
+        Returns
+        -------
+        PrivacyBudget
+            An in-memory budget holding the ledger.
+
+        Raises
+        ------
+        TypeError
+            If ``data`` is not a dict.
+        ValueError
+            As described above.
+        """
         if not isinstance(data, dict):
             raise TypeError(f"budget data must be a dict, got {type(data).__name__}")
         version = data.get("version", 1)
@@ -304,7 +402,18 @@ class PrivacyBudget:
 
     @classmethod
     def load(cls, path: PathLike) -> "PrivacyBudget":
-        """Read a budget saved by :meth:`save` (an in-memory snapshot, not file-backed)."""
+        """Read a budget saved by :meth:`save` (an in-memory snapshot, not file-backed).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The JSON file.
+
+        Returns
+        -------
+        PrivacyBudget
+            The budget and its ledger.
+        """
         return cls.from_dict(_read_json(os.fspath(path)))
 
     # ------------------------------------------------------------------ file-backed
@@ -323,6 +432,25 @@ class PrivacyBudget:
         flush, fsync, ``os.replace``, fsync of the directory) and only then returns: processes
         sharing the file never overspend together, and a spend reported as made survives a
         crash. Reads re-read the file under a shared lock. POSIX only (needs ``fcntl``).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The budget file (``path + ".lock"`` is its lock file).
+        epsilon, delta, accountant, neighbours, value_discretization_interval
+            As for :class:`PrivacyBudget` and :class:`Accountant`.
+
+        Returns
+        -------
+        PrivacyBudget
+            A file-backed budget.
+
+        Raises
+        ------
+        ValueError
+            When an existing file differs from the arguments or is not a valid budget.
+        OSError
+            Without POSIX file locks, or when the file cannot be read or written.
         """
         try:
             import fcntl  # noqa: F401

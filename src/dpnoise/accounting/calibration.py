@@ -37,7 +37,48 @@ def calibrate(family: str, epsilon: float, delta: float = 0.0, count: int = 1,
 
     Bisection (in log scale, to relative width ``rtol``) on the accountant's ε; the returned
     value is the end of the bracket that meets the target, so it never spends more than asked.
-    Raises ValueError when no parameter meets the target (e.g. δ = 0 with Gaussian noise).
+
+    Parameters
+    ----------
+    family : str
+        The noise (or guarantee) to calibrate, as listed above.
+    epsilon : float
+        Target total ε in [1e-9, 1e4].
+    delta : float, default 0.0
+        Target total δ in [0, 1].
+    count : int, default 1
+        How many uses are composed.
+    accountant : str, default "pld"
+        The accountant kind that composes them.
+    sensitivity : float, default 1.0
+        The sensitivity Δ in [1e-150, 1e150] (an integer for the discrete families).
+    sampling_rate : float, optional
+        Poisson sampling probability per use, in [1e-9, 1].
+    neighbours : {"add_remove", "replace"}, default "add_remove"
+        The neighbouring relation.
+    categories : int, default 2
+        k for ``"randomized_response"``.
+    rtol : float, default 1e-6
+        Relative width of the final bisection bracket.
+
+    Returns
+    -------
+    float
+        The scale, σ or per-use ε (see above), on the side that meets the target.
+
+    Raises
+    ------
+    ValueError
+        For an out-of-range argument, an accountant that cannot compose the family, or when no
+        parameter meets the target (e.g. δ = 0 with Gaussian noise).
+    OverflowError
+        For a sensitivity outside [1e-150, 1e150].
+
+    Examples
+    --------
+    >>> from dpnoise.accounting import calibrate
+    >>> round(calibrate("laplace", epsilon=1.0), 6)
+    1.0
     """
     if family not in FAMILIES:
         raise ValueError(f"family must be one of {FAMILIES}, got {family!r}")
@@ -100,7 +141,32 @@ def least_sigma(make_loss: Callable[[float], PrivacyLoss], epsilon: float, delta
     repeated squaring of the ratio to ``start`` (at most ~11 steps each way up to 10^±300) and
     the bracket is bisected in log σ, so about log2(log(hi/lo)/rtol) + 22 profile evaluations
     (~35 for rtol = 1e-9). The returned σ always meets the target.
-    Raises ValueError when no σ up to 1e300 does (e.g. delta = 0 for a Gaussian).
+
+    Parameters
+    ----------
+    make_loss : callable
+        σ -> PrivacyLoss, monotone in σ.
+    epsilon : float
+        Target ε >= 0.
+    delta : float
+        Target δ in [0, 1] (0: only a pure guarantee meets it).
+    start : float
+        A first guess of σ (> 0).
+    rtol : float, default 1e-9
+        Relative precision, in (0, 1).
+
+    Returns
+    -------
+    float
+        The least σ found that meets the target.
+
+    Raises
+    ------
+    TypeError
+        If ``make_loss`` is not callable or does not return a descriptor.
+    ValueError
+        For a bad argument, or when no σ up to 1e300 meets the target (e.g. delta = 0 for a
+        Gaussian).
     """
     if not callable(make_loss):
         raise TypeError("make_loss must be a callable sigma -> privacy-loss descriptor")

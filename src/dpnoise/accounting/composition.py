@@ -19,6 +19,25 @@ def group_privacy(loss: PrivacyLoss, k: int) -> PrivacyLoss:
     * zCDP ρ → k²ρ (Bun & Steinke 2016, Prop. 1.9);
     * pure ε → kε, and (ε, δ) → (kε, k e^{(k-1)ε} δ) (hybrid argument of Dwork & Roth 2014, Thm 2.2);
     * anything else through its (ε, δ) form; an RDP-only loss raises ValueError.
+
+    Parameters
+    ----------
+    loss : PrivacyLoss
+        What the release spends on one record.
+    k : int
+        The group size (>= 1).
+
+    Returns
+    -------
+    PrivacyLoss
+        What it spends on a group of ``k`` (``loss`` itself for k = 1).
+
+    Raises
+    ------
+    TypeError
+        If ``loss`` is not a descriptor.
+    ValueError
+        For k < 1, or a loss with no ε, (ε, δ) or zCDP form.
     """
     if not isinstance(loss, PrivacyLoss):
         raise TypeError(f"loss must be a privacy-loss descriptor, got {type(loss).__name__}")
@@ -54,7 +73,18 @@ def group_privacy(loss: PrivacyLoss, k: int) -> PrivacyLoss:
 
 def parallel_composition(*losses: Any) -> Parallel:
     """The loss of releases on disjoint partitions of the data (one record affects one part):
-    the worst of the parts (McSherry 2009, Thm 4). Accepts descriptors or one iterable of them."""
+    the worst of the parts (McSherry 2009, Thm 4). Accepts descriptors or one iterable of them.
+
+    Parameters
+    ----------
+    *losses : PrivacyLoss or iterable of PrivacyLoss
+        The loss of each part's release.
+
+    Returns
+    -------
+    Parallel
+        The combined descriptor.
+    """
     if len(losses) == 1 and not isinstance(losses[0], PrivacyLoss):
         losses = tuple(losses[0])
     return Parallel(tuple(losses))

@@ -17,14 +17,42 @@ DEFAULT_ORDERS = tuple(float(a) for a in 1.0 + np.geomspace(1e-3, 1e4, 141))
 
 def rdp_to_epsilon_at(alpha: float, rdp: float, delta: float) -> float:
     """ε from (α, ε_α)-RDP at δ: ε_α + log((α-1)/α) - (log δ + log α)/(α-1)
-    (Balle, Barthe, Gaboardi, Hsu & Sato 2020, Thm 21; also CKS 2020, Prop. 12)."""
+    (Balle, Barthe, Gaboardi, Hsu & Sato 2020, Thm 21; also CKS 2020, Prop. 12).
+
+    Parameters
+    ----------
+    alpha : float
+        The Rényi order α > 1.
+    rdp : float
+        ε_α at that order (``math.inf`` allowed).
+    delta : float
+        The target δ in (0, 1).
+
+    Returns
+    -------
+    float
+        ε (may be negative; callers clamp), ``math.inf`` for an infinite ε_α.
+    """
     if math.isinf(rdp):
         return math.inf
     return rdp + math.log1p(-1.0 / alpha) - (math.log(delta) + math.log(alpha)) / (alpha - 1.0)
 
 
 def rdp_to_log_delta_at(alpha: float, rdp: float, epsilon: float) -> float:
-    """log δ from (α, ε_α)-RDP at ε: (α-1)(ε_α - ε + log(1 - 1/α)) - log α (same theorem)."""
+    """log δ from (α, ε_α)-RDP at ε: (α-1)(ε_α - ε + log(1 - 1/α)) - log α (same theorem).
+
+    Parameters
+    ----------
+    alpha, rdp : float
+        The order α > 1 and ε_α, as in :func:`rdp_to_epsilon_at`.
+    epsilon : float
+        The ε at which δ is wanted.
+
+    Returns
+    -------
+    float
+        log δ (positive values mean δ = 1), ``math.inf`` for an infinite ε_α.
+    """
     if math.isinf(rdp):
         return math.inf
     return (alpha - 1.0) * (rdp - epsilon + math.log1p(-1.0 / alpha)) - math.log(alpha)
@@ -81,7 +109,22 @@ def _minimise_over_orders(f: Callable[[float], float], orders: Sequence[float],
 
 def rdp_curve_to_epsilon(curve: Callable[[float], float], delta: float,
                          orders: Sequence[float] = DEFAULT_ORDERS) -> float:
-    """min over α of the Balle et al. (2020) conversion of an RDP curve."""
+    """min over α of the Balle et al. (2020) conversion of an RDP curve.
+
+    Parameters
+    ----------
+    curve : callable
+        α -> ε(α), the composed RDP curve.
+    delta : float
+        The target δ (<= 0 gives ``math.inf``, >= 1 gives 0).
+    orders : sequence of float, optional
+        The grid of orders searched (then refined continuously).
+
+    Returns
+    -------
+    float
+        ε >= 0.
+    """
     if delta <= 0:
         return math.inf
     if delta >= 1:
@@ -91,19 +134,58 @@ def rdp_curve_to_epsilon(curve: Callable[[float], float], delta: float,
 
 def rdp_curve_to_delta(curve: Callable[[float], float], epsilon: float,
                        orders: Sequence[float] = DEFAULT_ORDERS) -> float:
-    """min over α of the Balle et al. (2020) conversion to δ at ε (capped at 1)."""
+    """min over α of the Balle et al. (2020) conversion to δ at ε (capped at 1).
+
+    Parameters
+    ----------
+    curve : callable
+        α -> ε(α).
+    epsilon : float
+        The ε at which δ is wanted.
+    orders : sequence of float, optional
+        The grid of orders searched.
+
+    Returns
+    -------
+    float
+        δ in [0, 1].
+    """
     log_d = _minimise_over_orders(lambda a: rdp_to_log_delta_at(a, curve(a), epsilon), orders)
     return 1.0 if log_d >= 0 else math.exp(log_d)
 
 
 def zcdp_epsilon_bun_steinke(rho: float, delta: float) -> float:
-    """ρ-zCDP ⇒ (ρ + 2√(ρ log(1/δ)), δ)-DP (Bun & Steinke 2016, Prop. 1.3)."""
+    """ρ-zCDP ⇒ (ρ + 2√(ρ log(1/δ)), δ)-DP (Bun & Steinke 2016, Prop. 1.3).
+
+    Parameters
+    ----------
+    rho : float
+        ρ >= 0.
+    delta : float
+        δ in (0, 1].
+
+    Returns
+    -------
+    float
+        The ε of that bound.
+    """
     return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
 
 
 def zcdp_to_epsilon(rho: float, delta: float) -> float:
     """The CKS 2020 conversion (Prop. 12 / Cor. 13 with RDP αρ), optimised over real α > 1,
-    never worse than Bun–Steinke's."""
+    never worse than Bun–Steinke's.
+
+    Parameters
+    ----------
+    rho, delta : float
+        ρ >= 0 and the target δ (δ <= 0 gives ``math.inf``; δ >= 1 or ρ = 0 gives 0).
+
+    Returns
+    -------
+    float
+        ε >= 0.
+    """
     if rho == 0:
         return 0.0
     if delta <= 0:
@@ -115,6 +197,20 @@ def zcdp_to_epsilon(rho: float, delta: float) -> float:
 
 
 def zcdp_to_delta(rho: float, epsilon: float) -> float:
+    """δ at ε of ρ-zCDP: the RDP conversion of the curve αρ (CKS 2020, Prop. 12).
+
+    Parameters
+    ----------
+    rho : float
+        ρ >= 0 (0 gives δ = 0).
+    epsilon : float
+        The ε at which δ is wanted.
+
+    Returns
+    -------
+    float
+        δ in [0, 1].
+    """
     if rho == 0:
         return 0.0
     return rdp_curve_to_delta(lambda a: a * rho, epsilon)
@@ -122,14 +218,45 @@ def zcdp_to_delta(rho: float, epsilon: float) -> float:
 
 # ------------------------------------------------------------------ (ε, δ) composition
 def basic_composition(pairs: Iterable[Tuple[float, float, int]]) -> Tuple[float, float]:
-    """(Σ kε_i, Σ kδ_i) — composition theorem, adaptive too (Dwork & Roth 2014, Thm 3.16)."""
+    """(Σ kε_i, Σ kδ_i) — composition theorem, adaptive too (Dwork & Roth 2014, Thm 3.16).
+
+    Parameters
+    ----------
+    pairs : iterable of (float, float, int)
+        (ε_i, δ_i, k_i): k_i uses of an (ε_i, δ_i)-DP release.
+
+    Returns
+    -------
+    tuple of (float, float)
+        The summed (ε, δ), with compensated sums.
+    """
     pairs = list(pairs)
     return (math.fsum(c * e for e, _, c in pairs), math.fsum(c * d for _, d, c in pairs))
 
 
 def advanced_composition_drv(epsilon: float, delta: float, k: int, delta_prime: float) -> Tuple[float, float]:
     """Dwork, Rothblum & Vadhan 2010 (Dwork–Roth Thm 3.20): k-fold (ε, δ) is
-    (√(2k ln(1/δ')) ε + k ε (e^ε - 1), kδ + δ')-DP. δ' must be in (0, 1]."""
+    (√(2k ln(1/δ')) ε + k ε (e^ε - 1), kδ + δ')-DP. δ' must be in (0, 1].
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The guarantee of one use.
+    k : int
+        The number of uses.
+    delta_prime : float
+        The extra δ' in (0, 1] traded for a smaller ε.
+
+    Returns
+    -------
+    tuple of (float, float)
+        The composed (ε, δ).
+
+    Raises
+    ------
+    ValueError
+        If ``delta_prime`` is not in (0, 1].
+    """
     if not 0 < delta_prime <= 1:
         raise ValueError(f"delta_prime must be in (0, 1], got {delta_prime!r}")
     return (math.sqrt(2 * k * math.log(1 / delta_prime)) * epsilon + k * epsilon * math.expm1(epsilon),
@@ -177,7 +304,22 @@ def kov_rr_delta(epsilon0: float, k: int, epsilon: float) -> float:
     Σ_j C(k,j) p^j q^{k-j} (1 - e^{ε - (2j-k)ε0})_+ with p = e^ε0/(1+e^ε0).
     Exact for small k; for large k the sum runs over a Hoeffding window and the mass outside it
     (<= 2e-30) is added, so the value is never below the exact one. Time and memory are
-    O(min(k, √k·12, 2^21)); OverflowError past that (callers fall back to a closed form)."""
+    O(min(k, √k·12, 2^21)); OverflowError past that (callers fall back to a closed form).
+
+    Parameters
+    ----------
+    epsilon0 : float
+        ε0 >= 0 of each mechanism.
+    k : int
+        The number of mechanisms.
+    epsilon : float
+        The ε at which δ is wanted.
+
+    Returns
+    -------
+    float
+        δ in [0, 1], never below the exact value.
+    """
     if epsilon0 == 0:
         return 0.0 if epsilon >= 0 else -math.expm1(epsilon)
     loss, log_mass, outside = _rr_window(epsilon0, k)
@@ -191,7 +333,25 @@ def kov_rr_delta(epsilon0: float, k: int, epsilon: float) -> float:
 def kov_rr_epsilon(epsilon0: float, k: int, delta: float) -> float:
     """The least ε with kov_rr_delta(ε0, k, ε) <= delta, in one pass over the window: on
     [l_{j-1}, l_j) the profile is A_j - e^ε B_j with suffix sums A_j = Σ_{i>=j} m_i,
-    B_j = Σ_{i>=j} m_i e^{-l_i}, so the crossing is solved in closed form."""
+    B_j = Σ_{i>=j} m_i e^{-l_i}, so the crossing is solved in closed form.
+
+    Parameters
+    ----------
+    epsilon0, k
+        As for :func:`kov_rr_delta`.
+    delta : float
+        The target δ (>= 1 gives 0).
+
+    Returns
+    -------
+    float
+        ε >= 0.
+
+    Raises
+    ------
+    OverflowError
+        When the window is too large, or ``delta`` is below the mass left outside it.
+    """
     if epsilon0 == 0 or delta >= 1:
         return 0.0
     loss, log_mass, outside = _rr_window(epsilon0, k)
@@ -219,7 +379,22 @@ def kov_rr_epsilon(epsilon0: float, k: int, delta: float) -> float:
 
 
 def kov_homogeneous_delta(epsilon0: float, delta0: float, k: int, epsilon: float) -> float:
-    """KOV 2015 Thm 3.3: δ_total(ε) = 1 - (1-δ0)^k (1 - δ_RR(ε))."""
+    """KOV 2015 Thm 3.3: δ_total(ε) = 1 - (1-δ0)^k (1 - δ_RR(ε)).
+
+    Parameters
+    ----------
+    epsilon0, delta0 : float
+        The (ε0, δ0) of each of the ``k`` identical mechanisms.
+    k : int
+        How many are composed.
+    epsilon : float
+        The ε at which δ is wanted.
+
+    Returns
+    -------
+    float
+        δ_total in [0, 1].
+    """
     if delta0 >= 1:
         return 1.0
     rr = kov_rr_delta(epsilon0, k, epsilon)
@@ -231,7 +406,20 @@ def kov_homogeneous_delta(epsilon0: float, delta0: float, k: int, epsilon: float
 def kov_heterogeneous_epsilon(pairs: Sequence[Tuple[float, int]], delta_tilde: float) -> float:
     """KOV 2015 Thm 3.5 (heterogeneous ε_i, the δ_i handled by the caller):
     min{Σε_i, Σ(e^ε_i-1)ε_i/(e^ε_i+1) + √(2Σε_i² log(e + √(Σε_i²)/δ̃)),
-                Σ(e^ε_i-1)ε_i/(e^ε_i+1) + √(2Σε_i² log(1/δ̃))}."""
+                Σ(e^ε_i-1)ε_i/(e^ε_i+1) + √(2Σε_i² log(1/δ̃))}.
+
+    Parameters
+    ----------
+    pairs : sequence of (float, int)
+        (ε_i, count_i) of the composed pure-DP parts.
+    delta_tilde : float
+        The δ̃ spent on the bound (<= 0 gives the basic sum Σε_i).
+
+    Returns
+    -------
+    float
+        The composed ε.
+    """
     total = math.fsum(c * e for e, c in pairs)
     if delta_tilde <= 0:
         return total
@@ -244,5 +432,18 @@ def kov_heterogeneous_epsilon(pairs: Sequence[Tuple[float, int]], delta_tilde: f
 
 def group_approx_dp(epsilon: float, delta: float, k: int) -> Tuple[float, float]:
     """(ε, δ)-DP for neighbours ⇒ (kε, k e^{(k-1)ε} δ)-DP for groups of k: the hybrid argument
-    of Dwork & Roth 2014, Thm 2.2, over the k records gives δ Σ_{i<k} e^{iε} <= k e^{(k-1)ε} δ."""
+    of Dwork & Roth 2014, Thm 2.2, over the k records gives δ Σ_{i<k} e^{iε} <= k e^{(k-1)ε} δ.
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The guarantee for neighbours.
+    k : int
+        The group size.
+
+    Returns
+    -------
+    tuple of (float, float)
+        (kε, min(1, k e^{(k-1)ε} δ)).
+    """
     return k * epsilon, min(1.0, k * math.exp((k - 1) * epsilon) * delta)

@@ -216,7 +216,29 @@ def _from_profile(loss: PrivacyLoss, direction: str, h: float, tol: float) -> _G
 
 
 def discretise(loss: PrivacyLoss, direction: str, h: float, tol: float = TAIL_MASS) -> _GridPMF:
-    """The pessimistic grid PMF of one use of ``loss`` in one direction."""
+    """The pessimistic grid PMF of one use of ``loss`` in one direction.
+
+    Parameters
+    ----------
+    loss : PrivacyLoss
+        A descriptor with loss atoms, loss tails or a privacy profile.
+    direction : {"remove", "add"}
+        The direction (ignored for a symmetric loss).
+    h : float
+        The grid step of loss values.
+    tol : float, optional
+        Probability mass that may be moved to the infinite-loss atom when trimming.
+
+    Returns
+    -------
+    _GridPMF
+        The grid PMF (start index, masses, mass at +∞), rounded up to the grid.
+
+    Raises
+    ------
+    ValueError
+        If the loss has no privacy-loss distribution.
+    """
     d = direction if not loss.symmetric else "remove"
     atoms = loss._loss_atoms(d)
     if atoms is not None:
@@ -356,7 +378,17 @@ class PrivacyLossDistribution:
 
     Build one with :meth:`from_loss`, combine with :meth:`compose` / :meth:`self_compose`, read
     it with :meth:`get_delta_for_epsilon` / :meth:`get_epsilon_for_delta`. All results are
-    upper bounds on the true privacy curve (pessimistic discretisation, see the module doc)."""
+    upper bounds on the true privacy curve (pessimistic discretisation, see the module doc).
+
+    Parameters
+    ----------
+    parts : dict
+        ``{"remove": grid PMF, "add": grid PMF}`` (internal; use the class methods).
+    value_discretization_interval : float
+        The grid step of loss values.
+    tail_mass : float, optional
+        The mass trimming may move to the infinite-loss atom per composition.
+    """
 
     def __init__(self, parts: Dict[str, _GridPMF], value_discretization_interval: float,
                  tail_mass: float = TAIL_MASS):
@@ -366,6 +398,18 @@ class PrivacyLossDistribution:
 
     @classmethod
     def identity(cls, value_discretization_interval: float = DEFAULT_INTERVAL) -> "PrivacyLossDistribution":
+        """The PLD of releasing nothing (loss 0 with probability 1), neutral for :meth:`compose`.
+
+        Parameters
+        ----------
+        value_discretization_interval : float, optional
+            The grid step (> 0).
+
+        Returns
+        -------
+        PrivacyLossDistribution
+            The identity.
+        """
         h = check.positive(value_discretization_interval, "value_discretization_interval")
         one = _GridPMF(0, np.ones(1), 0.0)
         return cls({"remove": one, "add": one}, h)
@@ -373,6 +417,27 @@ class PrivacyLossDistribution:
     @classmethod
     def from_loss(cls, loss: PrivacyLoss, value_discretization_interval: float = DEFAULT_INTERVAL,
                   count: int = 1) -> "PrivacyLossDistribution":
+        """The PLD of ``count`` uses of ``loss``, discretised pessimistically.
+
+        Parameters
+        ----------
+        loss : PrivacyLoss
+            A descriptor with a privacy-loss distribution (``loss.has_profile()``).
+        value_discretization_interval : float, optional
+            The grid step (> 0).
+        count : int, default 1
+            Self-compositions (>= 1), by FFT powers.
+
+        Returns
+        -------
+        PrivacyLossDistribution
+            Both directions (one shared part for a symmetric loss).
+
+        Raises
+        ------
+        ValueError
+            For a bad step or count, or a loss without a privacy-loss distribution.
+        """
         h = check.positive(value_discretization_interval, "value_discretization_interval")
         count = check.count(count)
         if loss.symmetric:
@@ -384,6 +449,23 @@ class PrivacyLossDistribution:
         return cls(parts, h)
 
     def compose(self, other: "PrivacyLossDistribution") -> "PrivacyLossDistribution":
+        """The PLD of this release followed by ``other`` (convolution of the loss PMFs).
+
+        Parameters
+        ----------
+        other : PrivacyLossDistribution
+            Built with the same discretisation interval.
+
+        Returns
+        -------
+        PrivacyLossDistribution
+            A new PLD; neither input changes.
+
+        Raises
+        ------
+        ValueError
+            If the discretisation intervals differ.
+        """
         if other.value_discretization_interval != self.value_discretization_interval:
             raise ValueError("cannot compose PLDs with different value_discretization_interval")
         parts: Dict[str, _GridPMF] = {}
@@ -397,6 +479,18 @@ class PrivacyLossDistribution:
         return PrivacyLossDistribution(parts, self.value_discretization_interval, self._tol)
 
     def self_compose(self, count: int) -> "PrivacyLossDistribution":
+        """This PLD composed with itself ``count`` times (one FFT power).
+
+        Parameters
+        ----------
+        count : int
+            The number of uses (>= 1).
+
+        Returns
+        -------
+        PrivacyLossDistribution
+            A new PLD.
+        """
         count = check.count(count)
         h = self.value_discretization_interval
         rem = _self_compose(self._parts["remove"], count, h, self._tol)
@@ -405,11 +499,35 @@ class PrivacyLossDistribution:
         return PrivacyLossDistribution({"remove": rem, "add": add}, h, self._tol)
 
     def get_delta_for_epsilon(self, epsilon: float) -> float:
+        """δ(ε), the max over both directions (an upper bound on the true curve).
+
+        Parameters
+        ----------
+        epsilon : float
+            Any real ε.
+
+        Returns
+        -------
+        float
+            δ in [0, 1].
+        """
         e = check.real(epsilon, "epsilon")
         h = self.value_discretization_interval
         return min(1.0, max(_delta(g, e, h) for g in self._parts.values()))
 
     def get_epsilon_for_delta(self, delta: float) -> float:
+        """The least grid ε with δ(ε) <= delta over both directions (an upper bound).
+
+        Parameters
+        ----------
+        delta : float
+            δ in [0, 1].
+
+        Returns
+        -------
+        float
+            ε >= 0 (``math.inf`` if the infinite-loss mass exceeds ``delta``).
+        """
         d = check.probability(delta, "delta")
         h = self.value_discretization_interval
         return max(0.0, max(_epsilon(g, d, h) for g in self._parts.values()))

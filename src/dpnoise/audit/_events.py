@@ -174,6 +174,23 @@ class Event:
     in the set; ``str(event)`` describes it."""
 
     def contains(self, outputs: Any) -> np.ndarray:  # pragma: no cover - abstract
+        """Membership of each output in the event.
+
+        Parameters
+        ----------
+        outputs : array_like
+            Mechanism outputs, one per entry of the first axis.
+
+        Returns
+        -------
+        numpy.ndarray of bool
+            Shape (len(outputs),).
+
+        Raises
+        ------
+        NotImplementedError
+            On the base class.
+        """
         raise NotImplementedError
 
 

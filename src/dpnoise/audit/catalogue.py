@@ -31,7 +31,27 @@ class Entry:
     pairs to try, whether it takes a batch of copies (``vectorized``) and what the audit should
     find: ``expect`` "holds" (bound <= claim), "refuted" (bound > claim) or "measured" (a peer's
     claim, reported either way; it does not decide the exit status). ``slow`` entries run the
-    per-call number of trials even when vectorized."""
+    per-call number of trials even when vectorized.
+
+    Attributes
+    ----------
+    name, library : str
+        The mechanism's name and the library it comes from.
+    epsilon, delta : float
+        The claimed guarantee.
+    make : callable
+        seed -> mechanism (a callable on one input, or on a batch when ``vectorized``).
+    pairs : tuple of (Any, Any)
+        The neighbouring inputs to try.
+    vectorized : bool
+        Whether the mechanism takes a batch of copies.
+    expect : {"holds", "refuted", "measured"}
+        What the audit should find.
+    note : str
+        Shown beside the result.
+    slow : bool
+        Run the per-call number of trials.
+    """
 
     name: str
     library: str
@@ -47,6 +67,16 @@ class Entry:
 
 @dataclass
 class Catalogue:
+    """The audits to run and the peers that could not be loaded.
+
+    Attributes
+    ----------
+    entries : list of Entry
+        The audits.
+    unavailable : dict of str to str
+        Peer library -> why it is missing (its import error's text).
+    """
+
     entries: List[Entry]
     unavailable: Dict[str, str] = field(default_factory=dict)  # library -> why (import error text)
 
@@ -227,7 +257,20 @@ PEERS: Dict[str, Callable[[Sequence[float]], List[Entry]]] = {
 
 def catalogue(epsilons: Sequence[float] = (0.5, 1.0, 2.0), *, peers: bool = True) -> Catalogue:
     """Every entry at these ε; peers whose import fails are listed in ``unavailable`` with the
-    exception's text (an installed peer that fails to import is not "not installed")."""
+    exception's text (an installed peer that fails to import is not "not installed").
+
+    Parameters
+    ----------
+    epsilons : sequence of float, default (0.5, 1.0, 2.0)
+        The claimed ε of each entry.
+    peers : bool, default True
+        Include the peer libraries' mechanisms (diffprivlib, OpenDP) when importable.
+
+    Returns
+    -------
+    Catalogue
+        dpnoise's entries, the deliberately flawed ones and the peers'.
+    """
     cat = Catalogue(dpnoise_entries(epsilons) + flawed_entries(epsilons))
     if peers:
         for name, entries in PEERS.items():

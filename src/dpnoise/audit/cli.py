@@ -97,6 +97,18 @@ def _plot_file(path: str) -> str:
 
 
 def build_parser(prog: str = "dpnoise audit") -> argparse.ArgumentParser:
+    """The ``dpnoise audit`` argument parser.
+
+    Parameters
+    ----------
+    prog : str, default "dpnoise audit"
+        The program name in usage lines.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        Trials, α, seed, ε values, peers, JSON and plot options.
+    """
     p = _Parser(prog=prog, description=(
         "Empirical lower bounds on epsilon (Clopper-Pearson, held-out events) for dpnoise's "
         "mechanisms, NumPy's naive float Laplace, a mis-calibrated mechanism and installed peers."))
@@ -168,6 +180,28 @@ def _verdict(row: Dict[str, Any]) -> str:
 
 def run_entry(entry: Entry, trials: int, alpha: float, seed: int,
               progress: Optional[_Progress] = None) -> Dict[str, Any]:
+    """Audit one catalogue entry over its input pairs (Bonferroni over the pairs).
+
+    Parameters
+    ----------
+    entry : Entry
+        The mechanism, its claim and its neighbouring pairs.
+    trials : int
+        Runs per input.
+    alpha : float
+        The probability that the reported bound is wrong.
+    seed : int
+        Seeds the mechanism (insecure: audits only) and the train/held-out split.
+    progress : callable, optional
+        Called with the number of trials done.
+
+    Returns
+    -------
+    dict
+        The report row: claim, ``epsilon_lower_bound``, event, hits, ``refuted``, ``ok``
+        (whether the finding is the expected one), ``seconds`` (``error`` if the mechanism
+        failed).
+    """
     row: Dict[str, Any] = {
         "library": entry.library, "mechanism": entry.name, "note": entry.note,
         "claimed_epsilon": entry.epsilon, "delta": entry.delta, "trials": trials,
@@ -304,6 +338,7 @@ def cli_main(argv: Sequence[str], *, stdout: Optional[TextIO] = None, stderr: Op
 
 
 def main() -> None:  # pragma: no cover - python -m dpnoise.audit.cli
+    """``python -m dpnoise.audit.cli``: run :func:`cli_main` on ``sys.argv`` and exit with its status."""
     sys.exit(cli_main(sys.argv[1:]))
 
 

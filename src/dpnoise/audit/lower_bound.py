@@ -60,6 +60,12 @@ class AuditResult:
     estimate : float
         The plug-in value ln((hits_favoured/n - δ)/(hits_other/n)) on the held-out half (may be
         inf or nan): an estimate, not a bound.
+    trials, delta, alpha : int, float, float
+        The audit's arguments.
+    seconds : float
+        Wall time of the audit.
+    x0, x1 : Any
+        The neighbouring inputs.
     """
 
     epsilon: float
@@ -80,7 +86,18 @@ class AuditResult:
     x1: Any = field(repr=False, default=None)
 
     def refutes(self, claimed_epsilon: float) -> bool:
-        """Whether this bound exceeds a claimed ε (then the claim is false, at confidence 1 - α)."""
+        """Whether this bound exceeds a claimed ε (then the claim is false, at confidence 1 - α).
+
+        Parameters
+        ----------
+        claimed_epsilon : float
+            The ε the mechanism claims.
+
+        Returns
+        -------
+        bool
+            True when ``epsilon > claimed_epsilon``.
+        """
         return self.epsilon > claimed_epsilon
 
     def __str__(self) -> str:
@@ -90,6 +107,23 @@ class AuditResult:
 
 
 def check_trials(trials: Any) -> int:
+    """The audit's trial count, checked.
+
+    Parameters
+    ----------
+    trials : int
+        Trials per input, at least ``MIN_TRIALS`` (half train, half held out).
+
+    Returns
+    -------
+    int
+        ``trials`` as an int.
+
+    Raises
+    ------
+    ValueError
+        Below ``MIN_TRIALS``.
+    """
     n = integer(trials, "trials")
     if n < MIN_TRIALS:
         raise ValueError(f"trials must be at least {MIN_TRIALS} (half train, half held out), got {n}")
@@ -97,6 +131,23 @@ def check_trials(trials: Any) -> int:
 
 
 def check_alpha(alpha: Any) -> float:
+    """The audit's confidence parameter, checked.
+
+    Parameters
+    ----------
+    alpha : float
+        The probability that the bound is wrong, in (0, 1).
+
+    Returns
+    -------
+    float
+        ``alpha`` as a float.
+
+    Raises
+    ------
+    ValueError
+        Outside (0, 1).
+    """
     a = real(alpha, "alpha")
     if not 0.0 < a < 1.0:
         raise ValueError(f"alpha must be in (0, 1), got {a!r}")
@@ -104,6 +155,18 @@ def check_alpha(alpha: Any) -> float:
 
 
 def check_delta(delta: Any) -> float:
+    """The δ the audited claim allows, checked: a float in [0, 1) (ValueError otherwise).
+
+    Parameters
+    ----------
+    delta : float
+        δ in [0, 1).
+
+    Returns
+    -------
+    float
+        ``delta`` as a float.
+    """
     return probability(delta, "delta", upper_open=True)
 
 
@@ -137,7 +200,36 @@ def _call(mechanism: Callable[[Any], Any], value: Any, which: str, trial: Option
 def run_mechanism(mechanism: Callable[[Any], Any], x: Any, trials: int, which: str, *,
                   vectorized: bool, batch_size: Optional[int] = None,
                   progress: Optional[Callable[[int], None]] = None) -> np.ndarray:
-    """Outputs of ``trials`` runs on x: an array whose first axis is the trial."""
+    """Outputs of ``trials`` runs on x: an array whose first axis is the trial.
+
+    Parameters
+    ----------
+    mechanism : callable
+        The mechanism under audit, called on ``x`` (or on a batch of copies).
+    x : Any
+        The input.
+    trials : int
+        How many outputs to collect.
+    which : str
+        The input's name for error messages ("x0", "x1").
+    vectorized : bool
+        Call the mechanism once per batch on stacked copies of ``x`` (one output per copy).
+    batch_size : int, optional
+        Copies per vectorized call (default: all at once).
+    progress : callable, optional
+        Called with the number of trials just done.
+
+    Returns
+    -------
+    numpy.ndarray
+        The outputs, shape (trials, ...).
+
+    Raises
+    ------
+    MechanismError
+        When the mechanism raises, returns no array, the wrong number of outputs, or outputs
+        whose shape changes.
+    """
     if vectorized:
         base = np.asarray(x)
         step = trials if batch_size is None else batch_size
@@ -180,7 +272,24 @@ def run_mechanism(mechanism: Callable[[Any], Any], x: Any, trials: int, which: s
 
 def bound_from_counts(hits_favoured: int, hits_other: int, n: int, delta: float, alpha: float
                       ) -> Tuple[float, float, float]:
-    """(ε bound, p_lower, p_upper) from held-out counts: Clopper-Pearson at α/2 on each side."""
+    """(ε bound, p_lower, p_upper) from held-out counts: Clopper-Pearson at α/2 on each side.
+
+    Parameters
+    ----------
+    hits_favoured, hits_other : int
+        Held-out outputs in the event under the favoured and the other input.
+    n : int
+        Held-out outputs per input.
+    delta : float
+        The δ of the audited claim.
+    alpha : float
+        The total error probability of the bound.
+
+    Returns
+    -------
+    tuple of (float, float, float)
+        ε lower bound (>= 0), lower bound on P[E | favoured], upper bound on P[E | other].
+    """
     p_lower = _binomial.lower_bound(hits_favoured, n, alpha / 2)
     p_upper = _binomial.upper_bound(hits_other, n, alpha / 2)
     if p_lower <= delta:
@@ -336,13 +445,22 @@ def epsilon_lower_bound(mechanism: Callable[[Any], Any], x0: Any, x1: Any, *, tr
 class PairSearchResult:
     """The outcome of :func:`search_pairs`: ``best`` (the largest bound), ``results`` (one per
     pair, in the given order); each bound is at level α/len(pairs), so the largest is valid at
-    level α (Bonferroni)."""
+    level α (Bonferroni).
+
+    Attributes
+    ----------
+    best : AuditResult
+        The pair with the largest bound.
+    results : tuple of AuditResult
+        One per pair, in the given order.
+    """
 
     best: AuditResult
     results: Tuple[AuditResult, ...]
 
     @property
     def epsilon(self) -> float:
+        """The largest bound, ``best.epsilon``."""
         return self.best.epsilon
 
 

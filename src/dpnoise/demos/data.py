@@ -17,7 +17,20 @@ STATES = ("Gorenjska", "Goriška", "Koroška", "Notranjska", "Obalno-kraška", "
 
 def synthetic_people(n: int = 1000, seed: int = 2018) -> Dict[str, np.ndarray]:
     """``n`` synthetic people: salary (EUR/month, log-normal), height (cm, by sex) and state
-    (index into STATES, non-uniform). Deterministic for a given seed; not real data."""
+    (index into STATES, non-uniform). Deterministic for a given seed; not real data.
+
+    Parameters
+    ----------
+    n : int, default 1000
+        How many people.
+    seed : int, default 2018
+        NumPy seed.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        ``salary`` and ``height`` (float64) and ``state`` (int64), each of shape (n,).
+    """
     r = np.random.default_rng(seed)
     female = r.random(n) < 0.5
     height = np.where(female, r.normal(166.0, 6.5, n), r.normal(180.0, 7.0, n))
@@ -36,7 +49,20 @@ DIAGNOSES = ("influenza", "common cold", "hypertension", "back pain", "migraine"
 def synthetic_diagnoses(clinics: int = 2000, patients: int = 200, seed: int = 2026) -> np.ndarray:
     """Diagnosis counts (clinics x len(DIAGNOSES), int32) of made-up patients: each clinic has
     ``patients`` patients, one diagnosis each, drawn from a clinic-specific mix of a shared
-    Zipf-like profile. Deterministic for a given seed; not real data."""
+    Zipf-like profile. Deterministic for a given seed; not real data.
+
+    Parameters
+    ----------
+    clinics, patients : int
+        Rows, and patients per row.
+    seed : int, default 2026
+        NumPy seed.
+
+    Returns
+    -------
+    numpy.ndarray of int32
+        Shape (clinics, len(DIAGNOSES)); each row sums to ``patients``.
+    """
     r = np.random.default_rng(seed)
     d = len(DIAGNOSES)
     base = 1.0 / np.arange(1, d + 1) ** 0.8
@@ -69,7 +95,22 @@ def zipf_items(n: int, d: int, exponent: float = 1.1, seed: Any = 0) -> np.ndarr
 
 def zipf_ranks(n_items: int, n_users: int, exponent: float = 1.1, seed: Any = 0) -> np.ndarray:
     """Ranks (0-based) of ``n_users`` users, P(rank r) proportional to (r + 1)^-exponent, by
-    inversion of the cumulative weights (fast for millions of ranks)."""
+    inversion of the cumulative weights (fast for millions of ranks).
+
+    Parameters
+    ----------
+    n_items, n_users : int
+        The number of ranks, and of draws.
+    exponent : float, default 1.1
+        The Zipf exponent.
+    seed : int or numpy.random.Generator
+        NumPy seed.
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        Shape (n_users,), values in [0, n_items).
+    """
     w = np.arange(1, n_items + 1, dtype=np.float64) ** -exponent
     rng = np.random.default_rng(seed)
     return np.searchsorted(np.cumsum(w / w.sum()), rng.random(n_users), side="right").clip(0, n_items - 1)
@@ -78,7 +119,22 @@ def zipf_ranks(n_items: int, n_users: int, exponent: float = 1.1, seed: Any = 0)
 def id_workload(bits: int, n_items: int = 10**6, n_users: int = 10**6, seed: int = 13) -> np.ndarray:
     """The heavy-hitters workload (issue #13): ``n_items`` distinct random ``bits``-bit IDs (a
     fixed-seed draw without replacement), Zipf(1.1) popularity over their ranks, ``n_users`` users;
-    uint64."""
+    uint64.
+
+    Parameters
+    ----------
+    bits : int
+        Width of the IDs (up to 64).
+    n_items, n_users : int
+        Distinct IDs, and users (one ID each).
+    seed : int, default 13
+        NumPy seed.
+
+    Returns
+    -------
+    numpy.ndarray of uint64
+        Shape (n_users,).
+    """
     rng = np.random.default_rng(seed)
     if bits <= 32:
         ids = rng.choice(1 << bits, size=n_items, replace=False).astype(np.uint64)
@@ -91,7 +147,20 @@ def id_workload(bits: int, n_items: int = 10**6, n_users: int = 10**6, seed: int
 
 def word_workload(n_words: int = 2000, n_users: int = 200_000, seed: int = 17) -> List[str]:
     """String heavy hitters: ``n_words`` random lowercase words of 3..8 bytes, Zipf(1.1),
-    ``n_users`` users."""
+    ``n_users`` users.
+
+    Parameters
+    ----------
+    n_words, n_users : int
+        Vocabulary size, and users (one word each).
+    seed : int, default 17
+        NumPy seed.
+
+    Returns
+    -------
+    list of str
+        ``n_users`` words.
+    """
     rng = np.random.default_rng(seed)
     words: Set[str] = set()
     while len(words) < n_words:
@@ -103,7 +172,20 @@ def word_workload(n_words: int = 2000, n_users: int = 200_000, seed: int = 17) -
 
 
 def true_top(items: Any, k: int = 10) -> set:
-    """The ``k`` most frequent items (ties broken by value order), as a set of Python values."""
+    """The ``k`` most frequent items (ties broken by value order), as a set of Python values.
+
+    Parameters
+    ----------
+    items : array_like
+        The items (any sortable dtype).
+    k : int, default 10
+        How many.
+
+    Returns
+    -------
+    set
+        At most ``k`` items.
+    """
     vals, counts = np.unique(np.asarray(items), return_counts=True)
     order = np.argsort(-counts, kind="stable")[:k]
     return {v.item() if hasattr(v, "item") else v for v in vals[order]}
@@ -128,7 +210,20 @@ def _made_up_names(count: int, r: np.random.Generator) -> List[str]:
 
 def app_names(apps: int = 1024, seed: int = 2029) -> List[str]:
     """Names of the ``apps`` made-up apps of :func:`synthetic_app_usage` (app i is called
-    ``app_names(apps)[i]``), so that the demos show names, not integer IDs."""
+    ``app_names(apps)[i]``), so that the demos show names, not integer IDs.
+
+    Parameters
+    ----------
+    apps : int, default 1024
+        How many names.
+    seed : int, default 2029
+        NumPy seed.
+
+    Returns
+    -------
+    list of str
+        Distinct names of 4 to 8 ASCII bytes.
+    """
     return _made_up_names(apps, np.random.default_rng(seed))
 
 
@@ -137,7 +232,22 @@ def synthetic_app_usage(devices: int = 1_000_000, apps: int = 1024, exponent: fl
     """Each made-up device's most-used app (int32 in [0, apps); its name is
     ``app_names(apps)[i]``): app ranks Zipf(``exponent``), truncated to the ``apps`` apps, in a
     fixed shuffled order (so that popular apps are not simply the lowest numbers). Deterministic
-    for a given seed; not real data."""
+    for a given seed; not real data.
+
+    Parameters
+    ----------
+    devices, apps : int
+        How many devices (draws) and apps.
+    exponent : float, default 1.1
+        The Zipf exponent.
+    seed : int, default 2027
+        NumPy seed.
+
+    Returns
+    -------
+    numpy.ndarray of int32
+        Shape (devices,).
+    """
     r = np.random.default_rng(seed)
     ranks = zipf_items(devices, apps, exponent, r)
     return r.permutation(apps).astype(np.int32)[ranks]
@@ -147,7 +257,22 @@ def synthetic_app_names(devices: int = 1_000_000, names: int = 5000, exponent: f
                         seed: int = 2028) -> List[str]:
     """Each made-up device's most-used app NAME (a made-up str of 4 to 8 ASCII bytes, e.g.
     "kaloqu"): ``names`` distinct names, ranks Zipf(``exponent``). The server of the heavy-hitters
-    demo is never given this list. Deterministic for a given seed; not real data."""
+    demo is never given this list. Deterministic for a given seed; not real data.
+
+    Parameters
+    ----------
+    devices, names : int
+        How many devices (draws) and distinct names.
+    exponent : float, default 1.1
+        The Zipf exponent.
+    seed : int, default 2028
+        NumPy seed.
+
+    Returns
+    -------
+    list of str
+        ``devices`` names.
+    """
     r = np.random.default_rng(seed)
     vocab = _made_up_names(names, r)
     return [vocab[i] for i in zipf_items(devices, names, exponent, r)]

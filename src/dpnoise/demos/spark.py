@@ -18,7 +18,28 @@ def run_telemetry_demo(spark: Any = None, devices: int = 1_000_000, apps: int = 
     ``names`` (their made-up names), ``estimate``, ``stderr`` (for those ten), ``ldp_rms_error``, ``central_rms_error``,
     ``malformed`` (0). ``spark=None`` starts (and stops) a :func:`local_session`; pass a session
     to use your own. ``protocol=None`` takes ``dpnoise.ldp.recommend(epsilon, apps)``.
-    Randomness: the secure default generator (privatize_column derives one key per run)."""
+    Randomness: the secure default generator (privatize_column derives one key per run).
+
+    Parameters
+    ----------
+    spark : pyspark.sql.SparkSession, optional
+        The session (default: a local one, started and stopped here).
+    devices, apps : int
+        Simulated devices, and the size of the app domain.
+    epsilon : float, default 2.0
+        ε of each device's report (and of the central release).
+    protocol : str, optional
+        The LDP protocol (default: the recommended one).
+    partitions : int, default 4
+        Spark partitions.
+    out : callable, default print
+        Receives each printed line.
+
+    Returns
+    -------
+    dict
+        The fields listed above.
+    """
     import pyarrow as pa
 
     from dpnoise import default_rng

@@ -54,7 +54,13 @@ def random_state(seed: Optional[int] = None, *, allow_insecure: bool = False) ->
     """A legacy ``numpy.random.RandomState`` drawing from dpnoise's ChaCha20.
 
     For libraries that accept only ``RandomState`` (diffprivlib, scikit-learn's
-    ``check_random_state``). Same parameters as :func:`numpy_generator`.
+    ``check_random_state``).
+
+    Parameters
+    ----------
+    seed, allow_insecure
+        As for :func:`numpy_generator` (a seed is refused with ValueError unless
+        ``allow_insecure=True``).
 
     Returns
     -------
@@ -65,7 +71,18 @@ def random_state(seed: Optional[int] = None, *, allow_insecure: bool = False) ->
 
 def grid_exponent_for(std: float) -> int:
     """The grid exponent k used for noise of standard deviation ``std``: std / 2^k in
-    (2^29, 2^30]."""
+    (2^29, 2^30].
+
+    Parameters
+    ----------
+    std : float
+        Positive and finite.
+
+    Returns
+    -------
+    int
+        k (may be negative).
+    """
     return math.frexp(std)[1] - _SIGMA_UNITS_BITS
 
 

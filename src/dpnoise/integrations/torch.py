@@ -72,6 +72,20 @@ def generate_noise(std: float, reference: Any, generator: Any = None, secure_mod
     ``std == 0``, as Opacus does). ``generator`` (a torch generator) and ``secure_mode`` are
     accepted for compatibility and ignored: the noise always comes from a fresh secure
     dpnoise generator.
+
+    Parameters
+    ----------
+    std : float
+        Standard deviation (>= 0, finite).
+    reference : torch.Tensor
+        Gives the shape and float dtype.
+    generator, secure_mode
+        Ignored (Opacus' signature).
+
+    Returns
+    -------
+    torch.Tensor
+        A new CPU tensor.
     """
     import torch
 
@@ -93,6 +107,11 @@ def add_noise_exact(optimizer: Any) -> None:
 
     It uses Opacus' own processed-flag helpers, so it follows Opacus' checks (a gradient
     noised twice is refused).
+
+    Parameters
+    ----------
+    optimizer : opacus.optimizers.DPOptimizer
+        Its ``noise_multiplier``, ``max_grad_norm`` and parameters' ``summed_grad`` are used.
     """
     from opacus.optimizers.optimizer import _check_processed_flag, _mark_as_processed
 

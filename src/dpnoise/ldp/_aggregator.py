@@ -48,6 +48,11 @@ class Aggregator:
     ``_empty_state``, ``_check_batch`` (value ranges; the arrays' names, dtypes and shapes are
     checked from the declared schema before it), ``_ingest`` and ``_estimate``. Anything derived
     from the state goes in ``self._cache``, which every change clears.
+
+    Parameters
+    ----------
+    protocol : Configuration
+        The configuration whose reports it counts (``config.aggregator()`` makes one).
     """
 
     #: state arrays whose first axis may grow with the reports (e.g. packed columns)
@@ -134,6 +139,16 @@ class Aggregator:
     def merge(self, other: "Aggregator") -> "Aggregator":
         """Add another aggregator's reports (same configuration only). Returns self.
 
+        Parameters
+        ----------
+        other : Aggregator
+            Of the same configuration; it is not changed.
+
+        Returns
+        -------
+        Aggregator
+            self.
+
         Raises
         ------
         TypeError
@@ -199,14 +214,36 @@ class Aggregator:
 
     def variance(self, items: Any = None) -> np.ndarray:
         """Per-item variance of the estimates, from the configuration's formula (count-dependent
-        terms use the clipped estimates as the counts)."""
+        terms use the clipped estimates as the counts).
+
+        Parameters
+        ----------
+        items : array_like, optional
+            The items (default: every item of the domain).
+
+        Returns
+        -------
+        numpy.ndarray
+            float64 variances, in squared users.
+        """
         est = self._estimates()
         counts = np.clip(est, 0, self.n) if self.n else np.zeros(est.shape)
         var = self.protocol.variance(self.n, counts)
         return var if items is None else var[self.protocol._query(items)]
 
     def stderr(self, items: Any = None) -> np.ndarray:
-        """The square root of :meth:`variance`: each estimate's standard error."""
+        """The square root of :meth:`variance`: each estimate's standard error.
+
+        Parameters
+        ----------
+        items : array_like, optional
+            As for :meth:`variance`.
+
+        Returns
+        -------
+        numpy.ndarray
+            float64 standard errors, in users.
+        """
         return np.sqrt(self.variance(items))
 
     def _records(self, idx: np.ndarray) -> List[HeavyHitter]:
@@ -223,6 +260,16 @@ class Aggregator:
         the intervals miss their true count, and the largest estimates are biased upward by
         the selection itself (the winner's curse); widen to a Bonferroni level for a
         simultaneous statement.
+
+        Parameters
+        ----------
+        m : int, default 10
+            How many items.
+
+        Returns
+        -------
+        list of HeavyHitter
+            m records, largest estimate first.
 
         Raises
         ------
@@ -242,7 +289,25 @@ class Aggregator:
 
     def above(self, count: Any) -> List[HeavyHitter]:
         """The items whose estimate is at least ``count``, largest first (see :meth:`top` for
-        what the intervals cover)."""
+        what the intervals cover).
+
+        Parameters
+        ----------
+        count : float
+            The threshold, in users.
+
+        Returns
+        -------
+        list of HeavyHitter
+            Possibly empty, largest estimate first.
+
+        Raises
+        ------
+        TypeError
+            If ``count`` is not a number (bool included).
+        ValueError
+            If ``count`` is NaN or infinite.
+        """
         if isinstance(count, (bool, np.bool_)) or not isinstance(count, (int, float, np.integer, np.floating)):
             raise TypeError(f"count must be a number, got {type(count).__name__}")
         c = float(count)
@@ -256,7 +321,13 @@ class Aggregator:
     # -- serialisation ---------------------------------------------------------------------------
     def to_bytes(self) -> bytes:
         """The state as bytes: magic, format version, a JSON header (configuration, parameters,
-        n, array names/dtypes/shapes), the arrays, and a SHA-256 of everything before it."""
+        n, array names/dtypes/shapes), the arrays, and a SHA-256 of everything before it.
+
+        Returns
+        -------
+        bytes
+            Loadable with :meth:`from_bytes` by any dpnoise of the same format version.
+        """
         cfg = self.protocol
         header = {cfg._header_key: cfg.name, "params": _wire.jsonable(cfg.params()), "n": self.n}
         return _wire.frame(cfg._state_magic, header, sorted(self._state.items()))
@@ -290,6 +361,16 @@ class Aggregator:
     @classmethod
     def from_bytes(cls, blob: bytes) -> "Aggregator":
         """The aggregator serialised by :meth:`to_bytes`.
+
+        Parameters
+        ----------
+        blob : bytes
+            A state written by :meth:`to_bytes` (of any format version this dpnoise reads).
+
+        Returns
+        -------
+        Aggregator
+            Of the configuration recorded in the blob (and of ``cls``).
 
         Raises
         ------

@@ -155,6 +155,11 @@ def compare(epsilon: float, domain_size: int, *, n: Any = None) -> List[dict]:
         ``rms_error`` (the standard error of one count at n), ``client_seconds`` and
         ``server_seconds`` (add and a full estimate, predicted from a run calibrated on this
         machine), ``state_bytes``.
+
+    Raises
+    ------
+    ValueError
+        For a bad ε or domain size, or n < 1.
     """
     from .._validate import integer
     from ._frequency import Protocol, check_domain_size

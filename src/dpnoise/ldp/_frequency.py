@@ -68,7 +68,17 @@ class Protocol(Configuration, family="frequency"):
     protocol's options. Protocols declare ``report_fields``, implement ``_privatize`` (the
     client), ``variance_per_user`` (the estimator's variance formula) and name their aggregator
     in the class arguments; ``cost_rank`` and ``variance_formula`` make them candidates of
-    :func:`dpnoise.ldp.recommend`."""
+    :func:`dpnoise.ldp.recommend`.
+
+    Parameters
+    ----------
+    epsilon : float
+        ε of each user's report, in (0, 100].
+    domain_size : int
+        d, the number of possible items (items are 0 .. d-1).
+    **options
+        The protocol's own options (a TypeError names one it does not take).
+    """
 
     _state_magic = _wire.FREQUENCY_STATE
     _reports_magic = _wire.FREQUENCY_REPORTS
@@ -90,34 +100,106 @@ class Protocol(Configuration, family="frequency"):
     def variance_per_user(self) -> float:
         """The variance of one user's contribution to an item's count estimate, for an item the
         user does not hold (the protocol's formula; Wang et al. 2017, Table 1, and the papers
-        cited by each protocol)."""
+        cited by each protocol).
+
+        Returns
+        -------
+        float
+            The variance, in squared users per user.
+
+        Raises
+        ------
+        NotImplementedError
+            On the base class.
+        """
         raise NotImplementedError
 
     @staticmethod
     def variance_formula(epsilon: float, d: int) -> float:
         """The per-user variance :func:`dpnoise.ldp.recommend` compares (protocols with a
-        ``cost_rank`` define it)."""
+        ``cost_rank`` define it).
+
+        Parameters
+        ----------
+        epsilon : float
+            ε of each report.
+        d : int
+            The domain size.
+
+        Returns
+        -------
+        float
+            The per-user variance of one item's count estimate.
+
+        Raises
+        ------
+        NotImplementedError
+            On the base class.
+        """
         raise NotImplementedError
 
     def variance(self, n: int, counts: Optional[np.ndarray] = None) -> np.ndarray:
         """Per-item variance of the count estimate over ``n`` users (terms that depend on the
-        true count are added by protocols where they matter, from ``counts``)."""
+        true count are added by protocols where they matter, from ``counts``).
+
+        Parameters
+        ----------
+        n : int
+            The number of reports.
+        counts : numpy.ndarray, optional
+            The items' (estimated) counts, shape (d,), for count-dependent terms.
+
+        Returns
+        -------
+        numpy.ndarray
+            float64 variances, shape (d,).
+        """
         return np.full(self.domain_size, n * self.variance_per_user())
 
     def cost_units(self, n: int) -> tuple:
         """(client, server) work for n reports, in the protocol's own units (calibrated into
         seconds by :func:`dpnoise.ldp.compare`); the server's includes one full estimate.
-        Default: one unit a report, and one an item."""
+        Default: one unit a report, and one an item.
+
+        Parameters
+        ----------
+        n : int
+            The number of reports.
+
+        Returns
+        -------
+        tuple of (float, float)
+            (client units, server units).
+        """
         return float(n), float(n + self.domain_size)
 
     def state_bytes(self) -> int:
-        """The bytes of one aggregator's state (default: one int64 an item)."""
+        """The bytes of one aggregator's state (default: one int64 an item).
+
+        Returns
+        -------
+        int
+            Bytes.
+        """
         return 8 * self.domain_size
 
     # -- shared --------------------------------------------------------------------------------
     @classmethod
     def example(cls, epsilon: float = 2.0, domain_size: int = 64) -> "Protocol":
-        """A small instance (d = 64 and the class's ``example_options``)."""
+        """A small instance (d = 64 and the class's ``example_options``).
+
+        Parameters
+        ----------
+        epsilon : float, default 2.0
+            ε.
+        domain_size : int, default 64
+            d.
+
+        Returns
+        -------
+        Protocol
+            An instance of ``cls``.
+        """
         return cls(epsilon, domain_size, **cls.example_options)
 
     def example_items(self, n: int, seed: int = 0) -> np.ndarray:
@@ -153,13 +235,30 @@ Protocol.client_class = Client
 
 def register(cls: Type[Configuration]) -> Type[Configuration]:
     """Class decorator kept for protocols written before class arguments: register ``cls`` in
-    its family by its ``name`` (``class P(Protocol, name="...")`` does this by itself)."""
+    its family by its ``name`` (``class P(Protocol, name="...")`` does this by itself).
+
+    Parameters
+    ----------
+    cls : type
+        A configuration class with a ``name``.
+
+    Returns
+    -------
+    type
+        ``cls``.
+    """
     cls._registry[cls.name] = cls
     return cls
 
 
 def protocols() -> List[str]:
-    """The names of the registered frequency-oracle protocols."""
+    """The names of the registered frequency-oracle protocols.
+
+    Returns
+    -------
+    list of str
+        Sorted.
+    """
     return sorted(Protocol.registered())
 
 

@@ -127,43 +127,122 @@ class Configuration:
 
     @classmethod
     def registered(cls) -> Dict[str, Type["Configuration"]]:
-        """The registered configurations of this family, by name."""
+        """The registered configurations of this family, by name.
+
+        Returns
+        -------
+        dict of str to type
+            A copy of the family's registry.
+        """
         return dict(cls._registry)
 
     @staticmethod
     def families() -> Dict[str, Type["Configuration"]]:
-        """Every family base (frequency oracles, heavy hitters, ...), by family name."""
+        """Every family base (frequency oracles, heavy hitters, ...), by family name.
+
+        Returns
+        -------
+        dict of str to type
+            A copy.
+        """
         return dict(FAMILIES)
 
     @classmethod
     def example(cls, epsilon: float = 2.0) -> "Configuration":
         """A small instance of this registered configuration (its ``example_options``), for
-        tests, demos and benchmarks that iterate the registry."""
+        tests, demos and benchmarks that iterate the registry.
+
+        Parameters
+        ----------
+        epsilon : float, default 2.0
+            The instance's ε.
+
+        Returns
+        -------
+        Configuration
+            An instance of ``cls``.
+
+        Raises
+        ------
+        NotImplementedError
+            On a family base.
+        """
         raise NotImplementedError
 
     def example_items(self, n: int, seed: int = 0) -> Any:
         """``n`` items with a few frequent ones (a Zipf-like law), as this configuration's
-        clients take them: for tests, demos and benchmarks."""
+        clients take them: for tests, demos and benchmarks.
+
+        Parameters
+        ----------
+        n : int
+            How many items.
+        seed : int, default 0
+            NumPy seed (test data, never privacy noise).
+
+        Returns
+        -------
+        numpy.ndarray or list
+            ``n`` items of the kind ``client().privatize`` takes.
+
+        Raises
+        ------
+        NotImplementedError
+            On a family base.
+        """
         raise NotImplementedError
 
     def params(self) -> Dict[str, Any]:
-        """Everything that must agree between clients, aggregators and serialised states."""
+        """Everything that must agree between clients, aggregators and serialised states.
+
+        Returns
+        -------
+        dict of str to Any
+            ε, its exact γ and the configuration's options and public keys.
+
+        Raises
+        ------
+        NotImplementedError
+            On a family base.
+        """
         raise NotImplementedError
 
     def fingerprint(self) -> Tuple[Tuple[str, Any], ...]:
-        """The parameters as a hashable, comparable tuple."""
+        """The parameters as a hashable, comparable tuple.
+
+        Returns
+        -------
+        tuple of (str, Any)
+            Sorted ``params()`` items (arrays as bytes).
+        """
         return tuple(sorted((k, v if not isinstance(v, np.ndarray) else v.tobytes()) for k, v in self.params().items()))
 
     def to_json(self) -> str:
         """The configuration as JSON text (family, name, exact parameters): what travels to
         executors, into Parquet metadata and anywhere a configuration must be rebuilt exactly.
-        :meth:`from_json` is its inverse."""
+        :meth:`from_json` is its inverse.
+
+        Returns
+        -------
+        str
+            Sorted-key JSON.
+        """
         return json.dumps({"family": self.family, "name": self.name, "params": _wire.jsonable(self.params())},
                           sort_keys=True)
 
     @staticmethod
     def from_json(text: Any) -> "Configuration":
         """The configuration :meth:`to_json` wrote.
+
+        Parameters
+        ----------
+        text : str
+            JSON text.
+
+        Returns
+        -------
+        Configuration
+            The same configuration (equal ``fingerprint()``).
 
         Raises
         ------
@@ -174,15 +253,40 @@ class Configuration:
         return from_json(text)
 
     def privacy_loss(self) -> PrivacyLoss:
-        """Each user's report is ε-LDP: pure ε for that user's data."""
+        """Each user's report is ε-LDP: pure ε for that user's data.
+
+        Returns
+        -------
+        dpnoise.accounting.PureDP
+            PureDP(epsilon).
+        """
         return PureDP(self.epsilon)
 
     def client(self, rng: Optional[Generator] = None, *, allow_insecure: bool = False) -> "Client":
-        """A randomizer. ``rng`` must be secure (the default) unless ``allow_insecure=True``."""
+        """A randomizer. ``rng`` must be secure (the default) unless ``allow_insecure=True``.
+
+        Parameters
+        ----------
+        rng : dpnoise.Generator, optional
+            Default: a fresh secure generator.
+        allow_insecure : bool, default False
+            Accept a seeded generator (tests only).
+
+        Returns
+        -------
+        Client
+            The configuration's client.
+        """
         return self.client_class(self, rng, allow_insecure=allow_insecure)
 
     def aggregator(self) -> "Aggregator":
-        """An empty aggregator of this configuration."""
+        """An empty aggregator of this configuration.
+
+        Returns
+        -------
+        Aggregator
+            With no reports.
+        """
         return self.aggregator_class(self)
 
     def _reports(self, n: int, data: Dict[str, np.ndarray]) -> Reports:
@@ -197,6 +301,11 @@ class Configuration:
             Exactly the declared ``report_fields`` (names, dtypes, shapes for ``n`` reports).
         n : int
             The number of reports.
+
+        Returns
+        -------
+        Reports
+            The batch (the arrays are not copied).
 
         Raises
         ------
@@ -217,7 +326,20 @@ class Configuration:
     def valid_rows(self, data: Dict[str, np.ndarray], n: int) -> np.ndarray:
         """A boolean mask of the reports whose values this configuration accepts (every
         declared field's range, plus the configuration's own per-row rules), in one vectorised
-        pass: O(batch), whatever the share of bad rows. ``data`` must match the schema."""
+        pass: O(batch), whatever the share of bad rows. ``data`` must match the schema.
+
+        Parameters
+        ----------
+        data : dict of str to numpy.ndarray
+            The report arrays.
+        n : int
+            The number of reports.
+
+        Returns
+        -------
+        numpy.ndarray of bool
+            Shape (n,): True for a valid report.
+        """
         ok = np.ones(n, dtype=bool)
         for m in value_masks(self.report_fields, self, data, n).values():
             ok &= m
@@ -247,7 +369,23 @@ class Configuration:
     def from_params(cls, params: Dict[str, Any]) -> "Configuration":
         """The configuration whose ``params()`` are exactly ``params``: a missing parameter is
         never filled with a default (a dropped public key would silently give another
-        configuration). ValueError otherwise."""
+        configuration). ValueError otherwise.
+
+        Parameters
+        ----------
+        params : dict
+            A ``params()`` dict.
+
+        Returns
+        -------
+        Configuration
+            The configuration, of class ``cls``.
+
+        Raises
+        ------
+        ValueError
+            If parameters are missing, extra or inconsistent.
+        """
         config = cls._construct(dict(params))
         if config.params() != params:
             raise ValueError("the parameters are incomplete or inconsistent (epsilon and its exact rational, "

@@ -65,18 +65,40 @@ class Reports:
 
     def to_bytes(self) -> bytes:
         """The batch as bytes, to send from devices to a server: versioned and SHA-256-checked
-        like an aggregator's state (see :meth:`Aggregator.to_bytes`)."""
+        like an aggregator's state (see :meth:`Aggregator.to_bytes`).
+
+        Returns
+        -------
+        bytes
+            Loadable with :meth:`from_bytes`.
+        """
         fam = FAMILIES[self.family]
         header = {fam._header_key: self.protocol, "n": self.n, "params": _wire.jsonable(dict(self.params))}
         return _wire.frame(fam._reports_magic, header, sorted(self.data.items()))
 
     def configuration(self) -> Any:
-        """The configuration these reports were made for, rebuilt from their fingerprint."""
+        """The configuration these reports were made for, rebuilt from their fingerprint.
+
+        Returns
+        -------
+        Configuration
+            Equal (same ``fingerprint()``) to the client's.
+        """
         return configuration_of(self.family, self.protocol, dict(self.params))
 
     @staticmethod
     def concat(batches: Any) -> "Reports":
         """One batch of all the reports of ``batches`` (packed bits are repacked across them).
+
+        Parameters
+        ----------
+        batches : iterable of Reports
+            At least one, all of one configuration.
+
+        Returns
+        -------
+        Reports
+            The reports in order.
 
         Raises
         ------
@@ -106,19 +128,44 @@ class Reports:
     # -- compact per-device records (dpnoise.ldp._records) ---------------------------------------
     def to_records(self) -> List[bytes]:
         """One ``bytes`` per report: a 16-byte header (format and configuration id) and the
-        report's own fields, no JSON (see :mod:`dpnoise.ldp._records`)."""
+        report's own fields, no JSON (see :mod:`dpnoise.ldp._records`).
+
+        Returns
+        -------
+        list of bytes
+            One record per report, in order.
+        """
         return to_records(self)
 
     @staticmethod
     def from_records(records: Any, oracle: Any) -> "Reports":
         """The batch of per-device records written by :meth:`to_records`, parsed vectorised;
         ValueError for a truncated record or one of another configuration or format, naming
-        its position, never its content."""
+        its position, never its content.
+
+        Parameters
+        ----------
+        records : iterable of bytes
+            Records written by :meth:`to_records`.
+        oracle : Configuration
+            The configuration the records must be of.
+
+        Returns
+        -------
+        Reports
+            One report per record.
+        """
         return from_records(records, oracle)
 
     def to_arrow(self) -> Any:
         """The batch as a ``pyarrow.Table``, one row per report, flat primitive columns (see
-        :func:`dpnoise.ldp.arrow.to_arrow`). Needs pyarrow."""
+        :func:`dpnoise.ldp.arrow.to_arrow`). Needs pyarrow.
+
+        Returns
+        -------
+        pyarrow.Table
+            With the configuration's JSON in the schema metadata.
+        """
         from .arrow import to_arrow
 
         return to_arrow(self)
@@ -126,7 +173,22 @@ class Reports:
     @staticmethod
     def from_arrow(table: Any, oracle: Any, on_malformed: str = "raise") -> "Reports":
         """Reports from a ``pyarrow.Table``, RecordBatch or list of them (see
-        :func:`dpnoise.ldp.arrow.from_arrow`). Needs pyarrow."""
+        :func:`dpnoise.ldp.arrow.from_arrow`). Needs pyarrow.
+
+        Parameters
+        ----------
+        table : pyarrow.Table, pyarrow.RecordBatch or list of them
+            Written by :meth:`to_arrow` (or of its layout).
+        oracle : Configuration
+            The configuration the table must be of (another one is refused, naming both).
+        on_malformed : {"raise", "skip"}, default "raise"
+            Refuse a batch with a malformed row, or drop such rows (counted in ``.skipped``).
+
+        Returns
+        -------
+        Reports
+            The batch.
+        """
         from .arrow import from_arrow
 
         return from_arrow(table, oracle, on_malformed=on_malformed)
@@ -134,6 +196,16 @@ class Reports:
     @classmethod
     def from_bytes(cls, blob: bytes) -> "Reports":
         """A batch serialised by :meth:`to_bytes`.
+
+        Parameters
+        ----------
+        blob : bytes
+            Bytes from :meth:`to_bytes`, e.g. as received from a device.
+
+        Returns
+        -------
+        Reports
+            The batch.
 
         Raises
         ------

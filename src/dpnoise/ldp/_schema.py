@@ -61,21 +61,67 @@ class ReportField:
             raise ValueError("width is required for 'row' fields and only for them")
 
     def upper(self, config: Any) -> int:
-        """The exclusive upper bound of a ``per_user`` field's values."""
+        """The exclusive upper bound of a ``per_user`` field's values.
+
+        Parameters
+        ----------
+        config : Configuration
+            The configuration whose ``bound`` (a number or a function of it) applies.
+
+        Returns
+        -------
+        int
+            Values must lie in [0, upper).
+        """
         b = self.bound
         return int(b(config) if callable(b) else b)  # type: ignore[arg-type]
 
     def row_length(self, config: Any) -> int:
-        """Elements per row (``row`` fields)."""
+        """Elements per row (``row`` fields).
+
+        Parameters
+        ----------
+        config : Configuration
+            Evaluates ``width`` when it is a function.
+
+        Returns
+        -------
+        int
+            The row's element count.
+        """
         w = self.width
         return int(w(config) if callable(w) else w)  # type: ignore[arg-type]
 
     def row_bytes(self, config: Any) -> int:
-        """Bytes per row (``row`` fields)."""
+        """Bytes per row (``row`` fields): ``row_length(config)`` times the itemsize.
+
+        Parameters
+        ----------
+        config : Configuration
+            Evaluates the width.
+
+        Returns
+        -------
+        int
+            Bytes.
+        """
         return self.row_length(config) * self.dtype.itemsize
 
     def shape(self, config: Any, n: int) -> tuple:
-        """The shape of this array in a batch of ``n`` reports."""
+        """The shape of this array in a batch of ``n`` reports.
+
+        Parameters
+        ----------
+        config : Configuration
+            Gives the row width of ``row`` fields.
+        n : int
+            Reports in the batch.
+
+        Returns
+        -------
+        tuple of int
+            (n,), (n, width), or (ceil(n/8),) for packed bits.
+        """
         if self.kind == PER_USER:
             return (n,)
         if self.kind == ROW:
@@ -83,7 +129,18 @@ class ReportField:
         return ((n + 7) // 8,)
 
     def describe(self, config: Any) -> str:
-        """The field's dtype and shape in words, for error messages."""
+        """The field's dtype and shape in words, for error messages.
+
+        Parameters
+        ----------
+        config : Configuration
+            Gives the row width.
+
+        Returns
+        -------
+        str
+            E.g. "int64, one per user".
+        """
         if self.kind == PER_USER:
             return f"{self.dtype.name}, one per user"
         if self.kind == ROW:
@@ -199,10 +256,40 @@ def from_rows(fields: Sequence[ReportField], config: Any, rows: Dict[str, np.nda
 
 def report_rows(config: Any, data: Dict[str, np.ndarray], n: int) -> Dict[str, np.ndarray]:
     """One row per user from a batch's arrays, by ``config``'s declared fields (see
-    :func:`to_rows`): the layout Arrow, Parquet and Spark use."""
+    :func:`to_rows`): the layout Arrow, Parquet and Spark use.
+
+    Parameters
+    ----------
+    config : Configuration
+        Declares the fields.
+    data : dict of str to numpy.ndarray
+        The batch's arrays.
+    n : int
+        Reports in the batch.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        One array per column, n rows each (packed bits unpacked).
+    """
     return to_rows(config.report_fields, config, data, n)
 
 
 def reports_from_rows(config: Any, rows: Dict[str, np.ndarray], n: int) -> Dict[str, np.ndarray]:
-    """A batch's arrays from one row per user (the inverse of :func:`report_rows`)."""
+    """A batch's arrays from one row per user (the inverse of :func:`report_rows`).
+
+    Parameters
+    ----------
+    config : Configuration
+        Declares the fields.
+    rows : dict of str to numpy.ndarray
+        One column per field, ``n`` rows each.
+    n : int
+        The number of rows.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        The batch's arrays (bits packed again).
+    """
     return from_rows(config.report_fields, config, rows, n)

@@ -39,7 +39,18 @@ def _pa() -> Any:
 
 
 def schema(config: Any) -> Any:
-    """The ``pyarrow.Schema`` of ``config``'s report tables (with its metadata)."""
+    """The ``pyarrow.Schema`` of ``config``'s report tables (with its metadata).
+
+    Parameters
+    ----------
+    config : Configuration
+        Declares the report fields.
+
+    Returns
+    -------
+    pyarrow.Schema
+        int64/int8 columns and fixed-size binary rows, nullable, with the configuration's JSON.
+    """
     pa = _pa()
     fields = []
     for f in config.report_fields:
@@ -55,7 +66,25 @@ def schema(config: Any) -> Any:
 
 def to_arrow(reports: Any) -> Any:
     """A ``pyarrow.Table`` of ``reports``: one row per report, flat columns, the configuration
-    in the schema metadata. O(n), zero-copy where the dtypes allow."""
+    in the schema metadata. O(n), zero-copy where the dtypes allow.
+
+    Parameters
+    ----------
+    reports : Reports
+        The batch.
+
+    Returns
+    -------
+    pyarrow.Table
+        ``reports.n`` rows, with :func:`schema`.
+
+    Raises
+    ------
+    TypeError
+        If ``reports`` is not a Reports.
+    ImportError
+        Without pyarrow.
+    """
     pa = _pa()
     if not callable(getattr(reports, "configuration", None)):
         raise TypeError(f"reports must be dpnoise.ldp.Reports, got {type(reports).__name__}")
@@ -86,7 +115,22 @@ def _tables(data: Any) -> List[Any]:
 def check_configuration(metadata: Any, oracle: Any, what: str = "the table") -> None:
     """ValueError naming both configurations when ``metadata`` (an Arrow schema's) carries
     another configuration than ``oracle``; tables without dpnoise metadata are taken as they are
-    (their columns are still checked)."""
+    (their columns are still checked).
+
+    Parameters
+    ----------
+    metadata : dict or None
+        An Arrow schema's metadata (bytes keys and values).
+    oracle : Configuration
+        The configuration the reader expects.
+    what : str, default "the table"
+        Names the source in messages.
+
+    Raises
+    ------
+    ValueError
+        For another configuration or format, or a configuration this version cannot rebuild.
+    """
     meta = metadata or {}
     text = meta.get(CONFIG_KEY)
     if text is None:
@@ -226,7 +270,17 @@ def _binary_rows(arr: Any, k: int) -> np.ndarray:
 
 
 def write_parquet(reports: Any, path: Any, **options: Any) -> None:
-    """Write ``reports`` to a Parquet file (configuration in the file's schema metadata)."""
+    """Write ``reports`` to a Parquet file (configuration in the file's schema metadata).
+
+    Parameters
+    ----------
+    reports : Reports
+        The batch.
+    path : str or os.PathLike
+        The file.
+    **options
+        Passed to ``pyarrow.parquet.write_table`` (e.g. ``row_group_size``).
+    """
     _pa()
     import pyarrow.parquet as pq
 
@@ -235,7 +289,22 @@ def write_parquet(reports: Any, path: Any, **options: Any) -> None:
 
 def read_parquet(path: Any, oracle: Any, *, on_malformed: str = "raise") -> Any:
     """Reports of ``oracle`` from one Parquet file or a list of them (see :func:`from_arrow`);
-    a file of another configuration is refused before any row is read."""
+    a file of another configuration is refused before any row is read.
+
+    Parameters
+    ----------
+    path : str, os.PathLike or list of them
+        The file(s).
+    oracle : Configuration
+        The configuration they must hold.
+    on_malformed : {"raise", "skip"}, default "raise"
+        As for :func:`from_arrow`.
+
+    Returns
+    -------
+    Reports
+        All the files' reports, in order.
+    """
     _pa()
     import pyarrow.parquet as pq
 

@@ -174,7 +174,13 @@ class CountMeanSketch(_Sketch, name="cms", aggregator=CountMeanSketchAggregator,
         return {"hash_index": index, "vectors": vectors}
 
     def scale(self) -> float:
-        """c = (e^{ε/2} + 1)/(e^{ε/2} − 1): each sign is flipped with probability 1/(e^{ε/2} + 1)."""
+        """c = (e^{ε/2} + 1)/(e^{ε/2} − 1): each sign is flipped with probability 1/(e^{ε/2} + 1).
+
+        Returns
+        -------
+        float
+            c > 1.
+        """
         hm1 = math.expm1(float(self.gamma) / 2)  # e^{γ/2} − 1, accurate for small ε
         return (hm1 + 2) / hm1
 
@@ -253,7 +259,13 @@ class HadamardCountMeanSketch(_Sketch, name="hcms", aggregator=HadamardCountMean
         return {"hash_index": index, "coefficient": coefficient, "bits": bits}
 
     def scale(self) -> float:
-        """c = (e^ε + 1)/(e^ε − 1): the one bit is kept with probability e^ε/(e^ε + 1)."""
+        """c = (e^ε + 1)/(e^ε − 1): the one bit is kept with probability e^ε/(e^ε + 1).
+
+        Returns
+        -------
+        float
+            The de-biasing factor.
+        """
         em1 = math.expm1(float(self.gamma))
         return (em1 + 2) / em1
 

@@ -26,7 +26,18 @@ MAX_PADDED_SIZE = 1 << 30
 
 
 def padded_size(domain_size: int) -> int:
-    """D = the least power of two >= domain_size."""
+    """D = the least power of two >= domain_size.
+
+    Parameters
+    ----------
+    domain_size : int
+        d >= 1.
+
+    Returns
+    -------
+    int
+        D.
+    """
     return 1 << (int(domain_size) - 1).bit_length()
 
 
@@ -62,7 +73,14 @@ class Hadamard(Protocol, name="hadamard", aggregator=HadamardAggregator, cost_ra
     generator independently of the item) and ``bits`` (uint8, one bit per user packed
     little-endian, ceil(n/8) bytes; bit 1 means −1). Estimate:
     ĉ(x) = (e^ε + 1)/(e^ε − 1) · Σ_i y_i H[j_i, x]. Variance: n((e^ε + 1)/(e^ε − 1))² − c(x)
-    exactly (docs/ldp_hadamard.md)."""
+    exactly (docs/ldp_hadamard.md).
+
+    Raises
+    ------
+    ValueError
+        Beyond the checks of :class:`~dpnoise.ldp.FrequencyOracle`: when D would exceed 2^30
+        (the server keeps one count per row).
+    """
 
     report_fields = (ReportField("rows", PER_USER, np.int64, bound=lambda p: p.padded_size),
                      ReportField("bits", PACKED, np.uint8))
@@ -95,7 +113,13 @@ class Hadamard(Protocol, name="hadamard", aggregator=HadamardAggregator, cost_ra
         return {"rows": rows, "bits": bits}
 
     def scale(self) -> float:
-        """(e^ε + 1)/(e^ε − 1) = 1/(2p − 1), the de-biasing factor (ε the exact rational γ)."""
+        """(e^ε + 1)/(e^ε − 1) = 1/(2p − 1), the de-biasing factor (ε the exact rational γ).
+
+        Returns
+        -------
+        float
+            The factor (> 1).
+        """
         em1 = math.expm1(float(self.gamma))  # e^γ − 1, accurate for small ε
         return (em1 + 2) / em1
 

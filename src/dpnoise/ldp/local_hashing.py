@@ -40,7 +40,18 @@ POOL_STREAM = 0x464C48      # "FLH": the public stream of the pool, words 2j, 2j
 
 def optimal_buckets(gamma: Any) -> int:
     """g = round(e^γ + 1), at least 2 and at most 2^32 (Wang et al. 2017, Eq. 11: the g that
-    minimises OLH's variance)."""
+    minimises OLH's variance).
+
+    Parameters
+    ----------
+    gamma : fractions.Fraction or float
+        The exact ε (γ) of the configuration.
+
+    Returns
+    -------
+    int
+        g in [2, 2^32].
+    """
     g = float(gamma)
     if g > math.log(MAX_BUCKETS):
         return MAX_BUCKETS
@@ -52,14 +63,42 @@ def local_hashing_pq(gamma: Any, g: int) -> Tuple[float, float, float]:
     the probability of reporting the user's own bucket, q′ = 1/g, the probability that a report
     supports an item the user does not hold (Wang et al. 2017, §4.4); p − q′ =
     (e^γ − 1)(g − 1)/(g(e^γ + g − 1)) from expm1, accurate for small ε. Shared by OLH, FLH and
-    every heavy-hitters group."""
+    every heavy-hitters group.
+
+    Parameters
+    ----------
+    gamma : fractions.Fraction or float
+        The exact ε.
+    g : int
+        The number of hash buckets (>= 2).
+
+    Returns
+    -------
+    tuple of (float, float, float)
+        (p, q′, p − q′).
+    """
     em1 = math.expm1(float(gamma))
     return (em1 + 1) / (em1 + g), 1.0 / g, em1 * (g - 1) / (g * (em1 + g))
 
 
 def local_hashing_variance(gamma: Any, g: int, n: float, counts: Any) -> Any:
     """n q′(1 − q′)/(p − q′)² + c(x)(1 − p − q′)/(p − q′) (Wang et al. 2017, Eq. 3; the second
-    term from the c(x) users holding x, whose support is Bernoulli(p))."""
+    term from the c(x) users holding x, whose support is Bernoulli(p)).
+
+    Parameters
+    ----------
+    gamma, g
+        As for :func:`local_hashing_pq`.
+    n : float
+        The number of reports.
+    counts : array_like
+        c(x) per item (or a scalar).
+
+    Returns
+    -------
+    numpy.ndarray or float
+        The variance per item, broadcast like ``counts``.
+    """
     p, q, gap = local_hashing_pq(gamma, g)
     return n * q * (1 - q) / gap ** 2 + np.asarray(counts, dtype=np.float64) * (1 - p - q) / gap
 
@@ -67,7 +106,22 @@ def local_hashing_variance(gamma: Any, g: int, n: float, counts: Any) -> Any:
 def pool_variance(counts: Any, g: int, k_prime: int) -> np.ndarray:
     """Σ_{y≠x} c(y)(c(y) − 1)/((g − 1) k′): the variance added by sharing k′ random hash
     functions (docs/ldp_hashing.md, 'FLH's pool term'; it assumes the collisions of x with
-    distinct items are uncorrelated, as for a 3-wise independent family)."""
+    distinct items are uncorrelated, as for a 3-wise independent family).
+
+    Parameters
+    ----------
+    counts : array_like
+        c(y) per item, shape (d,).
+    g : int
+        Hash buckets.
+    k_prime : int
+        The pool's size k′.
+
+    Returns
+    -------
+    numpy.ndarray of float64
+        The term for each item x, shape (d,).
+    """
     c = np.asarray(counts, dtype=np.float64)
     pairs = c * np.maximum(c - 1, 0)
     return (pairs.sum() - pairs) / ((g - 1) * k_prime)
@@ -195,7 +249,13 @@ class FLHAggregator(Aggregator):
         count_into(self._state["counts"], reports.data["indices"] * g + reports.data["values"])
 
     def support(self) -> np.ndarray:
-        """C(x) = Σ_j counts[j, h_j(x)] for every item (C++, O(k′ d)), cached until the next change."""
+        """C(x) = Σ_j counts[j, h_j(x)] for every item (C++, O(k′ d)), cached until the next change.
+
+        Returns
+        -------
+        numpy.ndarray of int64
+            Shape (d,), read-only.
+        """
         return self._cached("support", lambda: _core.ldp.flh_support(self._state["counts"], self.protocol.pool,
                                                                  self.protocol.domain_size, 1))
 
@@ -229,7 +289,14 @@ class FLH(_LocalHashing, name="flh", aggregator=FLHAggregator):
     Report: ``indices`` int64 (the user's secret uniform pool index) and ``values`` int64.
     The estimator is OLH's; over a random pool it is unbiased with the extra variance
     Σ_{y≠x} c(y)(c(y) − 1)/((g − 1) k′) (docs/ldp_hashing.md); for one fixed pool that term is
-    a bias of the same size."""
+    a bias of the same size.
+
+    Raises
+    ------
+    ValueError
+        Beyond :class:`~dpnoise.ldp.FrequencyOracle`'s checks: k′ outside [1, 2^24], a pool key
+        outside [0, 2^256), or k′ g above 2^24.
+    """
 
     report_fields = (ReportField("indices", PER_USER, np.int64, bound=lambda p: p.options["k_prime"]),
                      ReportField("values", PER_USER, np.int64, bound=lambda p: p.g))
@@ -278,7 +345,18 @@ class FLH(_LocalHashing, name="flh", aggregator=FLHAggregator):
         return 8 * self.options["k_prime"] * self.g
 
     def pool_variance(self, counts: np.ndarray) -> np.ndarray:
-        """The pool term of :func:`pool_variance` for this configuration."""
+        """The pool term of :func:`pool_variance` for this configuration.
+
+        Parameters
+        ----------
+        counts : numpy.ndarray
+            c(y) per item, shape (d,).
+
+        Returns
+        -------
+        numpy.ndarray of float64
+            Shape (d,).
+        """
         return pool_variance(counts, self.g, self.options["k_prime"])
 
     def variance(self, n: int, counts: Optional[np.ndarray] = None) -> np.ndarray:

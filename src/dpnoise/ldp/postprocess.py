@@ -58,7 +58,18 @@ def _total(total: Any, estimates: np.ndarray) -> float:
 
 def clip_nonnegative(estimates: Any) -> np.ndarray:
     """Negative estimates set to 0 ("Base-Pos", Wang et al. 2020 §4.1). Returns a new float64
-    array; biased upward for rare items, the sum is not fixed."""
+    array; biased upward for rare items, the sum is not fixed.
+
+    Parameters
+    ----------
+    estimates : array_like
+        Count estimates (e.g. ``agg.estimate()``), finite.
+
+    Returns
+    -------
+    numpy.ndarray of float64
+        Same shape, no negative entry.
+    """
     return np.maximum(_estimates(estimates), 0.0)
 
 
@@ -83,7 +94,26 @@ def norm_sub(estimates: Any, total: float) -> np.ndarray:
 
     The kept set is always a prefix of the positive estimates sorted in decreasing order, so the
     fixed point is the simplex projection of the positive estimates alone: O(d log d).
-    ``total`` is normally ``agg.n``."""
+    ``total`` is normally ``agg.n``.
+
+    Parameters
+    ----------
+    estimates : array_like
+        Finite count estimates.
+    total : float
+        The sum the output must have (>= 0).
+
+    Returns
+    -------
+    numpy.ndarray of float64
+        Non-negative, summing to ``total`` (zeros where estimates were <= 0).
+
+    Raises
+    ------
+    ValueError
+        For non-finite input or a bad total, or when no estimate is positive (use
+        :func:`project_simplex`).
+    """
     x = _estimates(estimates)
     t = _total(total, x)
     out = np.zeros_like(x)
@@ -100,7 +130,20 @@ def norm_sub(estimates: Any, total: float) -> np.ndarray:
 def project_simplex(estimates: Any, total: float) -> np.ndarray:
     """The Euclidean projection of the estimates onto {y : y ≥ 0, Σ y = total}: the consistent
     vector closest to them (Duchi et al. 2008, Fig. 1: y = max(x − θ, 0) with θ chosen so that
-    the sum is ``total``, normally ``agg.n``). O(d log d)."""
+    the sum is ``total``, normally ``agg.n``). O(d log d).
+
+    Parameters
+    ----------
+    estimates : array_like
+        Finite count estimates.
+    total : float
+        The simplex's sum (>= 0).
+
+    Returns
+    -------
+    numpy.ndarray of float64
+        The projection.
+    """
     x = _estimates(estimates)
     t = _total(total, x)
     if x.size == 0 or t == 0:  # the simplex of total 0 is {0}

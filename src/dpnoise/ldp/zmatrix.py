@@ -74,7 +74,30 @@ class ZMatrixClient(Client):
                   threads: Optional[int] = None) -> Reports:
         """One ε-LDP report per item. The public column of each report: ``columns`` (one int per
         item in [0, W)), or ``first_column`` + 0, 1, 2, ... (dense public user indices), or, with
-        neither, drawn uniformly from [0, W) by the secret generator."""
+        neither, drawn uniformly from [0, W) by the secret generator.
+
+        Parameters
+        ----------
+        items : array_like of int
+            One item in [0, d) per user.
+        first_column : int, optional
+            The first user's public column; the others follow it.
+        columns : array_like of int, optional
+            One public column per item.
+        threads : int, optional
+            Worker threads (the output does not depend on it).
+
+        Returns
+        -------
+        Reports
+            One report per item.
+
+        Raises
+        ------
+        ValueError
+            For both ``columns`` and ``first_column``, columns out of [0, W) or of another
+            length, or items out of the domain.
+        """
         proto: ZMatrix = self.protocol  # type: ignore[assignment]
         t = check_threads(threads)
         arr = check_items(items, proto.domain_size)
@@ -180,7 +203,18 @@ class ZMatrixAggregator(Aggregator):
             raise ValueError("corrupt aggregator state: a sign on a column whose sum is zero")
 
     def column_sums(self, threads: Optional[int] = None) -> np.ndarray:
-        """S(x) = Σ_i y_i Z[x, c_i] for every item (int64): one sweep over Z, cached."""
+        """S(x) = Σ_i y_i Z[x, c_i] for every item (int64): one sweep over Z, cached.
+
+        Parameters
+        ----------
+        threads : int, optional
+            Worker threads for the sweep.
+
+        Returns
+        -------
+        numpy.ndarray of int64
+            Shape (d,), read-only.
+        """
         t = check_threads(threads)
         return self._cached("column_sums", lambda: _core.ldp.zmatrix_sweep(
             self.protocol.options["public_key"], self._state["sign"], self._state["magnitude"],
@@ -191,7 +225,13 @@ class ZMatrixAggregator(Aggregator):
 
     def shared_column_excess(self) -> int:
         """Σ_c S_c² − n over the columns' sums S_c: 0 when every report has a column of its
-        own, else twice the sum over pairs of reports sharing a column of y_i y_i′ (cached)."""
+        own, else twice the sum over pairs of reports sharing a column of y_i y_i′ (cached).
+
+        Returns
+        -------
+        int
+            The excess (may be negative).
+        """
         def compute() -> int:
             mag = self._state["magnitude"]
             m = np.zeros(mag.shape[1] * 64, dtype=np.int64)
@@ -263,7 +303,13 @@ class ZMatrix(Protocol, name="zmatrix", aggregator=ZMatrixAggregator, client=ZMa
         return int(self.options["columns"])
 
     def scale(self) -> float:
-        """c = (e^γ + 1)/(e^γ − 1): the estimator's factor (1/(2p − 1), p = e^γ/(e^γ + 1))."""
+        """c = (e^γ + 1)/(e^γ − 1): the estimator's factor (1/(2p − 1), p = e^γ/(e^γ + 1)).
+
+        Returns
+        -------
+        float
+            c.
+        """
         em1 = math.expm1(float(self.gamma))  # e^γ − 1, accurate for small ε
         return (em1 + 2) / em1
 

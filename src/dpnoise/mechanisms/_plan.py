@@ -101,6 +101,7 @@ class RandomizedResponsePlan(ReleasePlan):
     gamma: Fraction
 
     def execute(self, rng: Any, prepared: np.ndarray) -> Any:
+        """The randomized answers: an int (scalar query) or an int64 array of category indices."""
         out = rng._randomized_response(prepared, self.categories, self.gamma, threads=self.threads)
         return int(out.reshape(-1)[0]) if self.scalar else out
 
@@ -122,6 +123,7 @@ class GaussianProcessPlan(ReleasePlan):
     factor: np.ndarray = dataclasses.field(compare=False, repr=False)
 
     def execute(self, rng: Any, prepared: np.ndarray) -> np.ndarray:
+        """f + scale · L z at the m points (a float64 array of shape (m,))."""
         m = self.factor.shape[0]
         z = rng._noisy_grid(np.zeros(m), law="gaussian", param=float(1 << STANDARD_EXPONENT),
                             k=-STANDARD_EXPONENT, bound=GRID_BOUND, threads=self.threads)

@@ -41,7 +41,23 @@ SMOOTHING_WIDTH = 10.0
 
 def check_noise_multiplier(value: Any) -> float:
     """z = σ/Δ of the DP-SGD form: a finite real > 0, at most 10^6 (no privacy is lost by a
-    larger one, but σ in grid units must stay representable)."""
+    larger one, but σ in grid units must stay representable).
+
+    Parameters
+    ----------
+    value : float
+        The noise multiplier.
+
+    Returns
+    -------
+    float
+        z.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a non-real, non-finite, non-positive or too large value.
+    """
     z = positive(value, "noise_multiplier")
     if z > 1e6:
         raise ValueError(f"noise_multiplier must be at most 1e6, got {z!r}")
@@ -57,7 +73,23 @@ def _smoothed_sigma(sigma: float) -> float:
 
 
 def check_gaussian_delta(value: Any) -> float:
-    """δ for a Gaussian mechanism: in [MIN_DELTA, 1)."""
+    """δ for a Gaussian mechanism: in [MIN_DELTA, 1).
+
+    Parameters
+    ----------
+    value : float
+        δ.
+
+    Returns
+    -------
+    float
+        The checked δ.
+
+    Raises
+    ------
+    ValueError
+        For δ = 0 (give ``rho=`` instead), below MIN_DELTA, or not in [0, 1).
+    """
     delta = check_delta(value)
     if delta == 0:
         raise ValueError("delta must be > 0 for the Gaussian mechanism (or give rho=)")
@@ -512,7 +544,18 @@ class GaussianMechanism(Mechanism):
                              self.threads, "gaussian", sigma, k, sens, GRID_BOUND)
 
     def grid(self, count: int = 1) -> Tuple[int, float, float]:
-        """(k, L2 sensitivity in grid units, σ in grid units) for ``count`` coordinates."""
+        """(k, L2 sensitivity in grid units, σ in grid units) for ``count`` coordinates.
+
+        Parameters
+        ----------
+        count : int, default 1
+            Coordinates per release (the grid widens the L2 sensitivity by up to √count).
+
+        Returns
+        -------
+        tuple of (int, float, float)
+            Grid exponent k (values are multiples of 2^k), sensitivity and σ in grid units.
+        """
         k, sens, sigma, _ = self._calibrate(max(int(count), 1))
         return k, sens, sigma
 
@@ -524,7 +567,22 @@ class GaussianMechanism(Mechanism):
 
     def accuracy(self, beta: float, shape: Any = (), dtype: Any = None) -> float:
         """Half-width w with P(some output is more than w from its (clamped) true value) <= beta:
-        the discrete Gaussian is σ²-subgaussian (CKS 2020, Prop. 19), union bound over d outputs."""
+        the discrete Gaussian is σ²-subgaussian (CKS 2020, Prop. 19), union bound over d outputs.
+
+        Parameters
+        ----------
+        beta : float
+            In (0, 1).
+        shape : tuple of int, default ()
+            The query's shape (d = its size).
+        dtype : numpy.dtype, optional
+            Ignored (one grid for every input dtype).
+
+        Returns
+        -------
+        float
+            w in the query's units, half a grid step of rounding included (0 for an empty query).
+        """
         p = self.plan(shape)
         beta = check_beta(beta)
         if not p.size:

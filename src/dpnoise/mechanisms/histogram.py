@@ -136,7 +136,25 @@ class Histogram(Mechanism):
 
     def counts(self, data: Any) -> np.ndarray:
         """The exact (non-private) counts, after the out-of-domain policy; for tests and for
-        comparison only."""
+        comparison only.
+
+        Parameters
+        ----------
+        data : array_like
+            Category indices, or reals when the histogram has ``edges``.
+
+        Returns
+        -------
+        numpy.ndarray of int64
+            One count per bin.
+
+        Raises
+        ------
+        TypeError
+            For non-integer data without edges.
+        ValueError
+            For out-of-domain data under ``out_of_domain="raise"``.
+        """
         if self.edges is None:
             try:
                 x = as_integer_array(data, "data", bound=MAX_PART).reshape(-1)

@@ -113,10 +113,33 @@ class PrivateKDE(Mechanism):
         return n
 
     def sensitivity(self, n: int) -> float:
-        """Δ = sqrt(2) / (n (2πh²)^{d/2}) (HRW 2013, §4.1), on logarithms."""
+        """Δ = sqrt(2) / (n (2πh²)^{d/2}) (HRW 2013, §4.1), on logarithms.
+
+        Parameters
+        ----------
+        n : int or tuple of int
+            The number of records (or the data's shape).
+
+        Returns
+        -------
+        float
+            The RKHS sensitivity of the density.
+        """
         return math.exp(0.5 * math.log(2) - math.log(self._records(n)) - self._log_norm)
 
     def noise_scale(self, n: int) -> float:
+        """σ = sqrt(2 ln(2/δ)) Δ(n)/ε, the noise scale of the Gaussian process.
+
+        Parameters
+        ----------
+        n : int or tuple of int
+            As for :meth:`sensitivity`.
+
+        Returns
+        -------
+        float
+            σ, in density units.
+        """
         return math.sqrt(2 * math.log(2 / self.delta)) * self.sensitivity(n) / self.epsilon
 
     def plan(self, shape: Any = (), dtype: Any = None) -> GaussianProcessPlan:
@@ -134,7 +157,23 @@ class PrivateKDE(Mechanism):
         return self.noise_scale(self._records(shape)) * math.sqrt(2 * math.log(2 * m / check_beta(beta)))
 
     def density(self, data: Any) -> np.ndarray:
-        """The non-private kernel density estimate on the grid."""
+        """The non-private kernel density estimate on the grid.
+
+        Parameters
+        ----------
+        data : array_like
+            Shape (n,) or (n, d), n >= 1, d the grid's dimension.
+
+        Returns
+        -------
+        numpy.ndarray of float64
+            The density at each of the m grid points.
+
+        Raises
+        ------
+        ValueError
+            For data of another shape.
+        """
         x = as_real_array(data, "data").astype(np.float64)
         if x.ndim == 1:
             x = x[:, None]

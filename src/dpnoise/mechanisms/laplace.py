@@ -32,7 +32,20 @@ def _float_down(x: Fraction) -> float:
 
 def discrete_laplace_loss(scale: Fraction, sensitivity: int) -> PrivacyLoss:
     """The loss of discrete Laplace noise of this scale with this integer sensitivity: the exact
-    DiscreteLaplace descriptor while the accountants can enumerate it, else its pure ε = Δ/t."""
+    DiscreteLaplace descriptor while the accountants can enumerate it, else its pure ε = Δ/t.
+
+    Parameters
+    ----------
+    scale : fractions.Fraction
+        t, the exact scale in grid units.
+    sensitivity : int
+        Δ in grid units.
+
+    Returns
+    -------
+    PrivacyLoss
+        DiscreteLaplace (scale rounded down) or PureDP (ε rounded up).
+    """
     if sensitivity <= _MAX_PROFILE_SENSITIVITY:
         return DiscreteLaplace(_float_down(scale), sensitivity)
     return PureDP(float(Fraction(sensitivity) / scale) * (1 + 2**-50))  # rounded up
@@ -81,7 +94,22 @@ def discrete_laplace_scale(sensitivity: int, epsilon: float, delta: float = 0.0)
 
 
 def discrete_laplace_half_width(scale: float, count: int, beta: float) -> int:
-    """Least m with count · P(|X| > m) <= beta for X ~ DLap(scale): P(|X| > m) = 2r^{m+1}/(1+r)."""
+    """Least m with count · P(|X| > m) <= beta for X ~ DLap(scale): P(|X| > m) = 2r^{m+1}/(1+r).
+
+    Parameters
+    ----------
+    scale : float
+        t > 0, r = e^{-1/t}.
+    count : int
+        How many draws the union bound covers (0 gives 0).
+    beta : float
+        The total failure probability.
+
+    Returns
+    -------
+    int
+        m >= 0, in grid units.
+    """
     if count == 0:
         return 0
     r = math.exp(-1.0 / scale)
@@ -272,13 +300,41 @@ class LaplaceMechanism(Mechanism):
                              scale, k, sens, INTEGER_BOUND if k is None else GRID_BOUND)
 
     def grid(self, count: int = 1, integer: bool = False) -> Tuple[Optional[int], int, Fraction]:
-        """(k, widened sensitivity in grid units, discrete Laplace scale) for ``count`` coordinates."""
+        """(k, widened sensitivity in grid units, discrete Laplace scale) for ``count`` coordinates.
+
+        Parameters
+        ----------
+        count : int, default 1
+            Coordinates per release.
+        integer : bool, default False
+            The integer path (k is None when the sensitivity is integral).
+
+        Returns
+        -------
+        tuple of (int or None, int, fractions.Fraction)
+            k, Δ in grid units and the exact scale t.
+        """
         p = self.plan((count,), np.int64 if integer else np.float64)
         return p.k, int(p.sensitivity), Fraction(p.param)
 
     def accuracy(self, beta: float, shape: Any = (), dtype: Any = None) -> float:
         """Half-width w with P(some output is more than w from its (clamped) true value) <= beta,
-        rounding included (Dwork–Roth Thm 3.8 gives ln(d/β)·Δ/ε for the continuous mechanism)."""
+        rounding included (Dwork–Roth Thm 3.8 gives ln(d/β)·Δ/ε for the continuous mechanism).
+
+        Parameters
+        ----------
+        beta : float
+            The probability that some output misses, in (0, 1).
+        shape : tuple of int, default ()
+            The query's shape; its size is the number of outputs.
+        dtype : numpy.dtype, optional
+            An integer dtype selects the integer path (no rounding term).
+
+        Returns
+        -------
+        float
+            The half-width, in the query's units.
+        """
         p = self.plan(shape, dtype)
         w = discrete_laplace_half_width(float(p.param), p.size, check_beta(beta))
         if p.k is None:

@@ -93,7 +93,18 @@ class RandomizedResponse(Mechanism):
                  threads: Optional[int] = None, out_of_domain: str = DEFAULT_OUT_OF_DOMAIN,
                  allow_insecure: bool = False) -> "RandomizedResponse":
         """The two-coin protocol (Warner 1965; Dwork & Roth 2014, §3.2): keep probability 3/4,
-        ε = ln 3."""
+        ε = ln 3.
+
+        Parameters
+        ----------
+        rng, budget, threads, out_of_domain, allow_insecure
+            As for :class:`RandomizedResponse`.
+
+        Returns
+        -------
+        RandomizedResponse
+            Binary, charged ε = ln 3 per record.
+        """
         m = cls(math.log(3.0), 2, rng=rng, budget=budget, threads=threads,
                 out_of_domain=out_of_domain, allow_insecure=allow_insecure)
         m._two_coin = True
@@ -102,6 +113,7 @@ class RandomizedResponse(Mechanism):
 
     @property
     def keep_probability(self) -> float:
+        """p = e^ε/(e^ε + k − 1), the probability that a response is the true category."""
         if self._two_coin:
             return 0.75
         return 1.0 / (1.0 + (self.categories - 1) * math.exp(-self.epsilon))
@@ -129,7 +141,25 @@ class RandomizedResponse(Mechanism):
 
     def estimate_counts(self, responses: Any) -> np.ndarray:
         """Unbiased estimates of the true category counts from the noisy responses:
-        f̂_j = (n_j - qN)/(p - q), p = keep probability, q = (1 - p)/(k - 1) (post-processing)."""
+        f̂_j = (n_j - qN)/(p - q), p = keep probability, q = (1 - p)/(k - 1) (post-processing).
+
+        Parameters
+        ----------
+        responses : array_like of int or bool
+            Released category indices in [0, k), any shape.
+
+        Returns
+        -------
+        numpy.ndarray of float64
+            Shape (k,), unbiased, not clipped.
+
+        Raises
+        ------
+        TypeError
+            For non-integer responses.
+        ValueError
+            For a response outside [0, k).
+        """
         r = np.asarray(responses)
         if not np.issubdtype(r.dtype, np.integer) and r.dtype != np.bool_:
             raise TypeError(f"responses must be category indices, got dtype {r.dtype}")

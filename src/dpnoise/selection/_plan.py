@@ -30,6 +30,7 @@ class SelectionPlan(ReleasePlan):
     vector: bool
 
     def execute(self, rng: Any, prepared: np.ndarray) -> Any:
+        """The selected column indices: an int, a (k,) array, (rows,) or (rows, k) int64."""
         out = rng._select_rows(prepared, method=self.method, gamma=self.gamma, grid_exponent=self.grid_exponent,
                                k=self.k, threads=self.threads)
         if self.vector:

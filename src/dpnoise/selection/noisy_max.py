@@ -168,7 +168,27 @@ class ReportNoisyMax(Mechanism):
         units (docs/selection.md, Lemma 3): ln(n/β)/γ for permute-and-flip and the exponential
         mechanism (a candidate x below the best is output with probability at most e^{-γx}),
         2·ln(2n/β)/γ for Laplace (two noises must move by x/2); n candidates; real scores add
-        one grid step for the rounding."""
+        one grid step for the rounding.
+
+        Parameters
+        ----------
+        beta : float
+            The failure probability, in (0, 1).
+        shape : tuple of int
+            The scores' shape, (n,) or (rows, n) with n candidates along ``axis`` (required).
+        dtype : numpy.dtype, optional
+            The scores' dtype (a real dtype adds the grid rounding).
+
+        Returns
+        -------
+        float
+            x, in score units.
+
+        Raises
+        ------
+        ValueError
+            For ``beta`` outside (0, 1), ``shape=()``, or a shape the plan refuses.
+        """
         b = check_beta(beta)
         if normalise_shape(shape) == ():
             raise ValueError("accuracy needs the scores' shape: (n,) or (rows, n) with n candidates")
@@ -232,11 +252,34 @@ class ExponentialMechanism(ReportNoisyMax):
 
     @property
     def utility_sensitivity(self) -> float:
+        """Δu, the utilities' sensitivity (the ``sensitivity`` of the underlying selection)."""
         return self.sensitivity
 
     def select(self, candidates: Sequence[Any], utilities: Any) -> Any:
         """The selected candidate (or, for k > 1, the list of k candidates in selection order)
-        from ``candidates`` (a sequence) with the 1-D ``utilities`` (one per candidate)."""
+        from ``candidates`` (a sequence) with the 1-D ``utilities`` (one per candidate).
+
+        Parameters
+        ----------
+        candidates : sequence
+            The candidates (anything with ``len()`` and indexing).
+        utilities : array_like
+            One utility per candidate, 1-D, integers or finite reals.
+
+        Returns
+        -------
+        object or list
+            The selected candidate, or a list of k candidates in selection order.
+
+        Raises
+        ------
+        TypeError
+            If ``candidates`` is not a sequence (or for bad utilities, as ``release``).
+        ValueError
+            For utilities that are not 1-D or differ in length from ``candidates``.
+        dpnoise.BudgetExceededError
+            When the bound budget cannot pay for the selection.
+        """
         u = np.asarray(utilities) if not isinstance(utilities, np.ndarray) else utilities
         if u.ndim != 1:
             raise ValueError(f"utilities must be 1-D for select(), got {u.ndim}-D")

@@ -73,14 +73,38 @@ class SparseVectorPlan(ReleasePlan):
 
     def draw_threshold(self, rng: Generator) -> int:
         """The noisy threshold ρ = T + η in grid units, η ~ DLap(Δ'/ε1) (Lyu et al., Alg. 1
-        line 2), clamped to the int64 range (which no noisy query value reaches)."""
+        line 2), clamped to the int64 range (which no noisy query value reaches).
+
+        Parameters
+        ----------
+        rng : dpnoise.Generator
+            The secure noise source.
+
+        Returns
+        -------
+        int
+            ρ in grid units.
+        """
         eta = rng._noisy_grid(np.zeros(1, dtype=np.int64), law="laplace", param=self.threshold_scale,
                               k=None, bound=INTEGER_BOUND)
         rho = self.threshold_units + int(eta[0])
         return max(-_INT64_MAX, min(_INT64_MAX, rho))
 
     def noisy(self, rng: Generator, units: np.ndarray) -> np.ndarray:
-        """q_i + ν_i, ν_i ~ DLap(query_scale) i.i.d. (Lyu et al., Alg. 1), int64."""
+        """q_i + ν_i, ν_i ~ DLap(query_scale) i.i.d. (Lyu et al., Alg. 1), int64.
+
+        Parameters
+        ----------
+        rng : dpnoise.Generator
+            The secure noise source.
+        units : numpy.ndarray
+            The query answers in grid units (int64, 1-D).
+
+        Returns
+        -------
+        numpy.ndarray
+            The noisy answers, int64, clamped to ``bound``.
+        """
         return rng._noisy_grid(units, law="laplace", param=self.query_scale, k=None, bound=self.bound,
                                threads=self.threads)
 
@@ -239,7 +263,22 @@ class AboveThreshold(Mechanism):
         query answered FALSE has q_i < T + α (queries inside the clamp). Exact discrete Laplace
         tails, beta split in half between the threshold and a union bound over the queries (the
         continuous version: Dwork & Roth 2014, Thm 3.24); on a grid α includes the half step of
-        rounding."""
+        rounding.
+
+        Parameters
+        ----------
+        beta : float
+            The failure probability, in (0, 1).
+        shape : tuple of int, default ()
+            The query vector's shape (its size is the number of queries).
+        dtype : numpy.dtype, optional
+            An integer dtype for integer queries, else real ones (on a grid).
+
+        Returns
+        -------
+        float
+            α, in query units.
+        """
         b = check_beta(beta)
         n = max(size_of(normalise_shape(shape)), 1)
         p = self.plan((n,), dtype)
@@ -261,7 +300,25 @@ class AboveThreshold(Mechanism):
     def start(self, dtype: Any = np.float64) -> "AboveThresholdSession":
         """An interactive session for adaptively chosen queries: charges PureDP(ε) now, draws
         the noisy threshold, and answers ``session.test(q)`` one query at a time. ``dtype`` an
-        integer dtype (with an integral Δ) asks for integer queries, answered on the integers."""
+        integer dtype (with an integral Δ) asks for integer queries, answered on the integers.
+
+        Parameters
+        ----------
+        dtype : numpy.dtype, default numpy.float64
+            The queries' dtype.
+
+        Returns
+        -------
+        AboveThresholdSession
+            The running session (ε already spent).
+
+        Raises
+        ------
+        dpnoise.BudgetExceededError
+            When the bound budget cannot pay ε (nothing is drawn).
+        ValueError
+            For a dtype the parameters cannot serve (e.g. integers with a fractional Δ).
+        """
         plan = self.plan((1,), dtype)
         self._charge(plan)  # once, before any noise
         return AboveThresholdSession(self, plan, plan.draw_threshold(self.rng))
@@ -278,6 +335,15 @@ class AboveThresholdSession:
     ``max_positives`` TRUEs; then every further ``test`` raises RuntimeError. The noisy
     threshold is secret: a session cannot be copied or pickled (a copy would answer c more
     TRUEs against the same threshold) and is safe to share between threads.
+
+    Parameters
+    ----------
+    mechanism : AboveThreshold
+        The mechanism that started the session (its generator is used).
+    plan : SparseVectorPlan
+        The session's plan (one query at a time).
+    rho : int
+        The noisy threshold in grid units (secret).
 
     Examples
     --------
@@ -300,7 +366,25 @@ class AboveThresholdSession:
     def test(self, query: Any) -> bool:
         """Whether the query's answer ``query`` (a real number; an int for an integer session)
         is reported above the threshold. RuntimeError after max_positives TRUEs; ValueError for
-        NaN or infinity (the session stays usable: nothing is drawn)."""
+        NaN or infinity (the session stays usable: nothing is drawn).
+
+        Parameters
+        ----------
+        query : float or int
+            One query answer.
+
+        Returns
+        -------
+        bool
+            True when the noisy answer reaches the noisy threshold.
+
+        Raises
+        ------
+        RuntimeError
+            After ``max_positives`` TRUE answers (the session has halted).
+        TypeError, ValueError
+            For a non-numeric, non-scalar, NaN or infinite query.
+        """
         if self._integer:
             x = as_integer_array(query, "query")
         else:
@@ -329,6 +413,7 @@ class AboveThresholdSession:
 
     @property
     def halted(self) -> bool:
+        """Whether ``max_positives`` TRUEs have been given (every further test raises)."""
         return self._positives >= self.max_positives
 
     @property

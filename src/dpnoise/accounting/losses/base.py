@@ -82,22 +82,64 @@ class PrivacyLoss:
     def repetitions(self) -> Tuple["PrivacyLoss", int]:
         """(one use, m) when this loss is m identical uses composed (a batch, e.g. m selections);
         (self, 1) otherwise. The (ε, δ) accountants compose the m uses as m events, so that the
-        advanced (optimal homogeneous) composition applies to them."""
+        advanced (optimal homogeneous) composition applies to them.
+
+        Returns
+        -------
+        tuple of (PrivacyLoss, int)
+            The loss of one use and the number m >= 1 of identical uses.
+        """
         return self, 1
 
     def pure_epsilon(self) -> Optional[float]:
+        """ε of the pure ε-DP guarantee of one release, if it has one.
+
+        Returns
+        -------
+        float or None
+            ε >= 0 (``math.inf`` for no finite bound), or None when the loss has no pure form.
+        """
         return None
 
     def approx_dp(self) -> Optional[Tuple[float, float]]:
+        """One (ε, δ) pair the release satisfies, for basic and advanced composition.
+
+        The default is (ε, 0) from :meth:`pure_epsilon`.
+
+        Returns
+        -------
+        tuple of (float, float) or None
+            (ε, δ), or None when the loss has no single (ε, δ) form.
+        """
         eps = self.pure_epsilon()
         return None if eps is None else (eps, 0.0)
 
     def zcdp_rho(self) -> Optional[float]:
+        """ρ of the ρ-zCDP guarantee of one release (Bun and Steinke 2016).
+
+        The default converts a pure ε to ρ = ε²/2 (their Prop. 1.4).
+
+        Returns
+        -------
+        float or None
+            ρ >= 0, or None when the loss has no zCDP form.
+        """
         eps = self.pure_epsilon()
         return None if eps is None else 0.5 * eps * eps  # ε-DP ⇒ ε²/2-zCDP (Bun–Steinke 2016, Prop. 1.4)
 
     def rdp(self, alpha: float) -> Optional[float]:
-        """Rényi-DP ε(α) for α > 1 (max over both directions), or None."""
+        """Rényi-DP ε(α) of one release (Mironov 2017), the max over both directions.
+
+        Parameters
+        ----------
+        alpha : float
+            The Rényi order, α > 1.
+
+        Returns
+        -------
+        float or None
+            ε(α) >= 0 (``math.inf`` when unbounded), or None when the loss has no RDP form.
+        """
         atoms = [self._loss_atoms(d) for d in self._directions()]
         if any(a is None for a in atoms):
             rho = self.zcdp_rho()
@@ -105,11 +147,35 @@ class PrivacyLoss:
         return max(_atoms_rdp(a, alpha) for a in atoms if a is not None)
 
     def has_profile(self) -> bool:
+        """Whether the exact privacy profile δ(ε) (and so the PLD accountant) is available.
+
+        Returns
+        -------
+        bool
+            True when :meth:`delta_for_epsilon` can be evaluated.
+        """
         d = self._directions()[0]
         return self._loss_atoms(d) is not None or self._loss_tails(np.zeros(1), d) is not None
 
     def delta_for_epsilon(self, epsilon: float | np.ndarray) -> Any:
-        """The exact δ(ε) of one use (hockey-stick divergence, max over directions)."""
+        """The exact δ(ε) of one use (hockey-stick divergence, max over directions).
+
+        Parameters
+        ----------
+        epsilon : float or array_like of float
+            The ε values (any real).
+
+        Returns
+        -------
+        float or numpy.ndarray
+            δ(ε) in [0, 1]: a float for a scalar ``epsilon``, else a float64 array of its shape.
+
+        Raises
+        ------
+        ValueError
+            If ``epsilon`` holds a NaN, or the loss has no privacy profile (account for it
+            with a 'zcdp' or 'rdp' accountant).
+        """
         eps = np.atleast_1d(np.asarray(epsilon, dtype=float))
         if np.isnan(eps).any():
             raise ValueError("epsilon must not be NaN")
@@ -124,7 +190,23 @@ class PrivacyLoss:
         return float(out[0]) if np.ndim(epsilon) == 0 else out
 
     def epsilon_for_delta(self, delta: float) -> float:
-        """The least ε with δ(ε) <= delta for one use (bisection on the exact profile)."""
+        """The least ε with δ(ε) <= delta for one use (bisection on the exact profile).
+
+        Parameters
+        ----------
+        delta : float
+            The target δ in [0, 1]. δ = 0 gives the pure ε (``math.inf`` without one).
+
+        Returns
+        -------
+        float
+            The least ε >= 0 (to a relative 1e-14), or ``math.inf`` above ε = 10^6.
+
+        Raises
+        ------
+        ValueError
+            If ``delta`` is not a probability, or the loss has no privacy profile.
+        """
         delta = check.probability(delta, "delta")
         if delta == 0:  # only a pure guarantee reaches δ = 0 (a computed 0 may be underflow)
             pure = self.pure_epsilon()
@@ -171,6 +253,20 @@ class PrivacyLoss:
 
     # ---- serialisation ----
     def to_dict(self) -> Dict[str, Any]:
+        """The descriptor as a JSON-able dict, ``{"type": class name, field: value, ...}``.
+
+        :func:`loss_from_dict` rebuilds it (budget ledgers are stored this way).
+
+        Returns
+        -------
+        dict
+            The type name and the constructor's fields.
+
+        Raises
+        ------
+        NotImplementedError
+            On the base class, which has no fields.
+        """
         raise NotImplementedError
 
 
@@ -184,7 +280,24 @@ def _register(cls: Any) -> Any:
 
 def loss_from_dict(data: Dict[str, Any]) -> PrivacyLoss:
     """Rebuild a descriptor from ``to_dict()`` output (used to reload budget ledgers).
-    ValueError (naming the type and what is wrong) for unknown types and missing or bad fields."""
+
+    Parameters
+    ----------
+    data : dict
+        ``{"type": class name, field: value, ...}``; nested losses (``PoissonSampled.loss``,
+        ``Parallel.losses``) are dicts of the same form.
+
+    Returns
+    -------
+    PrivacyLoss
+        The rebuilt descriptor.
+
+    Raises
+    ------
+    ValueError
+        For a non-dict, an unknown type, or a missing, unexpected or bad field (naming the
+        type and what is wrong).
+    """
     if not isinstance(data, dict):
         raise ValueError(f"privacy-loss data must be a dict, got {type(data).__name__}")
     data = dict(data)

@@ -35,7 +35,22 @@ class _GaussianNoise(PrivacyLoss):
 @dataclass(frozen=True)
 class Gaussian(_GaussianNoise):
     """The Gaussian mechanism N(0, σ²), L2 sensitivity Δ. Exact profile of Balle & Wang 2018
-    (Thm 8): δ(ε) = Φ(Δ/2σ - εσ/Δ) - e^ε Φ(-Δ/2σ - εσ/Δ); ρ = Δ²/(2σ²) zCDP (Bun–Steinke Prop 1.6)."""
+    (Thm 8): δ(ε) = Φ(Δ/2σ - εσ/Δ) - e^ε Φ(-Δ/2σ - εσ/Δ); ρ = Δ²/(2σ²) zCDP (Bun–Steinke Prop 1.6).
+
+    Parameters
+    ----------
+    sigma : float
+        σ in (0, 1e150].
+    sensitivity : float, default 1.0
+        The L2 sensitivity Δ > 0.
+
+    Raises
+    ------
+    ValueError
+        For a non-positive σ or Δ, or Δ/σ too large.
+    OverflowError
+        For σ above 1e150.
+    """
 
     sigma: float
     sensitivity: float = 1.0
@@ -73,6 +88,7 @@ class Gaussian(_GaussianNoise):
         return -40 * sig, alpha * d + 40 * sig, sig / 100
 
     def to_dict(self) -> Dict[str, Any]:
+        """``{"type": "Gaussian", "sigma": σ, "sensitivity": Δ}``."""
         return _fields(self, "sigma", "sensitivity")
 
 
@@ -197,7 +213,24 @@ class DiscreteGaussian(_GaussianNoise):
     comes from the c-fold convolution of the one-coordinate loss distribution (FFT powering,
     see ``_dg_sum_atoms``). The profile is the minimum of that and the proven bound of
     :class:`DiscreteGaussianVector` with L2 sensitivity √c Δ (whose neighbour relation contains
-    this one); above 4·10^6 lattice points only the latter is used."""
+    this one); above 4·10^6 lattice points only the latter is used.
+
+    Parameters
+    ----------
+    sigma : float
+        σ in (0, 1e150].
+    sensitivity : int, default 1
+        The integer sensitivity Δ per coordinate.
+    coordinates : int, default 1
+        c, the outputs one neighbour moves.
+
+    Raises
+    ------
+    ValueError
+        For a bad σ, Δ or c, or √c Δ/σ too large.
+    OverflowError
+        For σ above 1e150.
+    """
 
     sigma: float
     sensitivity: int = 1
@@ -213,6 +246,7 @@ class DiscreteGaussian(_GaussianNoise):
                          "sensitivity", "sigma")
 
     def zcdp_rho(self) -> float:
+        """ρ = cΔ²/(2σ²) (c coordinates)."""
         return self.coordinates * self.sensitivity**2 / (2 * self.sigma**2)
 
     def _large(self) -> bool:
@@ -229,6 +263,7 @@ class DiscreteGaussian(_GaussianNoise):
         return _dg_sum_atoms(self.sigma, self.sensitivity, self.coordinates)
 
     def has_profile(self) -> bool:
+        """True: exact from the lattice pmf, or the proven vector bound."""
         return True
 
     def _profile(self, eps: np.ndarray, direction: str) -> np.ndarray:
@@ -242,6 +277,7 @@ class DiscreteGaussian(_GaussianNoise):
             _dg_sum_atoms(self.sigma, self.sensitivity, self.coordinates), e))
 
     def to_dict(self) -> Dict[str, Any]:
+        """``{"type": "DiscreteGaussian", "sigma", "sensitivity", "coordinates"}``."""
         return _fields(self, "sigma", "sensitivity", "coordinates")
 
 
@@ -313,7 +349,24 @@ class DiscreteGaussianVector(PrivacyLoss):
     The Gaussian mechanisms calibrate σ with :func:`dpnoise.accounting.calibration.least_sigma`
     on this profile; it is within a fraction of a percent of the continuous analytic Gaussian
     once σ is a few grid units (σ_c/σ = √(1 - a²/σ²)), recovering most of the ~7% of noise
-    that the zCDP route costs."""
+    that the zCDP route costs.
+
+    Parameters
+    ----------
+    sigma : float
+        σ in (0, 1e150], in integer units.
+    l2_sensitivity : float
+        The L2 norm bound Δ of a neighbour's shift (> 0, real).
+    dimension : int
+        d, the number of outputs.
+
+    Raises
+    ------
+    ValueError
+        For a bad σ, Δ or d, or Δ/σ too large.
+    OverflowError
+        For σ above 1e150.
+    """
 
     sigma: float
     l2_sensitivity: float
@@ -329,15 +382,19 @@ class DiscreteGaussianVector(PrivacyLoss):
         check.loss_ratio(self.l2_sensitivity, self.sigma, "l2_sensitivity", "sigma")
 
     def approx_dp(self) -> None:
+        """None: use its profile (PLD) or ρ."""
         return None
 
     def zcdp_rho(self) -> float:
+        """ρ = Δ²/(2σ²) (CKS 2020, Thm 14)."""
         return self.l2_sensitivity**2 / (2 * self.sigma**2)
 
     def rdp(self, alpha: float) -> float:
+        """αρ."""
         return alpha * self.zcdp_rho()
 
     def has_profile(self) -> bool:
+        """True: the smoothing and zCDP bounds."""
         return True
 
     def _exact_one(self) -> Optional["DiscreteGaussian"]:
@@ -378,4 +435,5 @@ class DiscreteGaussianVector(PrivacyLoss):
         return np.maximum(out, -np.expm1(np.minimum(e, 0.0)))
 
     def to_dict(self) -> Dict[str, Any]:
+        """``{"type": "DiscreteGaussianVector", "sigma", "l2_sensitivity", "dimension"}``."""
         return _fields(self, "sigma", "l2_sensitivity", "dimension")

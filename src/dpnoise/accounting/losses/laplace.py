@@ -16,7 +16,15 @@ from .base import Atoms, PrivacyLoss, Tails, _fields, _register
 class Laplace(PrivacyLoss):
     """The Laplace mechanism: noise density ∝ exp(-|x|/scale), L1 sensitivity Δ.
     Pure (Δ/scale)-DP (Dwork–Roth Thm 3.6); exact RDP from Mironov 2017 (Table II); its loss
-    has atoms ±Δ/b and a uniform-in-exponent middle part (closed form below)."""
+    has atoms ±Δ/b and a uniform-in-exponent middle part (closed form below).
+
+    Parameters
+    ----------
+    scale : float
+        The noise scale b > 0.
+    sensitivity : float, default 1.0
+        The L1 sensitivity Δ > 0 (Δ/b is limited so that the loss stays finite in float64).
+    """
 
     scale: float
     sensitivity: float = 1.0
@@ -31,9 +39,11 @@ class Laplace(PrivacyLoss):
         return self.sensitivity / self.scale
 
     def pure_epsilon(self) -> float:
+        """ε = Δ/b."""
         return self._a
 
     def rdp(self, alpha: float) -> float:
+        """The exact Rényi divergence of order α (Mironov 2017, Table II), at most Δ/b."""
         # Mironov 2017, Table II: 1/(α-1) log( α/(2α-1) e^{(α-1)a} + (α-1)/(2α-1) e^{-αa} )
         a = self._a
         t1 = math.log(alpha / (2 * alpha - 1)) + (alpha - 1) * a
@@ -69,6 +79,7 @@ class Laplace(PrivacyLoss):
         return -60 * b, self.sensitivity + 60 * b, min(b, self.sensitivity) / 200
 
     def to_dict(self) -> Dict[str, Any]:
+        """``{"type": "Laplace", "scale": b, "sensitivity": Δ}``."""
         return _fields(self, "scale", "sensitivity")
 
 
@@ -76,7 +87,20 @@ class Laplace(PrivacyLoss):
 @dataclass(frozen=True)
 class DiscreteLaplace(PrivacyLoss):
     """Discrete Laplace on Z, P(x) ∝ exp(-|x|/scale), integer sensitivity Δ: (Δ/scale)-DP
-    (Ghosh, Roughgarden & Sundararajan 2009; CKS 2020 §2). Its loss takes Δ+1 values exactly."""
+    (Ghosh, Roughgarden & Sundararajan 2009; CKS 2020 §2). Its loss takes Δ+1 values exactly.
+
+    Parameters
+    ----------
+    scale : float
+        The scale t > 0 (in integer units).
+    sensitivity : int, default 1
+        The integer L1 sensitivity Δ in [1, 10^7].
+
+    Raises
+    ------
+    ValueError
+        For a non-positive scale, a sensitivity outside [1, 10^7], or Δ/t too large.
+    """
 
     scale: float
     sensitivity: int = 1
@@ -89,6 +113,7 @@ class DiscreteLaplace(PrivacyLoss):
         check.loss_ratio(self.sensitivity, self.scale, "sensitivity", "scale")
 
     def pure_epsilon(self) -> float:
+        """ε = Δ/t."""
         return self.sensitivity / self.scale
 
     def _loss_atoms(self, direction: str) -> Atoms:
@@ -102,4 +127,5 @@ class DiscreteLaplace(PrivacyLoss):
         return losses, masses, 0.0
 
     def to_dict(self) -> Dict[str, Any]:
+        """``{"type": "DiscreteLaplace", "scale": t, "sensitivity": Δ}``."""
         return _fields(self, "scale", "sensitivity")

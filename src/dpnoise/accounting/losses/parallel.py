@@ -15,7 +15,18 @@ class Parallel(PrivacyLoss):
     """Parallel composition over disjoint partitions: one record touches one partition, so the
     release is as private as its least private part (McSherry 2009, Thm 4): every conversion is
     the maximum over the parts (profiles too, so the PLD accountant gets a valid dominating curve).
-    Under replace-one neighbours this assumes the partition of a record does not change."""
+    Under replace-one neighbours this assumes the partition of a record does not change.
+
+    Parameters
+    ----------
+    losses : sequence of PrivacyLoss
+        The loss of each partition's release (at least one).
+
+    Raises
+    ------
+    TypeError
+        For an empty sequence or an element that is not a privacy-loss descriptor.
+    """
 
     losses: Tuple[PrivacyLoss, ...]
     symmetric: ClassVar[bool] = False
@@ -30,18 +41,22 @@ class Parallel(PrivacyLoss):
         return None if any(v is None for v in values) else max(v for v in values if v is not None)
 
     def pure_epsilon(self) -> Optional[float]:
+        """The largest part's ε (None if a part has none)."""
         return self._max([x.pure_epsilon() for x in self.losses])
 
     def approx_dp(self) -> Optional[Tuple[float, float]]:
+        """(max ε, max δ) over the parts (None if a part has no (ε, δ) form)."""
         pairs = [x.approx_dp() for x in self.losses]
         if any(p is None for p in pairs):
             return None
         return max(p[0] for p in pairs if p), max(p[1] for p in pairs if p)
 
     def zcdp_rho(self) -> Optional[float]:
+        """The largest part's ρ (None if a part has none)."""
         return self._max([x.zcdp_rho() for x in self.losses])
 
     def rdp(self, alpha: float) -> Optional[float]:
+        """The largest part's ε(α) (None if a part has none)."""
         return self._max([x.rdp(alpha) for x in self.losses])
 
     def _profile(self, eps: np.ndarray, direction: str) -> Optional[np.ndarray]:
@@ -55,7 +70,9 @@ class Parallel(PrivacyLoss):
         return out
 
     def has_profile(self) -> bool:
+        """True when every part has a privacy profile."""
         return all(x.has_profile() for x in self.losses)
 
     def to_dict(self) -> Dict[str, Any]:
+        """``{"type": "Parallel", "losses": [each part's dict]}``."""
         return {"type": "Parallel", "losses": [x.to_dict() for x in self.losses]}

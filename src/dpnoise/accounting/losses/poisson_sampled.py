@@ -26,7 +26,23 @@ class PoissonSampled(PrivacyLoss):
     Profile: δ'(ε) = q δ(log(1 + (e^ε - 1)/q)) for remove (Balle, Barthe & Gaboardi 2018, Thm 8
     in profile form; Zhu, Dong & Wang 2022, Prop. 30), computed here from the loss distribution.
     Pure/approximate DP: (log(1 + q(e^ε - 1)), qδ) (BBG 2018). RDP: numerical integration of
-    E_Q[(P'/Q)^α] and E_Q[(Q/P')^{α-1}] (Mironov, Talwar & Zhang 2019, §3), max of both."""
+    E_Q[(P'/Q)^α] and E_Q[(Q/P')^{α-1}] (Mironov, Talwar & Zhang 2019, §3), max of both.
+
+    Parameters
+    ----------
+    loss : PrivacyLoss
+        The loss of the mechanism run on the subsample: one with a loss distribution or a pure
+        or approximate DP guarantee.
+    rate : float
+        The sampling probability q in (0, 1].
+
+    Raises
+    ------
+    TypeError
+        If ``loss`` is not a privacy-loss descriptor.
+    ValueError
+        For a zCDP, RDP, parallel or already subsampled ``loss``, or a rate outside (0, 1].
+    """
 
     loss: PrivacyLoss
     rate: float
@@ -44,17 +60,21 @@ class PoissonSampled(PrivacyLoss):
         return math.log1p(self.rate * math.expm1(eps))
 
     def pure_epsilon(self) -> Optional[float]:
+        """log(1 + q(e^ε - 1)) of the inner ε (Balle, Barthe & Gaboardi 2018)."""
         e = self.loss.pure_epsilon()
         return None if e is None else self._amplify(e)
 
     def approx_dp(self) -> Optional[Tuple[float, float]]:
+        """(log(1 + q(e^ε - 1)), qδ) of the inner (ε, δ) (Balle, Barthe & Gaboardi 2018)."""
         ed = self.loss.approx_dp()
         return None if ed is None else (self._amplify(ed[0]), self.rate * ed[1])
 
     def zcdp_rho(self) -> None:
+        """None: no closed-form zCDP amplification by subsampling."""
         return None  # subsampling does not amplify zCDP in closed form; use 'rdp' or 'pld'
 
     def rdp(self, alpha: float) -> Optional[float]:
+        """ε(α) of the subsampled pair, exact from atoms or by numerical integration."""
         base_atoms = self.loss._loss_atoms("remove")
         if base_atoms is not None:
             return max(_atoms_rdp(a, alpha) for a in (self._loss_atoms(d) for d in DIRECTIONS)
@@ -150,4 +170,5 @@ class PoissonSampled(PrivacyLoss):
         return np.where(ok, c * base, 0.0)
 
     def to_dict(self) -> Dict[str, Any]:
+        """``{"type": "PoissonSampled", "loss": inner dict, "rate": q}``."""
         return {"type": "PoissonSampled", "loss": self.loss.to_dict(), "rate": self.rate}

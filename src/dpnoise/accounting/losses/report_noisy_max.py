@@ -40,7 +40,22 @@ class ReportNoisyMax(PrivacyLoss):
     exponential mechanism is moreover ε-bounded-range (Durfee & Rogers 2019), hence
     ε²/8-zCDP (Cesar & Rogers 2021, Lemma 3.2), and its exact worst-case Rényi divergence is
     used too (docs/accounting.md, "Report noisy max and bounded range"). The PLD accountant uses
-    the pure-DP worst case, randomized response, composed ``selections`` times (a binomial)."""
+    the pure-DP worst case, randomized response, composed ``selections`` times (a binomial).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε >= 0 of one selection.
+    method : {"exponential_mechanism", "permute_and_flip", "laplace"}
+        The selection algorithm.
+    selections : int, default 1
+        How many selections are composed (>= 1).
+
+    Raises
+    ------
+    ValueError
+        For a negative ε, an unknown method or a non-positive count.
+    """
 
     epsilon: float
     method: str = "exponential_mechanism"
@@ -58,19 +73,23 @@ class ReportNoisyMax(PrivacyLoss):
         return self.epsilon**2 / 2  # ε-DP ⇒ ε²/2-zCDP (Bun & Steinke 2016, Prop. 1.4)
 
     def repetitions(self) -> Tuple["ReportNoisyMax", int]:
+        """(one selection, ``selections``)."""
         if self.selections == 1:
             return self, 1
         return ReportNoisyMax(self.epsilon, self.method), self.selections
 
     def pure_epsilon(self) -> float:
+        """``selections`` × ε."""
         return self.selections * self.epsilon  # basic composition (Dwork & Roth 2014, Thm 3.16)
 
     def zcdp_rho(self) -> float:
+        """``selections`` × ρ of one: ε²/8 for the exponential mechanism, else ε²/2."""
         # ρ-zCDP is RDP αρ at every α (Bun & Steinke 2016, Def. 1.1), so it adds up like RDP
         # (Mironov 2017, Prop. 1)
         return self.selections * self._rho_one()
 
     def rdp(self, alpha: float) -> float:
+        """``selections`` × the least of the one-selection RDP bounds (RR, zCDP, bounded range)."""
         # RDP composes additively, adaptively too (Mironov 2017, Prop. 1)
         one = min(_atoms_rdp(_rr_atoms(self.epsilon, 2), alpha), alpha * self._rho_one())
         if self.method == "exponential_mechanism" and alpha <= _BR_MAX_ORDER:
@@ -84,6 +103,7 @@ class ReportNoisyMax(PrivacyLoss):
         return _rr_composition_atoms(self.epsilon, self.selections)
 
     def to_dict(self) -> Dict[str, Any]:
+        """``{"type": "ReportNoisyMax", "epsilon", "method"[, "selections"]}``."""
         # one selection is written as before, so ledgers stay readable by earlier versions
         if self.selections == 1:
             return _fields(self, "epsilon", "method")

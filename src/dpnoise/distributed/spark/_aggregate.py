@@ -102,7 +102,15 @@ class _Merger:
 class SparkAggregate:
     """What :func:`aggregate_reports` found besides the aggregator: ``malformed`` rows (counted,
     never silently dropped), ``rows`` seen, ``partitions`` (tasks), and ``source``:
-    ``"parquet"`` (row groups read by the executors with pyarrow) or ``"dataframe"``."""
+    ``"parquet"`` (row groups read by the executors with pyarrow) or ``"dataframe"``.
+
+    Parameters
+    ----------
+    malformed, rows, partitions : int
+        The counts above.
+    source : {"dataframe", "parquet"}, default "dataframe"
+        Where the reports were read.
+    """
 
     def __init__(self, malformed: int, rows: int, partitions: int, source: str = "dataframe") -> None:
         self.malformed, self.rows, self.partitions, self.source = malformed, rows, partitions, source

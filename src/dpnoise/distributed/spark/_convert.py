@@ -23,7 +23,29 @@ def _check_arrays(reports: Any, oracle: Any) -> None:
 def reports_table(reports: Any, oracle: Any, column: str = "report") -> Any:
     """A pyarrow Table with one struct column ``column`` holding ``reports`` (one row per
     user), the configuration in its schema metadata (``_arrow.CONFIG_KEY``), so that a Parquet
-    file written from it is refused by a reader of another configuration. Checked in O(n)."""
+    file written from it is refused by a reader of another configuration. Checked in O(n).
+
+    Parameters
+    ----------
+    reports : Reports
+        From a client of ``oracle``.
+    oracle : Configuration
+        The configuration.
+    column : str, default "report"
+        The struct column's name.
+
+    Returns
+    -------
+    pyarrow.Table
+        One row per report.
+
+    Raises
+    ------
+    TypeError
+        For reports of the wrong family or a non-str column.
+    ValueError
+        For reports of another configuration, or out of the protocol's range.
+    """
     import pyarrow as pa
 
     from ...ldp import HHReports, Reports
@@ -62,7 +84,22 @@ def reports_to_dataframe(spark: Any, reports: Any, oracle: Any, column: str = "r
     """A DataFrame of ``reports`` (one row per user, struct column ``column``; types in
     ``dpnoise.distributed.spark._report_rows``), built from Arrow (``createDataFrame`` of a
     pyarrow Table), optionally repartitioned into ``num_partitions`` (round-robin). The
-    column's Spark metadata carries the configuration (``aggregate_reports`` checks it)."""
+    column's Spark metadata carries the configuration (``aggregate_reports`` checks it).
+
+    Parameters
+    ----------
+    spark : pyspark.sql.SparkSession
+        The session.
+    reports, oracle, column
+        As for :func:`reports_table`.
+    num_partitions : int, optional
+        Repartition to this many partitions.
+
+    Returns
+    -------
+    pyspark.sql.DataFrame
+        One row per report.
+    """
     table = reports_table(reports, oracle, column)
     df = spark.createDataFrame(table)
     if num_partitions is not None:
@@ -77,7 +114,29 @@ def dataframe_to_reports(df: Any, column: str, oracle: Any, *, on_malformed: str
     column and their number (``on_malformed="raise"``, the default), or
     ``on_malformed="skip"``: left out, and the result is ``(reports, number of malformed rows)``.
     Everything is collected at the driver: for large data aggregate with
-    :func:`aggregate_reports` instead."""
+    :func:`aggregate_reports` instead.
+
+    Parameters
+    ----------
+    df : pyspark.sql.DataFrame
+        Holds the report column.
+    column : str
+        The struct column of reports.
+    oracle : Configuration
+        The configuration the column must hold.
+    on_malformed : {"raise", "skip"}, default "raise"
+        See above.
+
+    Returns
+    -------
+    Reports or tuple of (Reports, int)
+        The batch (and the malformed-row count with ``"skip"``).
+
+    Raises
+    ------
+    ValueError
+        For another configuration, an empty DataFrame, or malformed rows under ``"raise"``.
+    """
     from ._arrow import CONFIG_KEY, arrow_to_rows, check_config, make_reports
 
     check_on_malformed(on_malformed)

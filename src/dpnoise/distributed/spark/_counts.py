@@ -11,12 +11,27 @@ import numpy as np
 class PrivateCounts:
     """The released counts: ``bins`` (the public categories, in order) and ``counts`` (the
     noisy counts, one per bin). Plain values computed once: reading them again, or running
-    another Spark action, never draws new noise."""
+    another Spark action, never draws new noise.
+
+    Attributes
+    ----------
+    bins : tuple
+        The public categories.
+    counts : numpy.ndarray
+        The noisy counts, as the mechanism releases them.
+    """
 
     bins: tuple
     counts: np.ndarray
 
     def as_dict(self) -> Dict[Any, Any]:
+        """The release as a mapping.
+
+        Returns
+        -------
+        dict
+            ``{bin: noisy count}``, in the bins' order.
+        """
         return dict(zip(self.bins, self.counts.tolist()))
 
 
@@ -39,7 +54,34 @@ def private_counts(df: Any, column: str, mechanism: Any, *, bins: Optional[Seque
        is drawn once from the mechanism's generator. A ``Histogram`` releases its plan on the
        aligned counts (the same steps as ``Histogram.release``, whose preparation Spark did); any
        other mechanism gets ``mechanism.release(counts)`` and must be calibrated for a count
-       vector (one record moves one count by 1 under add/remove)."""
+       vector (one record moves one count by 1 under add/remove).
+
+    Parameters
+    ----------
+    df : pyspark.sql.DataFrame
+        The private data.
+    column : str
+        The column counted.
+    mechanism : dpnoise mechanism
+        Usually ``dpnoise.Histogram`` (bound to a budget to charge it).
+    bins : sequence, optional
+        The public categories (default: 0..k-1 of a Histogram).
+
+    Returns
+    -------
+    PrivateCounts
+        The released counts.
+
+    Raises
+    ------
+    TypeError
+        For a non-mechanism, a non-str column or a column type that cannot hold the bins.
+    ValueError
+        For a missing column, no bins where the mechanism defines none, duplicate or
+        unusable bins, or out-of-domain rows under ``out_of_domain="raise"``.
+    dpnoise.BudgetExceededError
+        When the mechanism's budget cannot pay (nothing is drawn).
+    """
     from pyspark.sql import functions as F
 
     from ...mechanisms import Histogram

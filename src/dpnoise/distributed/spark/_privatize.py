@@ -107,6 +107,11 @@ def privatize_column(df: Any, column: str, client: Any, *, output: str = "report
         a shuffle without an ordering) for that to hold.
     output : str
 
+    Returns
+    -------
+    pyspark.sql.DataFrame
+        The lazily computed reports (one row per input row).
+
     Raises
     ------
     TypeError

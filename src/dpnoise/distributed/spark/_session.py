@@ -8,7 +8,13 @@ from typing import Any, Optional
 
 
 def java_available() -> Optional[str]:
-    """The java executable Spark will use (JAVA_HOME/bin/java, else java on PATH), or None."""
+    """The java executable Spark will use (JAVA_HOME/bin/java, else java on PATH), or None.
+
+    Returns
+    -------
+    str or None
+        The executable's path.
+    """
     home = os.environ.get("JAVA_HOME")
     if home:
         exe = os.path.join(home, "bin", "java")
@@ -30,7 +36,33 @@ def local_session(master: str = "local[2]", app_name: str = "dpnoise", *, driver
     shuffle partitions, Arrow on (2^18 rows per batch), and the current Python (``sys.executable``) with this dpnoise
     on its path for the workers. Needs Java 17 or later (JAVA_HOME or ``java`` on PATH) and
     ``pip install 'dpnoise[spark]'``. Extra Spark settings go in ``conf`` (dots as ``__``, e.g.
-    ``spark__task__maxFailures="2"``, or pass a dict as ``conf={...}``)."""
+    ``spark__task__maxFailures="2"``, or pass a dict as ``conf={...}``).
+
+    Parameters
+    ----------
+    master : str, default "local[2]"
+        The Spark master.
+    app_name : str, default "dpnoise"
+        The application's name.
+    driver_memory : str, default "2g"
+        ``spark.driver.memory``.
+    shuffle_partitions : int, default 4
+        ``spark.sql.shuffle.partitions``.
+    **conf
+        More Spark settings.
+
+    Returns
+    -------
+    pyspark.sql.SparkSession
+        The session (stop it when done).
+
+    Raises
+    ------
+    RuntimeError
+        Without Java.
+    ImportError
+        Without pyspark.
+    """
     from pyspark.sql import SparkSession
 
     if java_available() is None:

@@ -93,7 +93,18 @@ class HHAggregator(Aggregator):
     ``to_bytes``/``from_bytes``, and ``top(m)`` / ``above(count)``: the heavy hitters with
     estimates, standard errors and 95% confidence intervals; ``estimate(items)`` for given
     items. State: counts per group (k′_l x g int64), independent of the number of users and of
-    the domain; updated in place, O(batch) per add."""
+    the domain; updated in place, O(batch) per add.
+
+    Parameters
+    ----------
+    protocol : HHProtocol
+        The configuration (``protocol.aggregator()`` makes one).
+    candidates : sequence, optional
+        Items the protocol cannot spell out itself (long items hashed by
+        ``long_items='hash'``).
+    threads : int, optional
+        Threads for the support sums of ``top``/``above``.
+    """
 
     protocol: "HHProtocol"
 
@@ -144,12 +155,31 @@ class HHAggregator(Aggregator):
     def from_bytes(cls, blob: bytes, candidates: Optional[Sequence[Any]] = None) -> "HHAggregator":  # type: ignore[override]
         """An aggregator serialised by ``to_bytes``: ValueError for anything corrupt, truncated,
         of another format or inconsistent (counts that do not add up to n). ``candidates`` as
-        for :meth:`HHProtocol.aggregator`."""
+        for :meth:`HHProtocol.aggregator`.
+
+        Parameters
+        ----------
+        blob : bytes
+            Output of ``to_bytes``.
+        candidates : sequence, optional
+            As for :meth:`HHProtocol.aggregator`.
+
+        Returns
+        -------
+        HHAggregator
+            The restored aggregator.
+        """
         return cls._load(blob, candidates=candidates)  # type: ignore[return-value]
 
     # -- results ------------------------------------------------------------------------------
     def group_sizes(self) -> np.ndarray:
-        """n_l, the reports of each group (int64), computed once per state."""
+        """n_l, the reports of each group (int64), computed once per state.
+
+        Returns
+        -------
+        numpy.ndarray of int64
+            One count per group, read-only.
+        """
         return self._cached("group_sizes", lambda: np.array(
             [int(self._state[f"counts_{l:03d}"].sum()) for l in range(len(self.protocol.groups))], dtype=np.int64))
 
@@ -202,7 +232,27 @@ class HHAggregator(Aggregator):
         return self._rows(np.arange(min(m, items.size)), decode)
 
     def above(self, count: Any, *, decode: bool = True) -> List[HeavyHitter]:
-        """The tracked items whose estimated count is at least ``count``, largest first."""
+        """The tracked items whose estimated count is at least ``count``, largest first.
+
+        Parameters
+        ----------
+        count : float
+            The threshold, in users.
+        decode : bool, default True
+            As for :meth:`top`.
+
+        Returns
+        -------
+        list of HeavyHitter
+            Possibly empty.
+
+        Raises
+        ------
+        TypeError
+            For a count that is not a number.
+        ValueError
+            For a NaN or infinite count.
+        """
         if isinstance(count, (bool, np.bool_)) or not isinstance(count, (int, float, np.integer, np.floating)):
             raise TypeError(f"count must be a number, got {type(count).__name__}")
         c = float(count)
@@ -237,7 +287,36 @@ class HHAggregator(Aggregator):
 class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator, client=Client):
     """Base class of one heavy-hitters configuration. Subclasses (declared with
     ``name=...``) validate their options in ``_setup`` (which sets ``self.groups``) and
-    implement ``_find``."""
+    implement ``_find``.
+
+    Parameters
+    ----------
+    epsilon : float
+        ε per user, in (0, 100].
+    item_bits : int, optional
+        Items are ints of this many bits (default 32 for ints).
+    item_type : {"int", "str", "bytes"}, optional
+        The items' type (strings and bytes up to ``max_length`` bytes).
+    max_length : int, optional
+        The longest string or bytes item.
+    long_items : {"refuse", "hash"}, default "refuse"
+        What a longer item does: refused, or hashed (then name candidates to the aggregator).
+    k : int, default 10
+        Heavy hitters wanted, in [1, 2^16].
+    g : int, optional
+        Hash buckets, in [2, 2^16] (default round(e^ε + 1), at most 256).
+    pool_key : int, optional
+        The PUBLIC key of the hash pool, in [0, 2^256) (default: fresh and random).
+    **options
+        The method's own options (docs/heavy_hitters.md).
+
+    Raises
+    ------
+    TypeError
+        For an option the method does not take.
+    ValueError
+        For an argument out of range, or a state above 2^26 counters.
+    """
 
     _state_magic = _wire.HEAVY_HITTERS_STATE
     _reports_magic = _wire.HEAVY_HITTERS_REPORTS
@@ -297,13 +376,32 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
         return x >> np.uint64(gr.shift)
 
     def tracked(self) -> int:
-        """How many items the protocol tracks to its last stage (the most ``top`` can return)."""
+        """How many items the protocol tracks to its last stage (the most ``top`` can return).
+
+        Returns
+        -------
+        int
+            At least ``k``.
+        """
         return self.options.get("keep", 2 * self.k)
 
     # -- shared ---------------------------------------------------------------------------------
     @classmethod
     def example(cls, epsilon: float = 4.0, item_bits: int = 16) -> "HHProtocol":
-        """A small instance (16-bit items, k = 4 and the class's ``example_options``)."""
+        """A small instance (16-bit items, k = 4 and the class's ``example_options``).
+
+        Parameters
+        ----------
+        epsilon : float, default 4.0
+            ε per user.
+        item_bits : int, default 16
+            Item width.
+
+        Returns
+        -------
+        HHProtocol
+            An instance of ``cls``.
+        """
         return cls(epsilon, item_bits, k=4, **cls.example_options)
 
     def example_items(self, n: int, seed: int = 0) -> np.ndarray:
@@ -349,7 +447,20 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
 
     def aggregator(self, candidates: Optional[Sequence[Any]] = None, *, threads: Any = None) -> HHAggregator:  # type: ignore[override]
         """An empty aggregator; ``candidates`` names items the protocol cannot spell out itself
-        (long items hashed by ``long_items='hash'``); ``threads`` for the support sums of top/above."""
+        (long items hashed by ``long_items='hash'``); ``threads`` for the support sums of top/above.
+
+        Parameters
+        ----------
+        candidates : sequence, optional
+            Items to look up by their hash.
+        threads : int, optional
+            Worker threads.
+
+        Returns
+        -------
+        HHAggregator
+            With no reports.
+        """
         return HHAggregator(self, candidates, threads=threads)
 
     def _reports(self, n: int, data: Dict[str, np.ndarray]) -> Reports:
@@ -391,7 +502,27 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
           (n/n_l)² [ local_hashing_variance(n_l, c_l)                       (Wang et al. 2017, Eq. 3)
                      + pool_variance(c_l)                                   (FLH pool term, docs/ldp_hashing.md)
                      + n_l (c/n)(1 − c/n)(n − n_l)/(n − 1) ]                (sampling the group: hypergeometric)
-        The pool sum runs over the keys estimated here only (the others are unknown): a lower bound."""
+        The pool sum runs over the keys estimated here only (the others are unknown): a lower bound.
+
+        Parameters
+        ----------
+        agg : HHAggregator
+            The aggregator holding the counts.
+        l : int
+            The group.
+        keys : numpy.ndarray of uint64
+            The group's keys to estimate.
+
+        Returns
+        -------
+        tuple of (numpy.ndarray, numpy.ndarray)
+            float64 estimates and variances, one per key.
+
+        Raises
+        ------
+        _EmptyGroup
+            When group l has no reports yet.
+        """
         keys = np.ascontiguousarray(keys, dtype=np.uint64)
         counts = agg._state[f"counts_{l:03d}"]
         n_l = int(agg.group_sizes()[l])
@@ -419,7 +550,13 @@ HHClient = Client
 
 
 def methods() -> List[str]:
-    """The names of the heavy-hitters methods."""
+    """The names of the heavy-hitters methods.
+
+    Returns
+    -------
+    list of str
+        Sorted registered names.
+    """
     return sorted(HHProtocol.registered())
 
 
@@ -442,11 +579,18 @@ def HeavyHitters(method: str, epsilon: float, item_bits: Any = None, **options: 
     -------
     HHProtocol
 
+    Raises
+    ------
+    ValueError
+        For an unknown method (and as the method's constructor).
+
     Examples
     --------
     >>> hh = dpnoise.ldp.HeavyHitters("pem", epsilon=4.0, item_bits=32)
+    >>> items = np.repeat(np.array([7, 42, 1000, 123456]), 5000)  # four heavy items
     >>> agg = hh.aggregator().add(hh.client().privatize(items))
-    >>> agg.top(10)
+    >>> sorted(h.item for h in agg.top(4))
+    [7, 42, 1000, 123456]
     """
     registry = HHProtocol.registered()
     if not isinstance(method, str) or method not in registry:

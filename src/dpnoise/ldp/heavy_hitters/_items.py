@@ -30,7 +30,20 @@ MAX_ITEM_BITS = 64
 
 def long_item_digest(data: bytes, length: int) -> bytes:
     """The keyed hash of an item longer than ``length`` bytes: BLAKE2b with the public key
-    ``LONG_ITEM_KEY`` and a digest of ``length`` bytes."""
+    ``LONG_ITEM_KEY`` and a digest of ``length`` bytes.
+
+    Parameters
+    ----------
+    data : bytes
+        The item's bytes (UTF-8 for strings).
+    length : int
+        The digest size, 1 to 64 bytes (the configuration's ``max_length``).
+
+    Returns
+    -------
+    bytes
+        ``length`` bytes.
+    """
     return hashlib.blake2b(data, digest_size=length, key=LONG_ITEM_KEY).digest()
 
 

@@ -49,7 +49,18 @@ class Bitstogram(HHProtocol, name="bitstogram"):
         return {"buckets": T, "k_prime": kp, "k_prime_bits": kb, "candidate_weight": wc, "keep": keep}
 
     def bucket(self, items: np.ndarray) -> np.ndarray:
-        """t(x): the public bucket of each item (uint64 array)."""
+        """t(x): the public bucket of each item (uint64 array).
+
+        Parameters
+        ----------
+        items : numpy.ndarray
+            Item keys (converted to uint64).
+
+        Returns
+        -------
+        numpy.ndarray of uint64
+            One bucket in [0, buckets) per item.
+        """
         if self._bucket_seed is None:
             self._bucket_seed = PublicStream(self.pool_key).words(BUCKET_STREAM, 0, 4).reshape(1, 4)
         x = np.ascontiguousarray(items, dtype=np.uint64)

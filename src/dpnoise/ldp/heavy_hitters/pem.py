@@ -61,7 +61,13 @@ class PEM(HHProtocol, name="pem"):
         return bits
 
     def level_bits(self) -> List[int]:
-        """b_l: the prefix length of each level."""
+        """b_l: the prefix length of each level.
+
+        Returns
+        -------
+        list of int
+            Increasing prefix lengths, the last one ``item_bits``.
+        """
         return self._levels(self.item_bits, self.options["s0"], self.options["eta"])
 
     def _find(self, agg: Any) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -54,7 +54,25 @@ def _bound(value: Any, name: str) -> float:
 
 
 def check_bounds(bounds: Any) -> Tuple[float, float]:
-    """(low, high): finite reals with low < high and high − low finite."""
+    """(low, high): finite reals with low < high and high − low finite.
+
+    Parameters
+    ----------
+    bounds : tuple or list of two reals
+        (low, high).
+
+    Returns
+    -------
+    tuple of (float, float)
+        The checked bounds.
+
+    Raises
+    ------
+    TypeError
+        If ``bounds`` is not a pair.
+    ValueError
+        For a non-finite bound, low >= high, or an overflowing width.
+    """
     if not isinstance(bounds, (tuple, list)) or len(bounds) != 2:
         raise TypeError("bounds must be a pair (low, high)")
     low, high = _bound(bounds[0], "bounds[0] (low)"), _bound(bounds[1], "bounds[1] (high)")
@@ -68,7 +86,27 @@ def check_bounds(bounds: Any) -> Tuple[float, float]:
 def check_values(values: Any, dimensions: int) -> np.ndarray:
     """Float64, C-contiguous, shape (n,) (one dimension) or (n, dimensions). TypeError for
     non-numeric input; NaN and ±inf are refused by the kernel (ValueError). No message echoes
-    a value."""
+    a value.
+
+    Parameters
+    ----------
+    values : array_like
+        Integers or floats.
+    dimensions : int
+        The vector length k.
+
+    Returns
+    -------
+    numpy.ndarray of float64
+        Shape (n,) for k = 1, else (n, k).
+
+    Raises
+    ------
+    TypeError
+        For non-numeric input.
+    ValueError
+        For a shape that does not fit ``dimensions``.
+    """
     try:
         arr = np.asarray(values)
     except (ValueError, TypeError):
@@ -93,7 +131,22 @@ class MeanConfiguration(Configuration, family="mean"):
 
     Report fields: ``bits`` (packed, Duchi's bit: 1 = +C), ``values`` (int64: Piecewise's z,
     or the hybrid's Duchi bit), ``kinds`` (packed: 1 = the hybrid user reported with Duchi),
-    and ``coordinates`` (int64 in [0, dimensions), when dimensions > 1)."""
+    and ``coordinates`` (int64 in [0, dimensions), when dimensions > 1).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε of each user's report, in (0, 100].
+    bounds : tuple of (float, float), default (0.0, 1.0)
+        (low, high): values are clipped to it.
+    dimensions : int, default 1
+        The vector length, in [1, 2^20] (each user reports one random coordinate).
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a bad ε, bounds or dimensions.
+    """
 
     _state_magic = MEAN_STATE
     _reports_magic = MEAN_REPORTS
@@ -119,6 +172,7 @@ class MeanConfiguration(Configuration, family="mean"):
     # -- parameters ------------------------------------------------------------------------
     @property
     def method(self) -> str:
+        """The method's name ("duchi", "bitmean", "piecewise", "hybrid")."""
         return self.name
 
     def params(self) -> Dict[str, Any]:
@@ -144,16 +198,29 @@ class MeanConfiguration(Configuration, family="mean"):
 
     def contract_truth(self, values: Any) -> np.ndarray:
         """What :meth:`MeanAggregator.estimate` estimates for these values: the clipped values'
-        mean per coordinate (used by the LDP contract suite)."""
+        mean per coordinate (used by the LDP contract suite).
+
+        Parameters
+        ----------
+        values : array_like
+            As clients take them.
+
+        Returns
+        -------
+        numpy.ndarray of float64
+            Shape (dimensions,).
+        """
         v = np.clip(check_values(values, self.dimensions), self.low, self.high)
         return v.reshape(v.shape[0], self.dimensions).mean(axis=0)
 
     @property
     def half_width(self) -> float:
+        """(high − low) / 2, the scale from [-1, 1] to the values' units."""
         return self.high / 2 - self.low / 2
 
     @property
     def midpoint(self) -> float:
+        """(low + high) / 2."""
         return self.low / 2 + self.high / 2
 
     @property
@@ -164,12 +231,24 @@ class MeanConfiguration(Configuration, family="mean"):
     def worst_case_variance(self) -> float:
         """The paper's worst-case variance of one user's report, in the values' units
         (half_width² times the formula on [-1, 1]); for dimensions k, a coordinate's mean has
-        about k times it per user."""
+        about k times it per user.
+
+        Returns
+        -------
+        float
+            The variance, in squared value units.
+        """
         return F.worst_case_variance(self.name, float(self.gamma)) * self.half_width ** 2
 
     def grid_worst_case_variance(self) -> float:
         """The implemented mechanism's worst case (values' units): Piecewise at C~ >= C plus the
-        output rounding; within 1e-9 relative of worst_case_variance() for ε <= 10."""
+        output rounding; within 1e-9 relative of worst_case_variance() for ε <= 10.
+
+        Returns
+        -------
+        float
+            The variance, in squared value units.
+        """
         return F.grid_worst_case_variance(self.name, float(self.gamma), self.c_tilde,
                                           self.grid_bits) * self.half_width ** 2
 
@@ -275,22 +354,46 @@ class MeanAggregator(Aggregator):
     def mean(self) -> Any:
         """Unbiased estimate of the mean of the clipped values (a float; an array per
         coordinate for vectors, nan for a coordinate no user reported). Not clipped to the
-        bounds."""
+        bounds.
+
+        Returns
+        -------
+        float or numpy.ndarray
+            In the values' units.
+        """
         t, _ = self._moments()
         return self._shape(self.protocol.midpoint + t * self.protocol.half_width)
 
     def mean_stderr(self) -> Any:
         """The standard error of :meth:`mean`: the reports' sample standard error (unbiased
         variance when every user holds the same value, larger when they differ), capped at the
-        worst case sqrt(worst_case_variance / n) (docs/ldp_numeric.md)."""
+        worst case sqrt(worst_case_variance / n) (docs/ldp_numeric.md).
+
+        Returns
+        -------
+        float or numpy.ndarray
+            Shaped as :meth:`mean`.
+        """
         return self._shape(np.sqrt(self._mean_t_variance()) * self.protocol.half_width)
 
     def sum(self) -> Any:
-        """Unbiased estimate of the sum of the clipped values over all ``n`` users."""
+        """Unbiased estimate of the sum of the clipped values over all ``n`` users.
+
+        Returns
+        -------
+        float or numpy.ndarray
+            Shaped as :meth:`mean`.
+        """
         return self._shape(self.n * np.atleast_1d(self.mean()))
 
     def sum_stderr(self) -> Any:
-        """The standard error of :meth:`sum` (n times :meth:`mean_stderr`)."""
+        """The standard error of :meth:`sum` (n times :meth:`mean_stderr`).
+
+        Returns
+        -------
+        float or numpy.ndarray
+            Shaped as :meth:`mean`.
+        """
         return self._shape(self.n * np.atleast_1d(self.mean_stderr()))
 
     # the envelope's estimate/variance/stderr: the mean per coordinate (no per-item queries)
@@ -300,17 +403,21 @@ class MeanAggregator(Aggregator):
         return np.atleast_1d(self.mean()).astype(np.float64)
 
     def variance(self, items: Any = None) -> np.ndarray:
+        """The squared :meth:`mean_stderr` per coordinate (``items`` must be None)."""
         _no_items(items)
         return np.atleast_1d(self.mean_stderr()).astype(np.float64) ** 2
 
     def stderr(self, items: Any = None) -> np.ndarray:
+        """:meth:`mean_stderr` per coordinate, as an array (``items`` must be None)."""
         _no_items(items)
         return np.atleast_1d(self.mean_stderr()).astype(np.float64)
 
     def top(self, m: Any = 10) -> Any:
+        """Refused with TypeError: a mean oracle has no items to rank."""
         raise TypeError("a mean oracle has no items to rank; use mean() and mean_stderr()")
 
     def above(self, count: Any) -> Any:
+        """Refused with TypeError: a mean oracle has no items to rank."""
         raise TypeError("a mean oracle has no items to rank; use mean() and mean_stderr()")
 
 
