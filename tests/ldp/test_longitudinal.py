@@ -180,3 +180,14 @@ def test_thirty_day_attack_small():
             acc[label, t] = float(np.mean(averaging_attack(fo, reports, prior, memoised=memo) == items))
     assert acc["fresh", days] - acc["fresh", 1] >= 0.3, acc
     assert acc["memo", days] - acc["memo", 1] <= 0.08, acc
+
+
+def test_every_registered_client_takes_a_budget():
+    # every family's client charges privacy_loss() once per report (zmatrix's own privatize too)
+    for fam, base in ldp.Configuration.families().items():
+        for name, cls in base.registered().items():
+            config = cls.example()
+            budget = PrivacyBudget(1000.0)
+            config.client(seeded(9), allow_insecure=True, budget=budget).privatize(config.example_items(7))
+            assert budget.spent_epsilon == pytest.approx(7 * config.privacy_loss().epsilon), (fam, name)
+            assert budget.insecure_releases == 1
