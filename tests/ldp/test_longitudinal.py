@@ -9,7 +9,10 @@ from dpnoise import ldp
 from dpnoise.accounting import PrivacyBudget
 from dpnoise.ldp.longitudinal import averaging_attack
 
-LONGITUDINAL = ["flh", "grr", "olh", "oue", "sue"]
+LONGITUDINAL = ["dbitflip", "flh", "grr", "olh", "oue", "sue"]
+# options that fix each configuration's public pool (a random key otherwise)
+POOLS = {"olh": {"pool_size": 64, "pool_key": 7}, "flh": {"k_prime": 64, "pool_key": 7},
+         "dbitflip": {"bits": 4, "pool_size": 64, "pool_key": 7}}
 
 
 def key(*path):
@@ -28,8 +31,7 @@ def seeded(seed):
 @pytest.mark.parametrize("name", LONGITUDINAL)
 def test_memoised_answer_repeats_and_depends_on_key_and_item(name):
     # without the instantaneous layer a memoised device sends the same report every day
-    opts = {"pool_size": 64, "pool_key": 7} if name == "olh" else {}
-    fo = ldp.FrequencyOracle(name, 2.0, 200, **opts)
+    fo = ldp.FrequencyOracle(name, 2.0, 200, **POOLS.get(name, {}))
     day = [fo.client(seeded(s), allow_insecure=True, device_key=key(1)).privatize([5, 9, 5]) for s in range(3)]
     for r in day[1:]:
         assert r == day[0]
@@ -43,7 +45,7 @@ def test_memoised_answer_repeats_and_depends_on_key_and_item(name):
 
 @pytest.mark.parametrize("name", LONGITUDINAL)
 def test_instantaneous_layer_varies_and_keeps_the_permanent_answer(name):
-    opts = {"pool_size": 64, "pool_key": 7} if name == "olh" else ({"k_prime": 64, "pool_key": 7} if name == "flh" else {})
+    opts = POOLS.get(name, {})
     plain = ldp.FrequencyOracle(name, 2.0, 200, **opts)
     both = ldp.FrequencyOracle(name, 2.0, 200, instantaneous_epsilon=0.5, **opts)
     reports = [both.client(seeded(s), allow_insecure=True, device_key=key(3)).privatize([11]) for s in range(12)]
@@ -148,8 +150,7 @@ def test_both_layers_debiased_and_variance_stated(name):
     # the normal approximation); (2) the empirical variance summed over the 16 items against the
     # stated one lies in [0.7, 1.45] (relative sd of the ratio about sqrt(2/59)/4 ≈ 0.05 for
     # independent items: beyond 5 of them, false-alarm rate < 1e-5 per protocol)
-    opts = {"pool_size": 64, "pool_key": 11} if name == "olh" else ({"k_prime": 64, "pool_key": 11} if name == "flh" else {})
-    fo = two_layers(name, d=16, eps=2.0, eps1=1.5, **opts)
+    fo = two_layers(name, d=16, eps=2.0, eps1=1.5, **POOLS.get(name, {}))
     items = fo.example_items(150, seed=6)
     truth = np.bincount(items, minlength=16)
     runs = [_aggregate_devices(fo, items, r) for r in range(60)]
@@ -191,3 +192,30 @@ def test_every_registered_client_takes_a_budget():
             config.client(seeded(9), allow_insecure=True, budget=budget).privatize(config.example_items(7))
             assert budget.spent_epsilon == pytest.approx(7 * config.privacy_loss().epsilon), (fam, name)
             assert budget.insecure_releases == 1
+
+
+def test_alpha_point_rounding_unbiased_and_stable():
+    from dpnoise.ldp.longitudinal import alpha_point_round
+
+    # over devices (their α), the rounded grid value averages to the value: 4,000 devices at 3.3
+    # on the grid 0, 1, ..., 10; rounded values are 3 or 4 (sd <= 0.5): |mean − 3.3| <= 5 sd/sqrt(n)
+    # has false-alarm rate < 6e-7
+    idx = np.array([alpha_point_round([3.3], (0, 10), 11, key(20, i))[0] for i in range(4000)])
+    assert set(idx) <= {3, 4} and abs(idx.mean() - 3.3) <= 5 * 0.5 / np.sqrt(4000)
+    # one device: values moving inside its own rounding cell keep the same index
+    k = key(21)
+    base = alpha_point_round([5.0], (0, 10), 11, k)[0]
+    cell = np.linspace(4.0, 5.0, 201)
+    idx = alpha_point_round(cell, (0, 10), 11, k)
+    # one threshold (the device's α) splits the cell: 4 below it, 5 above, the same every day
+    assert base == 5 and set(idx) <= {4, 5} and (np.diff(idx) >= 0).all()
+    np.testing.assert_array_equal(idx, alpha_point_round(cell, (0, 10), 11, k))
+    thresholds = {float(cell[np.argmax(alpha_point_round(cell, (0, 10), 11, key(22, i)) == 5)]) for i in range(20)}
+    assert len(thresholds) > 10  # devices' α differ
+    assert list(alpha_point_round([-3, 0, 10, 99], (0, 10), 11, k)) == [0, 0, 10, 10]
+    with pytest.raises(ValueError, match="finite"):
+        alpha_point_round([np.nan], (0, 10), 11, k)
+    with pytest.raises(TypeError, match="device_key"):
+        alpha_point_round([1.0], (0, 10), 11, "key")
+    with pytest.raises(TypeError, match="values"):
+        alpha_point_round(["a"], (0, 10), 11, k)

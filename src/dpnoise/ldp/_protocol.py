@@ -363,6 +363,13 @@ class Client:
         Returns
         -------
         Reports
+
+        Raises
+        ------
+        TypeError, ValueError
+            For items the configuration does not take (nothing is charged).
+        dpnoise.BudgetExceededError
+            When the client's budget cannot pay for ``len(items)`` reports (nothing is drawn).
         """
         t = check_threads(threads)
         x = self.protocol._encode(items)

@@ -227,3 +227,62 @@ def local_pq(gamma: Any, g: int) -> Tuple[float, float]:
     1/(e^γ + g − 1) (Kairouz, Oh & Viswanath 2016)."""
     e = math.exp(float(gamma))
     return e / (e + g - 1), 1.0 / (e + g - 1)
+
+
+def alpha_point_round(values: Any, bounds: Tuple[float, float], points: int, device_key: Any) -> np.ndarray:
+    """α-point rounding (Ding, Kulkarni & Yekhanin, NeurIPS 2017, §3.1): numeric values (counts,
+    minutes) to the indices of ``points`` equally spaced grid points on ``bounds``, for daily
+    collection with ``"dbitflip"`` (``domain_size=points``) or any memoising protocol.
+
+    A value between grid points i and i + 1, at fraction f of the way, goes to i + 1 iff f > α,
+    where α in [0, 1) is the device's secret uniform offset, a PRF of its key (keyed BLAKE2b), so
+    the device stores nothing. Over α the rounded grid value has expectation the clipped value
+    (unbiased for means and sums). A value that moves a little from day to day keeps its index,
+    and so its memoised report, unless it crosses the device's own threshold.
+
+    Parameters
+    ----------
+    values : array_like
+        Finite numbers; values outside ``bounds`` are clipped to them first.
+    bounds : (float, float)
+        low < high, the first and last grid points.
+    points : int
+        Grid points, at least 2.
+    device_key : bytes
+        The device's 32-byte key (as for ``client(device_key=)``).
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 indices in [0, points).
+
+    Raises
+    ------
+    TypeError
+        For non-numeric values or a device key that is not bytes.
+    ValueError
+        For NaN or infinite values, bad bounds or points, or a key that is not 32 bytes.
+    """
+    from .._validate import integer
+
+    key = check_device_key(device_key)
+    k = integer(points, "points")
+    if k < 2:
+        raise ValueError(f"points must be at least 2, got {k}")
+    try:
+        low, high = (float(b) for b in bounds)
+    except (TypeError, ValueError):
+        raise TypeError("bounds must be two numbers (low, high)") from None
+    if not (math.isfinite(low) and math.isfinite(high) and low < high):
+        raise ValueError("bounds must be finite with low < high")
+    x = np.asarray(values)
+    if x.dtype.kind not in "iuf" or x.dtype == np.bool_:
+        raise TypeError(f"values must be numbers, got dtype {x.dtype}")
+    x = x.astype(np.float64).reshape(-1)
+    if not np.isfinite(x).all():
+        raise ValueError("values must be finite (no NaN or infinity)")
+    pos = (np.clip(x, low, high) - low) / (high - low) * (k - 1)
+    below = np.minimum(np.floor(pos), k - 2)
+    h = hashlib.blake2b(key=key, digest_size=8, person=b"dpnoise-alpha-v1")
+    alpha = int.from_bytes(h.digest(), "little") / 2.0 ** 64
+    return (below + (pos - below > alpha)).astype(np.int64)
