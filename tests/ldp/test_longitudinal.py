@@ -50,6 +50,12 @@ def test_instantaneous_layer_varies_and_keeps_the_permanent_answer(name):
     both = ldp.FrequencyOracle(name, 2.0, 200, instantaneous_epsilon=0.5, **opts)
     reports = [both.client(seeded(s), allow_insecure=True, device_key=key(3)).privatize([11]) for s in range(12)]
     assert len({r.to_bytes() for r in reports}) > 1  # consecutive reports differ
+    # the two-layer configuration travels (JSON, states) and refuses the one-layer one's reports
+    assert ldp.Configuration.from_json(both.to_json()) == both
+    agg = both.aggregator().add(ldp.Reports.concat(reports))
+    assert ldp.Aggregator.from_bytes(agg.to_bytes()).to_bytes() == agg.to_bytes()
+    with pytest.raises(ValueError, match="different configuration"):
+        plain.aggregator().add(reports[0])
     # the permanent layer's PRF ignores ε₁: its answer is the plain configuration's memoised one
     perm = plain.client(device_key=key(3)).privatize([11]).data
     for field in ("seeds", "indices"):  # constant fields stay, from the public pool

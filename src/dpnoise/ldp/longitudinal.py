@@ -238,7 +238,9 @@ def alpha_point_round(values: Any, bounds: Tuple[float, float], points: int, dev
     where α in [0, 1) is the device's secret uniform offset, a PRF of its key (keyed BLAKE2b), so
     the device stores nothing. Over α the rounded grid value has expectation the clipped value
     (unbiased for means and sums). A value that moves a little from day to day keeps its index,
-    and so its memoised report, unless it crosses the device's own threshold.
+    and so its memoised report, unless it crosses the device's own threshold. The rounding is
+    pre-processing in float64 (its probabilities are off by < 2^-52); the privacy comes from the
+    exact randomizer the index is then given to, whatever the index.
 
     Parameters
     ----------
