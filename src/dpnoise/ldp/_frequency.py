@@ -21,6 +21,7 @@ import numpy as np
 from .._validate import integer
 from . import _wire
 from ._protocol import Client, Configuration
+from .longitudinal import LongitudinalDP, check_instantaneous
 
 MAX_DOMAIN = 1 << 40
 
@@ -88,6 +89,8 @@ class Protocol(Configuration, family="frequency"):
     def __init__(self, epsilon: float, domain_size: int, **options: Any) -> None:
         self._init_epsilon(epsilon)
         self.domain_size = check_domain_size(domain_size)
+        # daily collection: a fresh per-report layer at ε₁ over the (memoisable) answer at ε
+        self.instantaneous_epsilon, self.gamma1 = check_instantaneous(self, options.pop("instantaneous_epsilon", None))
         self.options = self._check_options(options)
 
     # -- to override -----------------------------------------------------------------------
@@ -216,17 +219,31 @@ class Protocol(Configuration, family="frequency"):
 
     def params(self) -> Dict[str, Any]:
         """Everything that must agree between clients, aggregators and serialised states."""
-        return {"epsilon": self.epsilon, "gamma": self.gamma, "domain_size": self.domain_size, **self.options}
+        out = {"epsilon": self.epsilon, "gamma": self.gamma, "domain_size": self.domain_size, **self.options}
+        if self.gamma1 is not None:
+            out.update(instantaneous_epsilon=self.instantaneous_epsilon, instantaneous_gamma=self.gamma1)
+        return out
+
+    def privacy_loss(self) -> Any:
+        """ε per report; with ``instantaneous_epsilon`` a :class:`LongitudinalDP` stating both
+        layers: ε∞ (``epsilon``) for all reports of one item together and ε₁ per report."""
+        if self.gamma1 is None:
+            return super().privacy_loss()
+        return LongitudinalDP(self.instantaneous_epsilon, permanent_epsilon=self.epsilon,
+                              instantaneous_epsilon=self.instantaneous_epsilon)
 
     @classmethod
     def _construct(cls, params: Dict[str, Any]) -> "Protocol":
         eps = params.pop("epsilon")
         params.pop("gamma")
+        params.pop("instantaneous_gamma", None)
         d = params.pop("domain_size")
         return cls(eps, d, **params)
 
     def __repr__(self) -> str:
         opts = "".join(f", {k}={v!r}" for k, v in self.options.items() if not isinstance(v, (bytes, np.ndarray)))
+        if self.gamma1 is not None:
+            opts += f", instantaneous_epsilon={self.instantaneous_epsilon}"
         return f"FrequencyOracle({self.name!r}, epsilon={self.epsilon}, domain_size={self.domain_size}{opts})"
 
 
@@ -274,7 +291,11 @@ def FrequencyOracle(protocol: str, epsilon: float, domain_size: int, **options: 
     domain_size : int
         Items are in [0, domain_size).
     **options
-        Protocol options (see each protocol's class).
+        Protocol options (see each protocol's class), and for daily collection (``"grr"``,
+        ``"oue"``, ``"sue"``, ``"olh"``, ``"flh"``) ``instantaneous_epsilon=ε₁``: a fresh
+        per-report layer at ε₁ over the permanent answer, which is then at ``epsilon`` (ε∞)
+        and memoised by clients made with ``client(device_key=...)`` (docs/ldp.md, "Daily
+        collection"); the aggregator debiases both layers.
 
     Returns
     -------

@@ -39,6 +39,7 @@ from ._aggregator import Aggregator
 from ._registry import FAMILIES, from_json
 from ._reports import Reports
 from ._schema import ReportField, check_arrays, value_masks
+from .longitudinal import check_budget, check_device_key, memo_fingerprint, memoised_reports, supporting
 
 # ε above this is no privacy at all (and e^ε overflows float arithmetic near 709)
 MAX_EPSILON = 100.0
@@ -101,6 +102,8 @@ class Configuration:
     _header_key: ClassVar[str] = "protocol"
     _label: ClassVar[str] = ""
     _noun: ClassVar[str] = "protocol"
+    #: supports daily collection: ``client(device_key=)`` and ``instantaneous_epsilon=``
+    longitudinal: ClassVar[bool] = False
 
     def __init_subclass__(cls, *, family: Optional[str] = None, name: Optional[str] = None,
                           aggregator: Optional[Type["Aggregator"]] = None, client: Optional[Type["Client"]] = None,
@@ -262,22 +265,55 @@ class Configuration:
         """
         return PureDP(self.epsilon)
 
-    def client(self, rng: Optional[Generator] = None, *, allow_insecure: bool = False) -> "Client":
-        """A randomizer. ``rng`` must be secure (the default) unless ``allow_insecure=True``.
+    def client(self, rng: Optional[Generator] = None, *, allow_insecure: bool = False, budget: Any = None,
+               device_key: Any = None) -> "Client":
+        """A randomizer.
 
         Parameters
         ----------
         rng : dpnoise.Generator, optional
-            Default: a fresh secure generator.
-        allow_insecure : bool, default False
+            The secret generator (default: a fresh OS-keyed one); a seeded one is refused unless
+            ``allow_insecure=True``.
+        allow_insecure : bool
             Accept a seeded generator (tests only).
+        budget : dpnoise.accounting.PrivacyBudget, optional
+            Charged :meth:`privacy_loss` once per report, before any randomness is drawn (and
+            nothing when the items are refused).
+        device_key : bytes, optional
+            32 secret bytes of one device: its permanent randomisation is memoised as a PRF of
+            (device key, item, configuration), so reporting the same item every day reveals no
+            more than one report at ε∞ (docs/ldp.md, "Daily collection"). Only the protocols
+            with ``longitudinal`` support it.
 
         Returns
         -------
         Client
-            The configuration's client.
+
+        Raises
+        ------
+        TypeError
+            For an ``rng``, ``budget`` or ``device_key`` of the wrong type.
+        ValueError
+            For a ``device_key`` that is not 32 bytes, or one given to a configuration that
+            cannot memoise.
         """
-        return self.client_class(self, rng, allow_insecure=allow_insecure)
+        key = None if device_key is None else self._check_device_key(device_key)
+        client = self.client_class(self, rng, allow_insecure=allow_insecure)
+        client.budget = check_budget(budget, self.privacy_loss())
+        client.device_key = key
+        client.memo_fingerprint = None if key is None else memo_fingerprint(self)
+        return client
+
+    def _check_device_key(self, device_key: Any) -> bytes:
+        key = check_device_key(device_key)
+        if not self.longitudinal:
+            raise ValueError(f"device_key (memoised daily collection) is supported by the protocols "
+                             f"{supporting(self)} only, not {self.name!r}")
+        return key
+
+    def _instantaneous(self, rng: Generator, data: Dict[str, np.ndarray], threads: int) -> Dict[str, np.ndarray]:
+        """The per-report layer over the (permanent) answers; none by default."""
+        return data
 
     def aggregator(self) -> "Aggregator":
         """An empty aggregator of this configuration.
@@ -416,9 +452,28 @@ class Client:
         unless ``allow_insecure=True``.
     """
 
+    budget: Any = None
+    device_key: Optional[bytes] = None
+    memo_fingerprint: Optional[bytes] = None
+
     def __init__(self, protocol: Configuration, rng: Optional[Generator], *, allow_insecure: bool = False) -> None:
         self.protocol = protocol
         self.rng = client_rng(rng, allow_insecure)
+
+    def _charge(self, n: int) -> None:
+        """Charge the bound budget for n reports: after every check, before any randomness."""
+        if self.budget is not None and n:
+            self.budget.spend(self.protocol.privacy_loss(), count=n, label=f"ldp {self.protocol.name}",
+                              insecure=not self.rng.is_secure)
+
+    def _randomize(self, x: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
+        """The report arrays of the checked items: the permanent layer (memoised with a device
+        key, else fresh) and then the instantaneous one."""
+        if self.device_key is None:
+            data = self.protocol._privatize(self.rng, x, threads)
+        else:
+            data = memoised_reports(self.protocol, self.device_key, self.memo_fingerprint, x)
+        return self.protocol._instantaneous(self.rng, data, threads)
 
     def privatize(self, items: Any, *, threads: Optional[int] = None) -> Reports:
         """One ε-LDP report per item (each item one user's value).
@@ -433,8 +488,15 @@ class Client:
         Returns
         -------
         Reports
+
+        Raises
+        ------
+        TypeError, ValueError
+            For items the configuration does not take (nothing is charged).
+        dpnoise.BudgetExceededError
+            When the client's budget cannot pay for ``len(items)`` reports (nothing is drawn).
         """
         t = check_threads(threads)
         x = self.protocol._encode(items)
-        data = self.protocol._privatize(self.rng, x, t)
-        return self.protocol._reports(int(x.shape[0]), data)
+        self._charge(int(x.shape[0]))
+        return self.protocol._reports(int(x.shape[0]), self._randomize(x, t))

@@ -17,6 +17,7 @@ from ._aggregator import Aggregator, count_into
 from ._protocol import native
 from ._reports import Reports
 from ._schema import PER_USER, ReportField
+from .longitudinal import symmetric_two_layers
 
 
 class GRRAggregator(Aggregator):
@@ -50,22 +51,43 @@ class GRR(Protocol, name="grr", aggregator=GRRAggregator, cost_rank=0):
 
     report_fields = (ReportField("values", PER_USER, np.int64, bound=lambda p: p.domain_size),)
     variance_formula = staticmethod(grr_variance)
+    longitudinal = True
 
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
         g = self.gamma
         return {"values": _core.ldp.grr_privatize(native(rng), items, self.domain_size, g.numerator, g.denominator,
                                                   threads)}
 
-    def _pq(self) -> tuple:
+    def _instantaneous(self, rng: Generator, data: Dict[str, np.ndarray], threads: int) -> Dict[str, np.ndarray]:
+        """With ``instantaneous_epsilon``: d-ary randomized response at ε₁ of the permanent value."""
+        if self.gamma1 is None:
+            return data
+        g = self.gamma1
+        return {"values": _core.ldp.grr_privatize(native(rng), data["values"], self.domain_size, g.numerator,
+                                                  g.denominator, threads)}
+
+    def _pq_at(self, gamma: object) -> tuple:
         """(p, q, p − q): p = e^γ/(e^γ + d − 1), q = 1/(e^γ + d − 1), from e^γ − 1 (expm1) so that
         p − q = (e^γ − 1)/(e^γ + d − 1) stays accurate for small ε."""
-        em1 = math.expm1(float(self.gamma))
+        em1 = math.expm1(float(gamma))
         den = em1 + self.domain_size
         return (em1 + 1) / den, 1.0 / den, em1 / den
 
+    def _pq(self) -> tuple:
+        """(p, q, p − q) of the report given the item: one layer, or both in a row."""
+        p, q, gap = self._pq_at(self.gamma)
+        if self.gamma1 is None:
+            return p, q, gap
+        p1, _, gap1 = self._pq_at(self.gamma1)
+        return symmetric_two_layers(p, gap, p1, gap1, self.domain_size)
+
     def variance_per_user(self) -> float:
-        """(e^ε + d − 2)/(e^ε − 1)² (Wang et al. 2017, Eq. 2)."""
-        return grr_variance(float(self.gamma), self.domain_size)
+        """(e^ε + d − 2)/(e^ε − 1)² (Wang et al. 2017, Eq. 2); q(1 − q)/(p − q)² with both
+        layers' (p, q) (the same Eq. 3)."""
+        if self.gamma1 is None:
+            return grr_variance(float(self.gamma), self.domain_size)
+        p, q, gap = self._pq()
+        return q * (1 - q) / gap ** 2
 
     def variance(self, n: int, counts: Optional[np.ndarray] = None) -> np.ndarray:
         """n q(1 − q)/(p − q)² + c(x)(1 − p − q)/(p − q) (Wang et al. 2017, Eq. 3)."""

@@ -29,6 +29,7 @@ from ._aggregator import Aggregator, count_into
 from ._protocol import native
 from ._reports import Reports
 from ._schema import PER_USER, ROW, ReportField
+from .longitudinal import DEFAULT_POOL_SIZE, check_pool_size, symmetric_two_layers
 
 MAX_HASH_DOMAIN = 1 << 32   # items are 32-bit hash keys
 MAX_BUCKETS = 1 << 32       # g <= 2^32 (the multiply-high reduction's range)
@@ -36,6 +37,7 @@ MAX_FLH_STATE = 1 << 24     # k′ g counters of the FLH aggregator (128 MiB)
 DEFAULT_K_PRIME = 10_000    # Cormode, Maddock & Maple 2021, §6 (k′ = 10^4 is close to OLH's error)
 DEFAULT_MAX_FLH_G = 4096    # FLH's default g is capped (from ε ≈ 8.3) so that k′ g fits with k′ >= 4096
 POOL_STREAM = 0x464C48      # "FLH": the public stream of the pool, words 2j, 2j+1 = seed j
+OLH_POOL_STREAM = 0x4F4C48  # "OLH": the public stream of OLH's optional pool of seeds
 
 
 def optimal_buckets(gamma: Any) -> int:
@@ -81,7 +83,7 @@ def local_hashing_pq(gamma: Any, g: int) -> Tuple[float, float, float]:
     return (em1 + 1) / (em1 + g), 1.0 / g, em1 * (g - 1) / (g * (em1 + g))
 
 
-def local_hashing_variance(gamma: Any, g: int, n: float, counts: Any) -> Any:
+def local_hashing_variance(gamma: Any, g: int, n: float, counts: Any, pq: Optional[tuple] = None) -> Any:
     """n q′(1 − q′)/(p − q′)² + c(x)(1 − p − q′)/(p − q′) (Wang et al. 2017, Eq. 3; the second
     term from the c(x) users holding x, whose support is Bernoulli(p)).
 
@@ -93,13 +95,15 @@ def local_hashing_variance(gamma: Any, g: int, n: float, counts: Any) -> Any:
         The number of reports.
     counts : array_like
         c(x) per item (or a scalar).
+    pq : tuple, optional
+        (p, q, p − q) overriding :func:`local_hashing_pq`, for two layers of randomisation.
 
     Returns
     -------
     numpy.ndarray or float
         The variance per item, broadcast like ``counts``.
     """
-    p, q, gap = local_hashing_pq(gamma, g)
+    p, q, gap = local_hashing_pq(gamma, g) if pq is None else pq
     return n * q * (1 - q) / gap ** 2 + np.asarray(counts, dtype=np.float64) * (1 - p - q) / gap
 
 
@@ -132,6 +136,7 @@ class _LocalHashing(Protocol):
     probability p over g buckets, the estimator and its variance."""
 
     _default_max_g = MAX_BUCKETS
+    longitudinal = True
 
     def _check_options(self, options: Dict[str, Any]) -> Dict[str, Any]:
         opts = dict(options)
@@ -156,7 +161,27 @@ class _LocalHashing(Protocol):
         return self.options["g"]
 
     def _pq(self) -> tuple:
-        return local_hashing_pq(self.gamma, self.g)
+        """(p, 1/g, p − 1/g): p the probability that a report supports the user's item, after
+        one layer or both (two g-ary symmetric channels over the bucket in a row)."""
+        p, q, gap = local_hashing_pq(self.gamma, self.g)
+        if self.gamma1 is None:
+            return p, q, gap
+        g = self.g
+        p1, _, gap1 = local_hashing_pq(self.gamma1, g)
+        # p − 1/g = (g − 1)(p − q_g)/g for a g-ary symmetric channel with q_g = (1 − p)/(g − 1)
+        P, _, gap_g = symmetric_two_layers(p, gap * g / (g - 1), p1, gap1 * g / (g - 1), g)
+        return P, q, gap_g * (g - 1) / g
+
+    def _instantaneous(self, rng: Generator, data: Dict[str, np.ndarray], threads: int) -> Dict[str, np.ndarray]:
+        """With ``instantaneous_epsilon``: g-ary randomized response at ε₁ of the permanent
+        bucket; the seed (or pool index) stays as memoised."""
+        if self.gamma1 is None:
+            return data
+        g1 = self.gamma1
+        out = dict(data)
+        out["values"] = _core.ldp.grr_privatize(native(rng), data["values"], self.g, g1.numerator, g1.denominator,
+                                                threads)
+        return out
 
     def variance_per_user(self) -> float:
         """q′(1 − q′)/(p − q′)² (Wang et al. 2017, Eq. 3 with q′ = 1/g; ≈ 4e^ε/(e^ε − 1)² at the
@@ -166,7 +191,8 @@ class _LocalHashing(Protocol):
 
     def variance(self, n: int, counts: Optional[np.ndarray] = None) -> np.ndarray:
         c = np.zeros(self.domain_size) if counts is None else counts
-        return np.broadcast_to(local_hashing_variance(self.gamma, self.g, n, c), (self.domain_size,)).copy()
+        return np.broadcast_to(local_hashing_variance(self.gamma, self.g, n, c, self._pq()),
+                               (self.domain_size,)).copy()
 
     def estimate_from_support(self, support: np.ndarray, n: int) -> np.ndarray:
         """ĉ(x) = (C(x) − n/g)/(p − 1/g), C(x) the reports supporting x (Wang et al. 2017, Eq. 3)."""
@@ -208,17 +234,67 @@ class OLHAggregator(Aggregator):
 class OLH(_LocalHashing, name="olh", aggregator=OLHAggregator, cost_rank=1):
     """Optimized local hashing. Report: ``seeds`` uint64 (n, 2), each user's secret hash seed
     (a, b), and ``values`` int64, the bucket after g-ary randomized response. Aggregation:
-    O(n d) hash tests in C++ at ``add`` time (state: d support counts); estimates O(d)."""
+    O(n d) hash tests in C++ at ``add`` time (state: d support counts); estimates O(d).
+
+    Options ``pool_size`` and ``pool_key`` (daily collection; default with
+    ``instantaneous_epsilon``: 2^10 seeds and a fresh random key): the seeds are drawn from a
+    PUBLIC pool (words 2j, 2j + 1 of stream 0x4F4C48 of ``dpnoise.PublicStream(pool_key)``), so a
+    memoised seed names one of ``pool_size`` public values, never the device. The shared seeds
+    add FLH's pool term to the variance (:func:`pool_variance`)."""
 
     report_fields = (ReportField("seeds", ROW, np.uint64, width=2),
                      ReportField("values", PER_USER, np.int64, bound=lambda p: p.g))
     variance_formula = staticmethod(olh_variance)
+
+    def _check_more_options(self, opts: Dict[str, Any], g: int) -> Dict[str, Any]:
+        size, key = opts.pop("pool_size", None), opts.pop("pool_key", None)
+        if size is None and key is None and self.gamma1 is None:
+            return {}  # per-user secret seeds (the original protocol)
+        size = check_pool_size(size, DEFAULT_POOL_SIZE)
+        key = secrets.randbits(256) if key is None else integer(key, "pool_key")
+        if not 0 <= key < 1 << 256:
+            raise ValueError("pool_key must be in [0, 2^256)")
+        return {"pool_size": size, "pool_key": key}
+
+    @property
+    def pool(self) -> Optional[np.ndarray]:
+        """The public seeds, uint64 (pool_size, 2), or None (per-user secret seeds)."""
+        if "pool_size" not in self.options:
+            return None
+        if getattr(self, "_pool", None) is None:
+            k = self.options["pool_size"]
+            self._pool = PublicStream(self.options["pool_key"]).words(OLH_POOL_STREAM, 0, 2 * k).reshape(k, 2)
+            self._pool.setflags(write=False)
+        return self._pool
+
+    def _check_device_key(self, device_key: Any) -> bytes:
+        key = super()._check_device_key(device_key)
+        if self.pool is None:
+            raise ValueError("device_key on 'olh' needs a public pool of hash seeds (a memoised per-device seed "
+                             "would identify the device): give the configuration pool_size= (e.g. 1024) or "
+                             "instantaneous_epsilon=")
+        return key
+
+    def variance(self, n: int, counts: Optional[np.ndarray] = None) -> np.ndarray:
+        """OLH's variance, plus the pool term of shared seeds when the seeds come from a pool."""
+        var = super().variance(n, counts)
+        if counts is not None and self.pool is not None:
+            var = var + pool_variance(counts, self.g, self.options["pool_size"])
+        return var
 
     def cost_units(self, n: int) -> tuple:
         """The server tests every report against every item at add: n d."""
         return float(n), float(n) * self.domain_size
 
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
+        pool = self.pool
+        if pool is not None:  # a uniform public seed, its bucket, g-ary randomized response at ε∞
+            j = np.asarray(rng.integers(0, pool.shape[0], size=items.shape[0], threads=threads), dtype=np.int64)
+            seeds = np.ascontiguousarray(pool[j])
+            buckets = _core.ldp.local_hash(seeds, items, self.g)
+            values = _core.ldp.grr_privatize(native(rng), buckets, self.g, self.gamma.numerator,
+                                             self.gamma.denominator, threads)
+            return {"seeds": seeds, "values": values}
         seeds, values = _core.ldp.olh_privatize(native(rng), items, self.g, self.gamma.numerator, self.gamma.denominator,
                                             threads)
         return {"seeds": seeds, "values": values}
@@ -273,7 +349,7 @@ class FLHAggregator(Aggregator):
         pr = self.protocol
         est = self._estimates()
         counts = np.clip(est, 0, self.n) if self.n else np.zeros(est.shape)
-        base = local_hashing_variance(pr.gamma, pr.g, self.n, counts)
+        base = local_hashing_variance(pr.gamma, pr.g, self.n, counts, pr._pq())
         K = (pr.g - 1) * pr.options["k_prime"]
         total = max(float((est * est - est - base).sum()) / (1 + (est.size - 1) / K), 0.0)
         own = np.clip(counts * (counts - 1), 0.0, total)
@@ -304,8 +380,10 @@ class FLH(_LocalHashing, name="flh", aggregator=FLHAggregator):
     _default_max_g = DEFAULT_MAX_FLH_G
 
     def _check_more_options(self, opts: Dict[str, Any], g: int) -> Dict[str, Any]:
-        # default: 10,000, or fewer when g is large (ε above ~7.4), so that k′ g fits the state
-        k = integer(opts.pop("k_prime", max(1, min(DEFAULT_K_PRIME, MAX_FLH_STATE // g))), "k_prime")
+        # default: 10,000, or fewer when g is large (ε above ~7.4), so that k′ g fits the state; for
+        # daily collection the public pool of memoised indices is 2^10 by default
+        default = DEFAULT_POOL_SIZE if self.gamma1 is not None else DEFAULT_K_PRIME
+        k = integer(opts.pop("k_prime", max(1, min(default, MAX_FLH_STATE // g))), "k_prime")
         if not 1 <= k <= MAX_FLH_STATE:
             raise ValueError(f"k_prime must be in [1, 2^24], got {k}")
         key = opts.pop("pool_key", None)

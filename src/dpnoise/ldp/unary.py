@@ -28,6 +28,7 @@ from ._aggregator import Aggregator
 from ._protocol import native
 from ._reports import Reports
 from ._schema import ROW, ReportField
+from .longitudinal import binary_two_layers
 
 # a report is d bits: beyond 2^20 (128 KiB per user) unary encoding is the wrong protocol
 MAX_UNARY_DOMAIN = 1 << 20
@@ -68,6 +69,7 @@ class _UnaryEncoding(Protocol, aggregator=UnaryAggregator):
     (Wang et al. 2017, Eq. 3 with the count-dependent term of the same derivation)."""
 
     report_fields = (ReportField("bits", ROW, np.uint64, width=lambda p: p.words),)
+    longitudinal = True
 
     def _check_options(self, options: Dict[str, Any]) -> Dict[str, Any]:
         if self.domain_size > MAX_UNARY_DOMAIN:
@@ -97,8 +99,46 @@ class _UnaryEncoding(Protocol, aggregator=UnaryAggregator):
                                          self.domain_size, g.numerator, g.denominator, threads)
         return {"bits": bits}
 
-    def _pq(self) -> tuple:
+    def _instantaneous(self, rng: Generator, data: Dict[str, np.ndarray], threads: int) -> Dict[str, np.ndarray]:
+        """With ``instantaneous_epsilon``: every bit of the permanent vector B through the
+        protocol's own bit channel at ε₁ (P(1 | 1) = p₁, P(1 | 0) = q₁), independently:
+        S = (B & K) | (~B & F), K bits Bernoulli(p₁), F bits Bernoulli(q₁), all exact."""
+        if self.gamma1 is None:
+            return data
+        bits = data["bits"]
+        keep = self._channel_bits(rng, bits.shape[0], threads, ones=True)
+        fresh = self._channel_bits(rng, bits.shape[0], threads, ones=False)
+        out = (bits & keep) | (~bits & fresh)
+        tail = self.domain_size % 64
+        if tail and out.size:
+            out[:, -1] &= np.uint64((1 << tail) - 1)
+        return {"bits": out}
+
+    def _channel_bits(self, rng: Generator, n: int, threads: int, *, ones: bool) -> np.ndarray:
+        """(n, words) independent bits, Bernoulli(p₁) (``ones``) or Bernoulli(q₁): q₁ bits are the
+        other columns of the exact unary kernel at ε₁ for a column d beyond the domain; p₁ = 1/2
+        (OUE) bits are raw stream bits, p₁ = 1 − q₁ (SUE) bits the complement of q₁ bits."""
+        if ones and self.name == "oue":
+            return np.asarray(rng.random_raw((n, self.words), threads=threads), dtype=np.uint64)
+        if ones:
+            return ~self._channel_bits(rng, n, threads, ones=False)
+        g = self.gamma1
+        wide = _core.ldp.unary_privatize(native(rng), self.name, np.full(n, self.domain_size, dtype=np.int64),
+                                         self.domain_size + 1, g.numerator, g.denominator, threads)
+        out = np.ascontiguousarray(wide[:, :self.words])
+        tail = self.domain_size % 64
+        if tail and n:
+            out[:, -1] &= np.uint64((1 << tail) - 1)  # column d (the dummy item) dropped
+        return out
+
+    def _channel(self, gamma: object) -> tuple:
+        """(p, q, p − q) of one bit at γ."""
         raise NotImplementedError
+
+    def _pq(self) -> tuple:
+        """(p, q, p − q) of a report bit given the item: one layer, or both in a row."""
+        perm = self._channel(self.gamma)
+        return perm if self.gamma1 is None else binary_two_layers(perm, self._channel(self.gamma1))
 
     def variance_per_user(self) -> float:
         p, q, gap = self._pq()
@@ -118,9 +158,9 @@ class OUE(_UnaryEncoding, name="oue", cost_rank=3):
 
     variance_formula = staticmethod(olh_variance)
 
-    def _pq(self) -> tuple:
+    def _channel(self, gamma: object) -> tuple:
         """(p, q, p − q) with p − q = (e^γ − 1)/(2(e^γ + 1)) from expm1 (accurate for small ε)."""
-        em1 = math.expm1(float(self.gamma))
+        em1 = math.expm1(float(gamma))
         return 0.5, 1.0 / (em1 + 2.0), em1 / (2.0 * (em1 + 2.0))
 
 
@@ -128,7 +168,7 @@ class SUE(_UnaryEncoding, name="sue"):
     """Symmetric unary encoding (basic one-time RAPPOR): p = e^{ε/2}/(e^{ε/2} + 1),
     q = 1/(e^{ε/2} + 1); variance per user e^{ε/2}/(e^{ε/2} − 1)² (Wang et al. 2017, §4.3)."""
 
-    def _pq(self) -> tuple:
+    def _channel(self, gamma: object) -> tuple:
         """(p, q, p − q) with h − 1 = expm1(γ/2): p − q = (h − 1)/(h + 1)."""
-        hm1 = math.expm1(float(self.gamma) / 2)
+        hm1 = math.expm1(float(gamma) / 2)
         return (hm1 + 1.0) / (hm1 + 2.0), 1.0 / (hm1 + 2.0), hm1 / (hm1 + 2.0)

@@ -104,6 +104,7 @@ class ZMatrixClient(Client):
         if first_column is not None and columns is not None:
             raise ValueError("give columns or first_column, not both")
         if first_column is None and columns is None:
+            self._charge(int(arr.size))
             data = proto._privatize(self.rng, arr, t)
         else:
             if columns is not None:
@@ -115,6 +116,7 @@ class ZMatrixClient(Client):
                 if first < 0 or first + arr.size > proto.width:
                     raise ValueError(f"first_column + len(items) must be within [0, {proto.width}] (columns)")
                 cols = np.arange(first, first + arr.size, dtype=np.int64)
+            self._charge(int(arr.size))
             data = proto._privatize_columns(self.rng, arr, cols, t)
         return proto._reports(int(arr.size), data)
 
