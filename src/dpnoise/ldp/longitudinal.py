@@ -26,7 +26,7 @@ import hashlib
 import math
 import json
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -151,14 +151,18 @@ def memo_generator(device_key: bytes, fingerprint: bytes, item: int) -> Generato
     return Generator(ChaCha20(int.from_bytes(h.digest(), "little")))
 
 
-def memoised_reports(config: Any, device_key: bytes, fingerprint: bytes, items: np.ndarray) -> Dict[str, np.ndarray]:
+def memoised_reports(config: Any, device_key: bytes, fingerprint: bytes, items: np.ndarray,
+                     encode: Optional[Callable[[np.ndarray], np.ndarray]] = None) -> Dict[str, np.ndarray]:
     """The permanent answers of one device for ``items`` (one report per item): the
     configuration's own randomizer, run once per distinct item on that item's PRF stream
-    (``fingerprint``: :func:`memo_fingerprint` of ``config``)."""
+    (``fingerprint``: :func:`memo_fingerprint` of ``config``). ``encode`` maps items (ints, the
+    PRF input) to the randomizer's input (default: the items; the mean oracles' grid index to
+    its grid value)."""
+    enc = (lambda x: x) if encode is None else encode
     distinct, inverse = np.unique(items, return_inverse=True)
     if distinct.size == 0:
-        return config._privatize(memo_generator(device_key, fingerprint, 0), items, 1)
-    rows = [config._privatize(memo_generator(device_key, fingerprint, int(x)), distinct[i:i + 1], 1)
+        return config._privatize(memo_generator(device_key, fingerprint, 0), enc(items), 1)
+    rows = [config._privatize(memo_generator(device_key, fingerprint, int(x)), enc(distinct[i:i + 1]), 1)
             for i, x in enumerate(distinct)]
     return {name: np.concatenate([r[name] for r in rows])[inverse] for name in rows[0]}
 

@@ -114,3 +114,16 @@ def mean_variance(mean_ss: Tuple[np.ndarray, np.ndarray], users: np.ndarray, wor
         sample = np.where(n >= 2, ss / np.maximum(n - 1, 1) / n, np.inf)
         bound = np.where(n >= 1, worst / n, np.nan)
     return np.minimum(sample, bound)
+
+
+def two_layer_epsilon(epsilon: float, instantaneous_epsilon: float) -> float:
+    """The ε of one Duchi bit equal to a bit at ε∞ then binary randomized response at ε₁: a Duchi
+    bit has P(+) = 1/2 + t tanh(ε/2)/2, and the flip multiplies the slope by p₁ − q₁ = tanh(ε₁/2)
+    (RAPPOR, Erlingsson et al. 2014, §3: P − Q = (p∞ − q∞)(p₁ − q₁)), so the pair is Duchi's bit at
+    2 artanh(tanh(ε∞/2) tanh(ε₁/2)), whose C = C∞ C₁. For large ε, where the product rounds to 1,
+    the same as ln((1 + ab)/(a + b)) with a = e^−ε∞, b = e^−ε₁."""
+    k = math.tanh(epsilon / 2) * math.tanh(instantaneous_epsilon / 2)
+    if k < 0.5:
+        return 2 * math.atanh(k)
+    a, b = math.exp(-epsilon), math.exp(-instantaneous_epsilon)
+    return math.log1p(a * b) - math.log(a + b)

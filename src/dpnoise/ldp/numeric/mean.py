@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, ClassVar, Dict, List, Tuple
+from typing import Any, ClassVar, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -33,9 +33,11 @@ from ..._validate import integer
 from ...generator import Generator
 from .._protocol import Aggregator, Client, Configuration, Reports, native
 from .._schema import PACKED, PER_USER, ReportField
+from ..longitudinal import LongitudinalDP, alpha_point_round, check_instantaneous, memoised_reports, supporting
 from . import _formulas as F
 
 MAX_DIMENSIONS = 1 << 20
+MAX_POINTS = 1 << 24
 # wire magics of the mean-oracle family (12 bytes, like dpnoise.ldp._wire's)
 MEAN_STATE = b"DPNOISE-MNA\x00"
 MEAN_REPORTS = b"DPNOISE-MNR\x00"
@@ -141,11 +143,18 @@ class MeanConfiguration(Configuration, family="mean"):
         (low, high): values are clipped to it.
     dimensions : int, default 1
         The vector length, in [1, 2^20] (each user reports one random coordinate).
+    instantaneous_epsilon : float, optional
+        Daily collection (``"bitmean"`` only): a fresh per-report layer at ε₁ over the bit at
+        ``epsilon`` (then ε∞), which ``client(device_key=)`` memoises.
+    points : int, optional
+        Daily collection (``"bitmean"`` only, one dimension): the α-point rounding grid of
+        memoising clients, in [2, 2^24] points on the bounds.
 
     Raises
     ------
     TypeError, ValueError
-        For a bad ε, bounds or dimensions.
+        For a bad ε, bounds, dimensions, ``instantaneous_epsilon`` or ``points`` (a ValueError
+        naming the methods that take the last two).
     """
 
     _state_magic = MEAN_STATE
@@ -156,13 +165,17 @@ class MeanConfiguration(Configuration, family="mean"):
     kernel: ClassVar[int]
     method_fields: ClassVar[Tuple[ReportField, ...]] = ()
 
-    def __init__(self, epsilon: float, bounds: Tuple[float, float] = (0.0, 1.0), *, dimensions: int = 1) -> None:
+    def __init__(self, epsilon: float, bounds: Tuple[float, float] = (0.0, 1.0), *, dimensions: int = 1,
+                 instantaneous_epsilon: Optional[float] = None, points: Optional[int] = None) -> None:
         self._init_epsilon(epsilon)
         self.low, self.high = check_bounds(bounds)
         k = integer(dimensions, "dimensions")
         if not 1 <= k <= MAX_DIMENSIONS:
             raise ValueError(f"dimensions must be in [1, 2^20], got {k}")
         self.dimensions = k
+        # daily collection: a fresh bit flip at ε₁ over the (memoisable) bit at ε = ε∞
+        self.instantaneous_epsilon, self.gamma1 = check_instantaneous(self, instantaneous_epsilon)
+        self.points = self._check_points(points)
         self.mixes = self.name == "hybrid" and F.hybrid_mixes(float(self.gamma))
         self.grid_z, self.grid_bits, _, _ = _core.ldp.mean_grid(
             self.kernel, self.low, self.high, self.gamma.numerator, self.gamma.denominator, self.mixes)
@@ -177,12 +190,87 @@ class MeanConfiguration(Configuration, family="mean"):
 
     def params(self) -> Dict[str, Any]:
         """Everything clients, aggregators and serialised states must agree on."""
-        return {"epsilon": self.epsilon, "gamma": self.gamma, "low": self.low, "high": self.high,
-                "dimensions": self.dimensions}
+        out = {"epsilon": self.epsilon, "gamma": self.gamma, "low": self.low, "high": self.high,
+               "dimensions": self.dimensions}
+        if self.gamma1 is not None:
+            out.update(instantaneous_epsilon=self.instantaneous_epsilon, instantaneous_gamma=self.gamma1)
+        if self.points is not None:
+            out["points"] = self.points
+        return out
 
     @classmethod
     def _construct(cls, params: Dict[str, Any]) -> "MeanConfiguration":
-        return cls(params.pop("epsilon"), (params.pop("low"), params.pop("high")), dimensions=params.pop("dimensions"))
+        params.pop("instantaneous_gamma", None)
+        return cls(params.pop("epsilon"), (params.pop("low"), params.pop("high")), dimensions=params.pop("dimensions"),
+                   instantaneous_epsilon=params.pop("instantaneous_epsilon", None), points=params.pop("points", None))
+
+    # -- daily collection ------------------------------------------------------------------------
+    def _check_points(self, value: Any) -> Optional[int]:
+        """``points``: None, or an int in [2, 2^24] for a longitudinal method in one dimension."""
+        if value is None:
+            return None
+        if not self.longitudinal:
+            raise ValueError(f"points (the alpha-point rounding grid of daily collection) is supported by the "
+                             f"methods {supporting(self)} only, not {self.name!r}")
+        k = integer(value, "points")
+        if not 2 <= k <= MAX_POINTS:
+            raise ValueError(f"points must be in [2, 2^24], got {k}")
+        if self.dimensions != 1:
+            raise ValueError("points (memoised daily collection) needs dimensions=1")
+        return k
+
+    def _check_device_key(self, device_key: Any) -> bytes:
+        key = super()._check_device_key(device_key)
+        if self.points is None:
+            raise ValueError(f"device_key on {self.name!r} needs the configuration option points= (the grid that "
+                             f"values are alpha-point rounded to before the memoised bit)")
+        return key
+
+    @property
+    def estimator_epsilon(self) -> float:
+        """The ε of the one Duchi bit the aggregator reads: γ, or with ``instantaneous_epsilon``
+        the two layers in a row, 2 artanh(tanh(γ∞/2) tanh(γ₁/2)) (``_formulas.two_layer_epsilon``)."""
+        if self.gamma1 is None:
+            return float(self.gamma)
+        return F.two_layer_epsilon(float(self.gamma), float(self.gamma1))
+
+    def grid_values(self, indices: np.ndarray) -> np.ndarray:
+        """The values of α-point rounding grid points: low + i (high − low)/(points − 1).
+
+        Parameters
+        ----------
+        indices : numpy.ndarray of int64
+            Grid indices in [0, points).
+
+        Returns
+        -------
+        numpy.ndarray of float64
+            Values in [low, high] (the last index gives ``high`` exactly).
+
+        Raises
+        ------
+        ValueError
+            Without ``points``.
+        """
+        if self.points is None:
+            raise ValueError("this configuration has no points= grid")
+        u = np.asarray(indices, dtype=np.float64) / (self.points - 1)
+        return np.where(u >= 1.0, self.high, self.low + (self.high - self.low) * u)
+
+    def privacy_loss(self) -> Any:
+        """ε per report; with ``instantaneous_epsilon`` a
+        :class:`dpnoise.ldp.longitudinal.LongitudinalDP` stating both layers: ε∞ (``epsilon``)
+        for all reports of one rounded value together and ε₁ per report.
+
+        Returns
+        -------
+        dpnoise.accounting.PureDP or LongitudinalDP
+            What one report is charged (``.epsilon``) and, for two layers, ε∞.
+        """
+        if self.gamma1 is None:
+            return super().privacy_loss()
+        return LongitudinalDP(self.instantaneous_epsilon, permanent_epsilon=self.epsilon,
+                              instantaneous_epsilon=self.instantaneous_epsilon)
 
     @classmethod
     def example(cls, epsilon: float = 2.0) -> "MeanConfiguration":
@@ -238,7 +326,7 @@ class MeanConfiguration(Configuration, family="mean"):
         float
             The variance, in squared value units.
         """
-        return F.worst_case_variance(self.name, float(self.gamma)) * self.half_width ** 2
+        return F.worst_case_variance(self.name, self.estimator_epsilon) * self.half_width ** 2
 
     def grid_worst_case_variance(self) -> float:
         """The implemented mechanism's worst case (values' units): Piecewise at C~ >= C plus the
@@ -249,7 +337,7 @@ class MeanConfiguration(Configuration, family="mean"):
         float
             The variance, in squared value units.
         """
-        return F.grid_worst_case_variance(self.name, float(self.gamma), self.c_tilde,
+        return F.grid_worst_case_variance(self.name, self.estimator_epsilon, self.c_tilde,
                                           self.grid_bits) * self.half_width ** 2
 
     # -- randomizer ----------------------------------------------------------------------------
@@ -262,6 +350,17 @@ class MeanConfiguration(Configuration, family="mean"):
             self.gamma.denominator, self.mixes, threads)
         data = {"bits": bits, "values": ints, "kinds": bits, "coordinates": coords}
         return {f.name: data[f.name] for f in self.report_fields}
+
+    def _flip(self, rng: Generator, data: Dict[str, np.ndarray], n: int, threads: int) -> Dict[str, np.ndarray]:
+        """With ``instantaneous_epsilon``: each report's bit through binary randomized response at
+        ε₁ (kept w.p. e^ε₁/(e^ε₁ + 1): Ding et al. 2017, §4's output perturbation with
+        γ = 1/(e^ε₁ + 1)), exact: GRR's kernel over 2 categories."""
+        if self.gamma1 is None:
+            return data
+        g = self.gamma1
+        bits = np.unpackbits(data["bits"], count=n, bitorder="little").astype(np.int64)
+        out = _core.ldp.grr_privatize(native(rng), bits, 2, g.numerator, g.denominator, threads)
+        return {**data, "bits": np.packbits(out.astype(np.uint8), bitorder="little")}
 
     def _extra_row_mask(self, data: Dict[str, np.ndarray], n: int) -> np.ndarray:
         """Piecewise reports within [−Z, Z]; the hybrid's Duchi reports 0 or 1."""
@@ -276,6 +375,8 @@ class MeanConfiguration(Configuration, family="mean"):
 
     def __repr__(self) -> str:
         dims = f", dimensions={self.dimensions}" if self.dimensions > 1 else ""
+        dims += f", instantaneous_epsilon={self.instantaneous_epsilon}" if self.gamma1 is not None else ""
+        dims += f", points={self.points}" if self.points is not None else ""
         return f"MeanOracle({self.name!r}, epsilon={self.epsilon}, bounds=({self.low}, {self.high}){dims})"
 
 
@@ -336,7 +437,7 @@ class MeanAggregator(Aggregator):
     def _moments(self) -> Tuple[np.ndarray, np.ndarray]:
         def compute() -> Any:
             s = self._state
-            mean, ss = F.moments(float(self.protocol.gamma), self.protocol.grid_bits, s["users"], s["duchi_users"],
+            mean, ss = F.moments(self.protocol.estimator_epsilon, self.protocol.grid_bits, s["users"], s["duchi_users"],
                                  s["duchi_ones"], _limbs_to_int(s["pm_sum"], True),
                                  _limbs_to_int(s["pm_sum_squares"], False))
             return np.stack([mean, ss])
@@ -345,7 +446,7 @@ class MeanAggregator(Aggregator):
 
     def _mean_t_variance(self) -> np.ndarray:
         cfg = self.protocol
-        worst = F.grid_worst_case_variance(cfg.name, float(cfg.gamma), cfg.c_tilde, cfg.grid_bits)
+        worst = F.grid_worst_case_variance(cfg.name, cfg.estimator_epsilon, cfg.c_tilde, cfg.grid_bits)
         return F.mean_variance(self._moments(), self._state["users"], worst)
 
     def _shape(self, x: np.ndarray) -> Any:
@@ -426,8 +527,26 @@ def _no_items(items: Any) -> None:
         raise TypeError("a mean aggregator estimates means, not items: call estimate() with no argument")
 
 
+class MeanClient(Client):
+    """The envelope's client, with daily collection for ``"bitmean"``: with a device key, each
+    value is α-point rounded to the ``points`` grid (the device's α a PRF of its key) and the grid
+    point's bit is memoised as a PRF of (device key, grid index, configuration); then the
+    instantaneous layer, if any, flips it afresh (docs/ldp_numeric.md, "Daily collection")."""
+
+    def _randomize(self, x: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
+        cfg = self.protocol
+        if self.device_key is None:
+            data = cfg._privatize(self.rng, x, threads)
+        else:
+            index = alpha_point_round(x, (cfg.low, cfg.high), cfg.points, self.device_key)
+            data = memoised_reports(cfg, self.device_key, self.memo_fingerprint, index, cfg.grid_values)
+            if index.size:  # one packed byte per report (its bit 0) from the per-grid-point rows: repack
+                data["bits"] = np.packbits(data["bits"] & 1, bitorder="little")
+        return cfg._flip(self.rng, data, int(x.shape[0]), threads)
+
+
 MeanConfiguration.aggregator_class = MeanAggregator
-MeanConfiguration.client_class = Client
+MeanConfiguration.client_class = MeanClient
 
 
 class Duchi(MeanConfiguration, name="duchi"):
@@ -437,8 +556,11 @@ class Duchi(MeanConfiguration, name="duchi"):
 
 
 class BitMean(MeanConfiguration, name="bitmean"):
-    """1BitMean (Ding, Kulkarni & Yekhanin, NeurIPS 2017): the same bit as Duchi's in one dimension."""
+    """1BitMean (Ding, Kulkarni & Yekhanin, NeurIPS 2017): the same bit as Duchi's in one dimension.
+    Supports daily collection (§3: α-point rounding to ``points`` and memoisation with
+    ``client(device_key=)``; §4: ``instantaneous_epsilon``)."""
     kernel = 0
+    longitudinal = True
     method_fields = (ReportField("bits", PACKED, np.uint8),)
 
 
@@ -458,7 +580,8 @@ METHODS = ("duchi", "piecewise", "hybrid", "bitmean")
 
 
 def MeanOracle(method: str, epsilon: float, bounds: Tuple[float, float] = (0.0, 1.0), *,
-               dimensions: int = 1) -> MeanConfiguration:
+               dimensions: int = 1, instantaneous_epsilon: Optional[float] = None,
+               points: Optional[int] = None) -> MeanConfiguration:
     """A local-DP mean and sum oracle.
 
     Parameters
@@ -472,16 +595,25 @@ def MeanOracle(method: str, epsilon: float, bounds: Tuple[float, float] = (0.0, 
         randomisation.
     dimensions : int, default 1
         Vector length k in [1, 2^20]; each user reports one uniformly chosen coordinate.
+    instantaneous_epsilon : float, optional
+        Daily collection, ``"bitmean"`` only: a fresh per-report flip of the bit at ε₁; then
+        ``epsilon`` is the permanent ε∞ (docs/ldp_numeric.md, "Daily collection").
+    points : int, optional
+        ``"bitmean"`` in one dimension only: the grid of [2, 2^24] points on the bounds that
+        memoising clients (``client(device_key=key)``) α-point round values to. Required for
+        ``device_key``.
 
     Returns
     -------
     MeanConfiguration
-        With ``client(rng=None, *, allow_insecure=False)`` and ``aggregator()``.
+        With ``client(rng=None, *, allow_insecure=False, budget=None, device_key=None)`` and
+        ``aggregator()``.
 
     Raises
     ------
     ValueError, TypeError
-        For a bad argument (the message names it).
+        For a bad argument (the message names it); ``instantaneous_epsilon`` or ``points`` on a
+        method other than ``"bitmean"`` is a ValueError naming the methods that take them.
 
     Examples
     --------
@@ -494,7 +626,8 @@ def MeanOracle(method: str, epsilon: float, bounds: Tuple[float, float] = (0.0, 
     registry = MeanConfiguration.registered()
     if not isinstance(method, str) or method not in registry:
         raise ValueError(f"method must be one of {list(METHODS)}, got {method!r}")
-    return registry[method](epsilon, bounds, dimensions=dimensions)  # type: ignore[return-value]
+    return registry[method](epsilon, bounds, dimensions=dimensions,  # type: ignore[return-value]
+                            instantaneous_epsilon=instantaneous_epsilon, points=points)
 
 
 def _check_state(oracle: MeanConfiguration, state: Dict[str, np.ndarray], n: int) -> None:
