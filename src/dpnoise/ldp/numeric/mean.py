@@ -87,8 +87,8 @@ def check_bounds(bounds: Any) -> Tuple[float, float]:
 
 def check_values(values: Any, dimensions: int) -> np.ndarray:
     """Float64, C-contiguous, shape (n,) (one dimension) or (n, dimensions). TypeError for
-    non-numeric input; NaN and ±inf are refused by the kernel (ValueError). No message echoes
-    a value.
+    non-numeric input; ValueError for NaN and ±inf (here, before any budget is charged; the
+    kernel checks again). No message echoes a value.
 
     Parameters
     ----------
@@ -107,7 +107,7 @@ def check_values(values: Any, dimensions: int) -> np.ndarray:
     TypeError
         For non-numeric input.
     ValueError
-        For a shape that does not fit ``dimensions``.
+        For a shape that does not fit ``dimensions``, or NaN or infinite values.
     """
     try:
         arr = np.asarray(values)
@@ -122,7 +122,11 @@ def check_values(values: Any, dimensions: int) -> np.ndarray:
         arr = arr.reshape(1)
     if (dimensions == 1 and arr.ndim != 1) or (dimensions > 1 and (arr.ndim != 2 or arr.shape[1] != dimensions)):
         raise ValueError(f"values must have shape {want} for dimensions={dimensions}, got {arr.shape}")
-    return np.ascontiguousarray(arr, dtype=np.float64)
+    out = np.ascontiguousarray(arr, dtype=np.float64)
+    # here, not only in the kernel: a client's budget is charged after this check, before the kernel
+    if arr.dtype.kind == "f" and not np.isfinite(out).all():
+        raise ValueError("values must be finite: NaN and infinity are refused")
+    return out
 
 
 class MeanConfiguration(Configuration, family="mean"):
