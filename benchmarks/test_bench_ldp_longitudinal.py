@@ -20,7 +20,8 @@ import pytest
 
 import dpnoise
 from dpnoise import ldp
-from dpnoise.ldp.longitudinal import averaging_attack
+from dpnoise.ldp.longitudinal import alpha_point_round, averaging_attack
+from dpnoise.ldp.numeric._formulas import duchi_scale
 from conftest import record
 
 D, DEVICES, DAYS, EPS, EPS1 = 50_000, 1_000, 30, 2.0, 1.0
@@ -75,3 +76,73 @@ def test_client_time_per_report(benchmark, setting):
     clients = [fo.client(device_key=KEYS[i] if memo else None) for i in range(200)]
     record(benchmark, f"ldp olh daily client {setting}",
            lambda: [c.privatize(ITEMS[i:i + 1]) for i, c in enumerate(clients)], 200, rounds=3)
+
+
+# ---------------------------------------------------------------------------------------------
+# The same attack on means (1BitMean, Ding, Kulkarni & Yekhanin 2017): 300 devices, each with a
+# value uniform on [30, 570] minutes (bounds 0..600), one report a day for 30 days, ε∞ = 2. The
+# server estimates each device's value by averaging its debiased reports (midpoint + half_width
+# C (2 bit − 1), C the configuration's composed Duchi scale). Fresh reports: the error falls as
+# 1/sqrt(days). Memoised (points = 61, a grid point every 10 minutes): the reports repeat one
+# permanent bit per grid point, so the error stays at about one report's at ε∞. "drift": the
+# daily value moves by N(0, 2 minutes) around the device's value; a device whose value crosses
+# its own α threshold reports a second grid point's bit (ε∞ spent again), printed as the mean
+# number of distinct grid points per device.
+MEAN_DEVICES, MEAN_BOUNDS, MEAN_POINTS = 300, (0.0, 600.0), 61
+MEAN_VALUES = np.random.default_rng(3).uniform(30, 570, size=MEAN_DEVICES)
+MEAN_SETTINGS = {
+    "fresh": ({}, False, 0.0),
+    "memo": ({"points": MEAN_POINTS}, True, 0.0),
+    "memo+inst": ({"points": MEAN_POINTS, "instantaneous_epsilon": EPS1}, True, 0.0),
+    "memo+inst, drift": ({"points": MEAN_POINTS, "instantaneous_epsilon": EPS1}, True, 2.0),
+}
+MEAN_RMSE: dict = {}
+
+
+def mean_attack(setting):
+    """The per-device averaging server's root-mean-square error (minutes) after 1 and 30 days,
+    and the mean number of distinct grid points a memoised device reported."""
+    opts, memo, drift = MEAN_SETTINGS[setting]
+    oracle = ldp.MeanOracle("bitmean", EPS, MEAN_BOUNDS, **opts)
+    rng = dpnoise.default_rng(4)
+    daily = MEAN_VALUES + np.random.default_rng(5).normal(0.0, drift, size=(DAYS, MEAN_DEVICES)) * (drift > 0)
+    if memo:
+        clients = [oracle.client(rng, allow_insecure=True, device_key=KEYS[i]) for i in range(MEAN_DEVICES)]
+        bits = np.array([[np.unpackbits(c.privatize(daily[d, i:i + 1]).data["bits"], count=1, bitorder="little")[0]
+                          for i, c in enumerate(clients)] for d in range(DAYS)])
+    else:
+        client = oracle.client(rng, allow_insecure=True)
+        bits = np.array([np.unpackbits(client.privatize(daily[d]).data["bits"], count=MEAN_DEVICES,
+                                       bitorder="little") for d in range(DAYS)])
+    c = duchi_scale(oracle.estimator_epsilon)
+    for t in (1, DAYS):
+        guess = oracle.midpoint + oracle.half_width * c * (2 * bits[:t].mean(axis=0) - 1)
+        MEAN_RMSE[setting, t] = float(np.sqrt(np.mean((guess - daily[:t].mean(axis=0)) ** 2)))
+    cells = [len(set(alpha_point_round(daily[:, i], MEAN_BOUNDS, MEAN_POINTS, KEYS[i]))) for i in range(MEAN_DEVICES)]
+    return MEAN_RMSE[setting, 1], MEAN_RMSE[setting, DAYS], float(np.mean(cells))
+
+
+@pytest.mark.parametrize("setting", list(MEAN_SETTINGS))
+def test_thirty_day_mean_attack(setting):
+    one, thirty, cells = mean_attack(setting)
+    print(f"\nmeans {setting}: rms error 1 day {one:.0f} min, {DAYS} days {thirty:.0f} min "
+          f"(grid points per device {cells:.2f})")
+
+
+def test_mean_attack_targets():
+    if ("memo+inst", DAYS) not in MEAN_RMSE or ("fresh", DAYS) not in MEAN_RMSE:
+        pytest.skip("run the whole file")
+    # fresh: 30 days divide the error by about sqrt(30) = 5.5; memoised: 30 days of reports tell
+    # the server no more than about one report at ε∞ (the fresh day 1)
+    assert MEAN_RMSE["fresh", DAYS] <= 0.35 * MEAN_RMSE["fresh", 1]
+    assert MEAN_RMSE["memo", DAYS] == MEAN_RMSE["memo", 1]
+    assert MEAN_RMSE["memo+inst", DAYS] >= 0.9 * MEAN_RMSE["fresh", 1]
+
+
+@pytest.mark.parametrize("setting", ["fresh", "memo+inst"])
+def test_mean_client_time_per_report(benchmark, setting):
+    opts, memo, _ = MEAN_SETTINGS[setting]
+    oracle = ldp.MeanOracle("bitmean", EPS, MEAN_BOUNDS, **opts)
+    clients = [oracle.client(device_key=KEYS[i] if memo else None) for i in range(200)]
+    record(benchmark, f"ldp bitmean daily client {setting}",
+           lambda: [c.privatize(MEAN_VALUES[i:i + 1]) for i, c in enumerate(clients)], 200, rounds=3)

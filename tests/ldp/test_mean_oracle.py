@@ -18,6 +18,15 @@ from dpnoise.ldp.numeric import _formulas as F
 from ldp_merging import merged_three_ways
 
 METHODS = ["duchi", "piecewise", "hybrid", "bitmean"]
+# the stderr contract also for 1BitMean's two layers (daily collection), drawn fresh: a bit at ε∞ = ε
+# then binary randomized response at ε₁ = ε
+CASES = METHODS + ["bitmean+instantaneous"]
+
+
+def oracle_of(case, eps):
+    if case == "bitmean+instantaneous":
+        return ldp.MeanOracle("bitmean", eps, bounds=(0.0, 10.0), instantaneous_epsilon=eps)
+    return ldp.MeanOracle(case, eps, bounds=(0.0, 10.0))
 K = 32  # the input grid t = m / 2^K
 
 
@@ -29,7 +38,7 @@ def decode(oracle, reports):
     """Each report as its real value y on [-C, C] (E[y] = t): Duchi's bit as ±C, Piecewise's z as
     z/2^G (an independent reading of the report layout, not the aggregator's code)."""
     n = reports.n
-    c = F.duchi_scale(float(oracle.gamma))
+    c = F.duchi_scale(oracle.estimator_epsilon)  # with two layers: C∞ C₁
     if oracle.method in ("duchi", "bitmean"):
         bits = np.unpackbits(reports.data["bits"], bitorder="little")[:n]
         return np.where(bits == 1, c, -c)
@@ -208,7 +217,7 @@ def aggregator_of_run(oracle, reports, n, i):
     return oracle.aggregator().add(oracle.reports(data, n))
 
 
-@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("method", CASES)
 @pytest.mark.parametrize("eps", [0.5, 1.0, 2.0, 4.0])
 def test_unbiased_and_stated_stderr_matches_empirical(method, eps):
     """1,600 seeded runs of 800 users all holding 3.0 in bounds (0, 10) (t = −0.4): the mean of
@@ -216,9 +225,9 @@ def test_unbiased_and_stated_stderr_matches_empirical(method, eps):
     mean_stderr (averaged over 40 runs' aggregators, which also reproduce the decoded estimates)
     within 10% of the empirical standard deviation (its relative standard error is 1.8%: 10% is
     5.6 of them)."""
-    oracle = ldp.MeanOracle(method, eps, bounds=(0.0, 10.0))
+    oracle = oracle_of(method, eps)
     n, runs = 800, 1600
-    est, reports = runs_of(oracle, np.full(n, 3.0), runs, seed=int(eps * 100) + METHODS.index(method))
+    est, reports = runs_of(oracle, np.full(n, 3.0), runs, seed=int(eps * 100) + CASES.index(method))
     emp = est.std(ddof=1)
     assert abs(est.mean() - 3.0) < 4.5 * emp / math.sqrt(runs)
     stated = []
@@ -231,12 +240,12 @@ def test_unbiased_and_stated_stderr_matches_empirical(method, eps):
     assert abs(np.mean(stated) / emp - 1) < 0.10, (np.mean(stated), emp)
 
 
-@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("method", CASES)
 def test_stderr_never_too_small_on_spread_data(method):
     """Users spread over the whole range (and beyond: clipped), 1,600 runs of 800: the stated
     standard error is at least 0.9 times the empirical one (it includes the users' own spread,
     so it is conservative), and the estimate is unbiased for the clipped mean (4.5 SE)."""
-    oracle = ldp.MeanOracle(method, 2.0, bounds=(0.0, 10.0))
+    oracle = oracle_of(method, 2.0)
     n, runs = 800, 1600
     values = np.linspace(-3.0, 12.0, n)
     est, reports = runs_of(oracle, values, runs, seed=5)
