@@ -37,6 +37,9 @@ def test_refused_up_front_where_not_supported():
             ldp.MeanOracle(method, 1.0, BOUNDS, points=11)
         with pytest.raises(ValueError, match="device_key.*'bitmean'"):
             ldp.MeanOracle(method, 1.0, BOUNDS).client(device_key=device(0))
+    # heavy hitters have no daily collection: their refusal names the protocols that do
+    with pytest.raises(ValueError, match="device_key.*'bitmean'.*'grr'"):
+        ldp.HeavyHitters("pem", 4.0, item_bits=32).client(device_key=device(0))
     with pytest.raises(ValueError, match="device_key.*points="):
         ldp.MeanOracle("bitmean", 1.0, BOUNDS).client(device_key=device(0))
     for bad, exc in ((1, ValueError), (2**24 + 1, ValueError), (7.0, TypeError), ("7", TypeError)):

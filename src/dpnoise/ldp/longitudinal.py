@@ -114,8 +114,11 @@ def check_pool_size(value: Any, default: int, name: str = "pool_size") -> int:
 
 
 def supporting(config: Any) -> List[str]:
-    """The registered protocols of ``config``'s family that support daily collection."""
-    return sorted(n for n, c in config.registered().items() if getattr(c, "longitudinal", False))
+    """The registered protocols of ``config``'s family that support daily collection; for a
+    family with none (heavy hitters), those of every family."""
+    own = sorted(n for n, c in config.registered().items() if getattr(c, "longitudinal", False))
+    return own or sorted(n for base in config.families().values() for n, c in base.registered().items()
+                         if getattr(c, "longitudinal", False))
 
 
 def check_budget(budget: Any, loss: Any) -> Optional[PrivacyBudget]:
