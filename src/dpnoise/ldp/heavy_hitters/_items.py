@@ -34,17 +34,6 @@ def long_item_digest(data: bytes, length: int) -> bytes:
     return hashlib.blake2b(data, digest_size=length, key=LONG_ITEM_KEY).digest()
 
 
-def item_of_bytes(b: bytes, item_type: str, decode: bool = True) -> Any:
-    """A found item's bytes as the configuration's type: str when ``decode``, ``item_type`` is
-    "str" and the bytes are valid UTF-8; else the bytes."""
-    if decode and item_type == "str":
-        try:
-            return b.decode("utf-8")
-        except UnicodeDecodeError:
-            pass
-    return b
-
-
 class ItemCodec:
     """Encoding of one configuration's items (see the module docstring)."""
 
@@ -186,5 +175,12 @@ class ItemCodec:
             if v in candidates:
                 out.append(candidates[v])
                 continue
-            out.append(item_of_bytes(v.to_bytes(self.length, "big").rstrip(b"\x00"), self.item_type, decode))
+            b = v.to_bytes(self.length, "big").rstrip(b"\x00")
+            if decode and self.item_type == "str":
+                try:
+                    out.append(b.decode("utf-8"))
+                    continue
+                except UnicodeDecodeError:
+                    pass
+            out.append(b)
         return out

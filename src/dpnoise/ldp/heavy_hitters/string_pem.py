@@ -42,19 +42,19 @@ from ...generator import Generator
 from .._protocol import native
 from ..local_hashing import local_hashing_variance, pool_variance
 from ._base import Group, HHAggregator, HHProtocol, _count
-from ._items import ItemCodec, item_of_bytes
+from ._items import ItemCodec
 
 HASH_STREAM = 0x53504B31  # "SPK1": word 0 of this public stream (pool_key) is the prefix-hash key
 PRIME = (1 << 61) - 1      # the prefix hash's field (string_pem.hpp)
 DEFAULT_MAX_LENGTH = 64
 MAX_LENGTH = 255
 MAX_KEEP = 1 << 16
-DEFAULT_K_PRIME = 4096     # pool term about 1/8 of the local-hashing term at 10^6 users (docs/heavy_hitters.md)
+DEFAULT_K_PRIME = 2048     # the pool term's share of a found string's variance: ~40% at 10^6 users (docs/heavy_hitters.md)
 ITEM_TYPES = ("str", "bytes", "int")
 
 
 @dataclass(frozen=True)
-class PackedStrings:
+class _PackedStrings:
     """Checked items, packed: item i is ``data[offsets[i]:offsets[i + 1]]``."""
 
     data: np.ndarray     # uint8
@@ -69,13 +69,13 @@ class PackedStrings:
         return np.diff(self.offsets)
 
 
-def _pack_rows(rows: np.ndarray) -> PackedStrings:
-    """Equal-length byte strings (a (m, w) uint8 matrix) as :class:`PackedStrings`."""
+def _pack_rows(rows: np.ndarray) -> _PackedStrings:
+    """Equal-length byte strings (a (m, w) uint8 matrix) as :class:`_PackedStrings`."""
     m, w = rows.shape
-    return PackedStrings(np.ascontiguousarray(rows).reshape(-1), np.arange(m + 1, dtype=np.int64) * w)
+    return _PackedStrings(np.ascontiguousarray(rows).reshape(-1), np.arange(m + 1, dtype=np.int64) * w)
 
 
-class StringCodec:
+class _StringCodec:
     """The items of a string_pem configuration as byte strings: str/bytes checked and packed in
     C++ (``_core.ldp.string_pack``); integers (``item_type="int"``, checked by
     :class:`~dpnoise.ldp.heavy_hitters._items.ItemCodec`) as ceil(item_bits/8) big-endian bytes."""
@@ -114,7 +114,7 @@ class StringCodec:
             return {"item_type": "int", "item_bits": self.ints.item_bits}
         return {"item_type": self.item_type, "max_length": self.max_length}
 
-    def encode(self, items: Any, name: str = "items") -> PackedStrings:
+    def encode(self, items: Any, name: str = "items") -> _PackedStrings:
         """The items packed; TypeError/ValueError naming ``name`` and a bad item's position,
         never its value (items longer than ``max_length`` bytes are refused)."""
         if self.ints is not None:
@@ -132,7 +132,7 @@ class StringCodec:
             data, offsets = _core.ldp.string_pack(items, self.max_length)
         except (TypeError, ValueError) as exc:
             raise type(exc)(str(exc).replace("items", name, 1)) from None
-        return PackedStrings(data, offsets)
+        return _PackedStrings(data, offsets)
 
     def candidate_map(self, candidates: Optional[Sequence[Any]]) -> Dict[int, Any]:
         """No dictionary is needed (or taken): found strings are spelled out byte by byte."""
@@ -145,7 +145,11 @@ class StringCodec:
         valid UTF-8 and item_type="str") or bytes."""
         if self.ints is not None:
             return [int.from_bytes(b, "big") for b in values]
-        return [item_of_bytes(bytes(b), self.item_type, decode) for b in values]
+        if not decode or self.item_type != "str":
+            return [bytes(b) for b in values]
+        # the text when the bytes are valid UTF-8 (then, and only then, it re-encodes to them)
+        texts = [bytes(b).decode("utf-8", errors="replace") for b in values]
+        return [t if t.encode("utf-8") == b else bytes(b) for t, b in zip(texts, values)]
 
 
 class StringAggregator(HHAggregator):
@@ -164,10 +168,10 @@ class StringAggregator(HHAggregator):
         if pr.codec.fixed:  # integers: the last level's prefix is the whole item
             last = pr.levels - 1
             self._need(last, last)
-            return pr.count_estimates(self, self._level(last), int(self.group_sizes()[last]),
-                                      pr.keys(packed, np.full(n_items, pr.levels), self.threads))
+            return pr._count_estimates(self, self._level(last), int(self.group_sizes()[last]),
+                                      pr._keys(packed, np.full(n_items, pr.levels), self.threads))
         lengths = packed.lengths
-        keys = pr.complete_keys(packed, self.threads)
+        keys = pr._complete_keys(packed, self.threads)
         # a string of λ bytes is complete, with one key, at every level l >= λ: add those levels' counts
         pooled, users = np.zeros_like(self._level(0)), 0
         for lvl in range(pr.levels - 1, int(lengths.min()) - 1, -1):
@@ -176,7 +180,7 @@ class StringAggregator(HHAggregator):
             sel = np.flatnonzero(lengths == lvl)
             if sel.size:
                 self._need(lvl, pr.levels - 1, users)
-                est[sel], var[sel] = pr.count_estimates(self, pooled, users, keys[sel])
+                est[sel], var[sel] = pr._count_estimates(self, pooled, users, keys[sel])
         return est, var
 
     def _level(self, lvl: int) -> np.ndarray:
@@ -210,7 +214,7 @@ class StringPEM(HHProtocol, name="string_pem", aggregator=StringAggregator):
     keep : int
         Candidates that survive each level (default max(8k, 64), at most 2^16).
     k_prime : int
-        Public hash functions (default 4096), shared by all levels.
+        Public hash functions (default 2048), shared by all levels.
 
     Raises
     ------
@@ -219,17 +223,19 @@ class StringPEM(HHProtocol, name="string_pem", aggregator=StringAggregator):
 
     Examples
     --------
-    >>> hh = dpnoise.ldp.HeavyHitters("string_pem", 4.0, max_length=64)
-    >>> agg = hh.aggregator().add(hh.client().privatize(["org.example.app", ...]))
-    >>> agg.top(10)
+    >>> import dpnoise
+    >>> hh = dpnoise.ldp.HeavyHitters("string_pem", 4.0, max_length=32, k=1, k_prime=64)
+    >>> agg = hh.aggregator().add(hh.client().privatize(["org.example.app"] * 3000 + ["com.other"] * 100))
+    >>> agg.top(1)[0].item
+    'org.example.app'
     """
 
-    codec: StringCodec  # type: ignore[assignment]
+    codec: _StringCodec  # type: ignore[assignment]
     example_options: ClassVar[Dict[str, Any]] = {"k_prime": 256, "max_length": 24}
 
     def __init__(self, epsilon: float, item_bits: Any = None, *, item_type: Any = None, max_length: Any = None,
                  k: Any = 10, g: Any = None, pool_key: Any = None, **options: Any) -> None:
-        self._string_codec = StringCodec(item_type, item_bits, max_length)
+        self._string_codec = _StringCodec(item_type, item_bits, max_length)
         super().__init__(epsilon, k=k, g=g, pool_key=pool_key, **options)
 
     def _setup(self, options: Dict[str, Any]) -> Dict[str, Any]:
@@ -250,16 +256,41 @@ class StringPEM(HHProtocol, name="string_pem", aggregator=StringAggregator):
     # -- items and clients ----------------------------------------------------------------------
     @classmethod
     def example(cls, epsilon: float = 4.0, item_bits: Any = None) -> "StringPEM":  # type: ignore[override]
-        """A small instance (strings of up to 24 bytes, or integers of ``item_bits`` bits; k = 4,
-        k′ = 256)."""
+        """A small instance, for tests, demos and benchmarks that iterate the registry.
+
+        Parameters
+        ----------
+        epsilon : float
+            ε per user.
+        item_bits : int, optional
+            Integer items of this many bits; default: strings of up to 24 bytes.
+
+        Returns
+        -------
+        StringPEM
+            k = 4, k′ = 256.
+        """
         if item_bits is not None:
             return cls(epsilon, item_bits, k=4, k_prime=256)
         return cls(epsilon, k=4, **cls.example_options)
 
     def example_items(self, n: int, seed: int = 0) -> np.ndarray:  # type: ignore[override]
-        """``n`` strings (object array): half of them four heavy ones (one with non-ASCII UTF-8,
-        one with an embedded NUL), the rest uniform over 60 others (NumPy, seeded: test data
-        only); integers as for every heavy-hitters method when item_type="int"."""
+        """Test items with four heavy ones (NumPy, seeded: test data only).
+
+        Parameters
+        ----------
+        n : int
+            How many items.
+        seed : int
+            NumPy seed.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``n`` strings (object array): half of them four heavy ones (one with non-ASCII
+            UTF-8, one with an embedded NUL), the rest uniform over 60 others; integers as for
+            every heavy-hitters method when item_type="int".
+        """
         if self.codec.fixed:
             return super().example_items(n, seed)
         gen = np.random.default_rng(seed)
@@ -271,10 +302,10 @@ class StringPEM(HHProtocol, name="string_pem", aggregator=StringAggregator):
         pick = np.where(gen.random(n) < 0.5, gen.integers(0, 4, size=n), gen.integers(4, vocab.size, size=n))
         return vocab[pick]
 
-    def _encode(self, items: Any) -> PackedStrings:  # type: ignore[override]
+    def _encode(self, items: Any) -> _PackedStrings:  # type: ignore[override]
         return self.codec.encode(items)
 
-    def _privatize(self, rng: Generator, x: PackedStrings, threads: int) -> Dict[str, np.ndarray]:  # type: ignore[override]
+    def _privatize(self, rng: Generator, x: _PackedStrings, threads: int) -> Dict[str, np.ndarray]:  # type: ignore[override]
         levels = list(range(1, self.levels + 1))  # b_l = l + 1
         gr, j, v = _core.ldp.string_pem_privatize(native(rng), x.data, x.offsets, levels, self.pool,
                                                   self.options["k_prime"], self.hash_key, self.g,
@@ -282,25 +313,32 @@ class StringPEM(HHProtocol, name="string_pem", aggregator=StringAggregator):
         return {"groups": gr, "indices": j, "values": v}
 
     def aggregator(self, candidates: Optional[Sequence[Any]] = None, *, threads: Any = None) -> StringAggregator:  # type: ignore[override]
-        """An empty aggregator (``candidates`` is refused: none is needed); ``threads`` for the
-        support sums of top/above."""
+        """An empty aggregator.
+
+        Parameters
+        ----------
+        candidates : None
+            Refused (TypeError): string_pem needs no dictionary.
+        threads : int, optional
+            Threads for the support sums of top/above.
+
+        Returns
+        -------
+        StringAggregator
+        """
         return StringAggregator(self, candidates, threads=threads)
 
-    def params(self) -> Dict[str, Any]:
-        """Everything that must agree between clients, aggregators and serialised states."""
-        return super().params()
-
     # -- server ---------------------------------------------------------------------------------
-    def keys(self, packed: PackedStrings, prefix: np.ndarray, threads: int) -> np.ndarray:
+    def _keys(self, packed: _PackedStrings, prefix: np.ndarray, threads: int) -> np.ndarray:
         """The 64-bit keys of the first ``prefix[i]`` symbols of item i followed by ⊥."""
         return _core.ldp.string_prefix_keys(packed.data, packed.offsets, np.ascontiguousarray(prefix, dtype=np.int64),
                                             self.hash_key, threads)
 
-    def complete_keys(self, packed: PackedStrings, threads: int) -> np.ndarray:
+    def _complete_keys(self, packed: _PackedStrings, threads: int) -> np.ndarray:
         """The keys of the whole items (complete: their terminator included)."""
-        return self.keys(packed, packed.lengths + 1, threads)
+        return self._keys(packed, packed.lengths + 1, threads)
 
-    def count_estimates(self, agg: HHAggregator, counts: np.ndarray, users: int,
+    def _count_estimates(self, agg: HHAggregator, counts: np.ndarray, users: int,
                         keys: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
         """Unbiased counts among ALL n users of keys reported by ``users`` users whose FLH
         counts are ``counts`` (one level, or the sum of the levels where the keys are
@@ -324,7 +362,7 @@ class StringPEM(HHProtocol, name="string_pem", aggregator=StringAggregator):
         """count_estimates of the first b symbols of each row's x⊥ (none when no user reported)."""
         if not rows.shape[0] or users == 0:
             return np.zeros(0), np.zeros(0)
-        return self.count_estimates(agg, counts, users, self.keys(_pack_rows(rows), np.full(rows.shape[0], b),
+        return self._count_estimates(agg, counts, users, self._keys(_pack_rows(rows), np.full(rows.shape[0], b),
                                                                   agg.threads))
 
     def _find(self, agg: HHAggregator) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:  # type: ignore[override]
