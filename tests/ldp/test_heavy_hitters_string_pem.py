@@ -139,3 +139,28 @@ def test_integer_items_are_bytes_without_a_terminator():
     assert all(type(h.item) is int for h in agg.top())
     with pytest.raises(ValueError, match="item_bits"):
         hh.client().privatize([1 << 16])
+
+
+def test_prefix_keys_are_the_documented_polynomial_hash():
+    # string_pem.hpp: little-endian 32-bit words of the prefix (last one zero-padded), then
+    # 2 len + complete, by Horner's rule at the key, mod 2^61 - 1
+    p = (1 << 61) - 1
+
+    def reference(key, data, b):
+        complete = len(data) < b
+        m = len(data) if complete else b
+        data, h = data[:m], 0
+        for i in range(0, m, 4):
+            h = (h * key + int.from_bytes(data[i:i + 4].ljust(4, b"\x00"), "little")) % p
+        return (h * key + 2 * m + complete) % p
+
+    items = [b"", b"a", b"abc\x00", b"abcd", b"abcde", "日本語のテキスト".encode(), b"\x00" * 9, bytes(range(64))]
+    g = np.random.default_rng(0)
+    for key in (1, 12345, p - 2):
+        prefix = np.array([int(g.integers(1, len(x) + 3)) for x in items])
+        data = np.frombuffer(b"".join(items), dtype=np.uint8)
+        offsets = np.concatenate([[0], np.cumsum([len(x) for x in items])]).astype(np.int64)
+        got = dpnoise._core.ldp.string_prefix_keys(data, offsets, prefix, key, 1)
+        assert [int(v) for v in got] == [reference(key, x, int(b)) for x, b in zip(items, prefix)]
+    with pytest.raises(ValueError, match="key"):
+        dpnoise._core.ldp.string_prefix_keys(data, offsets, prefix, 0, 1)
