@@ -212,7 +212,9 @@ class StringPEM(HHProtocol, name="string_pem", aggregator=StringAggregator):
     g, pool_key
         As for every heavy-hitters method.
     keep : int
-        Candidates that survive each level (default max(8k, 64), at most 2^16).
+        Candidates that survive each level (default max(8k, 64), at most 2^16); top() holds
+        keep × 256 prefixes of up to max_length bytes per level (16 MiB for keep = 1024 and
+        64-byte strings).
     k_prime : int
         Public hash functions (default 2048), shared by all levels.
 
@@ -246,6 +248,11 @@ class StringPEM(HHProtocol, name="string_pem", aggregator=StringAggregator):
         word = int(PublicStream(self.pool_key).words(HASH_STREAM, 0, 1)[0])
         self.hash_key = 1 + word % (PRIME - 1)  # in [1, p): the polynomial hash's public point
         return {"keep": keep, "k_prime": kp}
+
+    def __repr__(self) -> str:
+        items = "".join(f", {k}={v!r}" for k, v in self.codec.params().items())
+        extra = "".join(f", {k}={v!r}" for k, v in self.options.items())
+        return f"HeavyHitters('string_pem', epsilon={self.epsilon}{items}, k={self.k}{extra})"
 
     @property
     def levels(self) -> int:
