@@ -1,0 +1,138 @@
+// dpnoise/ldp/string_pem.hpp -- the kernels of the heavy-hitters method "string_pem": prefix
+// extension over the BYTES of strings of up to max_length bytes (the protocol itself is in
+// Python, src/dpnoise/ldp/heavy_hitters/string_pem.py; docs/heavy_hitters.md).
+//
+// A string x of len(x) bytes is read as x⊥, its bytes followed by a terminator symbol. Level l
+// (l = 0 .. L-1) reports the prefix of b_l symbols of x⊥:
+//     P_l(x) = x[:b_l]            (incomplete) when len(x) >= b_l,
+//     P_l(x) = x⊥                 (complete)   when len(x) <  b_l,
+// so a complete prefix is the whole string, and it is the same at every later level.
+// The prefix is turned into a 64-bit key by a keyed polynomial hash over the prime field
+// F_p, p = 2^61 - 1 (Carter & Wegman 1979; Dietzfelbinger et al. 1992, "Polynomial hash functions
+// are reliable", ICALP): the prefix's bytes as little-endian 32-bit words w_1..w_m (the last one
+// zero-padded), followed by w_{m+1} = 2 len + complete, evaluated by Horner's rule at the public
+// key k in [1, p). Two different (bytes, complete) pairs give different coefficient vectors
+// (their last words differ unless their lengths, hence word counts, agree), so they collide for
+// at most m + 1 <= 18 values of k: probability <= 18/p < 2^-56 per pair.
+//
+// Client (one report per user, the whole ε on it): the level l is drawn uniformly from the
+// SECRET generator before the item is read, then a uniform index j < k′ into the PUBLIC pool of
+// 128-bit hash seeds, and the bucket h_j(key) in [0, g) is reported by exact g-ary randomized
+// response: the fast-local-hashing oracle of the other heavy-hitters methods (heavy_hitters.hpp,
+// hash_family64.hpp; Cormode, Maddock & Maple 2021, PVLDB 14(11), §4.3). Report: (l, j, y), the
+// same schema as every heavy-hitters method, so the server's counts and support sums (hh_support)
+// are theirs.
+#pragma once
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <vector>
+
+#include "dpnoise/exact/randomized_response.hpp"
+#include "dpnoise/exact/uniform.hpp"
+#include "dpnoise/ldp/hash_family64.hpp"
+#include "dpnoise/parallel.hpp"
+#include "dpnoise/random/stream_fill.hpp"
+
+namespace dpnoise::ldp {
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the prefix hash reads little-endian words");
+
+struct StringPrefixHash {
+    static constexpr uint64_t kPrime = (uint64_t{1} << 61) - 1;
+
+    static void check_key(uint64_t k) {
+        if (k == 0 || k >= kPrime) throw std::invalid_argument("the prefix-hash key must be in [1, 2^61 - 1)");
+    }
+
+    // a b mod p (a, b < p): the Mersenne reduction of the 122-bit product
+    static uint64_t mul_mod(uint64_t a, uint64_t b) {
+        const unsigned __int128 r = static_cast<unsigned __int128>(a) * b;
+        uint64_t s = (static_cast<uint64_t>(r) & kPrime) + static_cast<uint64_t>(r >> 61);
+        return s >= kPrime ? s - kPrime : s;
+    }
+
+    static uint64_t add_mod(uint64_t a, uint64_t w) {  // a < p, w < 2^32
+        const uint64_t s = a + w;
+        return s >= kPrime ? s - kPrime : s;
+    }
+
+    // The key of the first b symbols of x⊥ (x: len bytes at p).
+    static uint64_t prefix_key(uint64_t k, const unsigned char* p, size_t len, size_t b) {
+        const bool complete = len < b;
+        const size_t m = complete ? len : b;
+        uint64_t h = 0;
+        size_t i = 0;
+        for (; i + 4 <= m; i += 4) {
+            uint32_t w;
+            std::memcpy(&w, p + i, 4);  // little-endian (static_assert below)
+            h = add_mod(mul_mod(h, k), w);
+        }
+        if (i < m) {
+            uint32_t w = 0;
+            for (size_t t = 0; i + t < m; ++t) w |= static_cast<uint32_t>(p[i + t]) << (8 * t);
+            h = add_mod(mul_mod(h, k), w);
+        }
+        return add_mod(mul_mod(h, k), static_cast<uint32_t>(2 * m + (complete ? 1 : 0)));
+    }
+};
+
+// Packed strings: item i is data[offsets[i] .. offsets[i+1]) (offsets non-decreasing, n + 1 of them).
+struct PackedStrings {
+    const unsigned char* data = nullptr;
+    const int64_t* offsets = nullptr;
+    size_t n = 0;
+
+    const unsigned char* at(size_t i) const { return data + offsets[i]; }
+    size_t length(size_t i) const { return static_cast<size_t>(offsets[i + 1] - offsets[i]); }
+};
+
+// keys[i] = the key of the first prefix[i] symbols of item i's x⊥ (prefix[i] >= 1).
+inline void string_prefix_keys(uint64_t hash_key, const PackedStrings& s, const int64_t* prefix, uint64_t* keys,
+                               unsigned threads) {
+    StringPrefixHash::check_key(hash_key);
+    constexpr size_t kBlock = size_t{1} << 14;
+    parallel_tasks((s.n + kBlock - 1) / kBlock, threads, [&](size_t blk) {
+        const size_t end = std::min(s.n, (blk + 1) * kBlock);
+        for (size_t i = blk * kBlock; i < end; ++i)
+            keys[i] = StringPrefixHash::prefix_key(hash_key, s.at(i), s.length(i), static_cast<size_t>(prefix[i]));
+    });
+}
+
+// Clients: out_levels[i], indices[i], values[i] for item i. levels[l] = b_l (strictly
+// increasing, >= 1); pool: 4 words per seed, k_prime <= pool_size seeds used.
+template <class Family>
+void string_pem_privatize(Family& family, const exact::RandomizedResponseKernel& kernel,
+                          const std::vector<uint64_t>& levels, const uint64_t* pool, uint64_t pool_size,
+                          uint64_t k_prime, uint64_t hash_key, const PackedStrings& s, int64_t* out_levels,
+                          int64_t* indices, int64_t* values, unsigned threads) {
+    if (levels.empty()) throw std::invalid_argument("levels must not be empty");
+    for (size_t l = 0; l < levels.size(); ++l)
+        if (levels[l] == 0 || (l && levels[l] <= levels[l - 1]))
+            throw std::invalid_argument("levels must be strictly increasing prefix lengths >= 1");
+    if (k_prime == 0 || k_prime > pool_size) throw std::invalid_argument("k_prime must be in [1, pool size]");
+    StringPrefixHash::check_key(hash_key);
+    const uint64_t g = kernel.k;
+    HashFamily64::check_buckets(g);
+    const uint64_t L = levels.size();
+    const uint64_t* lv = levels.data();
+    constexpr size_t kPerStream = size_t{1} << 16;  // reproducibility unit of the clients
+    random::for_each_chunk<kPerStream>(
+        family, s.n, threads,
+        [&kernel, lv, L, pool, k_prime, hash_key, s, out_levels, indices, values, g](auto& bits, size_t begin,
+                                                                                    size_t end) {
+            for (size_t i = begin; i < end; ++i) {
+                const uint64_t l = exact::uniform_below(bits, L);  // the level first: independent of x
+                const uint64_t j = exact::uniform_below(bits, k_prime);
+                const uint64_t key = StringPrefixHash::prefix_key(hash_key, s.at(i), s.length(i), lv[l]);
+                const uint64_t h = HashFamily64::bucket(HashFamily64::seed(pool + 4 * j), key, g);
+                out_levels[i] = static_cast<int64_t>(l);
+                indices[i] = static_cast<int64_t>(j);
+                values[i] = kernel.respond(bits, static_cast<int64_t>(h));
+            }
+        });
+}
+
+}  // namespace dpnoise::ldp

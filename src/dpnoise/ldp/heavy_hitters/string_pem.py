@@ -1,0 +1,408 @@
+"""String PEM: heavy hitters over str/bytes items of up to ``max_length`` bytes (default 64),
+found with their exact bytes and no dictionary: prefix extension (PEM, Wang, Li & Jha 2019,
+IEEE TDSC 18(2), §4; the prefix tree of Bassily, Nissim, Stemmer & Thakurta 2017, "Practical
+locally private heavy hitters", NeurIPS) over BYTES, with a terminator so that strings of every
+length end somewhere.
+
+Each string x is read as x⊥ (its bytes, then a terminator). There are L = max_length + 1 levels;
+level l reports the first b_l = l + 1 symbols of x⊥: the prefix x[:b_l] when len(x) >= b_l
+(incomplete), else the whole string with its terminator (complete). A user's client draws its
+level uniformly from the SECRET generator before reading the item, hashes that prefix to a 64-bit
+key with a keyed polynomial hash (public key; cpp/include/dpnoise/ldp/string_pem.hpp) and reports
+the key through the fast-local-hashing oracle every heavy-hitters method uses: one report
+(level, pool index, bucket), the whole ε on it, so the protocol is ε-LDP (``PureDP(ε)``).
+
+Server (``top``/``above``): at level 0 the candidates are the 256 one-byte prefixes and the
+empty string; at each level the ``keep`` candidates with the largest estimates survive; a
+surviving incomplete prefix of b bytes becomes 256 incomplete candidates of b + 1 bytes at the
+next level (one per next byte) and one complete candidate (the string that ends there). A
+complete string's key is the same at every level from its length on, so it is estimated from
+the SUM of those levels' counts (all levels l >= len(x)): for a 23-byte string, 42 of the 65
+levels' users. Nothing enumerates the domain: the server evaluates at most L × 257 × keep
+candidates, each in O(k′) (``_core.ldp.hh_support``).
+
+Items: str (UTF-8; ``item_type="str"``, the default) or bytes/bytearray (``item_type="bytes"``),
+any bytes included (UTF-8, embedded and trailing NUL), one per user; NumPy ``U``/``S`` arrays are
+read element by element (NumPy itself drops their trailing NULs). An item longer than
+``max_length`` bytes is refused with a ValueError naming its position and ``max_length``
+(documented rule: no truncation, no hashing). ``top()`` returns str for ``item_type="str"`` (bytes
+when the found bytes are not valid UTF-8, or with ``decode=False``) and bytes for
+``item_type="bytes"``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ... import _core
+from ...bit_generator import PublicStream
+from ...generator import Generator
+from .._protocol import native
+from ..local_hashing import local_hashing_variance, pool_variance
+from ._base import Group, HHAggregator, HHProtocol, _count
+from ._items import ItemCodec
+
+HASH_STREAM = 0x53504B31  # "SPK1": word 0 of this public stream (pool_key) is the prefix-hash key
+PRIME = (1 << 61) - 1      # the prefix hash's field (string_pem.hpp)
+DEFAULT_MAX_LENGTH = 64
+MAX_LENGTH = 255
+MAX_KEEP = 1 << 16
+DEFAULT_K_PRIME = 2048     # the pool term's share of a found string's variance: ~40% at 10^6 users (docs/heavy_hitters.md)
+ITEM_TYPES = ("str", "bytes", "int")
+
+
+@dataclass(frozen=True)
+class _PackedStrings:
+    """Checked items, packed: item i is ``data[offsets[i]:offsets[i + 1]]``."""
+
+    data: np.ndarray     # uint8
+    offsets: np.ndarray  # int64, n + 1
+
+    @property
+    def shape(self) -> Tuple[int]:
+        return (self.offsets.size - 1,)
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+
+def _pack_rows(rows: np.ndarray) -> _PackedStrings:
+    """Equal-length byte strings (a (m, w) uint8 matrix) as :class:`_PackedStrings`."""
+    m, w = rows.shape
+    return _PackedStrings(np.ascontiguousarray(rows).reshape(-1), np.arange(m + 1, dtype=np.int64) * w)
+
+
+class _StringCodec:
+    """The items of a string_pem configuration as byte strings: str/bytes checked and packed in
+    C++ (``_core.ldp.string_pack``); integers (``item_type="int"``, checked by
+    :class:`~dpnoise.ldp.heavy_hitters._items.ItemCodec`) as ceil(item_bits/8) big-endian bytes."""
+
+    def __init__(self, item_type: Any, item_bits: Any, max_length: Any) -> None:
+        if item_type is None:
+            item_type = "int" if item_bits is not None else "str"
+        if item_type not in ITEM_TYPES:
+            raise ValueError(f"item_type must be one of {list(ITEM_TYPES)}, got {item_type!r}")
+        self.item_type: str = item_type
+        self.ints: Optional[ItemCodec] = None
+        if item_type == "int":
+            if max_length is not None:
+                raise TypeError("max_length applies to str/bytes items only (item_type='str' or 'bytes')")
+            self.ints = ItemCodec("int", item_bits, None, "refuse")
+            self.max_length: int = (self.ints.item_bits + 7) // 8
+        else:
+            if item_bits is not None:
+                raise TypeError("item_bits applies to integer items only: str/bytes items are bounded by max_length")
+            self.max_length = _count(DEFAULT_MAX_LENGTH if max_length is None else max_length, "max_length", 1,
+                                     MAX_LENGTH)
+
+    @property
+    def fixed(self) -> bool:
+        """Every item has exactly max_length bytes (integers): no terminator level is needed."""
+        return self.ints is not None
+
+    @property
+    def item_bits(self) -> int:
+        """The bits of an integer item; 8 × max_length for strings (informational)."""
+        return self.ints.item_bits if self.ints is not None else 8 * self.max_length
+
+    def params(self) -> Dict[str, Any]:
+        """The codec's part of the configuration's parameters."""
+        if self.ints is not None:
+            return {"item_type": "int", "item_bits": self.ints.item_bits}
+        return {"item_type": self.item_type, "max_length": self.max_length}
+
+    def encode(self, items: Any, name: str = "items") -> _PackedStrings:
+        """The items packed; TypeError/ValueError naming ``name`` and a bad item's position,
+        never its value (items longer than ``max_length`` bytes are refused)."""
+        if self.ints is not None:
+            x = self.ints.encode(items, name)
+            rows = x.astype(">u8").view(np.uint8).reshape(-1, 8)[:, 8 - self.max_length:]
+            return _pack_rows(rows)
+        if isinstance(items, (str, bytes, bytearray)):
+            raise TypeError(f"{name} must be a sequence of str/bytes, got a single {type(items).__name__}")
+        if isinstance(items, np.ndarray):
+            if items.ndim != 1:
+                raise ValueError(f"{name} must be 1-D, got {items.ndim}-D")
+            if items.dtype.kind not in "OUS":
+                raise TypeError(f"{name} must be str/bytes (item_type={self.item_type!r}), got dtype {items.dtype}")
+        try:
+            data, offsets = _core.ldp.string_pack(items, self.max_length)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(str(exc).replace("items", name, 1)) from None
+        return _PackedStrings(data, offsets)
+
+    def candidate_map(self, candidates: Optional[Sequence[Any]]) -> Dict[int, Any]:
+        """No dictionary is needed (or taken): found strings are spelled out byte by byte."""
+        if candidates is not None:
+            raise TypeError("'string_pem' takes no candidates: it finds strings without a dictionary")
+        return {}
+
+    def decode(self, values: np.ndarray, candidates: Dict[int, Any], decode: bool = True) -> List[Any]:
+        """The found byte strings as Python items: int (item_type="int"), str (when ``decode``,
+        valid UTF-8 and item_type="str") or bytes."""
+        if self.ints is not None:
+            return [int.from_bytes(b, "big") for b in values]
+        if not decode or self.item_type != "str":
+            return [bytes(b) for b in values]
+        # the text when the bytes are valid UTF-8 (then, and only then, it re-encodes to them)
+        texts = [bytes(b).decode("utf-8", errors="replace") for b in values]
+        return [t if t.encode("utf-8") == b else bytes(b) for t, b in zip(texts, values)]
+
+
+class StringAggregator(HHAggregator):
+    """The string_pem server: :class:`HHAggregator`'s state, merge and wire format; ``top``,
+    ``above`` and ``estimate(items)`` over strings."""
+
+    def _item_estimates(self, items: Any) -> Tuple[np.ndarray, np.ndarray]:
+        if items is None:
+            raise TypeError("heavy hitters do not enumerate their domain: pass the items to estimate")
+        pr: StringPEM = self.protocol  # type: ignore[assignment]
+        packed = pr.codec.encode(items)
+        n_items = packed.shape[0]
+        est, var = np.zeros(n_items), np.zeros(n_items)
+        if self.n == 0 or n_items == 0:
+            return est, var
+        if pr.codec.fixed:  # integers: the last level's prefix is the whole item
+            last = pr.levels - 1
+            self._need(last, last)
+            return pr._count_estimates(self, self._level(last), int(self.group_sizes()[last]),
+                                      pr._keys(packed, np.full(n_items, pr.levels), self.threads))
+        lengths = packed.lengths
+        keys = pr._complete_keys(packed, self.threads)
+        # a string of λ bytes is complete, with one key, at every level l >= λ: add those levels' counts
+        pooled, users = np.zeros_like(self._level(0)), 0
+        for lvl in range(pr.levels - 1, int(lengths.min()) - 1, -1):
+            pooled += self._level(lvl)
+            users += int(self.group_sizes()[lvl])
+            sel = np.flatnonzero(lengths == lvl)
+            if sel.size:
+                self._need(lvl, pr.levels - 1, users)
+                est[sel], var[sel] = pr._count_estimates(self, pooled, users, keys[sel])
+        return est, var
+
+    def _level(self, lvl: int) -> np.ndarray:
+        return self._state[f"counts_{lvl:03d}"]
+
+    def _need(self, first: int, last: int, users: Optional[int] = None) -> None:
+        """ValueError unless levels first..last (which estimate the items) have reports."""
+        if (int(self.group_sizes()[first:last + 1].sum()) if users is None else users) == 0:
+            raise ValueError("too few reports: the levels that estimate these items have none yet")
+
+
+class StringPEM(HHProtocol, name="string_pem", aggregator=StringAggregator):
+    """Heavy hitters over strings of up to ``max_length`` bytes (see the module docstring).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε per user.
+    item_bits : int, optional
+        Integer items of this many bits (in [1, 64]; then ``item_type`` defaults to "int" and the
+        items are read as ceil(item_bits/8) big-endian bytes, with no terminator level).
+    item_type : {"str", "bytes", "int"}
+        What ``top()`` returns (default "str", or "int" with ``item_bits``); str and bytes
+        configurations accept both str and bytes items.
+    max_length : int
+        Longest str/bytes item in bytes, in [1, 255] (default 64); longer items are refused.
+    k : int
+        Heavy hitters wanted (default 10).
+    g, pool_key
+        As for every heavy-hitters method.
+    keep : int
+        Candidates that survive each level (default max(8k, 64), at most 2^16); top() holds
+        keep × 256 prefixes of up to max_length bytes per level (16 MiB for keep = 1024 and
+        64-byte strings).
+    k_prime : int
+        Public hash functions (default 2048), shared by all levels.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a bad option, naming it.
+
+    Examples
+    --------
+    >>> import dpnoise
+    >>> hh = dpnoise.ldp.HeavyHitters("string_pem", 4.0, max_length=32, k=1, k_prime=64)
+    >>> agg = hh.aggregator().add(hh.client().privatize(["org.example.app"] * 3000 + ["com.other"] * 100))
+    >>> agg.top(1)[0].item
+    'org.example.app'
+    """
+
+    codec: _StringCodec  # type: ignore[assignment]
+    example_options: ClassVar[Dict[str, Any]] = {"k_prime": 256, "max_length": 24}
+
+    def __init__(self, epsilon: float, item_bits: Any = None, *, item_type: Any = None, max_length: Any = None,
+                 k: Any = 10, g: Any = None, pool_key: Any = None, **options: Any) -> None:
+        self._string_codec = _StringCodec(item_type, item_bits, max_length)
+        super().__init__(epsilon, k=k, g=g, pool_key=pool_key, **options)
+
+    def _setup(self, options: Dict[str, Any]) -> Dict[str, Any]:
+        self.codec = self._string_codec
+        keep = _count(options.pop("keep", min(max(8 * self.k, 64), MAX_KEEP)), "keep", self.k, MAX_KEEP)
+        kp = _count(options.pop("k_prime", DEFAULT_K_PRIME), "k_prime", 1, 1 << 20)
+        self.groups = [Group(1, 0, 0, kp) for _ in range(self.levels)]
+        word = int(PublicStream(self.pool_key).words(HASH_STREAM, 0, 1)[0])
+        self.hash_key = 1 + word % (PRIME - 1)  # in [1, p): the polynomial hash's public point
+        return {"keep": keep, "k_prime": kp}
+
+    def __repr__(self) -> str:
+        items = "".join(f", {k}={v!r}" for k, v in self.codec.params().items())
+        extra = "".join(f", {k}={v!r}" for k, v in self.options.items())
+        return f"HeavyHitters('string_pem', epsilon={self.epsilon}{items}, k={self.k}{extra})"
+
+    @property
+    def levels(self) -> int:
+        """L: level l reports the first l + 1 symbols of x⊥; L = max_length + 1 for strings,
+        max_length for integers (all of max_length bytes: their last prefix is the item)."""
+        return self.codec.max_length + (0 if self.codec.fixed else 1)
+
+    # -- items and clients ----------------------------------------------------------------------
+    @classmethod
+    def example(cls, epsilon: float = 4.0, item_bits: Any = None) -> "StringPEM":  # type: ignore[override]
+        """A small instance, for tests, demos and benchmarks that iterate the registry.
+
+        Parameters
+        ----------
+        epsilon : float
+            ε per user.
+        item_bits : int, optional
+            Integer items of this many bits; default: strings of up to 24 bytes.
+
+        Returns
+        -------
+        StringPEM
+            k = 4, k′ = 256.
+        """
+        if item_bits is not None:
+            return cls(epsilon, item_bits, k=4, k_prime=256)
+        return cls(epsilon, k=4, **cls.example_options)
+
+    def example_items(self, n: int, seed: int = 0) -> np.ndarray:  # type: ignore[override]
+        """Test items with four heavy ones (NumPy, seeded: test data only).
+
+        Parameters
+        ----------
+        n : int
+            How many items.
+        seed : int
+            NumPy seed.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``n`` strings (object array): half of them four heavy ones (one with non-ASCII
+            UTF-8, one with an embedded NUL), the rest uniform over 60 others; integers as for
+            every heavy-hitters method when item_type="int".
+        """
+        if self.codec.fixed:
+            return super().example_items(n, seed)
+        gen = np.random.default_rng(seed)
+        heavy = ["org.example.mail", "café.niño.app", "a\x00b.tool", "io.x"]
+        alphabet = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz.", dtype=np.uint8)
+        others = ["com." + bytes(alphabet[gen.integers(0, alphabet.size, size=int(gen.integers(3, 16)))]).decode()
+                  for _ in range(60)]
+        vocab = np.array(heavy + others, dtype=object)
+        pick = np.where(gen.random(n) < 0.5, gen.integers(0, 4, size=n), gen.integers(4, vocab.size, size=n))
+        return vocab[pick]
+
+    def _encode(self, items: Any) -> _PackedStrings:  # type: ignore[override]
+        return self.codec.encode(items)
+
+    def _privatize(self, rng: Generator, x: _PackedStrings, threads: int) -> Dict[str, np.ndarray]:  # type: ignore[override]
+        levels = list(range(1, self.levels + 1))  # b_l = l + 1
+        gr, j, v = _core.ldp.string_pem_privatize(native(rng), x.data, x.offsets, levels, self.pool,
+                                                  self.options["k_prime"], self.hash_key, self.g,
+                                                  self.gamma.numerator, self.gamma.denominator, threads)
+        return {"groups": gr, "indices": j, "values": v}
+
+    def aggregator(self, candidates: Optional[Sequence[Any]] = None, *, threads: Any = None) -> StringAggregator:  # type: ignore[override]
+        """An empty aggregator.
+
+        Parameters
+        ----------
+        candidates : None
+            Refused (TypeError): string_pem needs no dictionary.
+        threads : int, optional
+            Threads for the support sums of top/above.
+
+        Returns
+        -------
+        StringAggregator
+        """
+        return StringAggregator(self, candidates, threads=threads)
+
+    # -- server ---------------------------------------------------------------------------------
+    def _keys(self, packed: _PackedStrings, prefix: np.ndarray, threads: int) -> np.ndarray:
+        """The 64-bit keys of the first ``prefix[i]`` symbols of item i followed by ⊥."""
+        return _core.ldp.string_prefix_keys(packed.data, packed.offsets, np.ascontiguousarray(prefix, dtype=np.int64),
+                                            self.hash_key, threads)
+
+    def _complete_keys(self, packed: _PackedStrings, threads: int) -> np.ndarray:
+        """The keys of the whole items (complete: their terminator included)."""
+        return self._keys(packed, packed.lengths + 1, threads)
+
+    def _count_estimates(self, agg: HHAggregator, counts: np.ndarray, users: int,
+                        keys: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        """Unbiased counts among ALL n users of keys reported by ``users`` users whose FLH
+        counts are ``counts`` (one level, or the sum of the levels where the keys are
+        complete), and their variances: FLH's estimator ĉ_A = (C − N_A/g)/(p − 1/g) (Wang et
+        al. 2017, Eq. 3) scaled by n/N_A, with the variance of :meth:`HHProtocol.group_estimates`
+        (local hashing + pool term over these keys + hypergeometric sampling of the N_A users)."""
+        n = agg.n
+        p, q, gap = self._pq()
+        support = _core.ldp.hh_support(counts, self.pool, np.ascontiguousarray(keys, dtype=np.uint64),
+                                       agg.threads).astype(np.float64)
+        local = (support - users * q) / gap
+        scale = n / users
+        c_users, c_all = np.clip(local, 0, users), np.clip(local * scale, 0, n)
+        drawn = users * (c_all / n) * (1 - c_all / n) * (n - users) / max(n - 1, 1)  # hypergeometric
+        var = local_hashing_variance(self.gamma, self.g, users, c_users) + drawn + \
+            pool_variance(c_users, self.g, self.options["k_prime"])
+        return local * scale, var * scale ** 2
+
+    def _estimate_rows(self, agg: HHAggregator, rows: np.ndarray, b: int, counts: np.ndarray,
+                       users: int) -> Tuple[np.ndarray, np.ndarray]:
+        """count_estimates of the first b symbols of each row's x⊥ (none when no user reported)."""
+        if not rows.shape[0] or users == 0:
+            return np.zeros(0), np.zeros(0)
+        return self._count_estimates(agg, counts, users, self._keys(_pack_rows(rows), np.full(rows.shape[0], b),
+                                                                  agg.threads))
+
+    def _find(self, agg: HHAggregator) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:  # type: ignore[override]
+        keep, L = self.options["keep"], self.levels
+        sizes = agg.group_sizes()
+        level = [agg._state[f"counts_{l:03d}"] for l in range(L)]  # each (k′, g)
+        pooled = level[0].copy()
+        for counts in level[1:]:
+            pooled += counts  # the levels >= lvl, updated below
+        users = agg.n
+        prefixes = np.arange(256, dtype=np.uint8)[:, None]     # incomplete candidates, b bytes each
+        complete = np.zeros((0 if self.codec.fixed else 1, 0), dtype=np.uint8)  # complete, b - 1 bytes each
+        found: List[np.ndarray] = []
+        found_est: List[np.ndarray] = []
+        found_var: List[np.ndarray] = []
+        byte = np.arange(256, dtype=np.uint8)
+        for lvl in range(L):
+            b, counts, n_l = lvl + 1, level[lvl], int(sizes[lvl])
+            ce, cv = self._estimate_rows(agg, complete, b, pooled, users)
+            pe, pv = self._estimate_rows(agg, prefixes, b, counts, n_l)
+            if self.codec.fixed and b == L:  # integers: the last level's prefixes are the items
+                found, found_est, found_var = found + [prefixes[:pe.size]], found_est + [pe], found_var + [pv]
+                break
+            best = np.argsort(-np.concatenate([ce, pe]), kind="stable")[:keep]
+            done = best[best < ce.size]
+            found, found_est, found_var = found + [complete[done]], found_est + [ce[done]], found_var + [cv[done]]
+            grow = prefixes[best[best >= ce.size] - ce.size] if pe.size else prefixes[:0]
+            pooled -= counts
+            users -= n_l
+            complete = grow[:0] if self.codec.fixed else grow
+            prefixes = np.empty((0, b + 1), dtype=np.uint8) if b + 1 > self.codec.max_length else np.concatenate(
+                [np.repeat(grow, 256, axis=0), np.tile(byte, grow.shape[0])[:, None]], axis=1)
+            if not grow.shape[0]:
+                break
+        items = np.array([row.tobytes() for rows in found for row in rows] + [None], dtype=object)[:-1]
+        return items, np.concatenate(found_est or [np.zeros(0)]), np.concatenate(found_var or [np.zeros(0)])
