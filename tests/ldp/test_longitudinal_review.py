@@ -33,3 +33,12 @@ def test_olh_public_pool_variance_matches_empirical():
     assert 0.85 <= ratio <= 1.15, ratio
     # the variance of a few requested items is the same as those items of the whole
     np.testing.assert_allclose(agg.variance([3, 7]), agg.variance()[[3, 7]])
+
+
+def test_dbitflip_pool_state_bounded():
+    # pool_size * bits was unbounded up to 2^24 * 63: the public pool and the aggregator's state
+    # are K x b int64 (8 GiB), allocated later, at the first report or estimate. Refused up front,
+    # like FLH's k' g <= 2^24.
+    with pytest.raises(ValueError, match="pool_size"):
+        ldp.FrequencyOracle("dbitflip", 1.0, 100, bits=63, pool_size=1 << 24)
+    ldp.FrequencyOracle("dbitflip", 1.0, 1 << 20, bits=1)  # the largest domain still fits
