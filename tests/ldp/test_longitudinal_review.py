@@ -42,3 +42,12 @@ def test_dbitflip_pool_state_bounded():
     with pytest.raises(ValueError, match="pool_size"):
         ldp.FrequencyOracle("dbitflip", 1.0, 100, bits=63, pool_size=1 << 24)
     ldp.FrequencyOracle("dbitflip", 1.0, 1 << 20, bits=1)  # the largest domain still fits
+
+
+def test_alpha_point_round_wide_bounds_and_many_points():
+    # bounds whose width overflows float64 sent every value to index 0 (silent wrong answer)
+    idx = alpha_point_round([0.0, 1e308, -1e308], (-1e308, 1e308), 3, KEY)
+    assert list(idx) == [1, 2, 0]
+    # more points than float64 resolves gave negative indices (an int64 cast of 2^70)
+    with pytest.raises(ValueError, match="points"):
+        alpha_point_round([0.5], (0, 1), 2 ** 70, KEY)

@@ -267,7 +267,7 @@ def alpha_point_round(values: Any, bounds: Tuple[float, float], points: int, dev
     bounds : (float, float)
         low < high, the first and last grid points.
     points : int
-        Grid points, at least 2.
+        Grid points, in [2, 2^40].
     device_key : bytes
         The device's 32-byte key (as for ``client(device_key=)``).
 
@@ -281,14 +281,15 @@ def alpha_point_round(values: Any, bounds: Tuple[float, float], points: int, dev
     TypeError
         For non-numeric values or a device key that is not bytes.
     ValueError
-        For NaN or infinite values, bad bounds or points, or a key that is not 32 bytes.
+        For NaN or infinite values, bad bounds, points outside [2, 2^40], or a key that is not
+        32 bytes.
     """
     from .._validate import integer
 
     key = check_device_key(device_key)
     k = integer(points, "points")
-    if k < 2:
-        raise ValueError(f"points must be at least 2, got {k}")
+    if not 2 <= k <= 1 << 40:  # a frequency oracle's largest domain (exact in float64)
+        raise ValueError(f"points must be in [2, 2^40], got {k}")
     try:
         low, high = (float(b) for b in bounds)
     except (TypeError, ValueError):
@@ -301,7 +302,8 @@ def alpha_point_round(values: Any, bounds: Tuple[float, float], points: int, dev
     x = x.astype(np.float64).reshape(-1)
     if not np.isfinite(x).all():
         raise ValueError("values must be finite (no NaN or infinity)")
-    pos = (np.clip(x, low, high) - low) / (high - low) * (k - 1)
+    s = 1.0 if math.isfinite(high - low) else 0.5  # a width beyond float64: in halves (exact there)
+    pos = (np.clip(x, low, high) * s - low * s) / (high * s - low * s) * (k - 1)
     below = np.minimum(np.floor(pos), k - 2)
     h = hashlib.blake2b(key=key, digest_size=8, person=b"dpnoise-alpha-v1")
     alpha = int.from_bytes(h.digest(), "little") / 2.0 ** 64
