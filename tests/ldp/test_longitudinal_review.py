@@ -51,3 +51,14 @@ def test_alpha_point_round_wide_bounds_and_many_points():
     # more points than float64 resolves gave negative indices (an int64 cast of 2^70)
     with pytest.raises(ValueError, match="points"):
         alpha_point_round([0.5], (0, 1), 2 ** 70, KEY)
+
+
+def test_instantaneous_epsilon_above_permanent_charges_at_most_permanent():
+    # each report is a post-processing of a permanent answer at ε∞ and an ε₁ channel of it, so
+    # it costs min(ε∞, ε₁); privacy_loss() stated (and budgets charged) ε₁ = 5 for ε∞ = 1
+    fo = ldp.FrequencyOracle("grr", 1.0, 16, instantaneous_epsilon=5.0)
+    loss = fo.privacy_loss()
+    assert (loss.epsilon, loss.permanent_epsilon, loss.instantaneous_epsilon) == (1.0, 1.0, 5.0)
+    budget = PrivacyBudget(10.0)
+    fo.client(budget=budget, device_key=KEY).privatize([1, 2, 3])
+    assert budget.spent_epsilon == pytest.approx(3.0)

@@ -226,10 +226,11 @@ class Protocol(Configuration, family="frequency"):
 
     def privacy_loss(self) -> Any:
         """ε per report; with ``instantaneous_epsilon`` a :class:`LongitudinalDP` stating both
-        layers: ε∞ (``epsilon``) for all reports of one item together and ε₁ per report."""
+        layers: ε∞ (``epsilon``) for all reports of one item together and min(ε₁, ε∞) per report
+        (a report is an ε₁ channel of an ε∞-LDP answer)."""
         if self.gamma1 is None:
             return super().privacy_loss()
-        return LongitudinalDP(self.instantaneous_epsilon, permanent_epsilon=self.epsilon,
+        return LongitudinalDP(min(self.instantaneous_epsilon, self.epsilon), permanent_epsilon=self.epsilon,
                               instantaneous_epsilon=self.instantaneous_epsilon)
 
     @classmethod

@@ -50,15 +50,15 @@ _INSTANT_PARAMS = ("instantaneous_epsilon", "instantaneous_gamma")
 class LongitudinalDP(PureDP):
     """The privacy loss of a two-layer (memoised) configuration.
 
-    ``epsilon`` is what one report is charged (the instantaneous ε₁: each report is ε₁-LDP
-    about the permanent answer, so a budget composing one charge per report is sound);
+    ``epsilon`` is what one report is charged, min(ε₁, ε∞) (each report is ε₁-LDP about the
+    permanent answer, an ε∞-LDP one, so a budget composing one charge per report is sound);
     ``permanent_epsilon`` (ε∞) bounds all reports of one item together, however many
     (RAPPOR, Erlingsson et al. 2014, §4). A budget ledger records it as ``PureDP(epsilon)``.
 
     Parameters
     ----------
     epsilon : float
-        What one report costs: the instantaneous ε₁.
+        What one report costs: min(ε₁, ε∞).
     permanent_epsilon : float
         ε∞, the bound on all reports of one item together.
     instantaneous_epsilon : float
