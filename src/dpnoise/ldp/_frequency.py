@@ -293,7 +293,7 @@ def FrequencyOracle(protocol: str, epsilon: float, domain_size: int, **options: 
         Items are in [0, domain_size).
     **options
         Protocol options (see each protocol's class), and for daily collection (``"grr"``,
-        ``"oue"``, ``"sue"``, ``"olh"``, ``"flh"``) ``instantaneous_epsilon=ε₁``: a fresh
+        ``"oue"``, ``"sue"``, ``"olh"``, ``"flh"``, ``"dbitflip"``) ``instantaneous_epsilon=ε₁``: a fresh
         per-report layer at ε₁ over the permanent answer, which is then at ``epsilon`` (ε∞)
         and memoised by clients made with ``client(device_key=...)`` (docs/ldp.md, "Daily
         collection"); the aggregator debiases both layers.
