@@ -62,3 +62,49 @@ def test_instantaneous_epsilon_above_permanent_charges_at_most_permanent():
     budget = PrivacyBudget(10.0)
     fo.client(budget=budget, device_key=KEY).privatize([1, 2, 3])
     assert budget.spent_epsilon == pytest.approx(3.0)
+
+
+def test_permanent_answer_keyed_by_every_permanent_parameter():
+    # (held) the PRF input is (device key, item, configuration without ε₁): ε∞, the protocol, the
+    # domain and a pool key each give another stream; ε₁ alone does not. GRR over 2^20 items at
+    # ε∞ = 0.5 answers nearly uniformly: two independent streams agree on all 6 items with
+    # probability about 2^-120 (false alarm nil).
+    from dpnoise.ldp.longitudinal import memo_fingerprint
+
+    items = [0, 1, 2, 3, 4, 5]
+
+    def answers(fo):
+        return fo.client(device_key=KEY).privatize(items).data["values"]
+
+    grr = ldp.FrequencyOracle("grr", 0.5, 1 << 20)
+    base = answers(grr)
+    assert (answers(ldp.FrequencyOracle("grr", 0.5, 1 << 20)) == base).all()  # memoised
+    assert (answers(ldp.FrequencyOracle("grr", 0.5, 1 << 20, instantaneous_epsilon=100.0)) != base).sum() <= 1
+    assert (answers(ldp.FrequencyOracle("grr", 0.5000001, 1 << 20)) != base).any()
+    assert (answers(ldp.FrequencyOracle("grr", 0.5, (1 << 20) - 1)) != base).any()
+    assert (ldp.FrequencyOracle("grr", 0.5, 1 << 20).client(device_key=KEY[::-1]).privatize(items).data["values"]
+            != base).any()
+    prints = {memo_fingerprint(fo) for fo in (
+        ldp.FrequencyOracle("oue", 1.0, 64), ldp.FrequencyOracle("sue", 1.0, 64),
+        ldp.FrequencyOracle("olh", 1.0, 64, pool_size=8, pool_key=1),
+        ldp.FrequencyOracle("olh", 1.0, 64, pool_size=8, pool_key=2),
+        ldp.FrequencyOracle("olh", 1.0, 64, pool_size=9, pool_key=1))}
+    assert len(prints) == 5
+    assert memo_fingerprint(ldp.FrequencyOracle("sue", 1.0, 64, instantaneous_epsilon=0.3)) == \
+        memo_fingerprint(ldp.FrequencyOracle("sue", 1.0, 64, instantaneous_epsilon=0.7))
+
+
+@pytest.mark.parametrize("name", ["grr", "oue", "sue", "olh", "flh", "dbitflip"])
+@pytest.mark.parametrize("eps,eps1", [(0.1, 5.0), (5.0, 0.1), (2.0, 2.0), (8.0, 0.5)])
+def test_composed_channel_is_min_epsilon_private(name, eps, eps1):
+    # (held) the channel the aggregator debiases (both layers in a row) is at most
+    # min(ε∞, ε₁)-LDP: k-ary channels' P/Q, bit channels' P(1 − Q)/(Q(1 − P)) (items differ in
+    # two bits, in opposite directions), exact arithmetic on the configuration's (P, Q)
+    fo = ldp.FrequencyOracle(name, eps, 2 if name == "grr" else 64, instantaneous_epsilon=eps1,
+                             **({"pool_key": 1} if name in ("olh", "flh", "dbitflip") else {}))
+    P, Q, gap = fo._pq()
+    assert gap == pytest.approx(P - Q, rel=1e-9)
+    if name in ("olh", "flh"):  # Q is 1/g (support of another item); the bucket channel's other is (1 − P)/(g − 1)
+        Q = (1 - P) / (fo.g - 1)
+    ratio = P / Q if name in ("grr", "olh", "flh") else P * (1 - Q) / (Q * (1 - P))
+    assert np.log(ratio) <= min(eps, eps1) * (1 + 1e-12)
