@@ -262,18 +262,7 @@ class OLHAggregator(Aggregator):
 
     def variance(self, items: Any = None) -> np.ndarray:
         """Eq. 3 (per-user seeds), or with a public pool of seeds the pool term as FLH's: the
-        clipped estimates' squares would count every item's noise as collisions.
-
-        Parameters
-        ----------
-        items : array_like, optional
-            The items (default: every item of the domain).
-
-        Returns
-        -------
-        numpy.ndarray
-            float64 variances, in squared users.
-        """
+        clipped estimates' squares would count every item's noise as collisions."""
         pool = self.protocol.options.get("pool_size")
         return super().variance(items) if pool is None else pooled_variance(self, pool, items)
 
