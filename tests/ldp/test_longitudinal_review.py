@@ -108,3 +108,52 @@ def test_composed_channel_is_min_epsilon_private(name, eps, eps1):
         Q = (1 - P) / (fo.g - 1)
     ratio = P / Q if name in ("grr", "olh", "flh") else P * (1 - Q) / (Q * (1 - P))
     assert np.log(ratio) <= min(eps, eps1) * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("eps1", [None, 1.0])
+def test_dbitflip_report_law_is_exact(eps1):
+    # (held) Ding et al. 2017 §2.2: the item's own bucket is 1 with probability p = e^{ε/2}/(e^{ε/2} + 1),
+    # every other covered bucket with q = 1/(e^{ε/2} + 1), independently (with ε₁: each bit then
+    # kept with probability p₁ at ε₁/2, i.e. the composed (P, Q)). One row of all 4 buckets
+    # (pool_size 1) and rows of 4 of 8 buckets (item outside the row: the dummy column, every bit
+    # q). 100,000 fresh reports: chi-square over the 16 bit patterns against the exact law, p-value
+    # >= 1e-6 (false-alarm rate 1e-6 per case).
+    from scipy.stats import chisquare
+
+    opts = {} if eps1 is None else {"instantaneous_epsilon": eps1}
+    for d, size in ((4, 1), (8, 2)):
+        fo = ldp.FrequencyOracle("dbitflip", 2.0, d, bits=4, pool_size=size, pool_key=5, **opts)
+        P, Q, _ = fo._pq()
+        reports = fo.client(dpnoise.default_rng(d), allow_insecure=True).privatize(np.zeros(100_000, dtype=np.int64))
+        rows, bits = reports.data["indices"], reports.data["bits"].astype(np.int64)
+        for j in range(size):
+            pattern = bits[rows == j]
+            law = np.where(fo.pool[j] == 0, P, Q)  # P(bit t = 1)
+            pats = np.arange(16)
+            ones = (pats[:, None] >> np.arange(4)) & 1
+            expected = np.prod(np.where(ones == 1, law, 1 - law), axis=1) * pattern.size
+            observed = np.bincount(pattern, minlength=16)
+            assert chisquare(observed, expected).pvalue >= 1e-6, (d, j, observed, expected)
+
+
+def test_memoised_permanent_answers_follow_the_randomizer_law():
+    # (held) over devices, a memoised OLH answer (public pool of 4 seeds, ε = 1, g = 4) is the
+    # fresh randomizer's law: a uniform pool index j and the bucket h_j(x) kept with probability
+    # p = e/(e + 3), another bucket 1/(e + 3) each. 3,000 device keys, chi-square over the 16
+    # (j, value) cells, p-value >= 1e-6 (false-alarm rate 1e-6).
+    from scipy.stats import chisquare
+    from dpnoise import _core
+
+    fo = ldp.FrequencyOracle("olh", 1.0, 10, pool_size=4, pool_key=11)
+    g = fo.g
+    assert g == 4
+    rng = np.random.default_rng(12)  # test device keys only
+    reports = [fo.client(device_key=rng.bytes(32)).privatize([7]) for _ in range(3000)]
+    seeds = np.concatenate([r.data["seeds"] for r in reports])
+    values = np.concatenate([r.data["values"] for r in reports])
+    j = np.array([int(np.flatnonzero((fo.pool == s).all(axis=1))[0]) for s in seeds])
+    own = _core.ldp.local_hash(np.ascontiguousarray(fo.pool), np.full(4, 7, dtype=np.int64), g)
+    e = np.e
+    p_cell = np.where(np.arange(g)[None, :] == own[:, None], e / (e + g - 1), 1 / (e + g - 1)) / 4
+    observed = np.bincount(j * g + values, minlength=4 * g)
+    assert chisquare(observed, p_cell.ravel() * observed.sum()).pvalue >= 1e-6
