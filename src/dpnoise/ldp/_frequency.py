@@ -226,10 +226,11 @@ class Protocol(Configuration, family="frequency"):
 
     def privacy_loss(self) -> Any:
         """ε per report; with ``instantaneous_epsilon`` a :class:`LongitudinalDP` stating both
-        layers: ε∞ (``epsilon``) for all reports of one item together and ε₁ per report."""
+        layers: ε∞ (``epsilon``) for all reports of one item together and min(ε₁, ε∞) per report
+        (a report is an ε₁ channel of an ε∞-LDP answer)."""
         if self.gamma1 is None:
             return super().privacy_loss()
-        return LongitudinalDP(self.instantaneous_epsilon, permanent_epsilon=self.epsilon,
+        return LongitudinalDP(min(self.instantaneous_epsilon, self.epsilon), permanent_epsilon=self.epsilon,
                               instantaneous_epsilon=self.instantaneous_epsilon)
 
     @classmethod
@@ -292,7 +293,7 @@ def FrequencyOracle(protocol: str, epsilon: float, domain_size: int, **options: 
         Items are in [0, domain_size).
     **options
         Protocol options (see each protocol's class), and for daily collection (``"grr"``,
-        ``"oue"``, ``"sue"``, ``"olh"``, ``"flh"``) ``instantaneous_epsilon=ε₁``: a fresh
+        ``"oue"``, ``"sue"``, ``"olh"``, ``"flh"``, ``"dbitflip"``) ``instantaneous_epsilon=ε₁``: a fresh
         per-report layer at ε₁ over the permanent answer, which is then at ``epsilon`` (ε∞)
         and memoised by clients made with ``client(device_key=...)`` (docs/ldp.md, "Daily
         collection"); the aggregator debiases both layers.

@@ -39,6 +39,7 @@ from .longitudinal import DEFAULT_POOL_SIZE, binary_two_layers, check_pool_size
 
 MAX_DBITFLIP_DOMAIN = 1 << 20   # the public permutation is k words
 MAX_BITS = 63                   # one uint64 word a report (and one dummy column)
+MAX_POOL_CELLS = 1 << 24        # K b: the public pool and the state's ones are K x b int64 (128 MiB)
 DEFAULT_BITS = 8
 PERMUTATION_STREAM = 0x444246   # "DBF": the public stream whose word ranks give the permutation
 
@@ -76,7 +77,7 @@ class DBitFlipAggregator(Aggregator):
 class DBitFlip(Protocol, name="dbitflip", aggregator=DBitFlipAggregator):
     """dBitFlip over k = domain_size buckets. Options: ``bits`` (b, buckets a report covers,
     in [1, min(k, 63)], default min(k, 8)), ``pool_size`` (K public rows, default the larger of
-    2^10 and ceil(k/b), so that every bucket is covered) and ``pool_key`` (the PUBLIC key of the
+    2^10 and ceil(k/b), so that every bucket is covered; pool_size · bits ≤ 2^24) and ``pool_key`` (the PUBLIC key of the
     permutation, an int in [0, 2^256); default a fresh random key, recorded in ``params()``).
     Report: ``indices`` int64 (the row) and ``bits`` uint64 (bit t for the row's bucket t).
     Supports daily collection (``client(device_key=)``, ``instantaneous_epsilon=``: the bits go
@@ -100,6 +101,9 @@ class DBitFlip(Protocol, name="dbitflip", aggregator=DBitFlipAggregator):
         if size * b < k:
             raise ValueError(f"pool_size * bits must cover every bucket (at least domain_size = {k}), got "
                              f"{size} * {b}")
+        if size * b > MAX_POOL_CELLS:
+            raise ValueError(f"pool_size * bits must be at most 2^24 (the pool and the state are pool_size x bits), "
+                             f"got {size} * {b}")
         key = opts.pop("pool_key", None)
         key = secrets.randbits(256) if key is None else integer(key, "pool_key")
         if not 0 <= key < 1 << 256:

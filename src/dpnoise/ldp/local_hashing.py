@@ -206,6 +206,36 @@ def _check_buckets(reports: Reports, g: int, name: str) -> None:
         raise ValueError(f"{name} report values must be buckets in [0, {g}) (g)")
 
 
+def pooled_variance(agg: Aggregator, pool_size: int, items: Any) -> np.ndarray:
+    """The stated variance of an aggregator whose reports share ``pool_size`` public hash
+    seeds (FLH, OLH with a pool): OLH's Eq. 3 plus the pool term estimated from the state
+    without bias (:meth:`FLHAggregator.variance`; docs/ldp_hashing.md, "FLH's pool term").
+
+    Parameters
+    ----------
+    agg : Aggregator
+        An FLH or pooled-OLH aggregator.
+    pool_size : int
+        The number of public seeds the reports share (k′).
+    items : array_like or None
+        The items (None: every item).
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 variances.
+    """
+    pr = agg.protocol
+    est = agg._estimates()
+    counts = np.clip(est, 0, agg.n) if agg.n else np.zeros(est.shape)
+    base = local_hashing_variance(pr.gamma, pr.g, agg.n, counts, pr._pq())
+    K = (pr.g - 1) * pool_size
+    total = max(float((est * est - est - base).sum()) / (1 + (est.size - 1) / K), 0.0)
+    own = np.clip(counts * (counts - 1), 0.0, total)
+    var = base + (total - own) / K
+    return var if items is None else var[pr._query(items)]
+
+
 # --------------------------------------------------------------------------------------- OLH
 class OLHAggregator(Aggregator):
     """State: ``support`` (int64, d): the reports supporting each item, counted at ``add``."""
@@ -229,6 +259,12 @@ class OLHAggregator(Aggregator):
 
     def _estimate(self) -> np.ndarray:
         return self.protocol.estimate_from_support(self._state["support"], self.n)
+
+    def variance(self, items: Any = None) -> np.ndarray:
+        """Eq. 3 (per-user seeds), or with a public pool of seeds the pool term as FLH's: the
+        clipped estimates' squares would count every item's noise as collisions."""
+        pool = self.protocol.options.get("pool_size")
+        return super().variance(items) if pool is None else pooled_variance(self, pool, items)
 
 
 class OLH(_LocalHashing, name="olh", aggregator=OLHAggregator, cost_rank=1):
@@ -346,15 +382,7 @@ class FLHAggregator(Aggregator):
         P (1 + (d − 1)/K), which gives P (docs/ldp_hashing.md, "FLH's pool term"; clamped at 0).
         The clipped estimates' squares, used before, counted every item's noise as collisions:
         at d = 65,536 and k′ = 1000 they overstated the variance about 6-fold."""
-        pr = self.protocol
-        est = self._estimates()
-        counts = np.clip(est, 0, self.n) if self.n else np.zeros(est.shape)
-        base = local_hashing_variance(pr.gamma, pr.g, self.n, counts, pr._pq())
-        K = (pr.g - 1) * pr.options["k_prime"]
-        total = max(float((est * est - est - base).sum()) / (1 + (est.size - 1) / K), 0.0)
-        own = np.clip(counts * (counts - 1), 0.0, total)
-        var = base + (total - own) / K
-        return var if items is None else var[pr._query(items)]
+        return pooled_variance(self, self.protocol.options["k_prime"], items)
 
 
 class FLH(_LocalHashing, name="flh", aggregator=FLHAggregator):

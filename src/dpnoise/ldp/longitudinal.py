@@ -50,15 +50,15 @@ _INSTANT_PARAMS = ("instantaneous_epsilon", "instantaneous_gamma")
 class LongitudinalDP(PureDP):
     """The privacy loss of a two-layer (memoised) configuration.
 
-    ``epsilon`` is what one report is charged (the instantaneous ε₁: each report is ε₁-LDP
-    about the permanent answer, so a budget composing one charge per report is sound);
+    ``epsilon`` is what one report is charged, min(ε₁, ε∞) (each report is ε₁-LDP about the
+    permanent answer, an ε∞-LDP one, so a budget composing one charge per report is sound);
     ``permanent_epsilon`` (ε∞) bounds all reports of one item together, however many
     (RAPPOR, Erlingsson et al. 2014, §4). A budget ledger records it as ``PureDP(epsilon)``.
 
     Parameters
     ----------
     epsilon : float
-        What one report costs: the instantaneous ε₁.
+        What one report costs: min(ε₁, ε∞).
     permanent_epsilon : float
         ε∞, the bound on all reports of one item together.
     instantaneous_epsilon : float
@@ -274,7 +274,7 @@ def alpha_point_round(values: Any, bounds: Tuple[float, float], points: int, dev
     bounds : (float, float)
         low < high, the first and last grid points.
     points : int
-        Grid points, at least 2.
+        Grid points, in [2, 2^40].
     device_key : bytes
         The device's 32-byte key (as for ``client(device_key=)``).
 
@@ -288,14 +288,15 @@ def alpha_point_round(values: Any, bounds: Tuple[float, float], points: int, dev
     TypeError
         For non-numeric values or a device key that is not bytes.
     ValueError
-        For NaN or infinite values, bad bounds or points, or a key that is not 32 bytes.
+        For NaN or infinite values, bad bounds, points outside [2, 2^40], or a key that is not
+        32 bytes.
     """
     from .._validate import integer
 
     key = check_device_key(device_key)
     k = integer(points, "points")
-    if k < 2:
-        raise ValueError(f"points must be at least 2, got {k}")
+    if not 2 <= k <= 1 << 40:  # a frequency oracle's largest domain (exact in float64)
+        raise ValueError(f"points must be in [2, 2^40], got {k}")
     try:
         low, high = (float(b) for b in bounds)
     except (TypeError, ValueError):
@@ -308,7 +309,8 @@ def alpha_point_round(values: Any, bounds: Tuple[float, float], points: int, dev
     x = x.astype(np.float64).reshape(-1)
     if not np.isfinite(x).all():
         raise ValueError("values must be finite (no NaN or infinity)")
-    pos = (np.clip(x, low, high) - low) / (high - low) * (k - 1)
+    s = 1.0 if math.isfinite(high - low) else 0.5  # a width beyond float64: in halves (exact there)
+    pos = (np.clip(x, low, high) * s - low * s) / (high * s - low * s) * (k - 1)
     below = np.minimum(np.floor(pos), k - 2)
     h = hashlib.blake2b(key=key, digest_size=8, person=b"dpnoise-alpha-v1")
     alpha = int.from_bytes(h.digest(), "little") / 2.0 ** 64
