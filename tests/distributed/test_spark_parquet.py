@@ -121,10 +121,12 @@ def test_executor_failures_surface_in_one_line(spark, hadamard_files):
         raise RuntimeError("injected executor failure")
 
     df = spark.read.parquet(path).withColumn("report", F.col("report").withField("rows", boom(F.col("report.rows"))))
-    with pytest.raises(RuntimeError) as info:
-        aggregate_reports(df, "report", FO)
-    message = str(info.value)
-    assert message == ("aggregating column 'report': the Spark job failed: RuntimeError: injected executor failure")
+    # the second: a shuffle, whose first stage adaptive execution runs while planning (.rdd)
+    for source in (df, df.repartition(3)):
+        with pytest.raises(RuntimeError) as info:
+            aggregate_reports(source, "report", FO)
+        message = str(info.value)
+        assert message == "aggregating column 'report': the Spark job failed: RuntimeError: injected executor failure"
 
 
 def test_bad_sources_are_named(spark, tmp_path):

@@ -128,3 +128,12 @@ def test_per_device_records(fam, name):
         ldp.Reports.from_records(records[:7] + [records[7][:-1]] + records[8:], config)
     with pytest.raises(TypeError):
         ldp.Reports.from_records(records[0], config)
+    # the fixed-width fast path (a list of bytes) must not pad, cut or encode what it copies
+    with pytest.raises(ValueError, match="record 9"):
+        ldp.Reports.from_records(records[:9] + [records[9] + b"\0"] + records[10:], config)
+    with pytest.raises(TypeError):
+        ldp.Reports.from_records(records[:3] + [records[3].decode("latin-1")] + records[4:], config)
+    flipped = records[4][:15] + bytes([records[4][15] ^ 1]) + records[4][16:]  # the id's last byte
+    with pytest.raises(ValueError, match="record 4 is of another"):
+        ldp.Reports.from_records(records[:4] + [flipped] + records[5:], config)
+    same(ldp.Reports.from_records(tuple(bytearray(r) for r in records), config), reports)  # the join path

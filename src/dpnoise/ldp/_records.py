@@ -46,6 +46,29 @@ def to_records(reports: Any) -> List[bytes]:
     raw = table.tobytes()
     return [raw[i * width:(i + 1) * width] for i in range(reports.n)]
 
+
+def _record_table(records: List[Any], n: int, width: int) -> np.ndarray:
+    """The records as one contiguous (n, width) uint8 array; TypeError unless every record is
+    bytes-like, ValueError naming the first record of another length. A list of ``bytes`` (what
+    devices send) is copied by NumPy in one pass into a fixed-width ``S<width>`` array after its
+    lengths are checked (a shorter record would be padded, a longer one cut); anything else is
+    joined into one buffer (``bytes.join`` refuses what is not bytes-like)."""
+    fast = n > 0 and set(map(type, records)) == {bytes}
+    try:
+        lengths = set(map(len, records)) if fast else None
+        if lengths != {width}:
+            joined = b"".join(records)  # refuses anything that is not bytes-like
+            sizes = np.fromiter(map(len, records), dtype=np.int64, count=n)
+            bad = np.flatnonzero(sizes != width)
+            if bad.size:
+                raise ValueError(f"record {int(bad[0])} has {int(sizes[bad[0]])} bytes; records of this "
+                                 f"configuration have {width} (truncated, or of another configuration)")
+            return np.frombuffer(joined, dtype=np.uint8).reshape(n, width)
+    except TypeError:
+        raise TypeError("records must all be bytes") from None
+    return np.array(records, dtype=f"S{width}").view(np.uint8).reshape(n, width)
+
+
 def from_records(records: Any, oracle: Any) -> Any:
     """The batch of per-device records written by :meth:`to_records` (vectorised).
 
@@ -61,22 +84,15 @@ def from_records(records: Any, oracle: Any) -> Any:
         raise TypeError(f"oracle must be a dpnoise.ldp configuration, got {type(oracle).__name__}")
     if isinstance(records, (bytes, bytearray, memoryview)):
         raise TypeError("records must be a sequence of bytes (one per report), not one bytes object")
-    records = list(records)
+    records = records if isinstance(records, list) else list(records)
     n = len(records)
     width = 16 + sum(1 if f.kind == PACKED else (f.row_bytes(oracle) if f.kind == ROW else f.dtype.itemsize)
                      for f in oracle.report_fields)
-    try:
-        joined = b"".join(records)  # refuses anything that is not bytes-like
-        lengths = np.fromiter(map(len, records), dtype=np.int64, count=n)
-    except TypeError:
-        raise TypeError("records must all be bytes") from None
-    bad = np.flatnonzero(lengths != width)
-    if bad.size:
-        raise ValueError(f"record {int(bad[0])} has {int(lengths[bad[0]])} bytes; records of this configuration "
-                         f"have {width} (truncated, or of another configuration)")
-    table = np.frombuffer(joined, dtype=np.uint8).reshape(n, width)
-    head = np.frombuffer(_record_header(oracle), dtype=np.uint8)
-    wrong = np.flatnonzero((table[:, :16] != head).any(axis=1)) if n else np.zeros(0, np.int64)
+    table = _record_table(records, n, width)
+    # the header as two little-endian uint64 per record: one vectorised comparison
+    head = np.frombuffer(_record_header(oracle), dtype="<u8")
+    words = table.view(np.dtype([("h0", "<u8"), ("h1", "<u8"), ("rest", f"V{width - 16}")])).reshape(n)
+    wrong = np.flatnonzero((words["h0"] != head[0]) | (words["h1"] != head[1]))
     if wrong.size:
         raise ValueError(f"record {int(wrong[0])} is of another configuration or record format than "
                          f"{oracle!r}")

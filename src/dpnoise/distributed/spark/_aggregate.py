@@ -264,7 +264,9 @@ def aggregate_reports(source: Any, column: Optional[str], oracle: Any, *, on_mal
         partitions, source_kind = len(dealt), "parquet"
     else:
         states = _dataframe_states(df, column, oracle)
-        partitions, source_kind = states.rdd.getNumPartitions(), "dataframe"
+        # (planning a DataFrame with a shuffle runs its first stages under adaptive execution)
+        partitions = run_job(f"aggregating {what}", lambda: states.rdd.getNumPartitions())
+        source_kind = "dataframe"
         if partitions == 0:
             raise ValueError(f"{what}: the DataFrame is empty, there are no reports to aggregate")
         rdd = states.rdd.map(lambda r: (bytes(r[0]), int(r[1]), int(r[2]), str(r[3] or "")))
