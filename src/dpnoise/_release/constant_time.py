@@ -62,14 +62,23 @@ def loss(base: PrivacyLoss, draws: int, epsilon: Optional[float] = None) -> Priv
     """The loss of a constant-time release of ``draws`` noise values whose exact version spends
     ``base``: ApproxDP(ε, δ + (1 + e^ε)·draws·2^-64), ε the base's pure ε, else ``epsilon``
     with δ = base.delta_for_epsilon(ε). ``base`` itself when nothing is drawn. ValueError when
-    the added term leaves no guarantee (δ' >= 1, ε beyond about 40)."""
+    the added term leaves no guarantee (δ' >= 1, ε beyond about 40). Remembered for hashable
+    (frozen) losses: a plan is built on every release, and a discrete Gaussian's exact profile
+    takes milliseconds."""
+    try:
+        return _cached_loss(base, draws, epsilon)
+    except TypeError:  # an unhashable loss
+        return _loss(base, draws, epsilon)
+
+
+def _loss(base: PrivacyLoss, draws: int, epsilon: Optional[float]) -> PrivacyLoss:
     if draws == 0:
         return base
     eps = base.pure_epsilon()
     if eps is None:
         if epsilon is None:
             raise ValueError("constant_time=True needs an (epsilon, delta) target")
-        eps, delta = float(epsilon), _profile_delta(base, float(epsilon))
+        eps, delta = float(epsilon), float(base.delta_for_epsilon(epsilon))
     else:
         delta = 0.0
     extra = (1.0 + math.exp(eps)) * draws * TV_PER_DRAW * (1 + 2**-40)  # rounded up
@@ -79,18 +88,7 @@ def loss(base: PrivacyLoss, draws: int, epsilon: Optional[float] = None) -> Priv
     return ApproxDP(eps, delta + extra)
 
 
-def _profile_delta(base: PrivacyLoss, epsilon: float) -> float:
-    """base.delta_for_epsilon(epsilon), remembered for hashable (frozen) losses: a plan is built
-    on every release, and a discrete Gaussian's exact profile takes milliseconds."""
-    try:
-        return _cached_profile_delta(base, epsilon)
-    except TypeError:  # an unhashable loss
-        return float(base.delta_for_epsilon(epsilon))
-
-
-@functools.lru_cache(maxsize=256)
-def _cached_profile_delta(base: PrivacyLoss, epsilon: float) -> float:
-    return float(base.delta_for_epsilon(epsilon))
+_cached_loss = functools.lru_cache(maxsize=256)(_loss)
 
 
 def integers(arr: np.ndarray) -> np.ndarray:
