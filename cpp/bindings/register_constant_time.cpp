@@ -96,7 +96,9 @@ void register_constant_time(py::module_& m) {
         "randomized_response_constant_time",
         [](GeneratorHandle& h, const py::array& values, uint64_t categories, const py::int_& gamma_num,
            const py::int_& gamma_den, unsigned threads) {
-            const exact::ct::RandomizedResponseTable table(rr_kernel(categories, gamma_num, gamma_den));
+            const ExactGamma gamma = exact_gamma(gamma_num, gamma_den);
+            const auto cached = exact::ct::cached_table(categories, gamma.num, gamma.den);  // before any draw
+            const exact::ct::RandomizedResponseTable& table = *cached;
             const i64_array x = integer_array<int64_t>(values, "values must be an integer array of category indices");
             const int64_t* in = x.data();
             const size_t n = static_cast<size_t>(x.size());

@@ -15,6 +15,9 @@
 // 2 words (k = 2) or 5 words (k > 2) and runs the same instructions; k and gamma are public.
 #pragma once
 #include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
 #include <stdexcept>
 
 #include "dpnoise/exact/constant_time/certified_thresholds.hpp"
@@ -66,5 +69,32 @@ struct RandomizedResponseTable {
         return static_cast<int64_t>((xc & keep) | (other & ~keep));
     }
 };
+
+// The tables of the last 32 (k, gamma) used, each certified once (tens of microseconds, the
+// bulk of a scalar call): as request::TableCache, keyed by the exact public parameters, least
+// recently used first out, thread-safe; a hit or a miss depends on the public parameters only.
+inline std::shared_ptr<const RandomizedResponseTable> cached_table(uint64_t k, const BigUint& num, const BigUint& den) {
+    struct Entry {
+        uint64_t k;
+        BigUint num, den;
+        std::shared_ptr<const RandomizedResponseTable> table;
+    };
+    static std::mutex mutex;
+    static std::list<Entry> entries;
+    {
+        std::lock_guard<std::mutex> lock(mutex);
+        for (auto it = entries.begin(); it != entries.end(); ++it) {
+            if (it->k == k && compare(it->num, num) == 0 && compare(it->den, den) == 0) {
+                entries.splice(entries.begin(), entries, it);
+                return it->table;
+            }
+        }
+    }
+    auto table = std::make_shared<const RandomizedResponseTable>(RandomizedResponseKernel(k, num, den));  // checks k, gamma
+    std::lock_guard<std::mutex> lock(mutex);
+    entries.push_front(Entry{k, num, den, table});
+    if (entries.size() > 32) entries.pop_back();
+    return table;
+}
 
 }  // namespace dpnoise::exact::ct
