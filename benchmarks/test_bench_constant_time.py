@@ -5,7 +5,9 @@ in the same run. Targets, checked in test_constant_time_targets:
       >= 10^6 samples per second per core (process CPU time, threads=1: on a
       shared machine the wall clock counts other processes' time too)
   scalar call, constant_time=True: within 2x of the variable-time scalar call (wall clock,
-      same run, best of rounds)
+      same run, best of rounds), for the two Generator methods and for one scalar release of
+      each mechanism with ``constant_time=True`` (DiscreteLaplace, DiscreteGaussian, Laplace,
+      Gaussian, RandomizedResponse) against the same mechanism without it
 
 Also printed: the ratio to the variable-time size= path, and to OpenDP's constant-time attempt
 at about 5.3k samples/s (opendp#1324: a published figure, not measured here).
@@ -61,26 +63,51 @@ def test_size_throughput(benchmark, method, param, constant_time):
     check_law(method, param, x)
 
 
-@pytest.mark.parametrize("method", ["discrete_laplace", "discrete_gaussian"])
-def test_scalar_call(benchmark, method):
-    f = getattr(rng, method)
-
+def interleaved_best(call, calls=SCALAR_CALLS):
+    """Best wall seconds per call of call(True) and call(False), interleaved so that machine
+    load hits both alike (best of 5 rounds each, after one warm-up round)."""
     def loop(ct):
-        for _ in range(SCALAR_CALLS):
-            f(10.0, constant_time=ct)
+        for _ in range(calls):
+            call(ct)
 
-    # interleave the two so that machine load hits both alike; best of 5 each
     best = {True: float("inf"), False: float("inf")}
     loop(True), loop(False)
     for _ in range(5):
         for ct in (False, True):
             t0 = time.perf_counter()
             loop(ct)
-            best[ct] = min(best[ct], (time.perf_counter() - t0) / SCALAR_CALLS)
+            best[ct] = min(best[ct], (time.perf_counter() - t0) / calls)
+    return best
+
+
+@pytest.mark.parametrize("method", ["discrete_laplace", "discrete_gaussian"])
+def test_scalar_call(benchmark, method):
+    f = getattr(rng, method)
+    best = interleaved_best(lambda ct: f(10.0, constant_time=ct))
     WALL[("scalar", method, True)] = best[True]
     WALL[("scalar", method, False)] = best[False]
     benchmark.extra_info["ct_over_vt"] = best[True] / best[False]
     benchmark.pedantic(lambda: f(10.0, constant_time=True), rounds=100, iterations=1)
+
+
+MECHANISMS = {  # name: (constructor taking constant_time=, a scalar query)
+    "DiscreteLaplaceMechanism": (lambda ct: dpnoise.DiscreteLaplaceMechanism(1.0, constant_time=ct), 41),
+    "DiscreteGaussianMechanism": (lambda ct: dpnoise.DiscreteGaussianMechanism(1.0, 1e-5, constant_time=ct), 41),
+    "LaplaceMechanism": (lambda ct: dpnoise.LaplaceMechanism(1.0, constant_time=ct), 41.5),
+    "GaussianMechanism": (lambda ct: dpnoise.GaussianMechanism(1.0, 1e-5, constant_time=ct), 41.5),
+    "RandomizedResponse": (lambda ct: dpnoise.RandomizedResponse(1.0, 4, constant_time=ct), 2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MECHANISMS))
+def test_mechanism_scalar_call(benchmark, name):
+    make, query = MECHANISMS[name]
+    mechs = {ct: make(ct) for ct in (True, False)}
+    best = interleaved_best(lambda ct: mechs[ct](query), calls=SCALAR_CALLS // 2)
+    WALL[("scalar", name, True)] = best[True]
+    WALL[("scalar", name, False)] = best[False]
+    benchmark.extra_info["ct_over_vt"] = best[True] / best[False]
+    benchmark.pedantic(lambda: mechs[True](query), rounds=100, iterations=1)
 
 
 def test_constant_time_targets():
@@ -97,6 +124,7 @@ def test_constant_time_targets():
             )
             if ct < 1e6:
                 missed.append(f"{method}({param}): {ct:.3g}/s < 1e6/s")
+    for method in sorted({k[1] for k in WALL if k[0] == "scalar"}):
         ratio = WALL[("scalar", method, True)] / WALL[("scalar", method, False)]
         lines.append(
             f"{method} scalar call: constant_time {WALL[('scalar', method, True)] * 1e6:.2f} us, variable-time "

@@ -4,13 +4,17 @@
 //   discrete_laplace_constant_time(gen, num, den, n, threads)    scale num/den, 0 <= scale <= 2^20
 //   discrete_gaussian_constant_time(gen, num, den, n, threads)   variance num/den, <= 2^40
 //   noisy_grid_constant_time(gen, law, values, k, num, den, bound, threads)      the grid release
+//       (float32 values give float32 outputs, anything else float64)
 //   noisy_integers_constant_time(gen, law, values, num, den, bound, threads)     the integer release
 //       (request::noisy_grid / noisy_integers with constant-time noise and no branch on values;
 //        law "laplace": scale num/den, "gaussian": variance num/den)
+//   randomized_response_constant_time(gen, values, categories, gamma_num, gamma_den, threads)
+//       k-ary randomized response, values clamped to [0, categories) by masks (no range check)
 //   _constant_time_laplace_info(num, den)   -> (digits, max_width)           (tests, docs)
 //   _constant_time_gaussian_info(num, den)  -> (leaves, entries, inner nodes, tv_bound_log2)
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "bindings.hpp"
 #include "dpnoise/exact/constant_time/laws.hpp"
@@ -37,12 +41,34 @@ void def_constant_time(py::module_& m, const char* name, const char* doc) {
         py::arg("gen"), py::arg("num"), py::arg("den"), py::arg("n"), py::arg("threads"), doc);
 }
 
+// The grid release of values as T (float32 stays float32; anything else is cast to float64).
+template <class T>
+py::array_t<T> noisy_grid(GeneratorHandle& h, const std::string& law, const py::array& values, int k, uint64_t num,
+                          uint64_t den, int64_t bound, unsigned threads);
+
 // Calls fn.template operator()<Law>() for the law named `law` (public).
 template <class Fn>
 void with_law(const std::string& law, Fn&& fn) {
     if (law == "laplace") fn(exact::ct::ConstantTimeDiscreteLaplace{});
     else if (law == "gaussian") fn(exact::ct::ConstantTimeDiscreteGaussian{});
     else throw std::invalid_argument("law must be 'laplace' or 'gaussian'");
+}
+
+template <class T>
+py::array_t<T> noisy_grid(GeneratorHandle& h, const std::string& law, const py::array& values, int k, uint64_t num,
+                          uint64_t den, int64_t bound, unsigned threads) {
+    const array_of<T> x = array_of<T>::ensure(values);
+    if (!x) throw py::type_error("values must be a real array");
+    const size_t n = static_cast<size_t>(x.size());
+    py::array_t<T> out = new_array<T>(n);
+    T* p = out.mutable_data();
+    const T* v = x.data();
+    with_law(law, [&](auto tag) {
+        using Law = decltype(tag);
+        const typename Law::Param param = Law::make({num, den});
+        with_family_nogil(h, [&](auto& f) { exact::ct::noisy_grid_constant_time<Law>(f, param, v, 1, k, bound, p, n, threads); });
+    });
+    return out;
 }
 
 }  // namespace
@@ -57,21 +83,34 @@ void register_constant_time(py::module_& m) {
         m, "discrete_gaussian_constant_time", "Constant-time discrete Gaussian, variance num/den in [0, 2^40].");
     m.def(
         "noisy_grid_constant_time",
-        [](GeneratorHandle& h, const std::string& law, const py::array_t<double, py::array::c_style | py::array::forcecast>& values,
-           int k, uint64_t num, uint64_t den, int64_t bound, unsigned threads) {
-            const size_t n = static_cast<size_t>(values.size());
-            py::array_t<double> out(static_cast<py::ssize_t>(n));
-            double* p = out.mutable_data();
-            const double* v = values.data();
-            with_law(law, [&](auto tag) {
-                using Law = decltype(tag);
-                const typename Law::Param param = Law::make({num, den});
-                with_family_nogil(h, [&](auto& f) { exact::ct::noisy_grid_constant_time<Law>(f, param, v, 1, k, bound, p, n, threads); });
-            });
-            return out;
+        [](GeneratorHandle& h, const std::string& law, const py::array& values, int k, uint64_t num, uint64_t den,
+           int64_t bound, unsigned threads) -> py::array {
+            if (py::isinstance<py::array_t<float>>(values)) return noisy_grid<float>(h, law, values, k, num, den, bound, threads);
+            return noisy_grid<double>(h, law, values, k, num, den, bound, threads);
         },
         py::arg("gen"), py::arg("law"), py::arg("values"), py::arg("k"), py::arg("num"), py::arg("den"), py::arg("bound"),
-        py::arg("threads"), "noisy_grid with constant-time noise (laplace: scale num/den; gaussian: variance num/den).");
+        py::arg("threads"),
+        "noisy_grid with constant-time noise (laplace: scale num/den; gaussian: variance num/den); float32 values give "
+        "float32 outputs.");
+    m.def(
+        "randomized_response_constant_time",
+        [](GeneratorHandle& h, const py::array& values, uint64_t categories, const py::int_& gamma_num,
+           const py::int_& gamma_den, unsigned threads) {
+            const ExactGamma gamma = exact_gamma(gamma_num, gamma_den);
+            const auto cached = exact::ct::cached_table(categories, gamma.num, gamma.den);  // before any draw
+            const exact::ct::RandomizedResponseTable& table = *cached;
+            const i64_array x = integer_array<int64_t>(values, "values must be an integer array of category indices");
+            const int64_t* in = x.data();
+            const size_t n = static_cast<size_t>(x.size());
+            py::array_t<int64_t> out(std::vector<py::ssize_t>(x.shape(), x.shape() + x.ndim()));
+            int64_t* p = out.mutable_data();
+            with_family_nogil(h, [&](auto& f) { exact::ct::randomized_response_constant_time(f, table, in, p, n, threads); });
+            return out;
+        },
+        py::arg("gen"), py::arg("values"), py::arg("categories"), py::arg("gamma_num"), py::arg("gamma_den"),
+        py::arg("threads"),
+        "k-ary randomized response in constant time: each value clamped to [0, categories) by masks, kept with\n"
+        "probability 1/(1 + (k-1) e^-gamma) (within 2^-120), else one of the k-1 others (within 2^-130 of uniform).");
     m.def(
         "noisy_integers_constant_time",
         [](GeneratorHandle& h, const std::string& law, const py::array_t<int64_t, py::array::c_style | py::array::forcecast>& values,

@@ -13,71 +13,24 @@ import pytest
 import dpnoise
 from dpnoise import _core
 
-stats = pytest.importorskip("scipy.stats")
+# the exact laws and the chi-square of the variable-time samplers' tests, at ALPHA = 1e-6
+from statistical.test_distributions import gaussian_cdf, laplace_cdf, run_gof
 
-ALPHA = 1e-6
 N = 400_000
 
-
-def laplace_cdf(scale):
-    q = np.exp(-1.0 / float(scale))
-
-    def cdf(k):
-        k = np.asarray(k, dtype=float)
-        # P[X > k] = q^(k+1)/(1+q) for k >= 0, and P[X <= k] = q^|k| / (1+q) for k < 0
-        upper = np.exp((np.abs(k) + np.where(k >= 0, 1, 0)) * np.log(q)) / (1 + q)
-        return np.where(k >= 0, 1 - upper, np.exp(np.abs(k) * np.log(q)) / (1 + q))
-
-    return cdf
+# (sampler, exact cdf, half-width of the binned range in units of the parameter, parameters)
+LAWS = {
+    "discrete_laplace": (laplace_cdf, 40, [0.3, Fraction(7, 3), 10, 1000, 2**20]),
+    "discrete_gaussian": (gaussian_cdf, 12, [0.5, 1, Fraction(7, 3), 10, 100, 10**4, 2**20]),
+}
 
 
-def gaussian_cdf(sigma):
-    sigma = float(sigma)
-    if sigma > 1e4:  # Poisson summation: discrete and continuous cdfs agree to ~exp(-2 pi^2 sigma^2)
-        return lambda k: stats.norm.cdf((np.asarray(k, float) + 0.5) / sigma)
-    m = int(14 * sigma) + 40
-    ks = np.arange(-m, m + 1)
-    w = np.exp(-(ks.astype(float) ** 2) / (2 * sigma**2))
-    c = np.cumsum(w) / w.sum()
-    return lambda k: c[np.clip(np.asarray(k) + m, 0, 2 * m)]
-
-
-def chi_square(samples, cdf, span, target=60):
-    """Chi-square statistic and critical value over data-independent bins (equal steps of the
-    exact cdf on [-span, span], the two outer bins open)."""
-    ks = np.arange(-span, span + 1)
-    F = cdf(ks)
-    cut = np.unique(ks[np.searchsorted(F, np.linspace(0, 1, target + 1)[1:-1])])
-    edges = np.concatenate([[-np.inf], cut + 0.5, [np.inf]])
-    probs = np.diff(np.concatenate([[0.0], cdf(cut), [1.0]]))
-    counts = np.histogram(samples, bins=edges)[0]
-    assert counts.sum() == len(samples)
-    expected = probs * len(samples)
-    keep = expected > 0
-    stat = float((((counts - expected) ** 2)[keep] / expected[keep]).sum())
-    return stat, float(stats.chi2.isf(ALPHA, int(keep.sum()) - 1))
-
-
-LAPLACE_SCALES = [0.3, Fraction(7, 3), 10, 1000, 2**20]
-GAUSSIAN_SIGMAS = [0.5, 1, Fraction(7, 3), 10, 100, 10**4, 2**20]
-
-
-@pytest.mark.parametrize("scale", LAPLACE_SCALES, ids=str)
-def test_discrete_laplace_fits_exact_pmf(scale):
-    rng = dpnoise.default_rng(2511)
-    y = rng.discrete_laplace(scale, N, constant_time=True)
+@pytest.mark.parametrize("method,param", [(m, p) for m, law in LAWS.items() for p in law[2]], ids=str)
+def test_sampler_fits_exact_pmf(method, param):
+    cdf, width, _ = LAWS[method]
+    y = getattr(dpnoise.default_rng(2511), method)(param, N, constant_time=True)
     assert y.dtype == np.int64
-    stat, crit = chi_square(y, laplace_cdf(scale), int(40 * float(scale)) + 10)
-    assert stat < crit, f"chi-square {stat:.1f} >= {crit:.1f} (alpha={ALPHA})"
-
-
-@pytest.mark.parametrize("sigma", GAUSSIAN_SIGMAS, ids=str)
-def test_discrete_gaussian_fits_exact_pmf(sigma):
-    rng = dpnoise.default_rng(2512)
-    y = rng.discrete_gaussian(sigma, N, constant_time=True)
-    assert y.dtype == np.int64
-    stat, crit = chi_square(y, gaussian_cdf(sigma), int(12 * float(sigma)) + 10)
-    assert stat < crit, f"chi-square {stat:.1f} >= {crit:.1f} (alpha={ALPHA})"
+    run_gof(y, cdf(param), int(width * float(param)) + 10)
 
 
 def test_variance_keyword_gives_the_same_law_as_sigma():

@@ -3,9 +3,10 @@
 // conditional move it cannot prove harmless, and memory address that depends on them). The
 // random words (as the word source hands them out) and the secret input are marked undefined;
 // the released value is declassified only after the release. Run:
-//   valgrind --error-exitcode=3 ct_valgrind TARGET N [SCALE] [grid]
-// With "grid", the secret is a double rounded onto the grid 2^-10 as noisy_grid_constant_time
-// does (exact/constant_time/noisy_release.hpp) before the noise is added.
+//   valgrind --error-exitcode=3 ct_valgrind TARGET N [SCALE]
+// for a target of targets.hpp: the grid targets round a double secret onto the grid 2^-10 as
+// noisy_grid_constant_time does (exact/constant_time/noisy_release.hpp); ct_rr is the
+// randomized-response kernel with k = SCALE categories.
 // A constant-time target must give no error; a variable-time one (vt_*) must give some (this
 // shows the check has power).
 #include <valgrind/memcheck.h>
@@ -15,7 +16,6 @@
 #include <string>
 #include <vector>
 
-#include "dpnoise/exact/constant_time/noisy_release.hpp"  // the grid rounding of the release kernels
 #include "targets.hpp"
 
 using namespace dudect_targets;
@@ -33,7 +33,6 @@ int main(int argc, char** argv) {
     if (!parse_target(argv[1], target)) return 2;
     const size_t n = std::strtoull(argv[2], nullptr, 10);
     const uint64_t scale = argc > 3 ? std::strtoull(argv[3], nullptr, 10) : 100;
-    const bool grid = argc > 4 && std::string(argv[4]) == "grid";
     const Samplers samplers(scale);  // tables from the public parameter: built before marking
     std::vector<uint64_t> words(256);
     uint64_t x = 0x243f6a8885a308d3ULL, total = 0;
@@ -44,19 +43,9 @@ int main(int argc, char** argv) {
         }
         BufferWords source{words.data(), words.size()};
         source.mark = mark_secret;
-        int64_t out;
-        if (grid) {
-            double secret = static_cast<double>(static_cast<int64_t>(x % 100000) - 50000) / 7.0;
-            VALGRIND_MAKE_MEM_UNDEFINED(&secret, sizeof secret);
-            const int64_t v = exact::ct::to_grid_ct(secret, 1024.0, 4503599627370496.0);
-            Reader bits(source);
-            const double y = static_cast<double>(v + samplers.noise(target, bits)) * (1.0 / 1024.0);
-            std::memcpy(&out, &y, sizeof out);
-        } else {
-            int64_t secret = static_cast<int64_t>(x % 1000) - 500;
-            VALGRIND_MAKE_MEM_UNDEFINED(&secret, sizeof secret);
-            out = samplers.release(target, secret, source);
-        }
+        int64_t secret = static_cast<int64_t>(x % 1000) - 500;
+        VALGRIND_MAKE_MEM_UNDEFINED(&secret, sizeof secret);
+        int64_t out = samplers.release(target, secret, source);
         VALGRIND_MAKE_MEM_DEFINED(&out, sizeof out);  // declassify the release itself
         total += static_cast<uint64_t>(out);
     }

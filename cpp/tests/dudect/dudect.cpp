@@ -6,12 +6,14 @@
 // a first batch). Leakage is declared when max |t| > 4.5 (dudect's threshold).
 //
 //   dudect TARGET CLASSES N [SCALE] [EXPECT]
-//     TARGET   ct_laplace | ct_gaussian | vt_laplace | vt_gaussian | vt_laplace_table | vt_gaussian_table
+//     TARGET   ct_laplace | ct_gaussian | ct_grid_laplace | ct_grid_gaussian | ct_rr | vt_laplace |
+//              vt_gaussian | vt_laplace_table | vt_gaussian_table | vt_rr   (targets.hpp)
 //     CLASSES  input:  secret fixed (0) vs uniform in [-2^40, 2^40]     (noise from one pool of random
 //                      words, shared by both classes)
-//              output: words whose noise is small (|y| <= scale/4) vs large (|y| >= 2.5 scale)
+//              output: words whose noise is small (|y| <= scale/4) vs large (|y| >= 2.5 scale);
+//                      randomized response: kept vs flipped to a category >= k/2
 //     N        measurements per class (the harness stops when both classes have N)
-//     SCALE    Laplace scale / Gaussian sigma (integer, default 100)
+//     SCALE    Laplace scale / Gaussian sigma / categories k (integer, default 100)
 //     EXPECT   constant (exit 1 if max |t| >= 4.5) | leaky (exit 1 if max |t| <= 4.5) | none
 #include <sched.h>
 #include <x86intrin.h>
@@ -106,7 +108,6 @@ int main(int argc, char** argv) {
     // same addresses modulo 4 KiB (the copy below then meets the same cache sets and 4K
     // aliasing for both classes).
     std::vector<uint64_t> buffers(2 * kPool * kWords);
-    const double s = static_cast<double>(scale);
     size_t filled[2] = {0, 0};
     std::vector<uint64_t> candidate(kWords);
     while (filled[0] < kPool || filled[1] < kPool) {
@@ -116,9 +117,7 @@ int main(int argc, char** argv) {
             c = filled[0] <= filled[1] ? 0 : 1;  // (only pool 0 is used: see below)
         } else {
             BufferWords words{candidate.data(), kWords};
-            const double y = std::fabs(static_cast<double>(samplers.release(target, 0, words)));
-            if (y <= s / 4) c = 0;
-            else if (y >= 2.5 * s) c = 1;
+            c = samplers.output_class(target, samplers.release(target, 0, words));
         }
         if (c < 0 || filled[c] >= kPool) continue;
         std::copy(candidate.begin(), candidate.end(), buffers.begin() + static_cast<ptrdiff_t>((static_cast<size_t>(c) * kPool + filled[c]) * kWords));

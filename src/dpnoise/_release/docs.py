@@ -1,6 +1,7 @@
 """Docstring sections that many mechanisms and selection classes share, written once.
 
-A docstring holds a marker line (``{release_parameters}``, ``{construction_errors}``) where the section goes, and the
+A docstring holds a marker line (``{release_parameters}``, ``{constant_time}``,
+``{construction_errors}``) where the section goes, and the
 class or function is decorated with :func:`shared_docs`, which puts the section in (as numpy
 and matplotlib interpolate their shared docstring parts)."""
 from __future__ import annotations
@@ -18,6 +19,12 @@ SECTIONS = {
         Threads for the kernel (default 1).
     allow_insecure : bool, default False
         Accept a seeded generator (tests only).""",
+    "{constant_time}": """constant_time : bool, default False
+        Constant-time noise (docs/security.md): running time, random bits and memory accesses
+        independent of the input's values, the noise and the random bits. Each release is then
+        (ε, δ + (1 + e^ε)·d·2^-64)-DP for d noise values (charged as ``ApproxDP``); the noise
+        parameter must be at most 2^20 grid units (ValueError naming the range otherwise), and
+        a scalar release is a NumPy scalar.""",
     "{construction_errors}": """Raises
     ------
     TypeError

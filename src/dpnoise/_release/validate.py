@@ -14,6 +14,7 @@ import numpy as np
 from .._rational import _magnitude
 from .._validate import MAX_EPSILON, positive, probability, real, shape_of
 from .buffers import as_array
+from .constant_time import integers as _ct_integers
 from .plan import GRID_BOUND, INTEGER_BOUND, MAX_LAPLACE_SCALE
 
 
@@ -124,17 +125,19 @@ def finite_reals(arr: np.ndarray, name: str, keep: Tuple[Any, ...] = (np.float64
     return np.asarray(arr, dtype=np.float64)
 
 
-def as_real_array(value: Any, name: str = "value", keep: Tuple[Any, ...] = (np.float64,)) -> np.ndarray:
+def as_real_array(value: Any, name: str = "value", keep: Tuple[Any, ...] = (np.float64,),
+                  clamp: bool = True) -> np.ndarray:
     """A float64 array of finite values (any numeric dtype or strides; no copy for float64, nor
     for the other float dtypes in ``keep``, e.g. float32 for mechanisms that keep it).
 
     TypeError for non-numeric or complex input (a property of the type, not of the values);
     ValueError for NaN or infinity. That check does depend on the data: its exception reveals
     that some value is not finite (docs/security.md lists it). Integers are returned as int64
-    (see :func:`integers_on_grid`), since above 2^53 a float cannot hold them exactly."""
+    (see :func:`integers_on_grid`), since above 2^53 a float cannot hold them exactly, clamped
+    to ±2^61 unless ``clamp`` is False (constant-time releases: the kernel clamps by masks)."""
     arr = numeric_array(value, name)
     if np.issubdtype(arr.dtype, np.integer) or arr.dtype == np.bool_:
-        return clamped_integers(arr, INTEGER_BOUND)
+        return clamped_integers(arr, INTEGER_BOUND) if clamp else _ct_integers(arr)
     return finite_reals(arr, name, keep)
 
 
@@ -153,14 +156,17 @@ def clamped_integers(arr: np.ndarray, bound: int) -> np.ndarray:
     return np.clip(arr.astype(np.int64, copy=False), -bound, bound)
 
 
-def as_integer_array(value: Any, name: str = "value", bound: int = INTEGER_BOUND) -> np.ndarray:
+def as_integer_array(value: Any, name: str = "value", bound: int = INTEGER_BOUND,
+                     clamp: bool = True) -> np.ndarray:
     """An int64 array clamped to [-bound, bound] (default 2^61: the clamp of the integer
     mechanisms). TypeError for non-integer dtypes, which does not depend on the values, except
-    for Python ints beyond int64, which NumPy stores as objects: those are clamped too."""
+    for Python ints beyond int64, which NumPy stores as objects: those are clamped too.
+    ``clamp=False`` (constant-time releases): int64 by a cast and masks only, no comparison on
+    the values; the kernel clamps (dpnoise._release.constant_time.integers)."""
     arr = numeric_array(value, name, bound)
     if not (np.issubdtype(arr.dtype, np.integer) or arr.dtype == np.bool_):
         raise TypeError(f"{name} must be integers for this mechanism, got dtype {arr.dtype}")
-    return clamped_integers(arr, bound)
+    return clamped_integers(arr, bound) if clamp else _ct_integers(arr)
 
 
 def integers_on_grid(values: np.ndarray, k: int) -> np.ndarray:

@@ -5,11 +5,13 @@ mechanism (cpp/include/dpnoise/exact/randomized_response.hpp): one kernel for bo
 from __future__ import annotations
 
 import math
-from typing import Dict, Optional
+from typing import Any, Dict, Optional
 
 import numpy as np
 
 from .. import _core
+from .._release import constant_time as _ct
+from ..accounting.losses import PrivacyLoss, PureDP
 from ..generator import Generator
 from ._choose import grr_variance
 from ._frequency import Protocol
@@ -47,16 +49,31 @@ class GRRAggregator(Aggregator):
 class GRR(Protocol, name="grr", aggregator=GRRAggregator, cost_rank=0):
     """k-ary randomized response over d items. Report: one int64 per user. Estimate:
     ĉ(x) = (C(x) − n q)/(p − q), C(x) the reports equal to x, q = 1/(e^ε + d − 1) (Wang et al.
-    2017, §4.1). Variance: n q(1 − q)/(p − q)² + c(x)(1 − p − q)/(p − q)."""
+    2017, §4.1). Variance: n q(1 − q)/(p − q)² + c(x)(1 − p − q)/(p − q).
+
+    Option ``constant_time=True``: the clients use the constant-time kernel (keep/flip and the
+    other item from a fixed number of random words, selected by masks; docs/security.md), each
+    report (ε, (1 + e^ε)·2^-64)-LDP. It is a configuration parameter: its reports and states
+    are refused by the default configuration's readers, and the reverse."""
 
     report_fields = (ReportField("values", PER_USER, np.int64, bound=lambda p: p.domain_size),)
     variance_formula = staticmethod(grr_variance)
     longitudinal = True
 
+    def _check_options(self, options: Dict[str, Any]) -> Dict[str, Any]:
+        """``constant_time`` (a bool); recorded in params() only when True (older blobs match)."""
+        constant_time = _ct.check_flag(options.pop("constant_time", False))
+        return {**super()._check_options(options), **({"constant_time": True} if constant_time else {})}
+
+    def privacy_loss(self) -> PrivacyLoss:
+        """Pure ε per user; (ε, (1 + e^ε)·2^-64) with ``constant_time=True``."""
+        loss = PureDP(self.epsilon)
+        return _ct.loss(loss, 1) if self.options.get("constant_time") else loss
+
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
         g = self.gamma
-        return {"values": _core.ldp.grr_privatize(native(rng), items, self.domain_size, g.numerator, g.denominator,
-                                                  threads)}
+        kernel = _core.randomized_response_constant_time if self.options.get("constant_time") else _core.ldp.grr_privatize
+        return {"values": kernel(native(rng), items, self.domain_size, g.numerator, g.denominator, threads)}
 
     def _instantaneous(self, rng: Generator, data: Dict[str, np.ndarray], threads: int) -> Dict[str, np.ndarray]:
         """With ``instantaneous_epsilon``: d-ary randomized response at ε₁ of the permanent value."""

@@ -15,6 +15,7 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from .. import _core, _rational as R
+from .._release import constant_time as _ct
 from .._release.buffers import source_for
 from .._release.plan import (  # noqa: F401  (re-exported: the mechanisms' public plan names)
     GRID_BOUND, INTEGER_BOUND, MAX_GAUSSIAN_SIGMA, MAX_LAPLACE_SCALE, STANDARD_EXPONENT, ReleasePlan,
@@ -29,11 +30,14 @@ class NoisyGridPlan(ReleasePlan):
     """Noise added on a grid: ``law`` "laplace" (``param`` = the discrete Laplace scale, an exact
     Fraction, grid units) or "gaussian" (``param`` = sigma, grid units); ``k`` the grid exponent
     (None: integer query, integer output); ``sensitivity`` the widened sensitivity in grid units
-    the noise is calibrated to (L1 for Laplace, L2 for Gaussian); ``bound`` the clamp.
+    the noise is calibrated to (L1 for Laplace, L2 for Gaussian); ``bound`` the clamp;
+    ``constant_time`` the constant-time kernels (docs/security.md): the plan refuses, when it is
+    built (before any charge), a parameter beyond 2^20 grid units or a grid exponent outside
+    [-1000, 960], and a scalar release is a NumPy scalar (no Python-int conversion).
 
     Parameters
     ----------
-    law, param, k, sensitivity, bound
+    law, param, k, sensitivity, bound, constant_time
         As described above; the first five fields are those of :class:`ReleasePlan`.
     """
 
@@ -42,6 +46,30 @@ class NoisyGridPlan(ReleasePlan):
     k: Optional[int]
     sensitivity: Union[int, float]
     bound: int
+    constant_time: bool = False
+
+    def __post_init__(self) -> None:
+        if self.constant_time:
+            _ct.check_parameter(self.law, self.param, f"{self.mechanism} for shape {self.shape}")
+            _ct.check_exponent(self.k)
+
+    def _pair(self) -> tuple:
+        """The exact (num, den) of the kernels: the scale, or the variance σ²."""
+        if self.law == "laplace":
+            return R.scale_pair(self.param, "scale")
+        return R.sigma_to_variance_pair(self.param, "sigma")
+
+    def _constant_time(self, rng: Any, prepared: np.ndarray) -> np.ndarray:
+        """The constant-time release, an array of the input's shape: int64 (integers), float32
+        (float32 input) or float64; no branch on the values in Python or C++."""
+        num, den = self._pair()
+        flat = prepared.reshape(-1)
+        if self.k is None:
+            out = _core.noisy_integers_constant_time(rng._core, self.law, flat, num, den, self.bound, self.threads)
+        else:
+            out = _core.noisy_grid_constant_time(rng._core, self.law, flat, int(self.k), num, den, self.bound,
+                                                 self.threads)
+        return out.reshape(prepared.shape)
 
     @property
     def clamp(self) -> float:
@@ -51,6 +79,9 @@ class NoisyGridPlan(ReleasePlan):
     def execute(self, rng: Any, prepared: np.ndarray) -> Any:
         """The noisy release of ``prepared`` (int64 on the integer path; float32 for float32
         input, else float64, on a grid)."""
+        if self.constant_time:
+            out = self._constant_time(rng, prepared)
+            return out.reshape(-1)[0] if self.scalar else out  # a NumPy scalar: no int() of the value
         if self.k is not None and prepared.dtype == np.float32:
             out = np.empty(prepared.shape, dtype=np.float32)
             self.execute_into(rng, prepared, out)
@@ -71,16 +102,16 @@ class NoisyGridPlan(ReleasePlan):
         """Write the release into ``out`` (writable, C-contiguous, of ``result_dtype``; it may
         be ``prepared`` itself). The kernel cannot fail once it has started, so ``out`` is
         never half-written (mechanism_kernels.hpp, noisy_grid_into)."""
+        if self.constant_time:  # the kernel reads a copy of the input, then one copy into out
+            np.copyto(out, self._constant_time(rng, prepared))
+            return
         if self.k is None:  # integer path: the int64 release, then one copy
             np.copyto(out, rng._noisy_grid(prepared, law=self.law, param=self.param, k=None,
                                            bound=self.bound, threads=self.threads))
             return
         values = prepared if prepared.dtype == out.dtype else prepared.astype(out.dtype)
         values = source_for(values, out).reshape(-1)
-        if self.law == "laplace":
-            num, den = R.scale_pair(self.param, "scale")
-        else:
-            num, den = R.sigma_to_variance_pair(self.param, "sigma")
+        num, den = self._pair()
         _core.noisy_grid_into(rng._core, self.law, values, int(self.k), num, den, int(self.bound),
                               out.reshape(-1), self.threads)
 
@@ -95,13 +126,23 @@ class RandomizedResponsePlan(ReleasePlan):
         k, the domain size.
     gamma : fractions.Fraction
         The exact ε of the kernel.
+    constant_time : bool
+        The constant-time kernel (values clamped to [0, k) by masks; a scalar release is a
+        NumPy int64, not a Python int).
     """
 
     categories: int
     gamma: Fraction
+    constant_time: bool = False
 
     def execute(self, rng: Any, prepared: np.ndarray) -> Any:
-        """The randomized answers: an int (scalar query) or an int64 array of category indices."""
+        """The randomized answers: an int (scalar query; a NumPy int64 in constant-time mode) or an
+        int64 array of category indices."""
+        if self.constant_time:
+            g = Fraction(self.gamma)
+            out = _core.randomized_response_constant_time(rng._core, prepared, self.categories, g.numerator,
+                                                          g.denominator, self.threads)
+            return out.reshape(-1)[0] if self.scalar else out
         out = rng._randomized_response(prepared, self.categories, self.gamma, threads=self.threads)
         return int(out.reshape(-1)[0]) if self.scalar else out
 

@@ -17,6 +17,7 @@ from ..accounting.losses import (
 from ..generator import Generator
 from .._release.docs import shared_docs
 from .._release import grid as _grid
+from .._release import constant_time as _ct
 from ._base import (
     Mechanism, as_integer_array, as_real_array, check_beta, check_delta, check_epsilon, check_rho,
     check_sensitivity, integers_on_grid, normalise_shape, size_of,
@@ -341,7 +342,8 @@ class GaussianMechanism(Mechanism):
     docs/security.md).
 
     Timing: the sampler's running time grows with |noise| (about 10 ns per unit of
-    |noise|/sigma on the exact path; docs/security.md); there is no constant-time mode yet.
+    |noise|/sigma on the exact path; docs/security.md); ``constant_time=True`` removes that
+    (the constant-time mode).
 
     The DP-SGD form: ``noise_multiplier`` z gives σ = z·Δ (effective σ/(zΔ) in [1, 1 + 2^-20])
     on a grid that widens Δ by at most max(2^-17, √d·z·2^-29) of it (d coordinates); ``sample_rate`` q then charges each call as
@@ -365,6 +367,9 @@ class GaussianMechanism(Mechanism):
         Gaussian event (the caller Poisson-samples the batch with rate q).
     granularity : float, optional
         The grid 2^k (a power of two); default: chosen from Δ and the query's size.
+    constant_time : bool, default False
+        Constant-time noise (docs/security.md): (ε, δ' + (1 + e^ε)·d·2^-64)-DP, δ' the exact
+        profile's δ at ε, for d coordinates; σ at most 2^20 grid units; epsilon and delta only.
     rng : dpnoise.Generator, optional
         A secure generator (default ``dpnoise.default_rng()``).
     budget : dpnoise.accounting.PrivacyBudget, optional
@@ -399,8 +404,13 @@ class GaussianMechanism(Mechanism):
                  rho: Optional[float] = None, noise_multiplier: Optional[float] = None,
                  sample_rate: Optional[float] = None, granularity: Optional[float] = None,
                  rng: Optional[Generator] = None, budget: Optional[PrivacyBudget] = None,
-                 threads: Optional[int] = None, allow_insecure: bool = False):
+                 threads: Optional[int] = None, allow_insecure: bool = False, constant_time: bool = False):
         super().__init__(rng, budget, threads=threads, allow_insecure=allow_insecure)
+        self.constant_time = _ct.check_flag(constant_time)
+        self._max_sigma = float(_ct.MAX_PARAMETER) if self.constant_time else MAX_SIGMA
+        if self.constant_time and (rho is not None or noise_multiplier is not None):
+            raise ValueError("constant_time=True needs epsilon and delta: its failure term (1 + e^ε)·2^-64 "
+                             "is an (ε, δ) statement, which rho= and noise_multiplier= cannot carry")
         self.noise_multiplier: Optional[float] = None
         self.sample_rate: Optional[float] = None
         if noise_multiplier is not None:
@@ -484,7 +494,7 @@ class GaussianMechanism(Mechanism):
             # search raises it by less than the 1% added here (a step below catches the rest)
             with np.errstate(over="ignore"):
                 est = self._formula_sigma(self.sensitivity * (1 + 2 / _grid.WIDENING)) * 1.01
-            k = min(max(k, math.ceil(math.log2(est / MAX_SIGMA))), _grid.MAX_EXPONENT)
+            k = min(max(k, math.ceil(math.log2(est / self._max_sigma))), _grid.MAX_EXPONENT)
         for _ in range(4):
             units = _grid.grid_units(self.sensitivity, k)
             if units + spread > MAX_PART:
@@ -492,13 +502,14 @@ class GaussianMechanism(Mechanism):
                                  f"(beyond 2^62 grid units)")
             sens: float = math.floor(units) + 1 if count == 1 else units + spread
             sigma = _grid.round_up_short(self._sigma_units(sens, count))
-            if sigma <= MAX_SIGMA or self.granularity_exponent is not None or k >= _grid.MAX_EXPONENT:
+            if sigma <= self._max_sigma or self.granularity_exponent is not None or k >= _grid.MAX_EXPONENT:
                 break
             k += 1  # coarser grid: σ in grid units halves (nearly)
-        if sigma > MAX_SIGMA:
+        if sigma > self._max_sigma:
             hint = "a coarser granularity or " if self.granularity_exponent is not None else ""
             raise ValueError(f"{self._what()} needs σ = {sigma:.3g} grid units on the grid 2^{k} for "
-                             f"{count} coordinate(s), beyond 2^30 (noisy values must stay exact): "
+                             f"{count} coordinate(s), beyond 2^{math.log2(self._max_sigma):.0f} (noisy values "
+                             f"must stay exact{'; constant_time=True' if self.constant_time else ''}): "
                              f"use {hint}a larger " + ("rho" if self.rho is not None else "epsilon or delta"))
         self._cache[count] = (k, sens, sigma, self._loss(sigma, sens, count))
         return self._cache[count]
@@ -540,8 +551,11 @@ class GaussianMechanism(Mechanism):
         shape = normalise_shape(shape)
         d = size_of(shape)
         k, sens, sigma, loss = self._calibrate(max(d, 1))
-        return NoisyGridPlan(type(self).__name__, loss if d else PureDP(0.0), shape, shape == (),
-                             self.threads, "gaussian", sigma, k, sens, GRID_BOUND)
+        loss = loss if d else PureDP(0.0)
+        if self.constant_time:
+            loss = _ct.loss(loss, d, self.epsilon)
+        return NoisyGridPlan(type(self).__name__, loss, shape, shape == (),
+                             self.threads, "gaussian", sigma, k, sens, GRID_BOUND, self.constant_time)
 
     def grid(self, count: int = 1) -> Tuple[int, float, float]:
         """(k, L2 sensitivity in grid units, σ in grid units) for ``count`` coordinates.
@@ -591,7 +605,7 @@ class GaussianMechanism(Mechanism):
         return (m + 0.5) * 2.0**p.k  # type: ignore[operator]
 
     def _prepare(self, value: Any) -> Tuple[np.ndarray, Tuple[int, ...], Any]:
-        x = as_real_array(value, keep=KEPT_FLOATS)  # float32 stays float32
+        x = as_real_array(value, keep=KEPT_FLOATS, clamp=not self.constant_time)  # float32 stays float32
         k = self.plan(x.shape).k
         assert k is not None
         # floats go to the kernel as they are: it rounds and clamps to GRID_BOUND in one pass
@@ -625,7 +639,8 @@ class DiscreteGaussianMechanism(Mechanism):
     exception depends on the data's values.
 
     Timing: the sampler's running time grows with |noise| (about 10 ns per unit of
-    |noise|/sigma on the exact path; docs/security.md); there is no constant-time mode yet.
+    |noise|/sigma on the exact path; docs/security.md); ``constant_time=True`` removes that
+    (the constant-time mode).
 
     Parameters
     ----------
@@ -635,6 +650,7 @@ class DiscreteGaussianMechanism(Mechanism):
         Integer shift Δ of each moved output.
     rho : float, optional
         ρ-zCDP target: σ = √c Δ/sqrt(2ρ).
+    {constant_time}
     coordinates : int, default 1
         c, how many outputs one neighbour moves.
     {release_parameters}
@@ -652,8 +668,12 @@ class DiscreteGaussianMechanism(Mechanism):
     def __init__(self, epsilon: Optional[float] = None, delta: Optional[float] = None,
                  sensitivity: int = 1, *, rho: Optional[float] = None, coordinates: int = 1,
                  rng: Optional[Generator] = None, budget: Optional[PrivacyBudget] = None,
-                 threads: Optional[int] = None, allow_insecure: bool = False):
+                 threads: Optional[int] = None, allow_insecure: bool = False, constant_time: bool = False):
         super().__init__(rng, budget, threads=threads, allow_insecure=allow_insecure)
+        self.constant_time = _ct.check_flag(constant_time)
+        if self.constant_time and rho is not None:
+            raise ValueError("constant_time=True needs epsilon and delta: its failure term (1 + e^ε)·2^-64 "
+                             "is an (ε, δ) statement, which rho= cannot carry")
         self.sensitivity = integer_sensitivity(sensitivity)
         self.coordinates = check_count(coordinates, "coordinates")
         l2 = self.sensitivity * math.sqrt(self.coordinates)
@@ -684,8 +704,10 @@ class DiscreteGaussianMechanism(Mechanism):
         (an empty query spends nothing: PureDP(0))."""
         shape = normalise_shape(shape)
         loss = self._loss if size_of(shape) else PureDP(0.0)
+        if self.constant_time:
+            loss = _ct.loss(loss, size_of(shape), self.epsilon)
         return NoisyGridPlan(type(self).__name__, loss, shape, shape == (), self.threads, "gaussian",
-                             self.sigma, None, self.sensitivity, INTEGER_BOUND)
+                             self.sigma, None, self.sensitivity, INTEGER_BOUND, self.constant_time)
 
     def accuracy(self, beta: float, shape: Any = ()) -> float:
         """Half-width w with P(some output is more than w from its clamped value) <= beta
@@ -697,5 +719,5 @@ class DiscreteGaussianMechanism(Mechanism):
         return float(math.ceil(self.sigma * math.sqrt(2 * math.log(2 * d / beta))))
 
     def _prepare(self, value: Any) -> Tuple[np.ndarray, Tuple[int, ...], Any]:
-        v = as_integer_array(value)
+        v = as_integer_array(value, clamp=not self.constant_time)  # constant time: the kernel clamps
         return v, v.shape, np.int64

@@ -14,6 +14,7 @@ from ..generator import Generator
 from .._release.docs import shared_docs
 from .._release import grid as _grid
 from .._release import check_laplace_scale
+from .._release import constant_time as _ct
 from ._base import (
     Mechanism, as_integer_array, as_real_array, check_beta, check_delta, check_epsilon,
     check_sensitivity, integers_on_grid, normalise_shape, size_of,
@@ -128,7 +129,8 @@ class DiscreteLaplaceMechanism(Mechanism):
     so the sensitivity is unchanged), so that no exception depends on the data's values.
 
     Timing: the sampler's running time grows with |noise| (about 10 ns per unit of
-    |noise|/scale on the exact path; docs/security.md); there is no constant-time mode yet.
+    |noise|/scale on the exact path; docs/security.md); ``constant_time=True`` removes that
+    (the constant-time mode).
 
     Parameters
     ----------
@@ -136,6 +138,7 @@ class DiscreteLaplaceMechanism(Mechanism):
         ε in (0, 100].
     sensitivity : int, default 1
         Integer L1 sensitivity Δ (at most 2^62).
+    {constant_time}
     delta : float, default 0.0
         δ in [0, 1): scale Δ/(ε - ln(1-δ)).
     {release_parameters}
@@ -152,8 +155,9 @@ class DiscreteLaplaceMechanism(Mechanism):
 
     def __init__(self, epsilon: float, sensitivity: int = 1, *, delta: float = 0.0,
                  rng: Optional[Generator] = None, budget: Optional[PrivacyBudget] = None,
-                 threads: Optional[int] = None, allow_insecure: bool = False):
+                 threads: Optional[int] = None, allow_insecure: bool = False, constant_time: bool = False):
         super().__init__(rng, budget, threads=threads, allow_insecure=allow_insecure)
+        self.constant_time = _ct.check_flag(constant_time)
         self.epsilon = check_epsilon(epsilon)
         self.delta = check_delta(delta)
         self.sensitivity = integer_sensitivity(sensitivity)
@@ -169,8 +173,10 @@ class DiscreteLaplaceMechanism(Mechanism):
         the L1 sensitivity of the whole query). An empty query spends nothing (PureDP(0))."""
         shape = normalise_shape(shape)
         loss = self._loss if size_of(shape) else PureDP(0.0)
+        if self.constant_time:
+            loss = _ct.loss(loss, size_of(shape))
         return NoisyGridPlan(type(self).__name__, loss, shape, shape == (), self.threads,
-                             "laplace", self.scale, None, self.sensitivity, INTEGER_BOUND)
+                             "laplace", self.scale, None, self.sensitivity, INTEGER_BOUND, self.constant_time)
 
     def accuracy(self, beta: float, shape: Any = ()) -> float:
         """Half-width w with P(some of the outputs is more than w from its clamped value)
@@ -179,7 +185,7 @@ class DiscreteLaplaceMechanism(Mechanism):
         return float(discrete_laplace_half_width(float(self.scale), d, check_beta(beta)))
 
     def _prepare(self, value: Any) -> Tuple[np.ndarray, Tuple[int, ...], Any]:
-        v = as_integer_array(value)
+        v = as_integer_array(value, clamp=not self.constant_time)  # constant time: the kernel clamps
         return v, v.shape, np.int64
 
 
@@ -187,7 +193,8 @@ class GeometricMechanism(DiscreteLaplaceMechanism):
     """The geometric mechanism (Ghosh et al. 2009): another name for the discrete Laplace one.
 
     Timing: the sampler's running time grows with |noise| (about 10 ns per unit of
-    |noise|/scale on the exact path; docs/security.md); there is no constant-time mode yet.
+    |noise|/scale on the exact path; docs/security.md); ``constant_time=True`` removes that
+    (the constant-time mode).
 
     Parameters and behaviour: see :class:`DiscreteLaplaceMechanism`.
 
@@ -219,7 +226,8 @@ class LaplaceMechanism(Mechanism):
     the data (docs/security.md).
 
     Timing: the sampler's running time grows with |noise| (about 10 ns per unit of
-    |noise|/scale on the exact path; docs/security.md); there is no constant-time mode yet.
+    |noise|/scale on the exact path; docs/security.md); ``constant_time=True`` removes that
+    (the constant-time mode).
 
     float32 input gives float32 output (the float64 release rounded once; docs/security.md),
     and ``mech(x, out=buf)`` writes into ``buf``, which may be ``x`` itself.
@@ -230,6 +238,7 @@ class LaplaceMechanism(Mechanism):
         ε in (0, 100].
     sensitivity : float, default 1.0
         L1 sensitivity Δ of the whole query (at least 2^-1000).
+    {constant_time}
     delta : float, default 0.0
         δ in [0, 1): scale Δ/(ε - ln(1-δ)).
     granularity : float, optional
@@ -252,8 +261,10 @@ class LaplaceMechanism(Mechanism):
     def __init__(self, epsilon: float, sensitivity: float = 1.0, *, delta: float = 0.0,
                  granularity: Optional[float] = None, rng: Optional[Generator] = None,
                  budget: Optional[PrivacyBudget] = None, threads: Optional[int] = None,
-                 allow_insecure: bool = False):
+                 allow_insecure: bool = False, constant_time: bool = False):
         super().__init__(rng, budget, threads=threads, allow_insecure=allow_insecure)
+        self.constant_time = _ct.check_flag(constant_time)
+        self._max_scale = _ct.MAX_PARAMETER if self.constant_time else MAX_LAPLACE_SCALE
         self.epsilon = check_epsilon(epsilon)
         self.delta = check_delta(delta)
         self.sensitivity = check_sensitivity(sensitivity)
@@ -262,6 +273,8 @@ class LaplaceMechanism(Mechanism):
             and self.sensitivity <= MAX_PART
         self._cache: Dict[Tuple[int, bool], Tuple[Optional[int], int, Fraction]] = {}
         self._check_release_possible()  # refuse bad parameters now
+        if self._integral and self.constant_time:  # the integer path's plan too
+            self.plan((), np.int64)
 
     def _calibrate(self, count: int, integer: bool) -> Tuple[Optional[int], int, Fraction]:
         key = (count, integer)
@@ -275,7 +288,7 @@ class LaplaceMechanism(Mechanism):
                 if k is None:
                     k = _grid.default_exponent(self.sensitivity, count)
                     # keep Δ/2^k/ε within half the scale limit: coarsen the grid for tiny ε
-                    need = math.log2(self.sensitivity) - math.log2(self.epsilon) - math.log2(MAX_LAPLACE_SCALE / 2)
+                    need = math.log2(self.sensitivity) - math.log2(self.epsilon) - math.log2(self._max_scale / 2)
                     k = min(max(k, math.ceil(need)), _grid.MAX_EXPONENT)
                 units = _grid.grid_units(self.sensitivity, k)
                 if units + count > MAX_PART:
@@ -296,8 +309,10 @@ class LaplaceMechanism(Mechanism):
         d = size_of(shape)
         k, sens, scale = self._calibrate(max(d, 1), integer)
         loss = discrete_laplace_loss(scale, sens) if d else PureDP(0.0)
+        if self.constant_time:
+            loss = _ct.loss(loss, d)
         return NoisyGridPlan(type(self).__name__, loss, shape, shape == (), self.threads, "laplace",
-                             scale, k, sens, INTEGER_BOUND if k is None else GRID_BOUND)
+                             scale, k, sens, INTEGER_BOUND if k is None else GRID_BOUND, self.constant_time)
 
     def grid(self, count: int = 1, integer: bool = False) -> Tuple[Optional[int], int, Fraction]:
         """(k, widened sensitivity in grid units, discrete Laplace scale) for ``count`` coordinates.
@@ -342,7 +357,7 @@ class LaplaceMechanism(Mechanism):
         return (w + 0.5) * 2.0**p.k if p.size else 0.0
 
     def _prepare(self, value: Any) -> Tuple[np.ndarray, Tuple[int, ...], Any]:
-        x = as_real_array(value, keep=KEPT_FLOATS)  # float32 stays float32
+        x = as_real_array(value, keep=KEPT_FLOATS, clamp=not self.constant_time)  # float32 stays float32
         if x.dtype == np.int64 and self._integral:
             return x, x.shape, np.int64
         k = self.plan(x.shape, np.float64).k

@@ -7,6 +7,7 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
+from .._release import constant_time as _ct
 from .._release.docs import shared_docs
 from ..accounting.budget import PrivacyBudget
 from ..accounting.losses import PureDP, RandomizedResponse as RRLoss
@@ -50,8 +51,10 @@ class RandomizedResponse(Mechanism):
     ``"drop"`` is refused: the output's length would reveal it.
 
     Timing: the number of random bits drawn (and so the time) varies with the random draws,
-    rarely (the undecided band, about 2^-31 of values) by much; docs/security.md. There is no
-    constant-time mode yet.
+    rarely (the undecided band, about 2^-31 of values) by much; docs/security.md.
+    ``constant_time=True`` uses the constant-time kernel instead: keep/flip and the other
+    category from a fixed number of random words, selected by masks, records clamped to [0, k)
+    by masks (with ``out_of_domain="clamp"`` nothing in Python looks at the values).
 
     Parameters
     ----------
@@ -59,6 +62,7 @@ class RandomizedResponse(Mechanism):
         ε in (0, 100].
     categories : int, default 2
         k, the public domain [0, k).
+    {constant_time}
     out_of_domain : {"clamp", "raise"}
         Records outside [0, k) (default "clamp").
     {release_parameters}
@@ -75,8 +79,10 @@ class RandomizedResponse(Mechanism):
 
     def __init__(self, epsilon: float, categories: int = 2, *, rng: Optional[Generator] = None,
                  budget: Optional[PrivacyBudget] = None, threads: Optional[int] = None,
-                 out_of_domain: str = DEFAULT_OUT_OF_DOMAIN, allow_insecure: bool = False):
+                 out_of_domain: str = DEFAULT_OUT_OF_DOMAIN, allow_insecure: bool = False,
+                 constant_time: bool = False):
         super().__init__(rng, budget, threads=threads, allow_insecure=allow_insecure)
+        self.constant_time = _ct.check_flag(constant_time)
         categories = integer(categories, "categories")
         if not 2 <= categories <= MAX_PART:
             raise ValueError(f"categories must be between 2 and 2^62, got {categories}")
@@ -91,13 +97,13 @@ class RandomizedResponse(Mechanism):
     @classmethod
     def two_coin(cls, *, rng: Optional[Generator] = None, budget: Optional[PrivacyBudget] = None,
                  threads: Optional[int] = None, out_of_domain: str = DEFAULT_OUT_OF_DOMAIN,
-                 allow_insecure: bool = False) -> "RandomizedResponse":
+                 allow_insecure: bool = False, constant_time: bool = False) -> "RandomizedResponse":
         """The two-coin protocol (Warner 1965; Dwork & Roth 2014, §3.2): keep probability 3/4,
         ε = ln 3.
 
         Parameters
         ----------
-        rng, budget, threads, out_of_domain, allow_insecure
+        rng, budget, threads, out_of_domain, allow_insecure, constant_time
             As for :class:`RandomizedResponse`.
 
         Returns
@@ -106,7 +112,7 @@ class RandomizedResponse(Mechanism):
             Binary, charged ε = ln 3 per record.
         """
         m = cls(math.log(3.0), 2, rng=rng, budget=budget, threads=threads,
-                out_of_domain=out_of_domain, allow_insecure=allow_insecure)
+                out_of_domain=out_of_domain, allow_insecure=allow_insecure, constant_time=constant_time)
         m._two_coin = True
         m.epsilon = math.log(3.0)  # the charged ε: an upper bound of the γ the sampler uses
         return m
@@ -123,16 +129,20 @@ class RandomizedResponse(Mechanism):
         record is randomized on its own). An empty input spends nothing (PureDP(0))."""
         shape = normalise_shape(shape)
         loss = RRLoss(self.epsilon, self.categories) if size_of(shape) else PureDP(0.0)
+        if self.constant_time:  # each record's draw is within 2^-64 of the exact law
+            loss = _ct.loss(loss, min(size_of(shape), 1))
         name = "RandomizedResponse.two_coin" if self._two_coin else type(self).__name__
         return RandomizedResponsePlan(name, loss, shape, shape == (), self.threads, self.categories,
-                                      self._gamma)
+                                      self._gamma, self.constant_time)
 
     def _prepare(self, value: Any) -> Tuple[np.ndarray, Tuple[int, ...], Any]:
         try:
-            x = as_integer_array(value, "value", bound=MAX_PART)
+            x = as_integer_array(value, "value", bound=MAX_PART, clamp=not self.constant_time)
         except TypeError:
             raise TypeError(f"value must be category indices (integers or bools), got dtype "
                             f"{np.asarray(value).dtype}") from None
+        if self.constant_time and self.out_of_domain == "clamp":  # the kernel clamps by masks
+            return x, x.shape, np.int64
         if x.size and (x.min() < 0 or x.max() >= self.categories):
             if self.out_of_domain == "raise":
                 raise out_of_domain_error(f"[0, {self.categories})")

@@ -1,7 +1,10 @@
 // dpnoise/exact/constant_time/noisy_release.hpp -- the mechanisms' fused release kernels
 // (mechanism_kernels.hpp) with constant-time noise and no branch on the secret values:
 //   noisy_integers_constant_time: y = clamp(x, +-bound) + noise, int64
-//   noisy_grid_constant_time:     y = (clamp(round(x / 2^k), +-bound) + noise) 2^k, double
+//   noisy_grid_constant_time:     y = (clamp(round(x / 2^k), +-bound) + noise) 2^k, double or
+//                                 float (float32 in, float32 out: the double rounded once,
+//                                 clamped to +-FLT_MAX by minsd/maxsd)
+//   randomized_response_constant_time: k-ary randomized response of clamp(x, [0, k))
 // The variable-time kernels check |y| against the grid's exact range after each draw (a branch
 // on the noise); here the noise is bounded for every output (|noise| <= max_abs <= 2^40, from
 // the table), so the public checks on bound and k below make overflow impossible and no
@@ -13,9 +16,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
+#include <type_traits>
 
 #include "dpnoise/exact/constant_time/ct_ops.hpp"
 #include "dpnoise/exact/constant_time/laws.hpp"
+#include "dpnoise/exact/constant_time/randomized_response.hpp"
 #include "dpnoise/mechanism_kernels.hpp"  // request::sample_same, the variable-time to_grid
 
 #if defined(__SSE2__)
@@ -53,19 +58,45 @@ void noisy_integers_constant_time(Family& family, const typename Law::Param& p, 
     });
 }
 
-template <class Law, class Family>
-void noisy_grid_constant_time(Family& family, const typename Law::Param& p, const double* values, ptrdiff_t stride,
-                              int k, int64_t bound, double* out, size_t n, unsigned threads) {
+// A double as T: itself, or (float) the nearest float32 of its value clamped to +-FLT_MAX,
+// without a compare (minsd/maxsd, then cvtsd2ss in the default rounding mode).
+template <class T> inline T grid_output_ct(double r) {
+    if constexpr (std::is_same_v<T, double>) {
+        return r;
+    } else {
+#if defined(__SSE2__) && defined(__x86_64__)
+        constexpr double kMax = 3.4028234663852886e38;  // FLT_MAX
+        return static_cast<float>(_mm_cvtsd_f64(_mm_min_sd(_mm_max_sd(_mm_set_sd(r), _mm_set_sd(-kMax)), _mm_set_sd(kMax))));
+#else
+        return request::GridOutput<float>::from_exact(r);
+#endif
+    }
+}
+
+template <class Law, class T, class Family>
+void noisy_grid_constant_time(Family& family, const typename Law::Param& p, const T* values, ptrdiff_t stride,
+                              int k, int64_t bound, T* out, size_t n, unsigned threads) {
+    static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "float32 or float64 values");
     if (bound < 0 || bound > (int64_t{1} << 52)) throw std::invalid_argument("bound must be in [0, 2^52]");
     // 2^-k and 2^k normal doubles, and (2^52 + 2^40) 2^k < 2^1024: no overflow, no ldexp
     if (k < -1000 || k > 960)
         throw std::invalid_argument("constant_time=True supports grid exponents k in [-1000, 960]");
     const double down = std::ldexp(1.0, -k), up = std::ldexp(1.0, k), b = static_cast<double>(bound);
+    // values[i] is read before out[i] is written (request::fill_combined), so out may be values
     request::sample_same<Law>(family, p, out, n, threads, request::Path::tables, [=](size_t i, int64_t noise) {
         // round(x 2^-k) clamped to +-bound: the same value as the variable-time kernel's
-        const int64_t v = to_grid_ct(values[static_cast<ptrdiff_t>(i) * stride], down, b);
-        return static_cast<double>(v + noise) * up;  // |v + noise| <= 2^52 + 2^40 < 2^53: exact
+        const int64_t v = to_grid_ct(static_cast<double>(values[static_cast<ptrdiff_t>(i) * stride]), down, b);
+        return grid_output_ct<T>(static_cast<double>(v + noise) * up);  // |v + noise| < 2^53: exact
     });
+}
+
+// out[i] = the constant-time response to in[i] (clamped to [0, k) by masks: no check, no
+// branch on the values), through the request layer's streams (as request::randomized_response).
+template <class Family>
+void randomized_response_constant_time(Family& family, const RandomizedResponseTable& table, const int64_t* in,
+                                       int64_t* out, size_t n, unsigned threads) {
+    random::sample_into<request::RandomizedResponse::kOutputsPerStream>(
+        family, out, n, threads, [&table, in](auto& bits, size_t i) { return table.respond(bits, in[i]); });
 }
 
 }  // namespace dpnoise::exact::ct
