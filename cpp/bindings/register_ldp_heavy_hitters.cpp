@@ -95,6 +95,33 @@ static void register_ldp_heavy_hitters(py::module_& m) {
         "Support of candidate keys in one heavy-hitters group: support[i] = sum_j counts[j, h_pool[j](keys[i])].\n"
         "O(k_prime m).");
     m.def(
+        "hh_support_groups",
+        [](const py::array& counts, const py::array& pool, const py::array& keys, unsigned threads) {
+            const auto C = exact_array<int64_t>(counts, 3, "counts");
+            const auto P = pool_array(pool);
+            if (C.shape(1) < 1 || C.shape(1) > P.shape(0))
+                throw std::invalid_argument("counts must have shape (groups, k_prime, g), 1 <= k_prime <= pool size");
+            const size_t G = static_cast<size_t>(C.shape(0));
+            const uint64_t k_prime = static_cast<uint64_t>(C.shape(1)), g = static_cast<uint64_t>(C.shape(2));
+            ldp::HashFamily64::check_buckets(g);
+            const u64_array K = unsigned_keys(keys, "keys");
+            const size_t m = static_cast<size_t>(K.size());
+            auto support = new_array<int64_t>(G, m);
+            const int64_t* c = C.data();
+            const uint64_t* p = P.data();
+            const uint64_t* k = K.data();
+            int64_t* out = support.mutable_data();
+            {
+                py::gil_scoped_release release;
+                ldp::hh_support_groups(c, G, p, k_prime, g, k, m, out, threads);
+            }
+            return support;
+        },
+        py::arg("counts"), py::arg("pool"), py::arg("keys"), py::arg("threads"),
+        "Support of the same keys in G groups sharing k_prime, g and the pool (counts (G, k_prime, g)):\n"
+        "support[l, i] = sum_j counts[l, j, h_pool[j](keys[i])], each (seed, key) hashed once for all groups.\n"
+        "O(k_prime m) hash evaluations and O(G k_prime m) additions; returns (G, m) int64.");
+    m.def(
         "hh_hash",
         [](const py::array& pool, const py::array& indices, const py::array& keys, uint64_t g) {
             ldp::HashFamily64::check_buckets(g);
