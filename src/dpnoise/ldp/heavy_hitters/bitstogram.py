@@ -71,8 +71,11 @@ class Bitstogram(HHProtocol, name="bitstogram"):
         o = agg._offsets
         counts = agg._flat[o[1]:o[self.item_bits + 1]].reshape(self.item_bits, -1, self.g)
         s = _core.ldp.hh_support_groups(counts, self.pool, keys, agg.threads)
-        bits = (s[:, T:] > s[:, :T]).astype(np.uint64) << np.arange(self.item_bits, dtype=np.uint64)[:, None]
-        x = np.bitwise_or.reduce(bits, axis=0)
+        # bit j of bucket t's candidate is row j of the comparison: pack the rows into 8 bytes
+        # per bucket, least significant first
+        packed = np.zeros((8, T), dtype=np.uint8)
+        packed[:(self.item_bits + 7) // 8] = np.packbits(s[:, T:] > s[:, :T], axis=0, bitorder="little")
+        x = np.ascontiguousarray(packed.T).view("<u8").ravel().astype(np.uint64)
         ok = self.bucket(x) == np.arange(T, dtype=np.uint64)
         cand = np.unique(x[ok])
         est, var = self.group_estimates(agg, 0, cand)
