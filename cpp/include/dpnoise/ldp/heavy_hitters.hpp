@@ -126,13 +126,15 @@ inline void hh_support(const int64_t* counts, const uint64_t* pool, uint64_t k_p
 // vector add): m × (used seeds) hash evaluations instead of G × m × k′. The lanes are int16
 // when every group has at most 2^15 − 1 reports (a support is at most its group's reports),
 // else int32 or int64: the sums are exact in every case. Used seeds: any group has a report.
+// Memory: the table, k′ g × (G rounded up to a 128-bit vector) lanes, at most twice the counts.
 namespace detail {
 
 template <class Lane>
 void hh_support_groups_lanes(const int64_t* counts, size_t G, const std::vector<uint64_t>& used, const uint64_t* pool,
                              uint64_t k_prime, uint64_t g, const uint64_t* keys, size_t m, int64_t* support,
                              unsigned threads) {
-    const size_t lanes = (G + 15) / 16 * 16;  // padded: whole vectors per bucket row
+    constexpr size_t kVector = 16 / sizeof(Lane);  // lanes of one 128-bit vector
+    const size_t lanes = (G + kVector - 1) / kVector * kVector;  // padded: whole vectors per bucket row
     std::vector<Lane> table(static_cast<size_t>(k_prime * g) * lanes, Lane{0});
     for (size_t l = 0; l < G; ++l)
         for (uint64_t jy = 0; jy < k_prime * g; ++jy)
