@@ -24,6 +24,34 @@ u64_array pool_array(const py::array& pool) {
     return P;
 }
 
+// The support kernels' glue: counts (k_prime, g) (ndim 2) or (G, k_prime, g) (ndim 3), the
+// pool and the keys checked with the GIL held; kernel(counts, G, pool, k_prime, g, keys, m, out)
+// runs without it. Returns (m,) or (G, m) int64.
+template <class Kernel>
+py::array_t<int64_t> support_of(const py::array& counts, int ndim, const py::array& pool, const py::array& keys,
+                                Kernel&& kernel) {
+    const auto C = exact_array<int64_t>(counts, ndim, "counts");
+    const auto P = pool_array(pool);
+    const py::ssize_t kp = C.shape(ndim - 2);
+    if (kp < 1 || kp > P.shape(0))
+        throw std::invalid_argument("counts must have shape (..., k_prime, g), 1 <= k_prime <= pool size");
+    const uint64_t k_prime = static_cast<uint64_t>(kp), g = static_cast<uint64_t>(C.shape(ndim - 1));
+    ldp::HashFamily64::check_buckets(g);
+    const u64_array K = unsigned_keys(keys, "keys");
+    const size_t m = static_cast<size_t>(K.size());
+    const size_t G = ndim == 3 ? static_cast<size_t>(C.shape(0)) : 1;
+    auto support = ndim == 3 ? new_array<int64_t>(G, m) : new_array<int64_t>(m);
+    const int64_t* c = C.data();
+    const uint64_t* p = P.data();
+    const uint64_t* k = K.data();
+    int64_t* out = support.mutable_data();
+    {
+        py::gil_scoped_release release;
+        kernel(c, G, p, k_prime, g, k, m, out);
+    }
+    return support;
+}
+
 }  // namespace
 
 static void register_ldp_heavy_hitters(py::module_& m) {
@@ -73,27 +101,26 @@ static void register_ldp_heavy_hitters(py::module_& m) {
     m.def(
         "hh_support",
         [](const py::array& counts, const py::array& pool, const py::array& keys, unsigned threads) {
-            const auto C = exact_array<int64_t>(counts, 2, "counts");
-            const auto P = pool_array(pool);
-            if (C.shape(0) < 1 || C.shape(0) > P.shape(0)) throw std::invalid_argument("counts must have shape (k_prime, g), 1 <= k_prime <= pool size");
-            const uint64_t k_prime = static_cast<uint64_t>(C.shape(0)), g = static_cast<uint64_t>(C.shape(1));
-            ldp::HashFamily64::check_buckets(g);
-            const u64_array K = unsigned_keys(keys, "keys");
-            const size_t m = static_cast<size_t>(K.size());
-            auto support = new_array<int64_t>(m);
-            const int64_t* c = C.data();
-            const uint64_t* p = P.data();
-            const uint64_t* k = K.data();
-            int64_t* out = support.mutable_data();
-            {
-                py::gil_scoped_release release;
-                ldp::hh_support(c, p, k_prime, g, k, m, out, threads);
-            }
-            return support;
+            return support_of(counts, 2, pool, keys, [threads](const int64_t* c, size_t, const uint64_t* p, uint64_t kp, uint64_t g,
+                                                              const uint64_t* k, size_t m, int64_t* out) {
+                ldp::hh_support(c, p, kp, g, k, m, out, threads);
+            });
         },
         py::arg("counts"), py::arg("pool"), py::arg("keys"), py::arg("threads"),
         "Support of candidate keys in one heavy-hitters group: support[i] = sum_j counts[j, h_pool[j](keys[i])].\n"
         "O(k_prime m).");
+    m.def(
+        "hh_support_groups",
+        [](const py::array& counts, const py::array& pool, const py::array& keys, unsigned threads) {
+            return support_of(counts, 3, pool, keys, [threads](const int64_t* c, size_t G, const uint64_t* p, uint64_t kp, uint64_t g,
+                                                              const uint64_t* k, size_t m, int64_t* out) {
+                ldp::hh_support_groups(c, G, p, kp, g, k, m, out, threads);
+            });
+        },
+        py::arg("counts"), py::arg("pool"), py::arg("keys"), py::arg("threads"),
+        "Support of the same keys in G groups sharing k_prime, g and the pool (counts (G, k_prime, g)):\n"
+        "support[l, i] = sum_j counts[l, j, h_pool[j](keys[i])], each (seed, key) hashed once for all groups.\n"
+        "O(k_prime m) hash evaluations and O(G k_prime m) additions; returns (G, m) int64.");
     m.def(
         "hh_hash",
         [](const py::array& pool, const py::array& indices, const py::array& keys, uint64_t g) {

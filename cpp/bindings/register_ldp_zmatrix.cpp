@@ -137,6 +137,29 @@ static void register_ldp_zmatrix(py::module_& m) {
         py::arg("allow_simd") = true,
         "S(x) = sum over columns c of s_c Z[x, c], for every x in [0, domain_size): the server's sweep\n"
         "(allow_simd=False: the scalar loop, for tests).");
+
+    m.def(
+        "zmatrix_sweep_items",
+        [](const py::bytes& key, py::array& sign, py::array& magnitude, const py::array& items, uint64_t domain,
+           unsigned threads, bool allow_simd) {
+            const ldp::ColumnSums s = column_sums(sign, magnitude);
+            const ldp::PublicSignMatrix Z = public_matrix(key);
+            const u64_array X = unsigned_keys(items, "items");
+            check_below(X, domain, "items must be in [0, domain_size)");
+            const size_t m = static_cast<size_t>(X.size());
+            auto out = new_array<int64_t>(m);
+            int64_t* o = out.mutable_data();
+            const uint64_t* x = X.data();
+            {
+                py::gil_scoped_release release;
+                ldp::zmatrix_sweep_items(Z, s, x, m, o, threads, allow_simd);
+            }
+            return out;
+        },
+        py::arg("public_key"), py::arg("sign"), py::arg("magnitude"), py::arg("items"), py::arg("domain_size"),
+        py::arg("threads"), py::arg("allow_simd") = true,
+        "S(x) = sum over columns c of s_c Z[x, c] for the given items only (each in [0, domain_size)):\n"
+        "O(len(items) W/64), independent of the domain.");
 }
 
 DPNOISE_LDP_AREA(zmatrix, register_ldp_zmatrix);

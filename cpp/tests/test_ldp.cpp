@@ -523,6 +523,53 @@ static void test_report_checks() {
     ldp::HeavyHitters::check_groups({{1, 0, 0, 4}, {5, 1, 63, 1}}, 4);
 }
 
+// hh_support_groups (one hash per (seed, key) for G groups) against one hh_support per group,
+// in each lane width, and zmatrix_sweep_items against the full sweep's rows.
+static void test_support_groups_and_zmatrix_items() {
+    Words w(91);
+    const uint64_t g = 5, k_prime = 9;
+    const size_t G = 17, m = 300;
+    std::vector<uint64_t> pool(4 * k_prime), keys(m);
+    for (auto& p : pool) p = w.next();
+    for (auto& k : keys) k = w.next();
+    for (const int64_t scale : {int64_t{1}, int64_t{1} << 14, int64_t{1} << 32}) {
+        std::vector<int64_t> counts(G * k_prime * g, 0), groups(G * m), one(m);
+        for (size_t l = 0; l < G; ++l)
+            for (uint64_t j = 0; j < k_prime; ++j)
+                if (j != 4)  // a seed no group uses
+                    for (uint64_t v = 0; v < g; ++v) counts[(l * k_prime + j) * g + v] = scale * static_cast<int64_t>(w.below(3));
+        ldp::hh_support_groups(counts.data(), G, pool.data(), k_prime, g, keys.data(), m, groups.data(), 2);
+        bool ok = true;
+        for (size_t l = 0; l < G; ++l) {
+            ldp::hh_support(counts.data() + l * k_prime * g, pool.data(), k_prime, g, keys.data(), m, one.data(), 1);
+            for (size_t i = 0; i < m; ++i) ok = ok && groups[l * m + i] == one[i];
+        }
+        CHECK(ok);
+    }
+    std::vector<int64_t> negative(k_prime * g, -1), out(m);
+    CHECK(throws<std::invalid_argument>([&] { ldp::hh_support_groups(negative.data(), 1, pool.data(), k_prime, g, keys.data(), m, out.data(), 1); }));
+
+    const size_t nwords = 3;
+    const uint64_t domain = 700;
+    std::vector<uint64_t> sign(nwords), mag(2 * nwords);
+    for (size_t i = 0; i < nwords; ++i) {
+        mag[i] = w.next();
+        mag[nwords + i] = w.next();
+        sign[i] = w.next() & (mag[i] | mag[nwords + i]);
+    }
+    const ldp::ColumnSums s{sign.data(), mag.data(), 2, nwords};
+    const ldp::PublicSignMatrix Z(test_key(92));
+    std::vector<int64_t> full(domain), part(5);
+    const uint64_t rows[] = {699, 0, 513, 513, 64};
+    ldp::zmatrix_sweep(Z, s, domain, full.data(), 2);
+    for (const bool simd : {false, true}) {
+        ldp::zmatrix_sweep_items(Z, s, rows, 5, part.data(), 2, simd);
+        bool same = true;
+        for (size_t i = 0; i < 5; ++i) same = same && part[i] == full[rows[i]];
+        CHECK(same);
+    }
+}
+
 int main() {
     test_packed_column_counts_naive();
     test_walsh_hadamard();
@@ -536,5 +583,6 @@ int main() {
     test_hadamard_and_sketch_aggregation_naive();
     test_zmatrix_aggregation_naive();
     test_report_checks();
+    test_support_groups_and_zmatrix_items();
     return report("test_ldp");
 }

@@ -225,6 +225,13 @@ class ZMatrixAggregator(Aggregator):
     def _estimate(self) -> np.ndarray:
         return self.protocol.scale() * self.column_sums()
 
+    def _estimate_items(self, items: np.ndarray) -> np.ndarray:
+        # only the requested rows of Z: O(|items| W/64), whatever d (issue #22 item 6)
+        p = self.protocol
+        return p.scale() * _core.ldp.zmatrix_sweep_items(p.options["public_key"], self._state["sign"],
+                                                         self._state["magnitude"], items, p.domain_size,
+                                                         check_threads(None))
+
     def shared_column_excess(self) -> int:
         """Σ_c S_c² − n over the columns' sums S_c: 0 when every report has a column of its
         own, else twice the sum over pairs of reports sharing a column of y_i y_i′ (cached).
@@ -250,7 +257,11 @@ class ZMatrixAggregator(Aggregator):
         different items), so c² max(Σ_c S_c² − n, 0) estimates it from the state; it is 0 for
         reports on distinct columns. Pairs holding x itself add nothing to Var f̂(x) but are
         counted: the stated variance errs on the large side."""
-        var = super().variance(items)
+        if items is None or "estimates" in self._cache:
+            var = super().variance(items)
+        else:  # the requested items only, as estimate(items): no sweep over the domain
+            est = self._estimate_items(self.protocol._query(items))
+            var = self.protocol.variance(self.n, np.clip(est, 0, self.n))
         c = self.protocol.scale()
         return var + c * c * max(self.shared_column_excess(), 0)
 
@@ -333,8 +344,8 @@ class ZMatrix(Protocol, name="zmatrix", aggregator=ZMatrixAggregator, client=ZMa
 
     def variance(self, n: int, counts: Optional[np.ndarray] = None) -> np.ndarray:
         """n c² − f(x) for reports on distinct columns (docs/ldp_zmatrix.md, "Variance": a
-        holder of x contributes c² − 1, any other user c²)."""
-        var = np.full(self.domain_size, n * self.variance_per_user())
-        if counts is not None:
-            var = var - counts
-        return var
+        holder of x contributes c² − 1, any other user c²). With ``counts``, one variance per
+        given count (any shape): the items those counts belong to."""
+        if counts is None:
+            return np.full(self.domain_size, n * self.variance_per_user())
+        return n * self.variance_per_user() - np.asarray(counts, dtype=np.float64)

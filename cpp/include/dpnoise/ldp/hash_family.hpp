@@ -34,6 +34,17 @@
 
 namespace dpnoise::ldp {
 
+// MurmurHash3's xorshift-multiply finaliser (Appleby 2011) on 32- or 64-bit words: a bijection
+// (xorshifts and odd multipliers), fmix32 and fmix64 by their constants.
+template <class Word>
+constexpr Word murmur_finaliser(Word x, unsigned r1, Word m1, unsigned r2, Word m2, unsigned r3) {
+    x ^= x >> r1;
+    x *= m1;
+    x ^= x >> r2;
+    x *= m2;
+    return x ^ (x >> r3);
+}
+
 struct HashSeed {
     uint64_t a = 0, b = 0;
 };
@@ -52,13 +63,7 @@ struct HashFamily {
 
     // π(x): MurmurHash3's fmix32 (xorshifts and odd multipliers: a bijection of 32-bit words).
     static uint64_t scramble(uint64_t x) {
-        uint32_t h = static_cast<uint32_t>(x);
-        h ^= h >> 16;
-        h *= 0x85ebca6bu;
-        h ^= h >> 13;
-        h *= 0xc2b2ae35u;
-        h ^= h >> 16;
-        return h;
+        return murmur_finaliser<uint32_t>(static_cast<uint32_t>(x), 16, 0x85ebca6bu, 13, 0xc2b2ae35u, 16);
     }
 
     // h_{a,b}(x) in [0, g): multiply-high reduction of the 32-bit value.

@@ -20,7 +20,8 @@
 // universality unchanged (distinct x have distinct π(x)).
 #pragma once
 #include <cstdint>
-#include <stdexcept>
+
+#include "dpnoise/ldp/hash_family.hpp"
 
 namespace dpnoise::ldp {
 
@@ -29,12 +30,9 @@ struct HashSeed128 {
 };
 
 struct HashFamily64 {
-    static constexpr uint64_t kMaxBuckets = uint64_t{1} << 32;  // the heavy-hitters oracles use g <= 2^32
+    static constexpr uint64_t kMaxBuckets = HashFamily::kMaxBuckets;  // the heavy-hitters oracles use g <= 2^32
 
-    static void check_buckets(uint64_t g) {
-        if (g < 2) throw std::invalid_argument("g (hash buckets) must be at least 2");
-        if (g > kMaxBuckets) throw std::invalid_argument("g (hash buckets) must be at most 2^32");
-    }
+    static void check_buckets(uint64_t g) { HashFamily::check_buckets(g); }
 
     // The seed of words w[0..3]: a = w[1] 2^64 + w[0], b = w[3] 2^64 + w[2].
     static HashSeed128 seed(const uint64_t* w) {
@@ -44,12 +42,7 @@ struct HashFamily64 {
 
     // π(x): fmix64 (xorshifts and odd multipliers: a bijection of 64-bit words).
     static uint64_t scramble(uint64_t x) {
-        x ^= x >> 33;
-        x *= 0xff51afd7ed558ccdULL;
-        x ^= x >> 33;
-        x *= 0xc4ceb9fe1a85ec53ULL;
-        x ^= x >> 33;
-        return x;
+        return murmur_finaliser<uint64_t>(x, 33, 0xff51afd7ed558ccdULL, 33, 0xc4ceb9fe1a85ec53ULL, 33);
     }
 
     // H_{a,b}(x): the high 64 bits of a x + b mod 2^128.

@@ -118,4 +118,77 @@ inline void hh_support(const int64_t* counts, const uint64_t* pool, uint64_t k_p
     });
 }
 
+// Support of the same m keys in G groups that share k′, g and the pool (Bitstogram's per-bit
+// oracles: every bit group estimates the keys (t, 0), (t, 1) of every bucket t):
+//     support[l m + i] = Σ_{j < k′} counts[(l k′ + j) g + h_j(keys[i])].
+// h_j(key) does not depend on the group, so each (seed, key) pair is hashed ONCE and adds the
+// G groups' counters of its bucket together, from the transposed table T[j][y][0..G) (a short
+// vector add): m × (used seeds) hash evaluations instead of G × m × k′. The lanes are int16
+// when every group has at most 2^15 − 1 reports (a support is at most its group's reports),
+// else int32 or int64: the sums are exact in every case. Used seeds: any group has a report.
+// Memory: the table, k′ g × (G rounded up to a 128-bit vector) lanes, at most twice the counts.
+namespace detail {
+
+template <class Lane>
+void hh_support_groups_lanes(const int64_t* counts, size_t G, const std::vector<uint64_t>& used, const uint64_t* pool,
+                             uint64_t k_prime, uint64_t g, const uint64_t* keys, size_t m, int64_t* support,
+                             unsigned threads) {
+    constexpr size_t kVector = 16 / sizeof(Lane);  // lanes of one 128-bit vector
+    const size_t lanes = (G + kVector - 1) / kVector * kVector;  // padded: whole vectors per bucket row
+    std::vector<Lane> table(static_cast<size_t>(k_prime * g) * lanes, Lane{0});
+    for (size_t l = 0; l < G; ++l)
+        for (uint64_t jy = 0; jy < k_prime * g; ++jy)
+            table[static_cast<size_t>(jy) * lanes + l] = static_cast<Lane>(counts[l * k_prime * g + jy]);
+    constexpr size_t kKeys = 128;  // keys per task: kKeys × lanes accumulators stay in L1/L2
+    const size_t nblocks = (m + kKeys - 1) / kKeys;
+    parallel_tasks(nblocks, threads, [&](size_t blk) {
+        const size_t i0 = blk * kKeys, len = std::min(kKeys, m - i0);
+        uint64_t sk[kKeys];
+        std::vector<Lane> acc(kKeys * lanes, Lane{0});
+        for (size_t i = 0; i < len; ++i) sk[i] = HashFamily64::scramble(keys[i0 + i]);
+        for (const uint64_t j : used) {
+            const HashSeed128 s = HashFamily64::seed(pool + 4 * j);
+            const Lane* tj = table.data() + static_cast<size_t>(j * g) * lanes;
+            for (size_t i = 0; i < len; ++i) {
+                const uint64_t y = static_cast<uint64_t>((static_cast<unsigned __int128>(HashFamily64::hash64(s, sk[i])) * g) >> 64);
+                const Lane* row = tj + static_cast<size_t>(y) * lanes;
+                Lane* a = acc.data() + i * lanes;
+                for (size_t l = 0; l < lanes; ++l) a[l] = static_cast<Lane>(a[l] + row[l]);
+            }
+        }
+        for (size_t l = 0; l < G; ++l)
+            for (size_t i = 0; i < len; ++i) support[l * m + i0 + i] = static_cast<int64_t>(acc[i * lanes + l]);
+    });
+}
+
+}  // namespace detail
+
+inline void hh_support_groups(const int64_t* counts, size_t G, const uint64_t* pool, uint64_t k_prime, uint64_t g,
+                              const uint64_t* keys, size_t m, int64_t* support, unsigned threads) {
+    HashFamily64::check_buckets(g);
+    if (G == 0) return;
+    std::vector<uint64_t> used;
+    int64_t most = 0;  // the largest group's reports
+    std::vector<int64_t> reports(G, 0);
+    for (uint64_t j = 0; j < k_prime; ++j) {
+        bool any = false;
+        for (size_t l = 0; l < G; ++l)
+            for (uint64_t v = 0; v < g; ++v) {
+                const int64_t c = counts[(l * k_prime + j) * g + v];
+                if (c < 0 || c > INT64_MAX - reports[l])
+                    throw std::invalid_argument("counts must be non-negative with each group's total below 2^63");
+                reports[l] += c;
+                any = any || c != 0;
+            }
+        if (any) used.push_back(j);
+    }
+    for (const int64_t r : reports) most = std::max(most, r);
+    if (most < (int64_t{1} << 15))
+        detail::hh_support_groups_lanes<int16_t>(counts, G, used, pool, k_prime, g, keys, m, support, threads);
+    else if (most < (int64_t{1} << 31))
+        detail::hh_support_groups_lanes<int32_t>(counts, G, used, pool, k_prime, g, keys, m, support, threads);
+    else
+        detail::hh_support_groups_lanes<int64_t>(counts, G, used, pool, k_prime, g, keys, m, support, threads);
+}
+
 }  // namespace dpnoise::ldp

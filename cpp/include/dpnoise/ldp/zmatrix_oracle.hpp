@@ -316,15 +316,15 @@ inline void zmatrix_sweep_rows_dispatch(const uint64_t* seeds, size_t nrows, con
 
 }  // namespace detail
 
-// sums[x] = Σ_c s_c Z[x, c] for x in [0, domain). Words past the last non-empty one and blocks
-// without a report are skipped; each block is swept with only the planes it uses. Rows are
-// split over `threads` (the result does not depend on it).
-inline void zmatrix_sweep(const PublicSignMatrix& Z, const ColumnSums& s, uint64_t domain, int64_t* sums,
-                          unsigned threads, bool allow_simd = true) {
-    std::vector<detail::SweepBlock> blocks;
+namespace detail {
+
+// The blocks of kBlockWords words that hold a report, each with the planes it uses and its
+// constant term; words past a block's last non-empty one are cut off.
+inline std::vector<SweepBlock> zmatrix_sweep_blocks(const ColumnSums& s) {
+    std::vector<SweepBlock> blocks;
     for (size_t w0 = 0; w0 < s.nwords; w0 += ZMatrixSweep::kBlockWords) {
         const size_t w1 = std::min(s.nwords, w0 + ZMatrixSweep::kBlockWords);
-        detail::SweepBlock blk{w0, w1, 0, 0};
+        SweepBlock blk{w0, w1, 0, 0};
         size_t last = w0;  // one past the last non-empty word of the block
         for (unsigned b = 0; b < s.planes; ++b)
             for (size_t w = w0; w < w1; ++w) {
@@ -338,14 +338,44 @@ inline void zmatrix_sweep(const PublicSignMatrix& Z, const ColumnSums& s, uint64
         blk.w1 = last;
         if (blk.planes) blocks.push_back(blk);
     }
-    const size_t ntasks = static_cast<size_t>((domain + ZMatrixSweep::kRowsPerTask - 1) / ZMatrixSweep::kRowsPerTask);
+    return blocks;
+}
+
+// sums[r] for rows r in [0, nrows) in tasks of kRowsPerTask rows over `threads`;
+// row_seeds(r0, seeds, n) writes the Z-row seeds of rows r0 .. r0 + n − 1.
+template <class RowSeeds>
+void zmatrix_sweep_tasks(const ColumnSums& s, uint64_t nrows, int64_t* sums, unsigned threads, bool allow_simd,
+                         RowSeeds&& row_seeds) {
+    const std::vector<SweepBlock> blocks = zmatrix_sweep_blocks(s);
+    const size_t ntasks = static_cast<size_t>((nrows + ZMatrixSweep::kRowsPerTask - 1) / ZMatrixSweep::kRowsPerTask);
     parallel_tasks(ntasks, threads, [&](size_t task) {
         const uint64_t r0 = static_cast<uint64_t>(task) * ZMatrixSweep::kRowsPerTask;
-        const size_t nrows = static_cast<size_t>(std::min<uint64_t>(ZMatrixSweep::kRowsPerTask, domain - r0));
+        const size_t n = static_cast<size_t>(std::min<uint64_t>(ZMatrixSweep::kRowsPerTask, nrows - r0));
         uint64_t seeds[ZMatrixSweep::kRowsPerTask];
-        Z.row_seeds(r0, seeds, nrows);
-        detail::zmatrix_sweep_rows_dispatch(seeds, nrows, s.sign, s.magnitude, s.nwords, blocks,
-                                            sums + static_cast<size_t>(r0), allow_simd);
+        row_seeds(r0, seeds, n);
+        zmatrix_sweep_rows_dispatch(seeds, n, s.sign, s.magnitude, s.nwords, blocks, sums + static_cast<size_t>(r0),
+                                    allow_simd);
+    });
+}
+
+}  // namespace detail
+
+// sums[x] = Σ_c s_c Z[x, c] for x in [0, domain). Words past the last non-empty one and blocks
+// without a report are skipped; each block is swept with only the planes it uses. Rows are
+// split over `threads` (the result does not depend on it).
+inline void zmatrix_sweep(const PublicSignMatrix& Z, const ColumnSums& s, uint64_t domain, int64_t* sums,
+                          unsigned threads, bool allow_simd = true) {
+    detail::zmatrix_sweep_tasks(s, domain, sums, threads, allow_simd,
+                                [&Z](uint64_t r0, uint64_t* seeds, size_t n) { Z.row_seeds(r0, seeds, n); });
+}
+
+// sums[i] = Σ_c s_c Z[items[i], c] for the given rows only (the caller checks items < d): one
+// row seed (one ChaCha20 block) per item, then the same sweep: O(m W/64) word operations,
+// independent of the domain, so d = 2^40 with a list of candidates works.
+inline void zmatrix_sweep_items(const PublicSignMatrix& Z, const ColumnSums& s, const uint64_t* items, size_t m,
+                                int64_t* sums, unsigned threads, bool allow_simd = true) {
+    detail::zmatrix_sweep_tasks(s, m, sums, threads, allow_simd, [&Z, items](uint64_t r0, uint64_t* seeds, size_t n) {
+        for (size_t r = 0; r < n; ++r) seeds[r] = Z.row_seed(items[static_cast<size_t>(r0) + r]);
     });
 }
 

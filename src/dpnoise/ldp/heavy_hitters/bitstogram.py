@@ -76,10 +76,17 @@ class Bitstogram(HHProtocol, name="bitstogram"):
         T = self.options["buckets"]
         keys0 = np.arange(T, dtype=np.uint64) << np.uint64(1)
         keys = np.concatenate([keys0, keys0 | np.uint64(1)])
-        x = np.zeros(T, dtype=np.uint64)
-        for j in range(self.item_bits):
-            s = _core.ldp.hh_support(agg._state[f"counts_{j + 1:03d}"], self.pool, keys, agg.threads)
-            x |= (s[T:] > s[:T]).astype(np.uint64) << np.uint64(j)
+        # the bit groups 1..B share k′, g and the pool: one pass hashes each (seed, key) once for
+        # all B groups (hh_support_groups) instead of one pass per bit; their counts are one
+        # contiguous slice of the flat state, viewed as (B, k′_bits, g)
+        o = agg._offsets
+        counts = agg._flat[o[1]:o[self.item_bits + 1]].reshape(self.item_bits, -1, self.g)
+        s = _core.ldp.hh_support_groups(counts, self.pool, keys, agg.threads)
+        # bit j of bucket t's candidate is row j of the comparison: pack the rows into 8 bytes
+        # per bucket, least significant first
+        packed = np.zeros((8, T), dtype=np.uint8)
+        packed[:(self.item_bits + 7) // 8] = np.packbits(s[:, T:] > s[:, :T], axis=0, bitorder="little")
+        x = np.ascontiguousarray(packed.T).view("<u8").ravel().astype(np.uint64)
         ok = self.bucket(x) == np.arange(T, dtype=np.uint64)
         cand = np.unique(x[ok])
         est, var = self.group_estimates(agg, 0, cand)

@@ -25,14 +25,20 @@ import numpy as np
 from ._base import Group, HHProtocol, _count
 
 CANDIDATE_BUDGET = 32768  # η = 10 for keep = 20: 3 levels for 32-bit items (measured: recall 1.00 vs 0.96 with 8192, docs/heavy_hitters.md)
-DEFAULT_K_PRIME = 16384
+MAX_DEFAULT_K_PRIME = 16384
+# top() costs (candidates over all levels) x k′ hash evaluations (hh_support): the default k′ is
+# the largest power of two <= 16384 that keeps it within 2^28 (about 0.3 s of one core): 4096
+# for 32-bit items (45,056 candidates), 2048 for 64-bit ones (118,784). Fewer shared hash
+# functions add FLH's pool term Σ c(c − 1)/((g − 1) k′) to the variance (stated by
+# group_estimates); measured recall: docs/heavy_hitters.md ("PEM's k′")
+HASH_BUDGET = 1 << 28
 MAX_CANDIDATES = 1 << 22
 
 
 class PEM(HHProtocol, name="pem"):
     """Options: ``keep`` (prefixes kept per level, default 2k), ``s0`` and ``eta`` (bits of the
     first level and bits added per level; defaults above), ``k_prime`` (public hash functions per
-    level, default 16384)."""
+    level, default: see HASH_BUDGET, 4096 for 32-bit and 2048 for 64-bit items at k = 10)."""
 
 
     def _setup(self, options: Dict[str, Any]) -> Dict[str, Any]:
@@ -49,8 +55,13 @@ class PEM(HHProtocol, name="pem"):
         s0 = _count(s0, "s0", 1, B)
         if (1 << s0) > MAX_CANDIDATES or keep * (1 << eta) > MAX_CANDIDATES:
             raise ValueError("s0 and eta must keep the candidates per level at most 2^22 (2^s0 and keep * 2^eta)")
-        kp = _count(options.pop("k_prime", DEFAULT_K_PRIME), "k_prime", 1, 1 << 20)
-        self.groups = [Group(1, 0, B - b, kp) for b in self._levels(B, s0, eta)]
+        levels = self._levels(B, s0, eta)
+        kp = options.pop("k_prime", None)
+        if kp is None:
+            candidates = (1 << s0) + sum(keep << (b - a) for a, b in zip(levels, levels[1:]))
+            kp = 1 << max(0, min(MAX_DEFAULT_K_PRIME, HASH_BUDGET // candidates).bit_length() - 1)
+        kp = _count(kp, "k_prime", 1, 1 << 20)
+        self.groups = [Group(1, 0, B - b, kp) for b in levels]
         return {"keep": keep, "s0": s0, "eta": eta, "k_prime": kp}
 
     @staticmethod
