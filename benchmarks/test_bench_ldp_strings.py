@@ -5,9 +5,12 @@ Workload: 10^6 devices (DPNOISE_BENCH_STRING_DEVICES to change it, e.g. 10^7 onc
 Zipf(1.1) over 10,000 distinct made-up package names of 11-40 bytes (median about 23), like
 ``org.minevivi.lorakelo.keyboard.shop``; the items reach the client as a list of str.
 
-Targets (test_string_targets): ``string_pem`` finds the true top 10 with their exact names, recall
->= 0.9 at ε = 4; its server (add + top(10)) takes <= 60 s; its client runs at >= 2 M strings/s.
-Reported, not asserted: the same at ε = 2, and the design it is compared with in the same run:
+Targets (test_string_targets): ``string_pem``, with uniform and with length-aware levels, finds the
+true top 10 with their exact names, recall >= 0.9 at ε = 4; its server (add + top(10)) takes
+<= 60 s; its client runs at >= 2 M strings/s.
+Reported, not asserted: the same at ε = 2 (target recall 0.9 there: NOT met, see
+docs/heavy_hitters.md), ``string_pem`` with length-aware ``level_weights`` (LENGTH_AWARE below),
+and the design it is compared with in the same run:
 PEM over 8-byte keyed BLAKE2b digests of the names (``long_items="hash"``), which can only name a
 string when the server is GIVEN the catalogue (``candidates=``, here the true 10,000 names: an
 advantage string_pem does not have).
@@ -59,11 +62,22 @@ def string_pem(eps):
     return HeavyHitters("string_pem", eps, max_length=64)
 
 
+# Public, fixed before any data: package names diverge after their 2-4 byte top-level domain and
+# mostly end by byte 36, so levels 3-35 get 4 times the users of the others (levels 0-2: shared
+# prefixes, strong anyway; 36-64: only the pooled estimates of complete names).
+LENGTH_AWARE = tuple(4 if 3 <= level < 36 else 1 for level in range(65))
+
+
+def string_pem_length_aware(eps):
+    return HeavyHitters("string_pem", eps, max_length=64, level_weights=LENGTH_AWARE)
+
+
 def pem_on_hashes(eps):
     return HeavyHitters("pem", eps, item_type="str", max_length=8, long_items="hash")
 
 
-DESIGNS = {"string_pem": (string_pem, None), "pem_hash8+catalogue": (pem_on_hashes, NAMES)}
+DESIGNS = {"string_pem": (string_pem, None), "string_pem+level_weights": (string_pem_length_aware, None),
+           "pem_hash8+catalogue": (pem_on_hashes, NAMES)}
 
 
 def test_catalogue_is_the_issue_s():
@@ -103,6 +117,7 @@ def test_server_recall(benchmark, design, eps):
 def test_string_targets(request):
     if ("string_pem", 4.0) in RECALL:
         print("\n" + "\n".join(f"recall {d} eps={e:g}: {r:.2f}" for (d, e), r in sorted(RECALL.items())))
-    assert_targets(request, rates=[("strings client string_pem", 2e6)],
-                   seconds=[("strings server string_pem eps=4", 60.0)])
-    assert RECALL[("string_pem", 4.0)] >= 0.9
+    designs = ("string_pem", "string_pem+level_weights")
+    assert_targets(request, rates=[(f"strings client {d}", 2e6) for d in designs],
+                   seconds=[(f"strings server {d} eps=4", 60.0) for d in designs])
+    assert all(RECALL[(d, 4.0)] >= 0.9 for d in designs), RECALL

@@ -110,7 +110,7 @@ static void register_ldp_string_pem(py::module_& m) {
     m.def(
         "string_pem_privatize",
         [](GeneratorHandle& h, const u8_array& data, const i64_array& offsets, const std::vector<uint64_t>& levels,
-           const py::array& pool, uint64_t k_prime, uint64_t hash_key, uint64_t g, const py::int_& gamma_num,
+           const std::vector<uint64_t>& cumulative, const py::array& pool, uint64_t k_prime, uint64_t hash_key, uint64_t g, const py::int_& gamma_num,
            const py::int_& gamma_den, unsigned threads) {
             ldp::HashFamily64::check_buckets(g);
             const exact::RandomizedResponseKernel kernel = rr_kernel(g, gamma_num, gamma_den);
@@ -120,14 +120,16 @@ static void register_ldp_string_pem(py::module_& m) {
             auto out = new_array<int64_t>(3, s.n);  // rows: levels, indices, values
             int64_t* o = out.mutable_data();
             with_family_nogil(h, [&](auto& family) {
-                ldp::string_pem_privatize(family, kernel, levels, P.data(), static_cast<uint64_t>(P.shape(0)), k_prime,
-                                          hash_key, s, o, o + s.n, o + 2 * s.n, threads);
+                ldp::string_pem_privatize(family, kernel, levels, cumulative, P.data(),
+                                          static_cast<uint64_t>(P.shape(0)), k_prime, hash_key, s, o, o + s.n,
+                                          o + 2 * s.n, threads);
             });
             return out;
         },
-        py::arg("gen"), py::arg("data"), py::arg("offsets"), py::arg("levels"), py::arg("pool"), py::arg("k_prime"),
+        py::arg("gen"), py::arg("data"), py::arg("offsets"), py::arg("levels"), py::arg("cumulative"), py::arg("pool"), py::arg("k_prime"),
         py::arg("hash_key"), py::arg("g"), py::arg("gamma_num"), py::arg("gamma_den"), py::arg("threads"),
-        "string_pem clients: per item a secret uniform level l, a secret uniform pool index j < k_prime, and\n"
+        "string_pem clients: per item a secret level l (uniform, or weighted: cumulative = the running sums\n"
+        "of integer weights >= 1, one per level, or empty for uniform), a secret uniform pool index j < k_prime, and\n"
         "the bucket h_pool[j](key) in [0, g) of the key of the first levels[l] symbols of the item followed\n"
         "by a terminator, by exact g-ary randomized response with gamma = gamma_num/gamma_den.\n"
         "Returns a (3, n) int64 array: rows levels, indices, values.");

@@ -107,7 +107,13 @@ def test_tiny_populations_return_what_they_found():
         assert len(agg.top()) <= hh.tracked()
 
 
-def test_stated_stderr_matches_the_empirical_one():
+SKEWED = tuple([1, 1] + [6] * 12 + [2] * 19)  # 33 levels of max_length=32: most users on bytes 2..13
+
+
+@pytest.mark.parametrize("weights", [None, SKEWED])
+def test_stated_stderr_matches_the_empirical_one(weights):
+    # with level_weights too: the estimator scales each level (or pooled levels) by the users it
+    # OBSERVED there, so unequal public shares keep it unbiased and its stated variance right.
     # 300 independent runs (fresh client randomness AND a fresh public pool per run, as by
     # default) of the same 3,000 users; the stated variance (mean over runs) against the mean
     # squared error around the true counts, summed over 4 items of 3 lengths. Relative sd of the
@@ -118,13 +124,52 @@ def test_stated_stderr_matches_the_empirical_one():
     truth = np.array([items.count(x) for x in heavy], dtype=float)
     err, stated = [], []
     for r in range(300):
-        hh = ldp.HeavyHitters("string_pem", 2.0, max_length=32, k_prime=64, pool_key=1000 + r)
+        opts = {} if weights is None else {"level_weights": weights}
+        hh = ldp.HeavyHitters("string_pem", 2.0, max_length=32, k_prime=64, pool_key=1000 + r, **opts)
         agg = hh.aggregator().add(hh.client(rng(r), allow_insecure=True).privatize(items))
         err.append(agg.estimate(heavy) - truth)
         stated.append(agg.variance(heavy))
     ratio = (np.array(err) ** 2).mean(axis=0).sum() / np.mean(stated, axis=0).sum()
-    print(f"string_pem MSE / stated variance: {ratio:.3f}")
+    print(f"string_pem MSE / stated variance (level_weights={weights}): {ratio:.3f}")
     assert 0.81 <= ratio <= 1.21, ratio
+
+
+def test_level_weights_set_the_level_shares():
+    hh = ldp.HeavyHitters("string_pem", 2.0, max_length=32, k_prime=64, level_weights=SKEWED, pool_key=2)
+    n = 200_000
+    groups = hh.client(rng(11), allow_insecure=True).privatize(["org.example"] * n).data["groups"]
+    observed = np.bincount(groups, minlength=hh.levels)
+    expected = n * np.array(SKEWED) / sum(SKEWED)
+    chi2 = float(((observed - expected) ** 2 / expected).sum())
+    # 32 degrees of freedom: P(chi2 > 70) ≈ 1.3e-4 under the stated shares (false-alarm rate)
+    assert chi2 < 70, chi2
+    assert hh.params()["level_weights"] == ",".join(map(str, SKEWED))
+    assert ldp.Configuration.from_json(hh.to_json()).fingerprint() == hh.fingerprint()
+
+
+def test_equal_level_weights_reproduce_the_default_client_stream():
+    # the default configuration (no level_weights) keeps its parameters and its client stream; equal
+    # weights draw the same levels from the same secret words (a uniform u < L, level u)
+    default = ldp.HeavyHitters("string_pem", 2.0, max_length=24, k_prime=64, pool_key=3)
+    equal = ldp.HeavyHitters("string_pem", 2.0, max_length=24, k_prime=64, pool_key=3, level_weights=[1] * 25)
+    assert "level_weights" not in default.params() and equal.fingerprint() != default.fingerprint()
+    items = population(["abc", "déf", "g\x00h"], 3000, 4)
+    one = default.client(rng(5), allow_insecure=True).privatize(items).data
+    two = equal.client(rng(5), allow_insecure=True).privatize(items).data
+    assert all(np.array_equal(one[k], two[k]) for k in ("groups", "indices", "values"))
+
+
+@pytest.mark.parametrize("weights,error,match", [
+    ([1] * 24, ValueError, r"one entry per level \(25\)"),
+    ([1] * 24 + [0], ValueError, "level_weights"),
+    ([1.5] * 25, TypeError, "level_weights"),
+    ("1,x", ValueError, "level_weights"),
+    (b"ab", TypeError, "level_weights"),
+    (3, TypeError, "level_weights"),
+])
+def test_bad_level_weights_are_named(weights, error, match):
+    with pytest.raises(error, match=match):
+        ldp.HeavyHitters("string_pem", 2.0, max_length=24, level_weights=weights)
 
 
 def test_integer_items_are_bytes_without_a_terminator():

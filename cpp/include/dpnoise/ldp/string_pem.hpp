@@ -15,8 +15,9 @@
 // (their last words differ unless their lengths, hence word counts, agree), so they collide for
 // at most m + 1 <= 18 values of k: probability <= 18/p < 2^-56 per pair.
 //
-// Client (one report per user, the whole ε on it): the level l is drawn uniformly from the
-// SECRET generator before the item is read, then a uniform index j < k′ into the PUBLIC pool of
+// Client (one report per user, the whole ε on it): the level l is drawn from the SECRET generator
+// before the item is read, uniformly, or with public integer weights w_l (exact: a uniform
+// u < sum w, l = the first level whose cumulative weight exceeds u; no float), then a uniform index j < k′ into the PUBLIC pool of
 // 128-bit hash seeds, and the bucket h_j(key) in [0, g) is reported by exact g-ary randomized
 // response: the fast-local-hashing oracle of the other heavy-hitters methods (heavy_hitters.hpp,
 // hash_family64.hpp; Cormode, Maddock & Maple 2021, PVLDB 14(11), §4.3). Report: (l, j, y), the
@@ -102,29 +103,43 @@ inline void string_prefix_keys(uint64_t hash_key, const PackedStrings& s, const 
 }
 
 // Clients: out_levels[i], indices[i], values[i] for item i. levels[l] = b_l (strictly
-// increasing, >= 1); pool: 4 words per seed, k_prime <= pool_size seeds used.
+// increasing, >= 1); cumulative: empty (uniform levels) or cumulative[l] = w_0 + ... + w_l for
+// integer weights w_l >= 1 (strictly increasing, one per level, total < 2^62); pool: 4 words
+// per seed, k_prime <= pool_size seeds used.
 template <class Family>
 void string_pem_privatize(Family& family, const exact::RandomizedResponseKernel& kernel,
-                          const std::vector<uint64_t>& levels, const uint64_t* pool, uint64_t pool_size,
-                          uint64_t k_prime, uint64_t hash_key, const PackedStrings& s, int64_t* out_levels,
-                          int64_t* indices, int64_t* values, unsigned threads) {
+                          const std::vector<uint64_t>& levels, const std::vector<uint64_t>& cumulative,
+                          const uint64_t* pool, uint64_t pool_size, uint64_t k_prime, uint64_t hash_key,
+                          const PackedStrings& s, int64_t* out_levels, int64_t* indices, int64_t* values,
+                          unsigned threads) {
     if (levels.empty()) throw std::invalid_argument("levels must not be empty");
     for (size_t l = 0; l < levels.size(); ++l)
         if (levels[l] == 0 || (l && levels[l] <= levels[l - 1]))
             throw std::invalid_argument("levels must be strictly increasing prefix lengths >= 1");
+    if (!cumulative.empty()) {
+        if (cumulative.size() != levels.size())
+            throw std::invalid_argument("level weights must have one entry per level");
+        for (size_t l = 0; l < cumulative.size(); ++l)
+            if (cumulative[l] <= (l ? cumulative[l - 1] : 0))
+                throw std::invalid_argument("cumulative level weights must be strictly increasing (weights >= 1)");
+        if (cumulative.back() >= (uint64_t{1} << 62)) throw std::invalid_argument("level weights must sum below 2^62");
+    }
     if (k_prime == 0 || k_prime > pool_size) throw std::invalid_argument("k_prime must be in [1, pool size]");
     StringPrefixHash::check_key(hash_key);
     const uint64_t g = kernel.k;
     HashFamily64::check_buckets(g);
     const uint64_t L = levels.size();
     const uint64_t* lv = levels.data();
+    const uint64_t* cum = cumulative.empty() ? nullptr : cumulative.data();
+    const uint64_t total = cum ? cumulative.back() : L;
     constexpr size_t kPerStream = size_t{1} << 16;  // reproducibility unit of the clients
     random::for_each_chunk<kPerStream>(
         family, s.n, threads,
-        [&kernel, lv, L, pool, k_prime, hash_key, s, out_levels, indices, values, g](auto& bits, size_t begin,
-                                                                                    size_t end) {
+        [&kernel, lv, cum, L, total, pool, k_prime, hash_key, s, out_levels, indices, values, g](
+            auto& bits, size_t begin, size_t end) {
             for (size_t i = begin; i < end; ++i) {
-                const uint64_t l = exact::uniform_below(bits, L);  // the level first: independent of x
+                const uint64_t u = exact::uniform_below(bits, total);  // the level first: independent of x
+                const uint64_t l = cum ? static_cast<uint64_t>(std::upper_bound(cum, cum + L, u) - cum) : u;
                 const uint64_t j = exact::uniform_below(bits, k_prime);
                 const uint64_t key = StringPrefixHash::prefix_key(hash_key, s.at(i), s.length(i), lv[l]);
                 const uint64_t h = HashFamily64::bucket(HashFamily64::seed(pool + 4 * j), key, g);

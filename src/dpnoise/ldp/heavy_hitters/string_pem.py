@@ -7,7 +7,8 @@ length end somewhere.
 Each string x is read as x⊥ (its bytes, then a terminator). There are L = max_length + 1 levels;
 level l reports the first b_l = l + 1 symbols of x⊥: the prefix x[:b_l] when len(x) >= b_l
 (incomplete), else the whole string with its terminator (complete). A user's client draws its
-level uniformly from the SECRET generator before reading the item, hashes that prefix to a 64-bit
+level from the SECRET generator before reading the item (uniformly, or with the public integer
+``level_weights``), hashes that prefix to a 64-bit
 key with a keyed polynomial hash (public key; cpp/include/dpnoise/ldp/string_pem.hpp) and reports
 the key through the fast-local-hashing oracle every heavy-hitters method uses: one report
 (level, pool index, bucket), the whole ε on it, so the protocol is ε-LDP (``PureDP(ε)``).
@@ -49,6 +50,7 @@ PRIME = (1 << 61) - 1      # the prefix hash's field (string_pem.hpp)
 DEFAULT_MAX_LENGTH = 64
 MAX_LENGTH = 255
 MAX_KEEP = 1 << 16
+MAX_LEVEL_WEIGHT = 1 << 32
 DEFAULT_K_PRIME = 2048     # the pool term's share of a found string's variance: ~40% at 10^6 users (docs/heavy_hitters.md)
 ITEM_TYPES = ("str", "bytes", "int")
 
@@ -217,6 +219,13 @@ class StringPEM(HHProtocol, name="string_pem", aggregator=StringAggregator):
         64-byte strings).
     k_prime : int
         Public hash functions (default 2048), shared by all levels.
+    level_weights : sequence of int, optional
+        Public integer weights w_l >= 1, one per level (``levels`` of them): a client reports
+        level l with probability w_l / sum(w). Default: equal (and then absent from ``params()``:
+        the configuration, its wire format and its client stream are those of the uniform
+        levels). The estimator scales each level by the users it received, so any weights keep
+        it unbiased; docs/heavy_hitters.md says when unequal ones help (little). ``params()``
+        records them as comma-separated text, which is accepted too.
 
     Raises
     ------
@@ -244,10 +253,27 @@ class StringPEM(HHProtocol, name="string_pem", aggregator=StringAggregator):
         self.codec = self._string_codec
         keep = _count(options.pop("keep", min(max(8 * self.k, 64), MAX_KEEP)), "keep", self.k, MAX_KEEP)
         kp = _count(options.pop("k_prime", DEFAULT_K_PRIME), "k_prime", 1, 1 << 20)
+        weights = options.pop("level_weights", None)
         self.groups = [Group(1, 0, 0, kp) for _ in range(self.levels)]
         word = int(PublicStream(self.pool_key).words(HASH_STREAM, 0, 1)[0])
         self.hash_key = 1 + word % (PRIME - 1)  # in [1, p): the polynomial hash's public point
-        return {"keep": keep, "k_prime": kp}
+        if weights is None:  # uniform levels: today's configuration, its params and client stream unchanged
+            return {"keep": keep, "k_prime": kp}
+        return {"keep": keep, "k_prime": kp, "level_weights": self._check_weights(weights)}
+
+    def _check_weights(self, weights: Any) -> str:
+        """``level_weights`` (L integers in [1, 2^32], or their comma-separated form, which
+        ``params()`` records: hashable and JSON-stable) canonical; TypeError/ValueError naming it."""
+        if isinstance(weights, str):
+            try:
+                weights = [int(w) for w in weights.split(",")]
+            except ValueError:
+                raise ValueError("level_weights as text must be comma-separated integers") from None
+        elif isinstance(weights, bytes) or not hasattr(weights, "__len__"):
+            raise TypeError(f"level_weights must be a sequence of {self.levels} integers, one per level")
+        if len(weights) != self.levels:
+            raise ValueError(f"level_weights must have one entry per level ({self.levels}), got {len(weights)}")
+        return ",".join(str(_count(w, "level_weights", 1, MAX_LEVEL_WEIGHT)) for w in weights)
 
     def __repr__(self) -> str:
         items = "".join(f", {k}={v!r}" for k, v in self.codec.params().items())
@@ -314,7 +340,9 @@ class StringPEM(HHProtocol, name="string_pem", aggregator=StringAggregator):
 
     def _privatize(self, rng: Generator, x: _PackedStrings, threads: int) -> Dict[str, np.ndarray]:  # type: ignore[override]
         levels = list(range(1, self.levels + 1))  # b_l = l + 1
-        gr, j, v = _core.ldp.string_pem_privatize(native(rng), x.data, x.offsets, levels, self.pool,
+        weights = self.options.get("level_weights")
+        cumulative = [] if weights is None else np.cumsum([int(w) for w in weights.split(",")]).tolist()
+        gr, j, v = _core.ldp.string_pem_privatize(native(rng), x.data, x.offsets, levels, cumulative, self.pool,
                                                   self.options["k_prime"], self.hash_key, self.g,
                                                   self.gamma.numerator, self.gamma.denominator, threads)
         return {"groups": gr, "indices": j, "values": v}
