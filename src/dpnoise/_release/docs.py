@@ -2,10 +2,12 @@
 
 A docstring holds a marker line (``{release_parameters}``, ``{construction_errors}``) where the section goes, and the
 class or function is decorated with :func:`shared_docs`, which puts the section in (as numpy
-and matplotlib interpolate their shared docstring parts)."""
+and matplotlib interpolate their shared docstring parts). A family of functions whose numpydoc
+sections differ only in a few words writes them once as a template, filled per function by
+:func:`docs_from_template` (as pandas' ``@doc`` does)."""
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, Callable, TypeVar
 
 T = TypeVar("T")
 
@@ -37,3 +39,14 @@ def shared_docs(obj: T) -> T:
             doc = doc.replace(marker, text)
         obj.__doc__ = doc
     return obj
+
+
+def docs_from_template(template: str, **fields: str) -> Callable[[T], T]:
+    """Decorator: append ``template`` (the numpydoc sections a family of functions shares) to
+    the object's docstring, with ``{name}`` (the object's name) and ``fields`` filled in."""
+    def deco(obj: T) -> T:
+        doc: Any = obj.__doc__
+        section = template.format(name=getattr(obj, "__name__"), **fields)
+        obj.__doc__ = (doc or "").rstrip() + "\n" + section
+        return shared_docs(obj)
+    return deco
