@@ -1,6 +1,7 @@
 """Docstring sections that many mechanisms and selection classes share, written once.
 
-A docstring holds a marker line (``{release_parameters}``, ``{construction_errors}``) where the section goes, and the
+A docstring holds a marker line (``{epsilon_parameter}``, ``{release_sections}``, or its two parts
+``{release_parameters}`` and ``{construction_errors}``) where the section goes, and the
 class or function is decorated with :func:`shared_docs`, which puts the section in (as numpy
 and matplotlib interpolate their shared docstring parts). A family of functions whose numpydoc
 sections differ only in a few words writes them once as a template, filled per function by
@@ -28,7 +29,11 @@ SECTIONS = {
         For out-of-range parameters (named in the message).
     dpnoise.InsecureGeneratorError
         For a seeded generator without ``allow_insecure=True``.""",
+    "{epsilon_parameter}": """epsilon : float
+        ε in (0, 100].""",
 }
+# The end of a release class's Parameters and its Raises section, as one marker.
+SECTIONS["{release_sections}"] = SECTIONS["{release_parameters}"] + "\n\n    " + SECTIONS["{construction_errors}"]
 
 
 def shared_docs(obj: T) -> T:

@@ -519,9 +519,7 @@ class DiscreteGaussianMechanism(Mechanism):
         ρ-zCDP target: σ = √c Δ/sqrt(2ρ).
     coordinates : int, default 1
         c, how many outputs one neighbour moves.
-    {release_parameters}
-
-    {construction_errors}
+    {release_sections}
 
     Examples
     --------
