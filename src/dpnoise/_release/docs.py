@@ -1,11 +1,8 @@
 """Docstring sections that many mechanisms and selection classes share, written once.
 
-A docstring holds a marker line (``{epsilon_parameter}``, ``{release_sections}``, or its two parts
-``{release_parameters}`` and ``{construction_errors}``) where the section goes, and the
+A docstring holds a marker line (``{release_parameters}``, ``{construction_errors}``) where the section goes, and the
 class or function is decorated with :func:`shared_docs`, which puts the section in (as numpy
-and matplotlib interpolate their shared docstring parts). A family of functions whose numpydoc
-sections differ only in a few words writes them once as a template, filled per function by
-:func:`docs_from_template` (as pandas' ``@doc`` does)."""
+and matplotlib interpolate their shared docstring parts)."""
 from __future__ import annotations
 
 from typing import Any, Callable, TypeVar
@@ -32,7 +29,8 @@ SECTIONS = {
     "{epsilon_parameter}": """epsilon : float
         ε in (0, 100].""",
 }
-# The end of a release class's Parameters and its Raises section, as one marker.
+# More markers: ``{epsilon_parameter}``, and ``{release_sections}`` (the end of a release class's
+# Parameters and its Raises section: ``{release_parameters}`` and ``{construction_errors}`` in one).
 SECTIONS["{release_sections}"] = SECTIONS["{release_parameters}"] + "\n\n    " + SECTIONS["{construction_errors}"]
 
 
@@ -48,7 +46,8 @@ def shared_docs(obj: T) -> T:
 
 def docs_from_template(template: str, **fields: str) -> Callable[[T], T]:
     """Decorator: append ``template`` (the numpydoc sections a family of functions shares) to
-    the object's docstring, with ``{name}`` (the object's name) and ``fields`` filled in."""
+    the object's docstring, with ``{name}`` (the object's name) and ``fields`` filled in: the
+    sections of functions that differ in a few words are written once (as pandas' ``@doc``)."""
     def deco(obj: T) -> T:
         doc: Any = obj.__doc__
         section = template.format(name=getattr(obj, "__name__"), **fields)
