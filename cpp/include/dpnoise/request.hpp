@@ -108,13 +108,17 @@ struct DiscreteGaussian {
     }
 };
 
-// Laws without tables: Table = void.
-struct Bernoulli {
+// Laws without tables: Table = void, and one rational parameter of kind K.
+template <parameters::Kind K>
+struct RationalLawWithoutTable {
     static constexpr size_t kOutputsPerStream = size_t{1} << 16;
-    static constexpr parameters::Kind kKind = parameters::Kind::probability;
-    static constexpr const char* kParamName = "p";
+    static constexpr parameters::Kind kKind = K;
     using Param = Rational;
     using Table = void;
+};
+
+struct Bernoulli : RationalLawWithoutTable<parameters::Kind::probability> {
+    static constexpr const char* kParamName = "p";
     static Param make(Rational r) {
         const Rational q = exact::checked_rational(r.num, r.den, kParamName);
         if (q.num > q.den) throw std::invalid_argument("p must be in [0, 1]");
@@ -125,12 +129,8 @@ struct Bernoulli {
     }
 };
 
-struct BernoulliExp {
-    static constexpr size_t kOutputsPerStream = size_t{1} << 16;
-    static constexpr parameters::Kind kKind = parameters::Kind::scale;
+struct BernoulliExp : RationalLawWithoutTable<parameters::Kind::scale> {
     static constexpr const char* kParamName = "gamma";
-    using Param = Rational;
-    using Table = void;
     static Param make(Rational r) { return exact::checked_rational(r.num, r.den, kParamName); }
     template <class Bits> static bool draw(Bits& bits, const Param& p) {
         return exact::bernoulli_exp_minus<Bits, uint64_t>(bits, p.num, p.den);
