@@ -10,6 +10,16 @@ from dpnoise.capi cimport (DPNOISE_LAW_DISCRETE_LAPLACE, DPNOISE_OK, check, dpno
 cdef const dpnoise_capi* api = import_capi()
 
 
+cdef finish(dpnoise_stream* s, int status, dpnoise_sampler* sampler):
+    """Raise for a failed status (check), after closing the stream and freeing the sampler."""
+    try:
+        check(api, s, status)
+    finally:
+        api.stream_close(s)
+        if sampler != NULL:
+            api.sampler_free(sampler)
+
+
 def per_call(generator, uint64_t num, uint64_t den, Py_ssize_t n):
     out = np.empty(n, dtype=np.int64)
     cdef int64_t[::1] o = out
@@ -21,10 +31,7 @@ def per_call(generator, uint64_t num, uint64_t den, Py_ssize_t n):
             status = api.discrete_laplace(s, num, den, &o[i])
             if status != DPNOISE_OK:
                 break
-    try:
-        check(api, s, status)
-    finally:
-        api.stream_close(s)
+    finish(s, status, NULL)
     return out
 
 
@@ -40,11 +47,7 @@ def prepared_draw(generator, uint64_t num, uint64_t den, Py_ssize_t n):
             status = api.sampler_draw(s, sampler, &o[i])
             if status != DPNOISE_OK:
                 break
-    try:
-        check(api, s, status)
-    finally:
-        api.stream_close(s)
-        api.sampler_free(sampler)
+    finish(s, status, sampler)
     return out
 
 
@@ -56,9 +59,5 @@ def bulk_fill(generator, uint64_t num, uint64_t den, Py_ssize_t n, unsigned thre
     cdef dpnoise_stream* s = open_stream(api, generator)
     with nogil:
         status = api.sampler_fill(s, sampler, &o[0], <size_t>n, threads)
-    try:
-        check(api, s, status)
-    finally:
-        api.stream_close(s)
-        api.sampler_free(sampler)
+    finish(s, status, sampler)
     return out

@@ -10,10 +10,7 @@
 Builds the example and capi_bench.pyx with Cython at session start (skipped without Cython,
 setuptools or a C compiler). The benchmarks also check their answers.
 """
-import importlib
-import os
 import shutil
-import subprocess
 import sys
 from fractions import Fraction
 from pathlib import Path
@@ -25,20 +22,13 @@ import dpnoise
 from conftest import TIMES, record_time
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "consumers"))  # the test suite's Cython builder
+from cython_build import built_extensions  # noqa: E402
+
 SOURCES = [ROOT / "docs" / "examples" / "cython" / "noise_loops.pyx", Path(__file__).with_name("capi_bench.pyx")]
 N = 1_000_000
 GRAD = 10_000_000
 Z, C = 1.1, 1.0
-
-SETUP = """\
-from setuptools import Extension, setup
-from Cython.Build import cythonize
-import dpnoise
-
-extensions = [Extension(name, [name + ".pyx"], include_dirs=[dpnoise.get_include()], extra_compile_args=["-O3"])
-              for name in ("noise_loops", "capi_bench")]
-setup(ext_modules=cythonize(extensions, quiet=True), script_args=["build_ext", "--inplace"])
-"""
 
 
 @pytest.fixture(scope="module")
@@ -47,19 +37,8 @@ def built(tmp_path_factory):
     pytest.importorskip("setuptools")
     if not shutil.which("cc") or not all(p.is_file() for p in SOURCES):
         pytest.skip("needs a C compiler and the source tree")
-    work = tmp_path_factory.mktemp("bench_capi")
-    for p in SOURCES:
-        shutil.copy(p, work)
-    (work / "setup.py").write_text(SETUP)
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(Path(dpnoise.__file__).resolve().parents[1]), env.get("PYTHONPATH", "")])
-    result = subprocess.run([sys.executable, "setup.py"], cwd=work, env=env, capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr[-3000:]
-    sys.path.insert(0, str(work))
-    try:
-        yield importlib.import_module("noise_loops"), importlib.import_module("capi_bench")
-    finally:
-        sys.path.remove(str(work))
+    with built_extensions(SOURCES, tmp_path_factory.mktemp("bench_capi"), ["-O3"]) as modules:
+        yield tuple(modules)
 
 
 def check_laplace(x):

@@ -2,7 +2,6 @@
 import copy
 import os
 import pickle
-import threading
 from fractions import Fraction
 
 import numpy as np
@@ -10,6 +9,7 @@ import pytest
 
 import dpnoise
 from dpnoise import _core
+from concurrent_runs import gather_from_threads, in_forked_child
 
 
 # -- secure vs seeded -------------------------------------------------------------------------
@@ -119,21 +119,12 @@ def test_generators_refuse_to_be_copied():
 # -- concurrency and fork ----------------------------------------------------------------------
 def test_threads_never_share_words():
     rng = dpnoise.default_rng()
-    results = []
-    lock = threading.Lock()
 
     def work():
         local = [rng.random_raw(20000, threads=2) for _ in range(5)]
-        local += [np.array([rng.random_raw() for _ in range(200)], dtype=np.uint64)]
-        with lock:
-            results.extend(local)
+        return local + [np.array([rng.random_raw() for _ in range(200)], dtype=np.uint64)]
 
-    threads = [threading.Thread(target=work) for _ in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    words = np.concatenate(results)
+    words = np.concatenate(gather_from_threads(work, [()] * 6))
     assert len(np.unique(words)) == len(words)  # a repeat among 6e5 random words: p < 1e-8
 
 
@@ -141,39 +132,18 @@ def test_concurrent_requests_use_distinct_streams():
     """Requests racing from many threads get distinct stream ids: with a seeded generator the set
     of outputs equals that of the same requests made one after another."""
     rng = dpnoise.default_rng(123)
-    got = []
-    lock = threading.Lock()
 
     def work():
-        for _ in range(5):
-            x = rng.discrete_laplace(10, 500)
-            with lock:
-                got.append(x.tobytes())
+        return [rng.discrete_laplace(10, 500).tobytes() for _ in range(5)]
 
-    ts = [threading.Thread(target=work) for _ in range(8)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
+    got = gather_from_threads(work, [()] * 8)
     ref = dpnoise.default_rng(123)
     expected = {ref.discrete_laplace(10, 500).tobytes() for _ in range(40)}
     assert len(set(got)) == 40 and set(got) == expected
 
 
 def _child_words(rng, n):
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # child
-        try:
-            os.write(w, rng.random_raw(n).tobytes() + rng.discrete_laplace(10, n).tobytes())
-        finally:
-            os._exit(0)
-    os.close(w)
-    data = b""
-    while chunk := os.read(r, 1 << 16):
-        data += chunk
-    os.close(r)
-    os.waitpid(pid, 0)
+    data = in_forked_child(lambda: rng.random_raw(n).tobytes() + rng.discrete_laplace(10, n).tobytes())
     return np.frombuffer(data[: 8 * n], dtype=np.uint64), np.frombuffer(data[8 * n:], dtype=np.int64)
 
 

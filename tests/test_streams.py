@@ -12,6 +12,7 @@ import pytest
 import dpnoise
 from dpnoise import _core
 from dpnoise.bit_generator import PublicStream
+from concurrent_runs import gather_from_threads, in_forked_child
 
 stats = pytest.importorskip("scipy.stats")
 
@@ -109,19 +110,11 @@ def test_numpy_family_shared_across_threads_hands_out_each_word_once():
     together are distinct."""
     bg = np.random.PCG64(99)
     gens = [dpnoise.Generator(bg) for _ in range(4)]
-    got, lock = [], threading.Lock()
 
     def work(g):
-        local = [g.integers(-(2**63), 2**63, 500) for _ in range(20)]
-        with lock:
-            got.extend(local)
+        return [g.integers(-(2**63), 2**63, 500) for _ in range(20)]
 
-    ts = [threading.Thread(target=work, args=(g,)) for g in gens]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
-    allv = np.concatenate(got)
+    allv = np.concatenate(gather_from_threads(work, [(g,) for g in gens]))
     ref = np.sort(dpnoise.Generator(np.random.PCG64(99)).integers(-(2**63), 2**63, allv.size))
     assert np.array_equal(np.sort(allv), ref)
 
@@ -273,41 +266,23 @@ def test_spawn_of_zero_children():
     assert dpnoise.ChaCha20(1).spawn(0) == [] and dpnoise.default_rng(1).spawn(0) == []
 
 
-def _in_child(fn):
-    """Runs fn() in a forked child; returns its bytes."""
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.write(w, fn())
-        finally:
-            os._exit(0)
-    os.close(w)
-    data = b""
-    while chunk := os.read(r, 1 << 16):
-        data += chunk
-    os.close(r)
-    os.waitpid(pid, 0)
-    return data
-
-
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 def test_spawned_secure_child_rekeys_after_fork():
     kid = dpnoise.default_rng().spawn(1)[0]
     kid.random_raw(3)
-    child = np.frombuffer(_in_child(lambda: kid.random_raw(64).tobytes() + kid.discrete_laplace(10, 64).tobytes()), dtype=np.uint64)
+    child = np.frombuffer(in_forked_child(lambda: kid.random_raw(64).tobytes() + kid.discrete_laplace(10, 64).tobytes()), dtype=np.uint64)
     parent = kid.random_raw(64)
     assert not np.intersect1d(child[:64], parent).size
     assert not np.array_equal(child[64:].view(np.int64), kid.discrete_laplace(10, 64))
     # and a secure child's spawn in the fork derives from the fresh key
-    spawned = _in_child(lambda: kid.spawn(1)[0].random_raw(8).tobytes())
+    spawned = in_forked_child(lambda: kid.spawn(1)[0].random_raw(8).tobytes())
     assert np.frombuffer(spawned, dtype=np.uint64).tolist() != kid.spawn(1)[0].random_raw(8).tolist()
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 def test_seeded_spawned_child_keeps_its_stream_after_fork():
     kid = dpnoise.ChaCha20(3).spawn(1)[0]
-    child = np.frombuffer(_in_child(lambda: kid.random_raw(16).tobytes()), dtype=np.uint64)
+    child = np.frombuffer(in_forked_child(lambda: kid.random_raw(16).tobytes()), dtype=np.uint64)
     assert np.array_equal(child, kid.random_raw(16))
 
 
@@ -345,20 +320,12 @@ def test_capsule_from_many_threads_hands_out_each_word_once():
     """Several threads, each with its own numpy Generator over one ChaCha20 (NumPy takes
     bit_generator.lock): the multiset of words equals a single-threaded run of the same seed."""
     bg = dpnoise.ChaCha20(2024)
-    got, lock = [], threading.Lock()
 
     def work():
         g = np.random.Generator(bg)
-        local = [g.integers(0, 2**64 - 1, size=k, dtype=np.uint64, endpoint=True) for k in (1, 7, 300, 1000) * 10]
-        with lock:
-            got.extend(local)
+        return [g.integers(0, 2**64 - 1, size=k, dtype=np.uint64, endpoint=True) for k in (1, 7, 300, 1000) * 10]
 
-    ts = [threading.Thread(target=work) for _ in range(6)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
-    allw = np.concatenate(got)
+    allw = np.concatenate(gather_from_threads(work, [()] * 6))
     ref = words_of((2024).to_bytes(32, "little"), _core.NUMPY_STREAM, 0, allw.size)
     assert np.array_equal(np.sort(allw), np.sort(ref))
 
@@ -368,7 +335,7 @@ def test_capsule_of_a_secure_generator_rekeys_in_a_forked_child():
     bg = dpnoise.ChaCha20()
     g = np.random.Generator(bg)
     g.integers(0, 2**64 - 1, size=3, dtype=np.uint64, endpoint=True)  # words buffered at fork
-    child = np.frombuffer(_in_child(lambda: g.integers(0, 2**64 - 1, size=64, dtype=np.uint64, endpoint=True).tobytes()),
+    child = np.frombuffer(in_forked_child(lambda: g.integers(0, 2**64 - 1, size=64, dtype=np.uint64, endpoint=True).tobytes()),
                           dtype=np.uint64)
     parent = g.integers(0, 2**64 - 1, size=64, dtype=np.uint64, endpoint=True)
     assert not np.intersect1d(child, parent).size
@@ -378,7 +345,7 @@ def test_capsule_of_a_secure_generator_rekeys_in_a_forked_child():
 def test_capsule_of_a_seeded_generator_continues_in_a_forked_child():
     g = np.random.Generator(dpnoise.ChaCha20(5))
     g.integers(0, 2**64 - 1, size=3, dtype=np.uint64, endpoint=True)
-    child = np.frombuffer(_in_child(lambda: g.integers(0, 2**64 - 1, size=8, dtype=np.uint64, endpoint=True).tobytes()),
+    child = np.frombuffer(in_forked_child(lambda: g.integers(0, 2**64 - 1, size=8, dtype=np.uint64, endpoint=True).tobytes()),
                           dtype=np.uint64)
     assert np.array_equal(child, g.integers(0, 2**64 - 1, size=8, dtype=np.uint64, endpoint=True))
 

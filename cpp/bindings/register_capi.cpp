@@ -91,6 +91,24 @@ constexpr Limits kProbability{"p: the denominator must be positive", "p: numerat
 constexpr Limits kGamma{"gamma: the denominator must be positive",
                         "gamma: numerator and denominator must be at most 2^62"};
 
+// The status of the exception being handled (call it inside a catch block), with a static
+// message; ``overflow_message`` says what did not fit for this kind of call.
+int fail_with_current_exception(dpnoise_stream* s, const char* overflow_message) noexcept {
+    try {
+        throw;
+    } catch (const std::overflow_error&) {
+        return fail(s, DPNOISE_ERR_OVERFLOW, overflow_message);
+    } catch (const std::bad_alloc&) {
+        return fail(s, DPNOISE_ERR_MEMORY, "out of memory");
+    } catch (const std::invalid_argument&) {
+        return fail(s, DPNOISE_ERR_VALUE, "invalid parameter");
+    } catch (const std::domain_error&) {
+        return fail(s, DPNOISE_ERR_VALUE, "invalid parameter");
+    } catch (...) {
+        return fail(s, DPNOISE_ERR_INTERNAL, "internal error in dpnoise (please report it)");
+    }
+}
+
 // Runs one draw: checks the stream, the output pointer and the fork epoch, then draw(bits),
 // mapping every exception to a status.
 template <class T, class Draw>
@@ -103,16 +121,8 @@ int guarded_draw(dpnoise_stream* s, T* out, Draw&& draw) noexcept {
         const T value = draw(s->bits);
         *out = value;
         return DPNOISE_OK;
-    } catch (const std::overflow_error&) {
-        return fail(s, DPNOISE_ERR_OVERFLOW, "the draw does not fit in int64 (scale too large)");
-    } catch (const std::bad_alloc&) {
-        return fail(s, DPNOISE_ERR_MEMORY, "out of memory");
-    } catch (const std::invalid_argument&) {
-        return fail(s, DPNOISE_ERR_VALUE, "invalid parameter");
-    } catch (const std::domain_error&) {
-        return fail(s, DPNOISE_ERR_VALUE, "invalid parameter");
     } catch (...) {
-        return fail(s, DPNOISE_ERR_INTERNAL, "internal error in dpnoise (please report it)");
+        return fail_with_current_exception(s, "the draw does not fit in int64 (scale too large)");
     }
 }
 
@@ -299,16 +309,9 @@ int guarded_bulk(dpnoise_stream* s, Body&& body) noexcept {
         rnd::ChaCha20Generator family(bulk_key(s), s->secure);
         body(family);
         return DPNOISE_OK;
-    } catch (const std::overflow_error&) {
-        return fail(s, DPNOISE_ERR_OVERFLOW, "a noisy value does not fit the output type (noise scale too large for the grid)");
-    } catch (const std::bad_alloc&) {
-        return fail(s, DPNOISE_ERR_MEMORY, "out of memory");
-    } catch (const std::invalid_argument&) {
-        return fail(s, DPNOISE_ERR_VALUE, "invalid parameter");
-    } catch (const std::domain_error&) {
-        return fail(s, DPNOISE_ERR_VALUE, "invalid parameter");
     } catch (...) {
-        return fail(s, DPNOISE_ERR_INTERNAL, "internal error in dpnoise (please report it)");
+        return fail_with_current_exception(
+            s, "a noisy value does not fit the output type (noise scale too large for the grid)");
     }
 }
 

@@ -91,11 +91,18 @@ SketchClients sketch_clients(const py::bytes& public_key, uint64_t hashes, uint6
     return {hs, items.data(), static_cast<size_t>(items.size())};
 }
 
-// A sketch client entry point: f(gen, items, public_key, hashes, width, gamma_num, gamma_den, threads).
-template <class F>
-void def_sketch_client(py::module_& m, const char* name, F&& f, const char* doc) {
-    m.def(name, std::forward<F>(f), py::arg("gen"), py::arg("items"), py::arg("public_key"), py::arg("hashes"),
-          py::arg("width"), py::arg("gamma_num"), py::arg("gamma_den"), py::arg("threads"), doc);
+// A sketch client entry point (gen, items, public_key, hashes, width, gamma_num, gamma_den, threads):
+// the clients are checked first (sketch_clients), then body(gen, clients, gamma_num, gamma_den, threads).
+template <class Body>
+void def_sketch_client(py::module_& m, const char* name, Body body, const char* doc) {
+    m.def(
+        name,
+        [body](GeneratorHandle& h, const i64_array& items, const py::bytes& public_key, uint64_t hashes, uint64_t width,
+               const py::int_& gamma_num, const py::int_& gamma_den, unsigned threads) {
+            return body(h, sketch_clients(public_key, hashes, width, items), gamma_num, gamma_den, threads);
+        },
+        py::arg("gen"), py::arg("items"), py::arg("public_key"), py::arg("hashes"), py::arg("width"),
+        py::arg("gamma_num"), py::arg("gamma_den"), py::arg("threads"), doc);
 }
 
 }  // namespace
@@ -173,13 +180,11 @@ static void register_ldp_hadamard(py::module_& m) {
     // ---------------------------------------------------------------- cms and hcms
     def_sketch_client(
         m, "cms_privatize",
-        [](GeneratorHandle& h, const i64_array& items, const py::bytes& public_key, uint64_t hashes, uint64_t width,
-           const py::int_& gamma_num, const py::int_& gamma_den, unsigned threads) {
-            const SketchClients c = sketch_clients(public_key, hashes, width, items);
+        [](GeneratorHandle& h, const SketchClients& c, const py::int_& gamma_num, const py::int_& gamma_den, unsigned threads) {
             const ExactGamma gamma = exact_gamma(gamma_num, gamma_den);
             const exact::RandomizedResponseKernel flip = ldp::cms_sign_kernel(gamma.num, gamma.den);
             auto index = new_array<int64_t>(c.n);
-            auto vectors = new_array<uint8_t>(c.n, width / 8);
+            auto vectors = new_array<uint8_t>(c.n, c.hashes.width() / 8);
             int64_t* ix = index.mutable_data();
             uint8_t* v = vectors.mutable_data();
             with_family_nogil(h, [&](auto& f) { ldp::cms_privatize(f, c.hashes, flip, c.items, ix, v, c.n, threads); });
@@ -190,9 +195,7 @@ static void register_ldp_hadamard(py::module_& m) {
 
     def_sketch_client(
         m, "hcms_privatize",
-        [](GeneratorHandle& h, const i64_array& items, const py::bytes& public_key, uint64_t hashes, uint64_t width,
-           const py::int_& gamma_num, const py::int_& gamma_den, unsigned threads) {
-            const SketchClients c = sketch_clients(public_key, hashes, width, items);
+        [](GeneratorHandle& h, const SketchClients& c, const py::int_& gamma_num, const py::int_& gamma_den, unsigned threads) {
             const exact::RandomizedResponseKernel rr = rr_kernel(2, gamma_num, gamma_den);
             auto index = new_array<int64_t>(c.n), coefficient = new_array<int64_t>(c.n);
             auto bits = new_array<uint8_t>((c.n + 7) / 8);

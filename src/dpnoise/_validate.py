@@ -128,13 +128,20 @@ def integer(value: Any, name: str) -> int:
     return int(value)
 
 
+def integer_at_least(value: Any, name: str, low: int, what: str) -> int:
+    """An int (as :func:`integer`) that is at least ``low``; ``what`` states the bound in the
+    ValueError's message (e.g. ">= 1")."""
+    n = integer(value, name)
+    if n < low:
+        raise ValueError(f"{name} must be {what}, got {n}")
+    return n
+
+
 def count(value: Any, name: str = "count") -> int:
     """An integer in [1, 2^62] (bools and floats are refused, even integral ones). Counts feed
     float arithmetic (composition, calibration): beyond 2^62 they would overflow it, and no
     analysis of that many uses is meaningful."""
-    n = integer(value, name)
-    if n < 1:
-        raise ValueError(f"{name} must be >= 1, got {n}")
+    n = integer_at_least(value, name, 1, ">= 1")
     if n > MAX_PART:
         raise OverflowError(f"{name} must be at most 2^62, got a number of {len(str(n))} digits")
     return n
@@ -178,9 +185,7 @@ def check_threads(threads: Any) -> int:
 
 
 def _check_count(size: Any, name: str = "size") -> int:
-    n = integer(size, name)
-    if n < 0:
-        raise ValueError(f"{name} must be non-negative, got {n}")
+    n = integer_at_least(size, name, 0, "non-negative")
     if n > MAX_SIZE:
         raise ValueError(f"{name} must be at most 2**59 elements, got {n}")
     return n

@@ -121,12 +121,22 @@ class Generator:
         convert: Callable[[Any, str], R.Pair],
         size: Size,
         threads: Optional[int],
+        constant_time: bool = False,
     ) -> Any:
+        """Draw ``name`` with parameter ``value``. ``constant_time=True`` uses the constant-time
+        sampler ``name + "_constant_time"``: one public scalar parameter, checked and converted
+        here (before any draw); the draws themselves branch on nothing secret
+        (docs/security.md), and this wrapper branches only on the parameter and ``size``."""
         shape = shape_of(size)
         nthreads = check_threads(threads)
-        if _is_scalar(value) or (shape is None and isinstance(value, np.ndarray) and value.ndim == 0):
+        scalar = _is_scalar(value) or (isinstance(value, np.ndarray) and value.ndim == 0)
+        if constant_time and not scalar:
+            raise ValueError(
+                f"constant_time=True takes one scalar {pname} per call (array-valued {pname} is not supported)"
+            )
+        if _is_scalar(value) or (scalar and (shape is None or constant_time)):
             num, den = convert(value.item() if isinstance(value, (np.generic, np.ndarray)) else value, pname)
-            same = getattr(_core, name)
+            same = getattr(_core, name + "_constant_time" if constant_time else name)
             if shape is None:
                 return same(self._core, num, den, 1, 1)[0]
             return same(self._core, num, den, count_of(shape), nthreads).reshape(shape)
@@ -154,30 +164,6 @@ class Generator:
         index = np.ascontiguousarray(np.broadcast_to(index.reshape(pshape), shape)).reshape(-1)
         each = getattr(_core, name + "_each")
         return each(self._core, nums, dens, index, nthreads).reshape(shape)
-
-    def _draw_constant_time(
-        self,
-        name: str,
-        value: Any,
-        pname: str,
-        convert: Callable[[Any, str], R.Pair],
-        size: Size,
-        threads: Optional[int],
-    ) -> Any:
-        """The constant-time samplers: one public scalar parameter, checked and converted here
-        (before any draw); the draws themselves branch on nothing secret (docs/security.md).
-        This wrapper branches only on the parameter and ``size``, never on the noise."""
-        shape = shape_of(size)
-        nthreads = check_threads(threads)
-        if not (_is_scalar(value) or (isinstance(value, np.ndarray) and value.ndim == 0)):
-            raise ValueError(
-                f"constant_time=True takes one scalar {pname} per call (array-valued {pname} is not supported)"
-            )
-        num, den = convert(value.item() if isinstance(value, (np.generic, np.ndarray)) else value, pname)
-        same = getattr(_core, name)
-        if shape is None:
-            return same(self._core, num, den, 1, 1)[0]
-        return same(self._core, num, den, count_of(shape), nthreads).reshape(shape)
 
     # -- samplers ----------------------------------------------------------------------------
     def discrete_laplace(
@@ -220,9 +206,7 @@ class Generator:
         >>> rng = default_rng(7)  # seeded: tests only
         >>> noise = rng.discrete_laplace(10.0, size=3, constant_time=True)
         """
-        if constant_time:
-            return self._draw_constant_time("discrete_laplace_constant_time", scale, "scale", R.scale_pair, size, threads)
-        return self._draw("discrete_laplace", scale, "scale", R.scale_pair, size, threads)
+        return self._draw("discrete_laplace", scale, "scale", R.scale_pair, size, threads, constant_time)
 
     def discrete_gaussian(
         self,
@@ -275,17 +259,9 @@ class Generator:
         """
         if (sigma is None) == (variance is None):
             raise TypeError("discrete_gaussian takes exactly one of sigma or variance")
-        if constant_time:
-            if variance is not None:
-                return self._draw_constant_time(
-                    "discrete_gaussian_constant_time", variance, "variance", R.variance_pair, size, threads
-                )
-            return self._draw_constant_time(
-                "discrete_gaussian_constant_time", sigma, "sigma", R.sigma_to_variance_pair, size, threads
-            )
         if variance is not None:
-            return self._draw("discrete_gaussian", variance, "variance", R.variance_pair, size, threads)
-        return self._draw("discrete_gaussian", sigma, "sigma", R.sigma_to_variance_pair, size, threads)
+            return self._draw("discrete_gaussian", variance, "variance", R.variance_pair, size, threads, constant_time)
+        return self._draw("discrete_gaussian", sigma, "sigma", R.sigma_to_variance_pair, size, threads, constant_time)
 
     def geometric(
         self, *args: Any, scale: Any = None, size: Size = None, threads: Optional[int] = None

@@ -60,6 +60,20 @@ def test_the_headroom_admits_exactly_the_counts_that_fit(kind):
     assert len(budget.ledger) == m_max
 
 
+def spend_until_refused(budget, loss, epsilon):
+    """Charge ``loss`` until ``budget`` (ε = ``epsilon``) refuses it; after every charge the
+    spent ε is within the budget (up to the accountants' relative slack). Returns how many
+    ``loss`` the budget's ledger then holds."""
+    while True:
+        try:
+            budget.spend(loss)
+        except BudgetExceededError:
+            break
+        assert budget.spent_epsilon <= epsilon * (1 + RELATIVE_SLACK)
+    assert budget.spent_epsilon <= epsilon * (1 + RELATIVE_SLACK)
+    return budget.accountant.count_of(loss)
+
+
 def test_another_event_invalidates_the_headroom():
     big = Laplace(1 / 3.0)  # epsilon 3, pure
     budget = PrivacyBudget(4.0, 1e-5, "pld")
@@ -67,14 +81,7 @@ def test_another_event_invalidates_the_headroom():
         budget.spend(STEP)  # verifies a headroom well beyond 200 steps of 4.0
     budget.spend(big)
     # the remaining budget is now small: the next steps are re-verified against the new ledger
-    while True:
-        try:
-            budget.spend(STEP)
-        except BudgetExceededError:
-            break
-        assert budget.spent_epsilon <= 4.0 * (1 + RELATIVE_SLACK)
-    assert budget.spent_epsilon <= 4.0 * (1 + RELATIVE_SLACK)
-    n = budget.accountant.count_of(STEP)
+    n = spend_until_refused(budget, STEP, 4.0)
     assert Accountant("pld").compose(STEP, n + 1).compose(big).get_epsilon(1e-5) > 4.0 * (1 + RELATIVE_SLACK)
 
 
@@ -105,12 +112,6 @@ def test_other_gaussians_invalidate_a_gaussian_headroom(tmp_path):
     for _ in range(10):
         budget.spend(small)  # verifies a headroom of 128 uses of small
     other.spend(big)
-    while True:
-        try:
-            budget.spend(small)
-        except BudgetExceededError:
-            break
-    assert budget.spent_epsilon <= 4.5 * (1 + RELATIVE_SLACK)
-    n = budget.accountant.count_of(small)
+    n = spend_until_refused(budget, small, 4.5)
     assert n < 128
     assert Accountant("pld").compose(small, n + 1).compose(big).get_epsilon(1e-6) > 4.5 * (1 + RELATIVE_SLACK)

@@ -6,12 +6,9 @@ checks that their draws follow the laws, match what the core gives for the same 
 repeat the generator's other output, and that bad input gives error codes, not crashes.
 Skipped when Cython, setuptools or a C compiler is missing (Cython is a build-time tool only).
 """
-import importlib
 import math
 import os
 import shutil
-import subprocess
-import sys
 import warnings
 from fractions import Fraction
 from pathlib import Path
@@ -21,6 +18,7 @@ import pytest
 
 import dpnoise
 from dpnoise import _core
+from cython_build import built_extensions
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "docs" / "examples" / "cython" / "noise_loops.pyx"
@@ -29,16 +27,6 @@ PROBE = Path(__file__).with_name("capi_probe.pyx")
 # Status codes and laws of dpnoise/capi.h.
 OK, ERR_VALUE, ERR_OVERFLOW, ERR_TYPE, ERR_FORKED = 0, 1, 2, 3, 4
 LAPLACE, GAUSSIAN, GEOMETRIC = 1, 2, 3
-
-SETUP = """\
-from setuptools import Extension, setup
-from Cython.Build import cythonize
-import dpnoise
-
-extensions = [Extension(name, [name + ".pyx"], include_dirs=[dpnoise.get_include()])
-              for name in ("noise_loops", "capi_probe")]
-setup(ext_modules=cythonize(extensions, quiet=True), script_args=["build_ext", "--inplace"])
-"""
 
 
 @pytest.fixture(scope="module")
@@ -50,20 +38,8 @@ def built(tmp_path_factory):
         pytest.skip("no C compiler")
     if not EXAMPLE.is_file():
         pytest.skip("needs the source tree (docs/examples)")
-    work = tmp_path_factory.mktemp("cython_capi")
-    shutil.copy(EXAMPLE, work)
-    shutil.copy(PROBE, work)
-    (work / "setup.py").write_text(SETUP)
-    env = dict(os.environ)
-    package_parent = str(Path(dpnoise.__file__).resolve().parents[1])  # the dpnoise under test
-    env["PYTHONPATH"] = os.pathsep.join([package_parent, env.get("PYTHONPATH", "")])
-    result = subprocess.run([sys.executable, "setup.py"], cwd=work, env=env, capture_output=True, text=True)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    sys.path.insert(0, str(work))
-    try:
-        yield importlib.import_module("noise_loops"), importlib.import_module("capi_probe")
-    finally:
-        sys.path.remove(str(work))
+    with built_extensions([EXAMPLE, PROBE], tmp_path_factory.mktemp("cython_capi")) as modules:
+        yield tuple(modules)
 
 
 def zeros(n):

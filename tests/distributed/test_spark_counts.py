@@ -4,21 +4,8 @@ import numpy as np
 import pytest
 
 import dpnoise
-from dpnoise import PrivacyBudget
 from dpnoise.mechanisms import Histogram, LaplaceMechanism, NoisyGridPlan
-
-
-class SpyBudget(PrivacyBudget):
-    """A budget that records every spend call (and still enforces the budget)."""
-
-    def __init__(self, *args, **kw):
-        super().__init__(*args, **kw)
-        self.calls = []
-
-    def spend(self, loss, count=1, **kw):
-        self.calls.append((loss, count, kw))
-        return super().spend(loss, count, **kw)
-
+from spy_budget import SpyBudget
 
 ITEMS = np.random.default_rng(9).integers(0, 12, 5000)  # categories 0..11; 12..15 never occur
 

@@ -24,6 +24,7 @@ from dpnoise.mechanisms import (
 )
 from dpnoise.mechanisms import _base
 from dpnoise.mechanisms.gaussian import _zcdp_sigma
+from spy_budget import SpyBudget
 
 SRC = pathlib.Path(dpnoise.__file__).parent / "mechanisms"
 DOCS = pathlib.Path(__file__).resolve().parents[2] / "docs"
@@ -62,18 +63,6 @@ CLASSES = [LaplaceMechanism, DiscreteLaplaceMechanism, GeometricMechanism, Gauss
            dpnoise.ExponentialMechanism, dpnoise.AboveThreshold]
 # kernels per release: AboveThreshold draws the threshold's noise and the queries' (two scales)
 KERNEL_CALLS = {"above_threshold": 2}
-
-
-class SpyBudget(PrivacyBudget):
-    """A budget that records every spend call (and still enforces the budget)."""
-
-    def __init__(self, *args, **kw):
-        super().__init__(*args, **kw)
-        self.calls = []
-
-    def spend(self, loss, count=1, **kw):
-        self.calls.append((loss, count, kw))
-        return super().spend(loss, count, **kw)
 
 
 def spy_kernels(rng):

@@ -51,7 +51,10 @@ inline bool use_tables(size_t n, size_t cost) { return n >= 1024 + cost; }
 inline constexpr size_t kMaxTablesPerRequest = 64;
 
 // ------------------------------------------------------------------------------ the laws
-struct DiscreteLaplace {
+// What the two laws of one rational scale share: the parameter, its key and the geometric table
+// (built for the law kTableLaw).
+template <exact::GeometricTable::Law kTableLaw>
+struct ScaleLaw {
     static constexpr size_t kOutputsPerStream = size_t{1} << 16;
     static constexpr parameters::Kind kKind = parameters::Kind::scale;
     static constexpr const char* kParamName = "scale";
@@ -60,7 +63,10 @@ struct DiscreteLaplace {
     static Param make(Rational r) { return exact::checked_rational(r.num, r.den, kParamName); }
     static std::pair<uint64_t, uint64_t> key(const Param& p) { return {p.num, p.den}; }
     static size_t table_cost(const Param& p) { return Table::entries_for(p.num, p.den); }
-    static Table build(const Param& p) { return Table(p.num, p.den, Table::Law::laplace); }
+    static Table build(const Param& p) { return Table(p.num, p.den, kTableLaw); }
+};
+
+struct DiscreteLaplace : ScaleLaw<exact::GeometricTable::Law::laplace> {
     template <class Bits> static int64_t draw(Bits& bits, const Param& p) { return exact::discrete_laplace(bits, p.num, p.den); }
     template <class Bits> static int64_t draw_table(Bits& bits, const Table& t) { return exact::discrete_laplace_table(bits, t); }
     // one tight loop per table path, chosen once per request
@@ -71,16 +77,7 @@ struct DiscreteLaplace {
     }
 };
 
-struct Geometric {
-    static constexpr size_t kOutputsPerStream = size_t{1} << 16;
-    static constexpr parameters::Kind kKind = parameters::Kind::scale;
-    static constexpr const char* kParamName = "scale";
-    using Param = Rational;
-    using Table = exact::GeometricTable;
-    static Param make(Rational r) { return exact::checked_rational(r.num, r.den, kParamName); }
-    static std::pair<uint64_t, uint64_t> key(const Param& p) { return {p.num, p.den}; }
-    static size_t table_cost(const Param& p) { return Table::entries_for(p.num, p.den); }
-    static Table build(const Param& p) { return Table(p.num, p.den, Table::Law::geometric); }
+struct Geometric : ScaleLaw<exact::GeometricTable::Law::geometric> {
     template <class Bits> static int64_t draw(Bits& bits, const Param& p) {
         return static_cast<int64_t>(exact::geometric_exp(bits, p.num, p.den));
     }
@@ -111,13 +108,17 @@ struct DiscreteGaussian {
     }
 };
 
-// Laws without tables: Table = void.
-struct Bernoulli {
+// Laws without tables: Table = void, and one rational parameter of kind K.
+template <parameters::Kind K>
+struct RationalLawWithoutTable {
     static constexpr size_t kOutputsPerStream = size_t{1} << 16;
-    static constexpr parameters::Kind kKind = parameters::Kind::probability;
-    static constexpr const char* kParamName = "p";
+    static constexpr parameters::Kind kKind = K;
     using Param = Rational;
     using Table = void;
+};
+
+struct Bernoulli : RationalLawWithoutTable<parameters::Kind::probability> {
+    static constexpr const char* kParamName = "p";
     static Param make(Rational r) {
         const Rational q = exact::checked_rational(r.num, r.den, kParamName);
         if (q.num > q.den) throw std::invalid_argument("p must be in [0, 1]");
@@ -128,12 +129,8 @@ struct Bernoulli {
     }
 };
 
-struct BernoulliExp {
-    static constexpr size_t kOutputsPerStream = size_t{1} << 16;
-    static constexpr parameters::Kind kKind = parameters::Kind::scale;
+struct BernoulliExp : RationalLawWithoutTable<parameters::Kind::scale> {
     static constexpr const char* kParamName = "gamma";
-    using Param = Rational;
-    using Table = void;
     static Param make(Rational r) { return exact::checked_rational(r.num, r.den, kParamName); }
     template <class Bits> static bool draw(Bits& bits, const Param& p) {
         return exact::bernoulli_exp_minus<Bits, uint64_t>(bits, p.num, p.den);

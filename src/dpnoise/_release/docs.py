@@ -6,7 +6,7 @@ class or function is decorated with :func:`shared_docs`, which puts the section 
 and matplotlib interpolate their shared docstring parts)."""
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, Callable, TypeVar
 
 T = TypeVar("T")
 
@@ -33,7 +33,12 @@ SECTIONS = {
         For out-of-range parameters (named in the message).
     dpnoise.InsecureGeneratorError
         For a seeded generator without ``allow_insecure=True``.""",
+    "{epsilon_parameter}": """epsilon : float
+        ε in (0, 100].""",
 }
+# More markers: ``{epsilon_parameter}``, and ``{release_sections}`` (the end of a release class's
+# Parameters and its Raises section: ``{release_parameters}`` and ``{construction_errors}`` in one).
+SECTIONS["{release_sections}"] = SECTIONS["{release_parameters}"] + "\n\n    " + SECTIONS["{construction_errors}"]
 
 
 def shared_docs(obj: T) -> T:
@@ -44,3 +49,15 @@ def shared_docs(obj: T) -> T:
             doc = doc.replace(marker, text)
         obj.__doc__ = doc
     return obj
+
+
+def docs_from_template(template: str, **fields: str) -> Callable[[T], T]:
+    """Decorator: append ``template`` (the numpydoc sections a family of functions shares) to
+    the object's docstring, with ``{name}`` (the object's name) and ``fields`` filled in: the
+    sections of functions that differ in a few words are written once (as pandas' ``@doc``)."""
+    def deco(obj: T) -> T:
+        doc: Any = obj.__doc__
+        section = template.format(name=getattr(obj, "__name__"), **fields)
+        obj.__doc__ = (doc or "").rstrip() + "\n" + section
+        return shared_docs(obj)
+    return deco

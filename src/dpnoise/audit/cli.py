@@ -12,7 +12,7 @@ import math
 import os
 import sys
 import time
-from typing import Any, Dict, List, NoReturn, Optional, Sequence, TextIO
+from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence, TextIO
 
 import numpy as np
 
@@ -37,47 +37,40 @@ class _Parser(argparse.ArgumentParser):
         raise _UsageError(f"{self.prog}: error: {message}")
 
 
-def _count(text: str) -> int:
+def _parsed(text: str, convert: Callable[[str], Any], not_parsed: str, ok: Callable[[Any], bool],
+            out_of_range: str) -> Any:
+    """``convert(text)`` if it parses and ``ok`` accepts it; else an ArgumentTypeError with the
+    message ``not_parsed`` or ``out_of_range`` (formatted with ``text``, cut to 40 characters,
+    and ``value``)."""
     try:
-        v = int(text.replace("_", ""))
+        value = convert(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer, got {text[:40]!r}") from None
-    if not MIN_TRIALS <= v <= MAX_TRIALS:
-        raise argparse.ArgumentTypeError(f"must be between {MIN_TRIALS:,} and {MAX_TRIALS:,}, got {v}")
-    return v
+        raise argparse.ArgumentTypeError(not_parsed.format(text=text[:40])) from None
+    if not ok(value):
+        raise argparse.ArgumentTypeError(out_of_range.format(text=text[:40], value=value))
+    return value
+
+
+def _count(text: str) -> int:
+    return _parsed(text, lambda t: int(t.replace("_", "")), "must be an integer, got {text!r}",
+                   lambda v: MIN_TRIALS <= v <= MAX_TRIALS,
+                   f"must be between {MIN_TRIALS:,} and {MAX_TRIALS:,}, got {{value}}")
 
 
 def _epsilons(text: str) -> List[float]:
-    out = []
-    for part in text.split(","):
-        try:
-            e = float(part)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"epsilons must be numbers separated by commas, got {part[:40]!r}") from None
-        if not (math.isfinite(e) and 0 < e <= 20):
-            raise argparse.ArgumentTypeError(f"each epsilon must be in (0, 20], got {part[:40]!r}")
-        out.append(e)
-    return out
+    return [_parsed(part, float, "epsilons must be numbers separated by commas, got {text!r}",
+                    lambda e: math.isfinite(e) and 0 < e <= 20, "each epsilon must be in (0, 20], got {text!r}")
+            for part in text.split(",")]
 
 
 def _alpha(text: str) -> float:
-    try:
-        a = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"alpha must be a number, got {text[:40]!r}") from None
-    if not 0 < a < 1:
-        raise argparse.ArgumentTypeError(f"alpha must be in (0, 1), got {text[:40]!r}")
-    return a
+    return _parsed(text, float, "alpha must be a number, got {text!r}", lambda a: 0 < a < 1,
+                   "alpha must be in (0, 1), got {text!r}")
 
 
 def _seed(text: str) -> int:
-    try:
-        s = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"seed must be an integer, got {text[:40]!r}") from None
-    if not 0 <= s < 2**63:
-        raise argparse.ArgumentTypeError(f"seed must be in [0, 2^63), got {s}")
-    return s
+    return _parsed(text, int, "seed must be an integer, got {text!r}", lambda v: 0 <= v < 2**63,
+                   "seed must be in [0, 2^63), got {value}")
 
 
 def _writable(path: str, what: str) -> str:

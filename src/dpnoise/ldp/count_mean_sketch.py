@@ -117,9 +117,28 @@ def _rows_wht(table: np.ndarray) -> np.ndarray:
     return t
 
 
-class CountMeanSketchAggregator(Aggregator):
+class _SketchAggregator(Aggregator):
+    """What the two sketch aggregators share: the estimate over the whole domain gathers the
+    state's table ``_TABLE`` (Hadamard-transformed first when ``_HADAMARD``) in one C++ pass."""
+
+    _TABLE = ""
+    _HADAMARD = False
+
+    def _estimate(self) -> np.ndarray:
+        p = self.protocol
+        gathered = _core.ldp.sketch_gather(p._key(), p.hashes, p.width, self._state[self._TABLE], p.domain_size,
+                                           self._HADAMARD)
+        return self._from_gathered(gathered)
+
+    def _from_gathered(self, gathered: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+
+class CountMeanSketchAggregator(_SketchAggregator):
     """State: ``signs`` (int64, k × m): per hash, the sums of the reported signs; ``users``
     (int64, k): reports per hash."""
+
+    _TABLE = "signs"
 
     def _empty_state(self) -> Dict[str, np.ndarray]:
         p = self.protocol
@@ -138,11 +157,6 @@ class CountMeanSketchAggregator(Aggregator):
     def _ingest(self, reports: Reports) -> None:
         _core.ldp.cms_accumulate(self._state["signs"], self._state["users"], reports.data["hash_index"],
                                  reports.data["vectors"], reports.n)
-
-    def _estimate(self) -> np.ndarray:
-        p = self.protocol
-        gathered = _core.ldp.sketch_gather(p._key(), p.hashes, p.width, self._state["signs"], p.domain_size, False)
-        return self._from_gathered(gathered)
 
     def _estimate_items(self, items: np.ndarray) -> np.ndarray:
         return self._from_gathered(_gather(self.protocol, self._state["signs"], items))
@@ -200,8 +214,11 @@ class CountMeanSketch(_Sketch, name="cms", aggregator=CountMeanSketchAggregator,
         return self._hash_variance(var, counts)
 
 
-class HadamardCountMeanSketchAggregator(Aggregator):
+class HadamardCountMeanSketchAggregator(_SketchAggregator):
     """State: ``bit_sums`` (int64, k × m): per (hash, coefficient), the sum of the ±1 bits."""
+
+    _TABLE = "bit_sums"
+    _HADAMARD = True
 
     def _empty_state(self) -> Dict[str, np.ndarray]:
         p = self.protocol
@@ -220,11 +237,6 @@ class HadamardCountMeanSketchAggregator(Aggregator):
     def _ingest(self, reports: Reports) -> None:
         _core.ldp.hcms_accumulate(self._state["bit_sums"], reports.data["hash_index"], reports.data["coefficient"],
                                   reports.data["bits"], reports.n)
-
-    def _estimate(self) -> np.ndarray:
-        p = self.protocol
-        gathered = _core.ldp.sketch_gather(p._key(), p.hashes, p.width, self._state["bit_sums"], p.domain_size, True)
-        return self._from_gathered(gathered)
 
     def _estimate_items(self, items: np.ndarray) -> np.ndarray:
         transformed = self._cached("transformed", lambda: _rows_wht(self._state["bit_sums"]))

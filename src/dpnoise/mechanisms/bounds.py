@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from .._release.docs import docs_from_template
 from .._validate import nonnegative, probability
 
 
@@ -50,19 +51,15 @@ def posterior_bounds(prior: Any, epsilon: float):
     return lo, up
 
 
-def error_lower_bound(epsilon: float, delta: float, diameter: float) -> float:
-    """Any (ε, δ)-DP mechanism for a query whose values on two neighbouring inputs are
-    ``diameter`` apart has expected error at least (1 - δ)·diam/(2(1 + e^ε)) on one of them
-    (a two-point argument; docs/mechanisms.md, Lemma 2).
-
+# The numpydoc sections of the two error lower bounds below, written once.
+_LOWER_BOUND_DOCS = """
     Parameters
     ----------
     epsilon : float
         ε >= 0.
     delta : float
         δ in [0, 1].
-    diameter : float
-        The distance between the two query values.
+    {parameters}
 
     Returns
     -------
@@ -75,48 +72,32 @@ def error_lower_bound(epsilon: float, delta: float, diameter: float) -> float:
 
     Examples
     --------
-    >>> from dpnoise.mechanisms import error_lower_bound
-    >>> error_lower_bound(1.0, 0.0, 2.0) > 0
+    >>> from dpnoise.mechanisms import {name}
+    >>> {name}{example}
     True
     """
+
+
+@docs_from_template(_LOWER_BOUND_DOCS, example="(1.0, 0.0, 2.0) > 0",
+                    parameters="diameter : float\n        The distance between the two query values.")
+def error_lower_bound(epsilon: float, delta: float, diameter: float) -> float:
+    """Any (ε, δ)-DP mechanism for a query whose values on two neighbouring inputs are
+    ``diameter`` apart has expected error at least (1 - δ)·diam/(2(1 + e^ε)) on one of them
+    (a two-point argument; docs/mechanisms.md, Lemma 2)."""
     eps = nonnegative(epsilon, "epsilon")
     d = probability(delta, "delta")
     diam = nonnegative(diameter, "diameter")
     return (1 - d) * diam / (2 * (1 + math.exp(eps)))
 
 
+@docs_from_template(_LOWER_BOUND_DOCS, example="(1.0, 0.0, 10) >= 0",
+                    parameters="size : int\n        Number of candidate answers.\n"
+                               "    separation : float, default 1.0\n        Their pairwise distance.")
 def discrete_error_lower_bound(epsilon: float, delta: float, size: int, separation: float = 1.0) -> float:
     """On m + 1 pairwise-neighbouring inputs whose query values are points at pairwise distance
     >= κ, a mechanism whose outputs are points of that domain has expected error at least
     (1 - δ)·κm/(m + e^ε), on average over the inputs and so at one of them (docs/mechanisms.md,
-    Lemma 3; with real outputs the same holds with κ/2).
-
-    Parameters
-    ----------
-    epsilon : float
-        ε >= 0.
-    delta : float
-        δ in [0, 1].
-    size : int
-        Number of candidate answers.
-    separation : float, default 1.0
-        Their pairwise distance.
-
-    Returns
-    -------
-    float
-
-    Raises
-    ------
-    ValueError
-        For out-of-range arguments.
-
-    Examples
-    --------
-    >>> from dpnoise.mechanisms import discrete_error_lower_bound
-    >>> discrete_error_lower_bound(1.0, 0.0, 10) >= 0
-    True
-    """
+    Lemma 3; with real outputs the same holds with κ/2)."""
     eps = nonnegative(epsilon, "epsilon")
     d = probability(delta, "delta")
     if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 2:

@@ -15,7 +15,7 @@ from ..accounting.losses import (
     DiscreteGaussian, DiscreteGaussianVector, Gaussian, PoissonSampled, PrivacyLoss, PureDP,
 )
 from ..generator import Generator
-from .._release.docs import shared_docs
+from .._release.docs import docs_from_template, shared_docs
 from .._release import grid as _grid
 from .._release import constant_time as _ct
 from ._base import (
@@ -100,35 +100,41 @@ def check_gaussian_delta(value: Any) -> float:
     return delta
 
 
-def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
-    """The least σ for which N(0, σ²) with L2 sensitivity Δ is (ε, δ)-DP: the analytic Gaussian
-    mechanism of Balle & Wang (2018, Thm 8 / Alg. 1), by bisection on the exact δ(ε).
-
+# The numpydoc sections of the σ calibrations below, written once (filled per function).
+_SIGMA_DOCS = """
     Parameters
     ----------
     epsilon : float
-        ε in (0, 100].
+        ε in {epsilon}.
     delta : float
         δ in [1e-18, 1).
-    sensitivity : float, default 1.0
-        L2 sensitivity Δ.
+    {sensitivity}
 
     Returns
     -------
     float
-        σ to relative precision 1e-14 (rounded up).
+        {returns}
 
     Raises
     ------
     ValueError
-        For out-of-range arguments, or no σ up to 1e300.
+        {raises}
 
     Examples
     --------
-    >>> from dpnoise.mechanisms import analytic_gaussian_sigma
-    >>> round(analytic_gaussian_sigma(1.0, 1e-5), 3)
-    3.731
+    >>> from dpnoise.mechanisms import {name}
+    >>> {example}
     """
+_L2_SENSITIVITY = "sensitivity : float, default 1.0\n        L2 sensitivity Δ."
+
+
+@docs_from_template(_SIGMA_DOCS, epsilon="(0, 100]", sensitivity=_L2_SENSITIVITY,
+                    returns="σ to relative precision 1e-14 (rounded up).",
+                    raises="For out-of-range arguments, or no σ up to 1e300.",
+                    example="round(analytic_gaussian_sigma(1.0, 1e-5), 3)\n    3.731")
+def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
+    """The least σ for which N(0, σ²) with L2 sensitivity Δ is (ε, δ)-DP: the analytic Gaussian
+    mechanism of Balle & Wang (2018, Thm 8 / Alg. 1), by bisection on the exact δ(ε)."""
     epsilon, delta = check_epsilon(epsilon), check_gaussian_delta(delta)
     sensitivity = check_sensitivity(sensitivity)
 
@@ -142,34 +148,12 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1
                          f"sensitivity={sensitivity!r}: the sensitivity is too large") from None
 
 
+@docs_from_template(_SIGMA_DOCS, epsilon="(0, 1)", sensitivity=_L2_SENSITIVITY,
+                    returns="σ = sqrt(2 ln(1.25/δ)) Δ/ε.",
+                    raises="For ε >= 1 (the theorem's range) or out-of-range arguments.",
+                    example="round(classic_gaussian_sigma(0.5, 1e-5), 3)\n    9.69")
 def classic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
-    """σ = Δ·sqrt(2 ln(1.25/δ))/ε (Dwork & Roth 2014, Thm A.1; valid for ε < 1 only).
-
-    Parameters
-    ----------
-    epsilon : float
-        ε in (0, 1).
-    delta : float
-        δ in [1e-18, 1).
-    sensitivity : float, default 1.0
-        L2 sensitivity Δ.
-
-    Returns
-    -------
-    float
-        σ = sqrt(2 ln(1.25/δ)) Δ/ε.
-
-    Raises
-    ------
-    ValueError
-        For ε >= 1 (the theorem's range) or out-of-range arguments.
-
-    Examples
-    --------
-    >>> from dpnoise.mechanisms import classic_gaussian_sigma
-    >>> round(classic_gaussian_sigma(0.5, 1e-5), 3)
-    9.69
-    """
+    """σ = Δ·sqrt(2 ln(1.25/δ))/ε (Dwork & Roth 2014, Thm A.1; valid for ε < 1 only)."""
     epsilon, delta = check_epsilon(epsilon), check_gaussian_delta(delta)
     if epsilon >= 1:
         raise ValueError(f"the classic calibration holds only for epsilon < 1 (Dwork–Roth Thm A.1), "
@@ -177,35 +161,13 @@ def classic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.
     return check_sensitivity(sensitivity) * math.sqrt(2 * math.log(1.25 / delta)) / epsilon
 
 
+@docs_from_template(_SIGMA_DOCS, epsilon="(0, 1]", sensitivity=_L2_SENSITIVITY,
+                    returns="σ = sqrt(2 ln(2/δ)) Δ/ε.",
+                    raises="For ε > 1 or out-of-range arguments.",
+                    example="round(hall_rinaldo_wasserman_sigma(1.0, 1e-5), 3)\n    4.941")
 def hall_rinaldo_wasserman_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
     """σ = sqrt(2 ln(2/δ))·Δ/ε (Dwork, Kenthapadi, McSherry, Mironov & Naor 2006; restated as
-    Hall, Rinaldo & Wasserman 2013, Prop. 3, with c(δ) = sqrt(2 ln(2/δ))); proved for ε <= 1.
-
-    Parameters
-    ----------
-    epsilon : float
-        ε in (0, 1].
-    delta : float
-        δ in [1e-18, 1).
-    sensitivity : float, default 1.0
-        L2 sensitivity Δ.
-
-    Returns
-    -------
-    float
-        σ = sqrt(2 ln(2/δ)) Δ/ε.
-
-    Raises
-    ------
-    ValueError
-        For ε > 1 or out-of-range arguments.
-
-    Examples
-    --------
-    >>> from dpnoise.mechanisms import hall_rinaldo_wasserman_sigma
-    >>> round(hall_rinaldo_wasserman_sigma(1.0, 1e-5), 3)
-    4.941
-    """
+    Hall, Rinaldo & Wasserman 2013, Prop. 3, with c(δ) = sqrt(2 ln(2/δ))); proved for ε <= 1."""
     epsilon, delta = check_epsilon(epsilon), check_gaussian_delta(delta)
     if epsilon > 1:
         raise ValueError(f"the hall_rinaldo_wasserman calibration is proved for epsilon <= 1 only, "
@@ -277,40 +239,18 @@ def discrete_gaussian_loss(sigma: float, sensitivity: int = 1, coordinates: int 
     return DiscreteGaussianVector(sigma, sensitivity * math.sqrt(coordinates), coordinates)
 
 
+@docs_from_template(_SIGMA_DOCS, epsilon="(0, 100]",
+                    sensitivity="sensitivity : int, default 1\n        Integer shift Δ of each moved output.\n"
+                                "    coordinates : int, default 1\n        How many outputs one neighbour moves.",
+                    returns="σ, rounded up to 21 significant bits.",
+                    raises="For out-of-range arguments or a σ beyond 2^30.",
+                    example="3.5 < discrete_gaussian_sigma(1.0, 1e-5) < 4.0\n    True")
 def discrete_gaussian_sigma(epsilon: float, delta: float, sensitivity: int = 1,
                             coordinates: int = 1) -> float:
     """The least σ (rounded up to 21 significant bits) for which discrete Gaussian noise on c =
     ``coordinates`` outputs, each moved by at most Δ = ``sensitivity``, meets (ε, δ) on the
     profile of :func:`discrete_gaussian_loss` (CKS 2020, Thm 7 / Thm 14): bisection from the
-    analytic σ of the continuous Gaussian with L2 sensitivity √c Δ (Balle & Wang 2018).
-
-    Parameters
-    ----------
-    epsilon : float
-        ε in (0, 100].
-    delta : float
-        δ in [1e-18, 1).
-    sensitivity : int, default 1
-        Integer shift Δ of each moved output.
-    coordinates : int, default 1
-        How many outputs one neighbour moves.
-
-    Returns
-    -------
-    float
-        σ, rounded up to 21 significant bits.
-
-    Raises
-    ------
-    ValueError
-        For out-of-range arguments or a σ beyond 2^30.
-
-    Examples
-    --------
-    >>> from dpnoise.mechanisms import discrete_gaussian_sigma
-    >>> 3.5 < discrete_gaussian_sigma(1.0, 1e-5) < 4.0
-    True
-    """
+    analytic σ of the continuous Gaussian with L2 sensitivity √c Δ (Balle & Wang 2018)."""
     epsilon, delta = check_epsilon(epsilon), check_gaussian_delta(delta)
     sensitivity = integer_sensitivity(sensitivity)
     coordinates = check_count(coordinates, "coordinates")
@@ -653,9 +593,7 @@ class DiscreteGaussianMechanism(Mechanism):
     {constant_time}
     coordinates : int, default 1
         c, how many outputs one neighbour moves.
-    {release_parameters}
-
-    {construction_errors}
+    {release_sections}
 
     Examples
     --------

@@ -49,8 +49,7 @@ class Histogram(Mechanism):
 
     Parameters
     ----------
-    epsilon : float
-        ε in (0, 100].
+    {epsilon_parameter}
     delta : float, default 0.0
         δ (Gaussian noise needs δ > 0).
     neighbours : {"add_remove", "replace"}
@@ -63,9 +62,7 @@ class Histogram(Mechanism):
         Integer records in [0, categories).
     out_of_domain : {"clamp", "drop", "raise"}
         Records outside the public domain (default "clamp", docs/security.md).
-    {release_parameters}
-
-    {construction_errors}
+    {release_sections}
 
     Examples
     --------

@@ -51,9 +51,7 @@ class PrivateKDE(Mechanism):
         The Gaussian kernel's bandwidth h > 0.
     grid : array_like
         The public evaluation points, (m,) or (m, d).
-    {release_parameters}
-
-    {construction_errors}
+    {release_sections}
 
     Examples
     --------

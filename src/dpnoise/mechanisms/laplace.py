@@ -134,16 +134,13 @@ class DiscreteLaplaceMechanism(Mechanism):
 
     Parameters
     ----------
-    epsilon : float
-        ε in (0, 100].
+    {epsilon_parameter}
     sensitivity : int, default 1
         Integer L1 sensitivity Δ (at most 2^62).
     {constant_time}
     delta : float, default 0.0
         δ in [0, 1): scale Δ/(ε - ln(1-δ)).
-    {release_parameters}
-
-    {construction_errors}
+    {release_sections}
 
     Examples
     --------
@@ -234,8 +231,7 @@ class LaplaceMechanism(Mechanism):
 
     Parameters
     ----------
-    epsilon : float
-        ε in (0, 100].
+    {epsilon_parameter}
     sensitivity : float, default 1.0
         L1 sensitivity Δ of the whole query (at least 2^-1000).
     {constant_time}
@@ -243,9 +239,7 @@ class LaplaceMechanism(Mechanism):
         δ in [0, 1): scale Δ/(ε - ln(1-δ)).
     granularity : float, optional
         The grid 2^k (a power of two); default: chosen from Δ and the query's size.
-    {release_parameters}
-
-    {construction_errors}
+    {release_sections}
 
     Examples
     --------

@@ -58,16 +58,13 @@ class RandomizedResponse(Mechanism):
 
     Parameters
     ----------
-    epsilon : float
-        ε in (0, 100].
+    {epsilon_parameter}
     categories : int, default 2
         k, the public domain [0, k).
     {constant_time}
     out_of_domain : {"clamp", "raise"}
         Records outside [0, k) (default "clamp").
-    {release_parameters}
-
-    {construction_errors}
+    {release_sections}
 
     Examples
     --------

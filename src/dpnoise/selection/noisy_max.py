@@ -91,9 +91,7 @@ class ReportNoisyMax(Mechanism):
         The candidates' axis of a 2-D score matrix.
     disjoint_rows : bool, default False
         Rows computed on disjoint data (parallel composition).
-    {release_parameters}
-
-    {construction_errors}
+    {release_sections}
 
     Examples
     --------
@@ -230,9 +228,7 @@ class ExponentialMechanism(ReportNoisyMax):
         Δu.
     monotonic, k, axis, disjoint_rows
         As for :class:`ReportNoisyMax`.
-    {release_parameters}
-
-    {construction_errors}
+    {release_sections}
 
     Examples
     --------

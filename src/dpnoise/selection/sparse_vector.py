@@ -171,9 +171,7 @@ class AboveThreshold(Mechanism):
         All queries move the same way between neighbours.
     max_positives : int, default 1
         c, the TRUE answers before the run halts.
-    {release_parameters}
-
-    {construction_errors}
+    {release_sections}
 
     Examples
     --------

@@ -51,6 +51,22 @@ private:
         h = (a & b) | (u & c);
         l = u ^ c;
     }
+    // Rows x[0], x[W], x[2W], x[3W] added into ones o and twos t: returns the fours carry.
+    static inline uint64_t add4(uint64_t& o, uint64_t& t, const uint64_t* x, size_t W) {
+        uint64_t tA, tB, fours;
+        csa(tA, o, o, x[0], x[W]);
+        csa(tB, o, o, x[2 * W], x[3 * W]);
+        csa(fours, t, t, tA, tB);
+        return fours;
+    }
+    // Rows x[0], ..., x[7W] added into o, t and fours f (two add4): returns the eights carry.
+    static inline uint64_t add8(uint64_t& o, uint64_t& t, uint64_t& f, const uint64_t* x, size_t W) {
+        const uint64_t fA = add4(o, t, x, W);
+        const uint64_t fB = add4(o, t, x + 4 * W, W);
+        uint64_t eights;
+        csa(eights, f, f, fA, fB);
+        return eights;
+    }
 
     void add16(const uint64_t* block) {
         const size_t W = W_;
@@ -62,21 +78,9 @@ private:
         for (size_t j = 0; j < W; ++j) {
             const uint64_t* x = block + j;
             uint64_t o = ones[j], t = twos[j], f = fours[j], e = eights[j];
-            uint64_t tA, tB, fA, fB, eA, eB, sixteens;
-            csa(tA, o, o, x[0], x[W]);
-            csa(tB, o, o, x[2 * W], x[3 * W]);
-            csa(fA, t, t, tA, tB);
-            csa(tA, o, o, x[4 * W], x[5 * W]);
-            csa(tB, o, o, x[6 * W], x[7 * W]);
-            csa(fB, t, t, tA, tB);
-            csa(eA, f, f, fA, fB);
-            csa(tA, o, o, x[8 * W], x[9 * W]);
-            csa(tB, o, o, x[10 * W], x[11 * W]);
-            csa(fA, t, t, tA, tB);
-            csa(tA, o, o, x[12 * W], x[13 * W]);
-            csa(tB, o, o, x[14 * W], x[15 * W]);
-            csa(fB, t, t, tA, tB);
-            csa(eB, f, f, fA, fB);
+            const uint64_t eA = add8(o, t, f, x, W);
+            const uint64_t eB = add8(o, t, f, x + 8 * W, W);
+            uint64_t sixteens;
             csa(sixteens, e, e, eA, eB);
             ones[j] = o; twos[j] = t; fours[j] = f; eights[j] = e;
             uint64_t carry = sixteens;  // ripple into the vertical counter (at most 63: no overflow)

@@ -15,8 +15,9 @@ from .base import Atoms, PrivacyLoss, Tails, _atoms_profile, _fields, _register
 
 
 class _GaussianNoise(PrivacyLoss):
-    """What the Gaussian and discrete Gaussian share: no pure or single (ε, δ) form, and
-    ρ = Δ²/(2σ²) zCDP, i.e. RDP αρ (Bun–Steinke 2016 Prop. 1.6; CKS 2020 Prop. 5)."""
+    """What the Gaussian, discrete Gaussian and discrete Gaussian vector share: no pure or single
+    (ε, δ) form, and ρ = Δ²/(2σ²) zCDP, i.e. RDP αρ (Bun–Steinke 2016 Prop. 1.6; CKS 2020
+    Prop. 5); Δ is the L2 sensitivity (``l2_sensitivity`` for the vector)."""
 
     sigma: float
     sensitivity: Any
@@ -315,7 +316,7 @@ def _zcdp_delta_curve(rho: float, eps: np.ndarray) -> np.ndarray:
 
 @_register
 @dataclass(frozen=True)
-class DiscreteGaussianVector(PrivacyLoss):
+class DiscreteGaussianVector(_GaussianNoise):
     """Discrete Gaussian noise N_Z(0, σ²) added independently to each of ``dimension`` integer
     outputs, for neighbours whose outputs differ by an integer vector of L2 norm <=
     ``l2_sensitivity`` (a real, e.g. Δ/2^k + √d after rounding onto a grid).
@@ -381,17 +382,9 @@ class DiscreteGaussianVector(PrivacyLoss):
             raise OverflowError(f"sigma must be <= 1e150, got {self.sigma!r}")
         check.loss_ratio(self.l2_sensitivity, self.sigma, "l2_sensitivity", "sigma")
 
-    def approx_dp(self) -> None:
-        """None: use its profile (PLD) or ρ."""
-        return None
-
     def zcdp_rho(self) -> float:
         """ρ = Δ²/(2σ²) (CKS 2020, Thm 14)."""
         return self.l2_sensitivity**2 / (2 * self.sigma**2)
-
-    def rdp(self, alpha: float) -> float:
-        """αρ."""
-        return alpha * self.zcdp_rho()
 
     def has_profile(self) -> bool:
         """True: the smoothing and zCDP bounds."""
