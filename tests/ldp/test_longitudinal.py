@@ -246,3 +246,10 @@ def test_dbitflip_unbiased_with_uneven_pool_coverage():
         ldp.FrequencyOracle("dbitflip", 1.0, 50, bits=4, pool_size=12)
     with pytest.raises(ValueError, match="bits"):
         ldp.FrequencyOracle("dbitflip", 1.0, 50, bits=64)
+
+
+@pytest.mark.parametrize("method", ["pem", "treehist", "bitstogram", "string_pem"])
+def test_heavy_hitters_refuse_instantaneous_epsilon_naming_who_has_it(method):
+    # was a TypeError (unexpected keyword) from the method's constructor
+    with pytest.raises(ValueError, match=r"instantaneous_epsilon .*'grr'"):
+        dpnoise.ldp.HeavyHitters(method, 4.0, instantaneous_epsilon=1.0)

@@ -47,6 +47,7 @@
 #include "dpnoise/exact/constant_time/discrete_laplace.hpp"
 #include "dpnoise/exact/constant_time/laws.hpp"
 #include "dpnoise/exact/constant_time/noisy_release.hpp"
+#include "dpnoise/exact/constant_time/randomized_response.hpp"
 #include "dpnoise/select/candidates.hpp"
 #include "dpnoise/select/exponential_mechanism.hpp"
 #include "dpnoise/select/gap_coins.hpp"
@@ -68,3 +69,4 @@
 #include "dpnoise/ldp/zmatrix_oracle.hpp"
 #include "dpnoise/ldp/numeric_grid.hpp"
 #include "dpnoise/ldp/mean_mechanisms.hpp"
+#include "dpnoise/ldp/string_pem.hpp"

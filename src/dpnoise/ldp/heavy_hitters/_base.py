@@ -595,4 +595,8 @@ def HeavyHitters(method: str, epsilon: float, item_bits: Any = None, **options: 
     registry = HHProtocol.registered()
     if not isinstance(method, str) or method not in registry:
         raise ValueError(f"method must be one of {methods()}, got {method!r}")
+    if "instantaneous_epsilon" in options:  # no daily collection here: refused naming who has it
+        from ..longitudinal import check_instantaneous
+
+        check_instantaneous(registry[method], options.pop("instantaneous_epsilon"))
     return registry[method](epsilon, item_bits, **options)  # type: ignore[return-value]
