@@ -157,3 +157,12 @@ def test_factories_refuse_constant_time():
         ldp.FrequencyOracle("oue", 1.0, 8, constant_time=True)
     with pytest.raises(TypeError, match="constant_time"):
         ldp.FrequencyOracle("hadamard", 1.0, 8, constant_time=1)
+
+
+@pytest.mark.parametrize("name", CONSTANT_TIME_PROTOCOLS)
+def test_daily_collection_loss_is_unchanged(name):
+    """The constant-time loss lives in Protocol.privacy_loss: with instantaneous_epsilon every
+    one of the four still states both layers (GRR's own override used to return PureDP)."""
+    fo = ldp.FrequencyOracle(name, 2.0, 6, instantaneous_epsilon=1.0)
+    loss = fo.privacy_loss()
+    assert isinstance(loss, ldp.longitudinal.LongitudinalDP) and loss.permanent_epsilon == 2.0
