@@ -18,9 +18,10 @@ from typing import Any, ClassVar, Dict, List, Optional, Type
 
 import numpy as np
 
+from .._release import constant_time as _ct
 from .._validate import integer
 from . import _wire
-from ._protocol import Client, Configuration
+from ._protocol import Client, Configuration, refuse_constant_time
 from .longitudinal import LongitudinalDP, check_instantaneous
 
 MAX_DOMAIN = 1 << 40
@@ -79,19 +80,38 @@ class Protocol(Configuration, family="frequency"):
         d, the number of possible items (items are 0 .. d-1).
     **options
         The protocol's own options (a TypeError names one it does not take).
+
+    Raises
+    ------
+    ValueError
+        For a bad ε or domain size, or ``constant_time=True`` on a protocol without a
+        constant-time client (or with ``instantaneous_epsilon``).
+    TypeError
+        For an option the protocol does not take, or a ``constant_time`` that is not a bool.
     """
 
     _state_magic = _wire.FREQUENCY_STATE
     _reports_magic = _wire.FREQUENCY_REPORTS
     _header_key = "protocol"
     cost_rank: ClassVar[Optional[int]] = None
+    #: True where the keep/flip is k-ary randomized response and ``_check_options`` takes
+    #: ``constant_time`` (CONSTANT_TIME_PROTOCOLS); elsewhere constant_time=True is refused
+    constant_time_option: ClassVar[bool] = False
 
     def __init__(self, epsilon: float, domain_size: int, **options: Any) -> None:
         self._init_epsilon(epsilon)
         self.domain_size = check_domain_size(domain_size)
         # daily collection: a fresh per-report layer at ε₁ over the (memoisable) answer at ε
         self.instantaneous_epsilon, self.gamma1 = check_instantaneous(self, options.pop("instantaneous_epsilon", None))
+        constant_time = options.pop("constant_time", False)
+        if not self.constant_time_option:
+            refuse_constant_time(constant_time, f"protocol {self.name!r}")
+        elif _ct.check_flag(constant_time) and self.gamma1 is not None:
+            raise ValueError("constant_time=True covers the one randomized-response layer only: it cannot be "
+                             "combined with instantaneous_epsilon (whose layer is not constant-time)")
         self.options = self._check_options(options)
+        if constant_time:  # recorded only when True: older blobs and params keep matching
+            self.options["constant_time"] = True
 
     # -- to override -----------------------------------------------------------------------
     def _check_options(self, options: Dict[str, Any]) -> Dict[str, Any]:
@@ -99,6 +119,11 @@ class Protocol(Configuration, family="frequency"):
         if options:
             raise TypeError(f"protocol {self.name!r} takes no option {sorted(options)[0]!r}")
         return {}
+
+    def _constant_time_draws(self) -> int:
+        """m, the constant-time randomized-response draws per report (1; SUE: d): with
+        ``constant_time=True`` a report is (ε, (1 + e^ε)·m·2^-64)-LDP (_release/constant_time.py)."""
+        return 1
 
     def variance_per_user(self) -> float:
         """The variance of one user's contribution to an item's count estimate, for an item the
@@ -227,9 +252,11 @@ class Protocol(Configuration, family="frequency"):
     def privacy_loss(self) -> Any:
         """ε per report; with ``instantaneous_epsilon`` a :class:`LongitudinalDP` stating both
         layers: ε∞ (``epsilon``) for all reports of one item together and min(ε₁, ε∞) per report
-        (a report is an ε₁ channel of an ε∞-LDP answer)."""
+        (a report is an ε₁ channel of an ε∞-LDP answer). With ``constant_time=True``
+        ApproxDP(ε, (1 + e^ε)·m·2^-64), m the constant-time draws per report (1; SUE: d)."""
         if self.gamma1 is None:
-            return super().privacy_loss()
+            loss = super().privacy_loss()
+            return _ct.loss(loss, self._constant_time_draws()) if self.options.get("constant_time") else loss
         return LongitudinalDP(min(self.instantaneous_epsilon, self.epsilon), permanent_epsilon=self.epsilon,
                               instantaneous_epsilon=self.instantaneous_epsilon)
 
@@ -296,7 +323,10 @@ def FrequencyOracle(protocol: str, epsilon: float, domain_size: int, **options: 
         ``"oue"``, ``"sue"``, ``"olh"``, ``"flh"``, ``"dbitflip"``) ``instantaneous_epsilon=ε₁``: a fresh
         per-report layer at ε₁ over the permanent answer, which is then at ``epsilon`` (ε∞)
         and memoised by clients made with ``client(device_key=...)`` (docs/ldp.md, "Daily
-        collection"); the aggregator debiases both layers.
+        collection"); the aggregator debiases both layers. ``constant_time=True`` (``"grr"``,
+        ``"olh"``, ``"flh"``, ``"sue"``): the keep/flip decisions by the constant-time
+        randomized-response kernel, each report (ε, (1 + e^ε)·m·2^-64)-LDP with m = 1 (SUE:
+        d) (docs/security.md, "Constant-time sampling").
 
     Returns
     -------
@@ -305,7 +335,8 @@ def FrequencyOracle(protocol: str, epsilon: float, domain_size: int, **options: 
     Raises
     ------
     ValueError
-        For an unknown protocol or a bad parameter (TypeError for an unknown option).
+        For an unknown protocol or a bad parameter (TypeError for an unknown option), and for
+        ``constant_time=True`` on another protocol or with ``instantaneous_epsilon``.
 
     Examples
     --------

@@ -30,6 +30,7 @@ from typing import Any, ClassVar, Dict, Optional, Tuple, Type
 import numpy as np
 
 from .. import _rational as R
+from .._release import constant_time as _ct
 from .._validate import check_epsilon as _check_epsilon
 from .._validate import check_threads
 from ..accounting.losses import PrivacyLoss, PureDP
@@ -70,6 +71,20 @@ def native(rng: Generator) -> Any:
     """The C++ generator behind a :class:`dpnoise.Generator`: the one boundary through which LDP
     randomizers reach the secret stream."""
     return rng._core
+
+
+# the configurations whose keep/flip decision is k-ary randomized response: constant_time=True
+# runs it through the constant-time kernel (docs/security.md, "Constant-time sampling")
+CONSTANT_TIME_PROTOCOLS = ("grr", "olh", "flh", "sue")
+
+
+def refuse_constant_time(value: Any, what: str) -> None:
+    """Check a ``constant_time`` option given to a configuration without a constant-time path:
+    False passes (the default), True is a ValueError naming the supporting protocols."""
+    if _ct.check_flag(value):
+        raise ValueError(f"constant_time=True is not supported by {what}; it is supported only by the frequency "
+                         f"oracles {', '.join(repr(n) for n in CONSTANT_TIME_PROTOCOLS)} (their keep/flip is "
+                         "k-ary randomized response)")
 
 
 def client_rng(rng: Optional[Generator], allow_insecure: Any) -> Generator:

@@ -10,8 +10,6 @@ from typing import Any, Dict, Optional
 import numpy as np
 
 from .. import _core
-from .._release import constant_time as _ct
-from ..accounting.losses import PrivacyLoss, PureDP
 from ..generator import Generator
 from ._choose import grr_variance
 from ._frequency import Protocol
@@ -59,16 +57,7 @@ class GRR(Protocol, name="grr", aggregator=GRRAggregator, cost_rank=0):
     report_fields = (ReportField("values", PER_USER, np.int64, bound=lambda p: p.domain_size),)
     variance_formula = staticmethod(grr_variance)
     longitudinal = True
-
-    def _check_options(self, options: Dict[str, Any]) -> Dict[str, Any]:
-        """``constant_time`` (a bool); recorded in params() only when True (older blobs match)."""
-        constant_time = _ct.check_flag(options.pop("constant_time", False))
-        return {**super()._check_options(options), **({"constant_time": True} if constant_time else {})}
-
-    def privacy_loss(self) -> PrivacyLoss:
-        """Pure ε per user; (ε, (1 + e^ε)·2^-64) with ``constant_time=True``."""
-        loss = PureDP(self.epsilon)
-        return _ct.loss(loss, 1) if self.options.get("constant_time") else loss
+    constant_time_option = True
 
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
         g = self.gamma

@@ -137,6 +137,7 @@ class _LocalHashing(Protocol):
 
     _default_max_g = MAX_BUCKETS
     longitudinal = True
+    constant_time_option = True
 
     def _check_options(self, options: Dict[str, Any]) -> Dict[str, Any]:
         opts = dict(options)
@@ -182,6 +183,17 @@ class _LocalHashing(Protocol):
         out["values"] = _core.ldp.grr_privatize(native(rng), data["values"], self.g, g1.numerator, g1.denominator,
                                                 threads)
         return out
+
+    def _bucket_rr(self, rng: Generator, seeds: np.ndarray, items: np.ndarray, scramble: bool,
+                   threads: int) -> np.ndarray:
+        """g-ary randomized response at ε of each user's bucket h_seed(x) (π(x) with ``scramble``,
+        FLH): the exact kernel, or with ``constant_time`` the constant-time one (k = g, the same
+        γ). The hash is a fixed sequence of multiplies, shifts and xors (hash_family.hpp): its
+        time does not depend on the item."""
+        buckets = _core.ldp.local_hash(seeds, items, self.g, scramble)
+        g = self.gamma
+        kernel = _core.randomized_response_constant_time if self.options.get("constant_time") else _core.ldp.grr_privatize
+        return kernel(native(rng), buckets, self.g, g.numerator, g.denominator, threads)
 
     def variance_per_user(self) -> float:
         """q′(1 − q′)/(p − q′)² (Wang et al. 2017, Eq. 3 with q′ = 1/g; ≈ 4e^ε/(e^ε − 1)² at the
@@ -327,10 +339,10 @@ class OLH(_LocalHashing, name="olh", aggregator=OLHAggregator, cost_rank=1):
         if pool is not None:  # a uniform public seed, its bucket, g-ary randomized response at ε∞
             j = np.asarray(rng.integers(0, pool.shape[0], size=items.shape[0], threads=threads), dtype=np.int64)
             seeds = np.ascontiguousarray(pool[j])
-            buckets = _core.ldp.local_hash(seeds, items, self.g)
-            values = _core.ldp.grr_privatize(native(rng), buckets, self.g, self.gamma.numerator,
-                                             self.gamma.denominator, threads)
-            return {"seeds": seeds, "values": values}
+            return {"seeds": seeds, "values": self._bucket_rr(rng, seeds, items, False, threads)}
+        if self.options.get("constant_time"):  # per-user secret seeds, two uniform words each (as the C++ client)
+            seeds = np.asarray(rng.random_raw((items.shape[0], 2), threads=threads), dtype=np.uint64)
+            return {"seeds": seeds, "values": self._bucket_rr(rng, seeds, items, False, threads)}
         seeds, values = _core.ldp.olh_privatize(native(rng), items, self.g, self.gamma.numerator, self.gamma.denominator,
                                             threads)
         return {"seeds": seeds, "values": values}
@@ -438,6 +450,11 @@ class FLH(_LocalHashing, name="flh", aggregator=FLHAggregator):
         return self._pool
 
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
+        if self.options.get("constant_time"):  # a uniform pool index (public in the report), then the bucket's RR
+            j = np.asarray(rng.integers(0, self.options["k_prime"], size=items.shape[0], threads=threads),
+                           dtype=np.int64)
+            return {"indices": j, "values": self._bucket_rr(rng, np.ascontiguousarray(self.pool[j]), items, True,
+                                                            threads)}
         indices, values = _core.ldp.flh_privatize(native(rng), items, self.pool, self.g, self.gamma.numerator,
                                               self.gamma.denominator, threads)
         return {"indices": indices, "values": values}

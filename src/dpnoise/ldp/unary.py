@@ -166,7 +166,40 @@ class OUE(_UnaryEncoding, name="oue", cost_rank=3):
 
 class SUE(_UnaryEncoding, name="sue"):
     """Symmetric unary encoding (basic one-time RAPPOR): p = e^{ε/2}/(e^{ε/2} + 1),
-    q = 1/(e^{ε/2} + 1); variance per user e^{ε/2}/(e^{ε/2} − 1)² (Wang et al. 2017, §4.3)."""
+    q = 1/(e^{ε/2} + 1); variance per user e^{ε/2}/(e^{ε/2} − 1)² (Wang et al. 2017, §4.3).
+
+    Option ``constant_time=True``: every one of the d bits is binary randomized response at
+    γ/2 of the one-hot bit, drawn by the constant-time kernel (k = 2): d draws a report, so
+    each report is (ε, (1 + e^ε)·d·2^-64)-LDP (docs/security.md)."""
+
+    constant_time_option = True
+    # one-hot rows per constant-time batch: at most 2^22 int64 cells (32 MiB) at a time
+    _CT_CELLS = 1 << 22
+
+    def _constant_time_draws(self) -> int:
+        """d: one binary randomized response per column."""
+        return self.domain_size
+
+    def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
+        """With ``constant_time``: the one-hot matrix by comparing every column (no write at a
+        data-dependent address), binary RR of each bit at γ/2 (P(1 | 1) = p, P(1 | 0) = 1 − p = q),
+        packed by shifts and a sum; padding columns stay zero."""
+        if not self.options.get("constant_time"):
+            return super()._privatize(rng, items, threads)
+        d, w = self.domain_size, self.words
+        g = self.gamma
+        cols = np.arange(d, dtype=np.int64)
+        shifts = np.arange(64, dtype=np.uint64)
+        out = np.zeros((items.shape[0], w), dtype=np.uint64)
+        step = max(1, self._CT_CELLS // d)
+        for lo in range(0, items.shape[0], step):
+            onehot = (items[lo:lo + step, None] == cols).astype(np.int64)
+            bits = _core.randomized_response_constant_time(native(rng), onehot, 2, g.numerator, 2 * g.denominator,
+                                                           threads)
+            full = np.zeros((bits.shape[0], 64 * w), dtype=np.uint64)
+            full[:, :d] = bits
+            out[lo:lo + step] = (full.reshape(-1, w, 64) << shifts).sum(axis=2, dtype=np.uint64)
+        return {"bits": out}
 
     def _channel(self, gamma: object) -> tuple:
         """(p, q, p − q) with h − 1 = expm1(γ/2): p − q = (h − 1)/(h + 1)."""

@@ -31,7 +31,7 @@ from ...bit_generator import PublicStream
 from ...generator import Generator
 from .. import _wire
 from .._aggregator import Z95, Aggregator, HeavyHitter, count_into
-from .._protocol import Client, Configuration, native
+from .._protocol import Client, Configuration, native, refuse_constant_time
 from .._reports import Reports
 from .._schema import PER_USER, ReportField, check_arrays
 from ..local_hashing import local_hashing_pq, local_hashing_variance, optimal_buckets, pool_variance
@@ -315,7 +315,8 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
     TypeError
         For an option the method does not take.
     ValueError
-        For an argument out of range, or a state above 2^26 counters.
+        For an argument out of range, a state above 2^26 counters, or ``constant_time=True``
+        (supported by the frequency oracles "grr", "olh", "flh" and "sue" only).
     """
 
     _state_magic = _wire.HEAVY_HITTERS_STATE
@@ -345,6 +346,7 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
             raise ValueError("pool_key must be in [0, 2^256)")
         self.pool_key = key
         self.groups: List[Group] = []
+        refuse_constant_time(options.pop("constant_time", False), f"heavy-hitters method {self.name!r}")
         self.options: Dict[str, Any] = self._setup(dict(options))
         if options.keys() - self.options.keys():
             raise TypeError(f"method {self.name!r} takes no option {sorted(options.keys() - self.options.keys())[0]!r}")

@@ -31,7 +31,7 @@ import numpy as np
 from ... import _core
 from ..._validate import integer
 from ...generator import Generator
-from .._protocol import Aggregator, Client, Configuration, Reports, native
+from .._protocol import Aggregator, Client, Configuration, Reports, native, refuse_constant_time
 from .._schema import PACKED, PER_USER, ReportField
 from ..longitudinal import LongitudinalDP, alpha_point_round, check_instantaneous, memoised_reports, supporting
 from . import _formulas as F
@@ -153,12 +153,14 @@ class MeanConfiguration(Configuration, family="mean"):
     points : int, optional
         Daily collection (``"bitmean"`` only, one dimension): the α-point rounding grid of
         memoising clients, in [2, 2^24] points on the bounds.
+    constant_time : bool, default False
+        True is refused (a ValueError naming the frequency oracles that support it).
 
     Raises
     ------
     TypeError, ValueError
         For a bad ε, bounds, dimensions, ``instantaneous_epsilon`` or ``points`` (a ValueError
-        naming the methods that take the last two).
+        naming the methods that take the last two), or ``constant_time=True``.
     """
 
     _state_magic = MEAN_STATE
@@ -170,8 +172,10 @@ class MeanConfiguration(Configuration, family="mean"):
     method_fields: ClassVar[Tuple[ReportField, ...]] = ()
 
     def __init__(self, epsilon: float, bounds: Tuple[float, float] = (0.0, 1.0), *, dimensions: int = 1,
-                 instantaneous_epsilon: Optional[float] = None, points: Optional[int] = None) -> None:
+                 instantaneous_epsilon: Optional[float] = None, points: Optional[int] = None,
+                 constant_time: bool = False) -> None:
         self._init_epsilon(epsilon)
+        refuse_constant_time(constant_time, f"mean method {self.name!r}")
         self.low, self.high = check_bounds(bounds)
         k = integer(dimensions, "dimensions")
         if not 1 <= k <= MAX_DIMENSIONS:
@@ -585,7 +589,7 @@ METHODS = ("duchi", "piecewise", "hybrid", "bitmean")
 
 def MeanOracle(method: str, epsilon: float, bounds: Tuple[float, float] = (0.0, 1.0), *,
                dimensions: int = 1, instantaneous_epsilon: Optional[float] = None,
-               points: Optional[int] = None) -> MeanConfiguration:
+               points: Optional[int] = None, constant_time: bool = False) -> MeanConfiguration:
     """A local-DP mean and sum oracle.
 
     Parameters
@@ -606,6 +610,9 @@ def MeanOracle(method: str, epsilon: float, bounds: Tuple[float, float] = (0.0, 
         ``"bitmean"`` in one dimension only: the grid of [2, 2^24] points on the bounds that
         memoising clients (``client(device_key=key)``) α-point round values to. Required for
         ``device_key``.
+    constant_time : bool, default False
+        Accepted for a uniform interface; True is a ValueError (the mean randomizers have no
+        constant-time path; the frequency oracles "grr", "olh", "flh" and "sue" do).
 
     Returns
     -------
@@ -631,7 +638,7 @@ def MeanOracle(method: str, epsilon: float, bounds: Tuple[float, float] = (0.0, 
     if not isinstance(method, str) or method not in registry:
         raise ValueError(f"method must be one of {list(METHODS)}, got {method!r}")
     return registry[method](epsilon, bounds, dimensions=dimensions,  # type: ignore[return-value]
-                            instantaneous_epsilon=instantaneous_epsilon, points=points)
+                            instantaneous_epsilon=instantaneous_epsilon, points=points, constant_time=constant_time)
 
 
 def _check_state(oracle: MeanConfiguration, state: Dict[str, np.ndarray], n: int) -> None:
