@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <type_traits>
 
@@ -106,6 +107,54 @@ struct GridOutput<float> {
     }
 };
 
+// The buffer kernel's combination, out_i = from_exact((clamp(v_i + clamp(noise_i)) 2^k), per
+// element (operator()) or for a whole chunk (block). The block form computes the same values in
+// double arithmetic, which compilers vectorise: v_i stays the rounded double s_i (an integer,
+// |s_i| <= 2^52), and a noise |e| < 2^51 converts exactly by the 2^52 + 2^51 bias (the double
+// with bits bits(1.5 2^52) + e is 1.5 2^52 + e); then |s_i + e| < 2^53 is exact and needs no
+// clamp. A chunk with a larger noise, or a strided input, takes the per-element form.
+template <class T>
+struct GridBufferCombine {
+    const T* values;
+    ptrdiff_t stride;
+    TimesFactor down, up;
+    double b;
+
+    T operator()(size_t i, int64_t noise) const {
+        const int64_t v = to_grid(static_cast<double>(values[static_cast<ptrdiff_t>(i) * stride]), down, b);
+        // |v| <= 2^52; noise clamped to +-2^62 keeps the sum in int64, then y to +-2^53
+        const int64_t e = noise > GridKernel::kExact ? GridKernel::kExact : (noise < -GridKernel::kExact ? -GridKernel::kExact : noise);
+        int64_t y = v + e;
+        y = y > GridKernel::kExact ? GridKernel::kExact : (y < -GridKernel::kExact ? -GridKernel::kExact : y);
+        return GridOutput<T>::from_exact(up(static_cast<double>(y)));
+    }
+
+    void block(T* out, size_t begin, size_t end, const int64_t* noise) const {
+        constexpr int64_t kHalf = int64_t{1} << 51;
+        uint64_t far = 0;  // some |noise| >= 2^51
+        for (size_t i = 0; i < end - begin; ++i) far |= static_cast<uint64_t>(noise[i] + kHalf) >> 52;
+        if (far != 0 || stride != 1) {
+            for (size_t i = begin; i < end; ++i) out[i] = (*this)(i, noise[i - begin]);
+            return;
+        }
+        constexpr double kTwo52 = 4503599627370496.0, kBias = 6755399441055744.0;  // 2^52, 1.5 2^52
+        constexpr int64_t kBiasBits = 0x4338000000000000;  // the bits of 1.5 2^52
+        const T* __restrict x = values + begin;
+        T* __restrict o = out + begin;  // may be values itself: element i is read before it is written
+        for (size_t i = 0; i < end - begin; ++i) {
+            double sc = down(static_cast<double>(x[i]));
+            sc = sc < -b ? -b : sc;
+            sc = sc > b ? b : sc;
+            const double shift = std::copysign(kTwo52, sc);
+            const double v = (sc + shift) - shift;
+            const int64_t biased = noise[i] + kBiasBits;
+            double e;
+            std::memcpy(&e, &biased, sizeof e);
+            o[i] = GridOutput<T>::from_exact(up(v + (e - kBias)));
+        }
+    }
+};
+
 template <class Law, class T, class Family>
 void noisy_grid_into(Family& family, const typename Law::Param& p, const T* values, ptrdiff_t stride, int k,
                      int64_t bound, T* out, size_t n, unsigned threads) {
@@ -114,16 +163,9 @@ void noisy_grid_into(Family& family, const typename Law::Param& p, const T* valu
     // 2^k normal and 2^(53+k) finite: y 2^k is exact and finite for every |y| <= 2^53
     if (k < -1022 || k > 970) throw std::invalid_argument("grid exponent k must be in [-1022, 970]");
     if (n == 0) return;
-    const double b = static_cast<double>(bound);
-    const TimesFactor down{std::ldexp(1.0, -k)}, up{std::ldexp(1.0, k)};
-    sample_same<Law>(family, p, out, n, threads, Path::automatic, [=](size_t i, int64_t noise) {
-        const int64_t v = to_grid(static_cast<double>(values[static_cast<ptrdiff_t>(i) * stride]), down, b);
-        // |v| <= 2^52; noise clamped to +-2^62 keeps the sum in int64, then y to +-2^53
-        const int64_t e = noise > GridKernel::kExact ? GridKernel::kExact : (noise < -GridKernel::kExact ? -GridKernel::kExact : noise);
-        int64_t y = v + e;
-        y = y > GridKernel::kExact ? GridKernel::kExact : (y < -GridKernel::kExact ? -GridKernel::kExact : y);
-        return GridOutput<T>::from_exact(up(static_cast<double>(y)));
-    });
+    const GridBufferCombine<T> combine{values, stride, TimesFactor{std::ldexp(1.0, -k)}, TimesFactor{std::ldexp(1.0, k)},
+                                       static_cast<double>(bound)};
+    sample_same<Law>(family, p, out, n, threads, Path::automatic, combine);
 }
 
 // The integer form: values int64 (no rounding), clamped to [-bound, bound], y = v + noise,

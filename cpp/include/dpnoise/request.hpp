@@ -51,6 +51,20 @@ inline bool use_tables(size_t n, size_t cost) { return n >= 1024 + cost; }
 inline constexpr size_t kMaxTablesPerRequest = 64;
 
 // ------------------------------------------------------------------------------ the laws
+// A chunk of geometric (Signed = false) or discrete Laplace draws from one table, as the
+// with_table_loop paths below draw them one by one (the same bits, the same output).
+template <bool Signed, class Bits>
+void fill_geometric_table(Bits& bits, const exact::GeometricTable& t, int64_t* out, size_t n) {
+    if (t.t == 0) {
+        std::fill(out, out + n, int64_t{0});
+    } else if (!t.direct) {
+        exact::geometric_table_large_fill<Signed>(bits, t, out, n);
+    } else {
+        for (size_t i = 0; i < n; ++i)
+            out[i] = Signed ? exact::discrete_laplace_direct(bits, t) : static_cast<int64_t>(exact::geometric_direct(bits, t));
+    }
+}
+
 // What the two laws of one rational scale share: the parameter, its key and the geometric table
 // (built for the law kTableLaw).
 template <exact::GeometricTable::Law kTableLaw>
@@ -75,6 +89,10 @@ struct DiscreteLaplace : ScaleLaw<exact::GeometricTable::Law::laplace> {
         else if (!g.direct) fn([](auto& bits, const Table& t) { return exact::geometric_table_large<true>(bits, t); });
         else fn([](auto& bits, const Table& t) { return exact::discrete_laplace_direct(bits, t); });
     }
+    static constexpr bool kBlockFill = true;
+    template <class Bits> static void fill_table(Bits& bits, const Table& t, int64_t* out, size_t n) {
+        fill_geometric_table<true>(bits, t, out, n);
+    }
 };
 
 struct Geometric : ScaleLaw<exact::GeometricTable::Law::geometric> {
@@ -88,6 +106,10 @@ struct Geometric : ScaleLaw<exact::GeometricTable::Law::geometric> {
         if (g.t == 0) fn([](auto&, const Table&) { return int64_t{0}; });
         else if (!g.direct) fn([](auto& bits, const Table& t) { return exact::geometric_table_large<false>(bits, t); });
         else fn([](auto& bits, const Table& t) { return static_cast<int64_t>(exact::geometric_direct(bits, t)); });
+    }
+    static constexpr bool kBlockFill = true;
+    template <class Bits> static void fill_table(Bits& bits, const Table& t, int64_t* out, size_t n) {
+        fill_geometric_table<false>(bits, t, out, n);
     }
 };
 
@@ -105,6 +127,15 @@ struct DiscreteGaussian {
     template <class Bits> static int64_t draw_table(Bits& bits, const Table& t) { return exact::discrete_gaussian_table(bits, t); }
     template <class Fn> static void with_table_loop(const Table&, Fn&& fn) {
         fn([](auto& bits, const Table& t) { return exact::discrete_gaussian_table(bits, t); });
+    }
+    // a whole chunk's draws in one tight loop (the same draws as draw_table, in order)
+    static constexpr bool kBlockFill = true;
+    template <class Bits> static void fill_table(Bits& bits, const Table& t, int64_t* out, size_t n) {
+        if (t.p.a == 0) {
+            std::fill(out, out + n, int64_t{0});
+            return;
+        }
+        exact::discrete_gaussian_buckets_fill(bits, t.buckets, *t.exp_tables, out, n);
     }
 };
 
@@ -155,6 +186,12 @@ struct Uniform {
 
 template <class Law>
 inline constexpr bool kHasTables = !std::is_void_v<typename Law::Table>;
+
+// Laws whose tables fill a whole chunk in one loop (Law::fill_table) rather than draw by draw.
+template <class Law, class = void>
+inline constexpr bool kHasBlockFill = false;
+template <class Law>
+inline constexpr bool kHasBlockFill<Law, std::void_t<decltype(Law::kBlockFill)>> = Law::kBlockFill;
 
 // ------------------------------------------------------------------------- the table cache
 // Immutable tables, cached by (law, parameter) so repeated requests do not rebuild them; least
@@ -235,6 +272,26 @@ void fill_combined(Bits& bits, Out* out, size_t begin, size_t end, Draw& draw, c
     }
 }
 
+// Combinations that also take a whole chunk at once: combine.block(out, begin, end, noise).
+template <class Combine, class Out, class = void>
+inline constexpr bool kHasBlockCombine = false;
+template <class Combine, class Out>
+inline constexpr bool kHasBlockCombine<Combine, Out, std::void_t<decltype(std::declval<const Combine&>().block(
+    std::declval<Out*>(), size_t{0}, size_t{0}, std::declval<const int64_t*>()))>> = true;
+
+// The same for a block fill(bits, int64_t* dst, size_t count) that draws a whole chunk at once.
+template <class Out, class Bits, class Fill, class Combine>
+void fill_block_combined(Bits& bits, Out* out, size_t begin, size_t end, const Fill& fill, const Combine& combine) {
+    if constexpr (std::is_same_v<Combine, Identity> && std::is_same_v<Out, int64_t>) {
+        fill(bits, out + begin, end - begin);
+    } else {
+        const std::unique_ptr<int64_t[]> noise(new int64_t[end - begin]);
+        fill(bits, noise.get(), end - begin);
+        if constexpr (kHasBlockCombine<Combine, Out>) combine.block(out, begin, end, noise.get());
+        else for (size_t i = begin; i < end; ++i) out[i] = combine(i, noise[i - begin]);
+    }
+}
+
 // n samples with one parameter: out[i] = combine(i, sample). `combine` must not throw except
 // on conditions that do not depend on the samples' secrecy (it runs after the draws began).
 template <class Law, class Family, class Out, class Combine = Identity>
@@ -245,6 +302,14 @@ void sample_same(Family& family, const typename Law::Param& p, Out* out, size_t 
         const bool tables = path == Path::tables || (path == Path::automatic && use_tables(n, Law::table_cost(p)));
         if (tables) {
             const std::shared_ptr<const typename Law::Table> table = TableCache<Law>::get(p);
+            if constexpr (kHasBlockFill<Law>) {
+                const typename Law::Table* t = table.get();
+                random::for_each_chunk<kUnit>(family, n, threads, [t, out, combine](auto& bits, size_t b, size_t e) {
+                    auto fill = [t](auto& r, int64_t* dst, size_t m) { Law::fill_table(r, *t, dst, m); };
+                    fill_block_combined(bits, out, b, e, fill, combine);
+                });
+                return;
+            }
             Law::with_table_loop(*table, [&](auto draw) {
                 const typename Law::Table* t = table.get();
                 random::for_each_chunk<kUnit>(family, n, threads, [t, draw, out, combine](auto& bits, size_t b, size_t e) {

@@ -16,7 +16,7 @@ SECTIONS = {
     budget : dpnoise.accounting.PrivacyBudget, optional
         Charged once per release, before any noise is drawn.
     threads : int, optional
-        Threads for the kernel (default 1).
+        Threads for the kernel (default: every CPU the process may use; the output does not depend on it).
     allow_insecure : bool, default False
         Accept a seeded generator (tests only).""",
     "{constant_time}": """constant_time : bool, default False

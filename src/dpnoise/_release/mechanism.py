@@ -2,15 +2,23 @@
 selection (``Mechanism.release``)."""
 from __future__ import annotations
 
+import os
 from typing import Any, Optional, Tuple
 
-
-from .._validate import check_threads
+from .._validate import MAX_THREADS, check_threads
 from ..accounting.budget import PrivacyBudget
 from ..accounting.losses import PrivacyLoss
 from ..generator import Generator, secure_generator
 from .buffers import out_array
 from .plan import ReleasePlan
+
+
+def default_threads() -> int:
+    """Every CPU this process may run on (threads=None): outputs never depend on the thread count
+    (chunk c of a request always reads stream c, docs/reproducibility.md), and a request of one
+    chunk (2^16 values) runs on one thread whatever the count."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(cpus, MAX_THREADS))
 
 
 class Mechanism:
@@ -39,7 +47,7 @@ class Mechanism:
         rng = secure_generator(rng, allow_insecure, drawn="noise (and so subtracted)")
         self.rng = rng
         self.budget = budget
-        self.threads = check_threads(threads)
+        self.threads = default_threads() if threads is None else check_threads(threads)
         self.allow_insecure = bool(allow_insecure)
 
     def _check_release_possible(self) -> None:

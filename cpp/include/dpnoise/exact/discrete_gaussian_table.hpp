@@ -2,6 +2,8 @@
 // from certified tables: a bucket by inversion over certified tail sums of e^{-i^2 c}, a
 // uniform offset accepted with probability e^{-x}.
 #pragma once
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <vector>
@@ -187,6 +189,38 @@ template <class Bits, class Policy = NeverForceRefinement>
     });
 }
 
+// The rest of one attempt once its bits v (guide bucket, sign, first 8 bits of the acceptance
+// uniform, offset o) and the bucket j are known: o accepted with probability e^{-x}, then the
+// sign (or, for y = 0, the fair bit). Returns false on rejection (the caller draws afresh).
+template <class Bits, class Policy = NeverForceRefinement>
+inline bool gaussian_bucket_accept(Bits& bits, const GaussianBuckets& g, const ExpTables& T, uint64_t v, uint64_t o,
+                                   uint64_t j, int64_t& y_out) {
+    constexpr unsigned kFirst = 8;
+    const unsigned gb = g.buckets.guide_bits;
+    const uint64_t B = uint64_t{1} << g.k;
+    const bool sign = ((v >> gb) & 1) != 0;
+    if (o != 0) {
+        // R < (r8 + 1)/2^8 <= 1 - ceil(x 2^8)/2^8 <= e^{-x} when r8 + x8 <= 255, with
+        // x 2^8 < M x_step / 2^56 for M = 2 j B o + o^2 < 2^64 (x_step > 2^64 b/(2a))
+        const uint32_t r8 = static_cast<uint32_t>((v >> (gb + 1)) & ((1u << kFirst) - 1));
+        const u128 M = static_cast<u128>(j) * (2 * B * o) + static_cast<u128>(o) * o;
+        bool decided = false;
+        if ((M >> 64) == 0 && !Policy::kForce) {
+            const u128 x8 = ((static_cast<u128>(static_cast<uint64_t>(M)) * g.x_step) >> (64 - kFirst)) + 1;
+            decided = r8 + x8 <= (1u << kFirst) - 1;
+        }
+        if (!decided && !gaussian_offset_accept_slow<Bits, Policy>(bits, g, T, j, o, r8)) return false;
+    }
+    const u128 y = static_cast<u128>(j) * B + o;
+    if (y > static_cast<u128>(INT64_MAX)) throw std::overflow_error("discrete Gaussian sample does not fit in int64");
+    if (y == 0) {
+        y_out = 0;
+        return g.folded || sign;  // unfolded: the fair bit keeps y = 0 half of the time
+    }
+    y_out = sign ? -static_cast<int64_t>(y) : static_cast<int64_t>(y);
+    return true;
+}
+
 // One read gives the guide bucket of j, the sign (or, for y = 0, the fair bit), the first 8
 // bits of the acceptance uniform and the offset o; on rejection all are dropped and redrawn.
 template <class Bits, class Policy = NeverForceRefinement>
@@ -194,7 +228,6 @@ inline int64_t discrete_gaussian_buckets(Bits& bits, const GaussianBuckets& g, c
     constexpr unsigned kFirst = 8;
     const unsigned k = g.k, gb = g.buckets.guide_bits;
     const unsigned head = gb + 1 + (k != 0 ? kFirst : 0);
-    const uint64_t B = uint64_t{1} << k;
     for (;;) {
         uint64_t v, o = 0;
         if (head + k <= 64) {
@@ -205,31 +238,64 @@ inline int64_t discrete_gaussian_buckets(Bits& bits, const GaussianBuckets& g, c
             o = bits.bits(k);
         }
         const uint32_t bucket = static_cast<uint32_t>(v & ((1u << gb) - 1));
-        const bool sign = ((v >> gb) & 1) != 0;
         const uint32_t e = g.buckets.guide[bucket];
         uint64_t j = e >> 1;
         if (!(e & 1) || Policy::kForce)
             j = gaussian_bucket_scan<Bits, Policy>(bits, g, bucket);
-        if (o != 0) {
-            // R < (r8 + 1)/2^8 <= 1 - ceil(x 2^8)/2^8 <= e^{-x} when r8 + x8 <= 255, with
-            // x 2^8 < M x_step / 2^56 for M = 2 j B o + o^2 < 2^64 (x_step > 2^64 b/(2a))
-            const uint32_t r8 = static_cast<uint32_t>((v >> (gb + 1)) & ((1u << kFirst) - 1));
-            const u128 M = static_cast<u128>(j) * (2 * B * o) + static_cast<u128>(o) * o;
-            bool decided = false;
-            if ((M >> 64) == 0 && !Policy::kForce) {
-                const u128 x8 = ((static_cast<u128>(static_cast<uint64_t>(M)) * g.x_step) >> (64 - kFirst)) + 1;
-                decided = r8 + x8 <= (1u << kFirst) - 1;
-            }
-            if (!decided && !gaussian_offset_accept_slow<Bits, Policy>(bits, g, T, j, o, r8)) continue;
-        }
-        const u128 y = static_cast<u128>(j) * B + o;
-        if (y > static_cast<u128>(INT64_MAX)) throw std::overflow_error("discrete Gaussian sample does not fit in int64");
-        if (y == 0) {
-            if (g.folded || sign) return 0;  // unfolded: the fair bit keeps y = 0 half of the time
-            continue;
-        }
-        return sign ? -static_cast<int64_t>(y) : static_cast<int64_t>(y);
+        int64_t y;
+        if (gaussian_bucket_accept<Bits, Policy>(bits, g, T, v, o, j, y)) return y;
     }
+}
+
+// n samples of discrete_gaussian_buckets into out, the same bits read in the same order (so the
+// same output), with the common case in one tight loop: the reader's state and the table's
+// constants in registers, 64-bit arithmetic for the buckets where it cannot overflow (j <= jlim),
+// and a branch-free sign. Everything else (a bucket the guide does not settle, an acceptance
+// the first 8 bits do not decide, y = 0, a bucket beyond jlim) goes through the code above.
+template <class Bits>
+[[gnu::flatten]] inline void discrete_gaussian_buckets_fill(Bits& bits, const GaussianBuckets& g, const ExpTables& T,
+                                                           int64_t* out, size_t n) {
+    constexpr unsigned kFirst = 8;
+    const unsigned k = g.k, gb = g.buckets.guide_bits;
+    const unsigned head = gb + 1 + kFirst, width = head + k;
+    const uint64_t B = uint64_t{1} << (k < 63 ? k : 0);
+    // jlim: the largest j with 2 j B (B-1) + (B-1)^2 < 2^64 and j B + B - 1 <= INT64_MAX
+    const u128 b1 = B - 1;
+    if (k == 0 || k > 31 || width > 63) {
+        for (size_t i = 0; i < n; ++i) out[i] = discrete_gaussian_buckets(bits, g, T);
+        return;
+    }
+    const uint64_t jlim = static_cast<uint64_t>(std::min<u128>((~static_cast<uint64_t>(0) - b1 * b1) / (2 * B * b1),
+                                                              (static_cast<u128>(INT64_MAX) - b1) / B));
+    const uint64_t mask_g = (uint64_t{1} << gb) - 1, x_step = g.x_step;
+    const uint16_t* guide = g.buckets.guide.data();
+    Bits r = bits;
+    for (size_t i = 0; i < n; ++i) {
+        for (;;) {
+            const uint64_t v = r.bits_below64(width);
+            const uint64_t o = v >> head;
+            const uint32_t bucket = static_cast<uint32_t>(v & mask_g);
+            const uint32_t e = guide[bucket];
+            const uint64_t j = (e & 1) ? e >> 1 : r.lend(bits, [&](Bits& b) { return gaussian_bucket_scan(b, g, bucket); });
+            if (j <= jlim && o != 0) {
+                const uint64_t r8 = (v >> (gb + 1)) & ((1u << kFirst) - 1);
+                const uint64_t M = j * (2 * B * o) + o * o;
+                const u128 x8 = ((static_cast<u128>(M) * x_step) >> (64 - kFirst)) + 1;
+                if (r8 + x8 <= (1u << kFirst) - 1) {
+                    const int64_t y = static_cast<int64_t>(j * B + o);  // > 0
+                    const int64_t s = -static_cast<int64_t>((v >> gb) & 1);
+                    out[i] = (y ^ s) - s;
+                    break;
+                }
+            }
+            int64_t y;
+            if (r.lend(bits, [&](Bits& b) { return gaussian_bucket_accept(b, g, T, v, o, j, y); })) {
+                out[i] = y;
+                break;
+            }
+        }
+    }
+    bits = r;
 }
 
 // Tables for many discrete Gaussian samples with one sigma^2 = a/b (the buckets above, for

@@ -2,6 +2,7 @@
 // geometric.hpp and discrete_laplace.hpp from certified tables: inversion for scales up to 146,
 // Y = H 2^k + L (H by inversion, L by certified rejection) above.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <vector>
@@ -188,6 +189,51 @@ inline int64_t geometric_table_large(Bits& bits, const GeometricTable& g) {
         if (negative && y == 0) continue;  // "-0": CKS Algorithm 2 rejects it
         return negative ? -y : y;
     }
+}
+
+// n samples of geometric_table_large<Signed> into out, the same bits read in the same order (so
+// the same output), in one tight loop: the reader's state and the table's constants in
+// registers, a branch-free sign. The rare steps (L's acceptance not decided by 8 bits, a bucket
+// the guide does not settle) are the functions above.
+template <bool Signed, class Bits>
+[[gnu::flatten]] inline void geometric_table_large_fill(Bits& bits, const GeometricTable& g, int64_t* out, size_t n) {
+    constexpr unsigned kFirst = 8;
+    const unsigned k = g.low_bits, gb = g.high.guide_bits;
+    const unsigned width = k + kFirst + gb + (Signed ? 1 : 0);
+    if (width > 63) {
+        for (size_t i = 0; i < n; ++i) out[i] = geometric_table_large<Signed>(bits, g);
+        return;
+    }
+    const uint64_t mask = (uint64_t{1} << k) - 1, mask_g = (uint64_t{1} << gb) - 1, x_step = g.x_step;
+    const uint16_t* guide = g.high.guide.data();
+    Bits r = bits;
+    for (size_t i = 0; i < n; ++i) {
+        for (;;) {
+            uint64_t v = r.bits_below64(width);
+            const uint64_t l = v & mask;
+            v >>= k;
+            const uint32_t r8 = static_cast<uint32_t>(v & ((1u << kFirst) - 1));
+            const uint32_t x8 = static_cast<uint32_t>((l * x_step) >> (64 - kFirst)) + 1;  // as geometric_table_large
+            if (r8 + x8 > (1u << kFirst) - 1 && !r.lend(bits, [&](Bits& b) { return accept_low_part_slow<kFirst>(b, g, l, r8); }))
+                continue;
+            v >>= kFirst;
+            const uint32_t bucket = static_cast<uint32_t>(v & mask_g);
+            const uint32_t e = guide[bucket];
+            const uint64_t h = (e & 1) ? e >> 1 : r.lend(bits, [&](Bits& b) { return geometric_high_scan(b, g, bucket); });
+            if ((h >> (63 - k)) != 0) throw std::overflow_error("sample does not fit in int64");
+            const int64_t y = static_cast<int64_t>((h << k) | l);
+            if constexpr (Signed) {
+                const uint64_t negative = (v >> gb) & 1;
+                if (negative && y == 0) continue;  // "-0": CKS Algorithm 2 rejects it
+                const int64_t s = -static_cast<int64_t>(negative);
+                out[i] = (y ^ s) - s;
+            } else {
+                out[i] = y;
+            }
+            break;
+        }
+    }
+    bits = r;
 }
 
 // The direct path (t/s <= 146) alone, for callers that dispatch once per request.
