@@ -5,6 +5,7 @@ heavy hitters over app names. Public API only; the data are made up (:mod:`dpnoi
 from __future__ import annotations
 
 import math
+import secrets
 import time
 from collections import Counter
 from typing import Any, Callable, Dict, List, Optional, Sequence
@@ -94,6 +95,7 @@ def run_tour(n: int = 2_000_000, threads: int = 1, devices: int = 1_000_000, plo
     _central_dp_demo(rng)
     _selection_demo(rng)
     telemetry = _telemetry_demo(rng, devices)
+    _daily_collection_demo(rng, min(devices, 200))
 
     if plot:
         import matplotlib  # importable: the command line checks it before any work
@@ -217,6 +219,32 @@ def _telemetry_demo(rng: "dpnoise.Generator", devices: int) -> Dict[str, Any]:
     _heavy_hitters_demo(rng, devices)
     return {"protocol": best, "top": top, "names": [names[i] for i in top], "true": true[top], "estimate": est[top],
             "stderr": err[top]}
+
+
+def _daily_collection_demo(rng: "dpnoise.Generator", devices: int, days: int = 30) -> None:
+    """Daily collection (docs/ldp.md): a server that averages each device's daily reports
+    guesses its item; memoised two-layer clients (device_key=, instantaneous_epsilon=) stop it."""
+    from dpnoise.ldp.longitudinal import averaging_attack
+
+    d, eps, eps1 = 5_000, 2.0, 1.0
+    prior = np.arange(1, d + 1, dtype=np.float64) ** -1.1
+    prior /= prior.sum()
+    items = np.random.default_rng().choice(d, size=devices, p=prior)  # simulated devices (public data)
+    keys = [secrets.token_bytes(32) for _ in range(devices)]  # each device's secret key
+    print(f"\nDaily collection: {devices:,} device{'s' if devices != 1 else ''} report the same app every day for {days} days (OLH, "
+          f"epsilon={eps:g}, d={d:,}); a server that combines each device's reports guesses its app:")
+    for label, options, memo in (("fresh randomness every day", {}, False),
+                                 (f"memoised (device_key=), instantaneous_epsilon={eps1:g}",
+                                  {"instantaneous_epsilon": eps1}, True)):
+        fo = ldp.FrequencyOracle("olh", eps, d, **options)
+        clients = [fo.client(rng, device_key=keys[i] if memo else None) for i in range(devices)]
+        daily = [[c.privatize(items[i:i + 1]) for i, c in enumerate(clients)] for _ in range(days)]
+        hits = []
+        for t in (1, days):
+            reports = [ldp.Reports.concat([daily[k][i] for k in range(t)]) for i in range(devices)]
+            hits.append(float(np.mean(averaging_attack(fo, reports, prior, memoised=memo) == items)))
+        print(f"   {label:58s} day 1: {100 * hits[0]:5.1f}%   day {days}: {100 * hits[1]:5.1f}%")
+    print(f"   (the prior's most common app alone: {100 * prior.max():.1f}%)")
 
 
 def _heavy_hitters_demo(rng: "dpnoise.Generator", devices: int) -> None:
