@@ -31,6 +31,20 @@ def _is_scalar(value: Any) -> bool:
         return False
 
 
+
+# The Laplace/geometric laws' largest scale. Their int64 noise overflows with probability about
+# 2·exp(-2^63/scale) (the geometric tail): at most 2·e^-128 < 2^-183 for scale <= 2^56. Above it
+# the sampler could fail in the middle of a call, after moving the stream, so the Generator
+# refuses such scales before any draw.
+_MAX_SCALE = 2**56
+_SCALE_LAWS = ("discrete_laplace", "geometric")
+
+
+def _refuse_scale(pname: str, value: float) -> None:
+    raise OverflowError(f"{pname} is too large: at most 2^56 for int64 noise (it would overflow), "
+                        f"got {pname} = {value:.6g}")
+
+
 class Generator:
     """Exact DP noise from a bit generator (NumPy ``Generator``-style methods).
 
@@ -136,6 +150,8 @@ class Generator:
             )
         if _is_scalar(value) or (scalar and (shape is None or constant_time)):
             num, den = convert(value.item() if isinstance(value, (np.generic, np.ndarray)) else value, pname)
+            if name in _SCALE_LAWS and num > _MAX_SCALE * den:
+                _refuse_scale(pname, num / den)
             same = getattr(_core, name + "_constant_time" if constant_time else name)
             if shape is None:
                 return same(self._core, num, den, 1, 1)[0]
@@ -155,12 +171,20 @@ class Generator:
             # float and integer arrays are converted exactly in C++ (parameters.hpp), once per
             # distinct value, with the same rule as dpnoise._rational
             values = arr.reshape(-1).astype(np.float64 if arr.dtype.kind == "f" else np.int64, copy=False)
+            if name in _SCALE_LAWS and values.size:  # NaN and inf: refused by the conversion in C++
+                top = values.max()
+                if np.isfinite(top) and top > _MAX_SCALE:
+                    _refuse_scale(pname, float(top))
             if pshape == shape:  # one parameter per output: convert and sample in one call
                 return getattr(_core, name + "_array")(self._core, values, pname, nthreads).reshape(shape)
             # broadcast: convert the parameters' own values only, then broadcast their index
             nums, dens, index = _core.convert_parameters(values, pname)
         else:
             pshape, nums, dens, index = R.parameter_table(arr, pname, convert)
+            if name in _SCALE_LAWS:
+                for num, den in zip(nums.tolist(), dens.tolist()):
+                    if num > _MAX_SCALE * den:
+                        _refuse_scale(pname, num / den)
         index = np.ascontiguousarray(np.broadcast_to(index.reshape(pshape), shape)).reshape(-1)
         each = getattr(_core, name + "_each")
         return each(self._core, nums, dens, index, nthreads).reshape(shape)
@@ -200,6 +224,8 @@ class Generator:
         ValueError
             A bad ``scale``; with ``constant_time=True``, a scale above 2^20 or an array scale
             (never a silent fallback to the variable-time sampler).
+        OverflowError
+            A scale above 2^56 (int64 noise would overflow), before any draw.
 
         Examples
         --------
@@ -290,6 +316,8 @@ class Generator:
             For a positional argument (NumPy's ``geometric(p)`` is a different law) or no scale.
         ValueError
             For a bad scale or a shape that does not broadcast to ``size``.
+        OverflowError
+            For a scale above 2^56 (int64 noise would overflow), before any draw.
         """
         if args:
             raise TypeError(
