@@ -315,23 +315,20 @@ int guarded_bulk(dpnoise_stream* s, Body&& body) noexcept {
     }
 }
 
-// fn(draw) with draw(bits) -> int64 the sampler's tight table loop, chosen once per call.
+// fn(fill) with fill(bits, dst, m) the sampler's whole-chunk table loop (request.hpp's fill_table:
+// the same bits in the same order as one draw per element, so the same outputs, faster).
 template <class Fn>
-void with_sampler_loop(const dpnoise_sampler& sampler, Fn&& fn) {
+void with_sampler_fill(const dpnoise_sampler& sampler, Fn&& fn) {
     const dpnoise_sampler* p = &sampler;
     switch (sampler.law) {
         case DPNOISE_LAW_DISCRETE_LAPLACE:
-            request::DiscreteLaplace::with_table_loop(sampler.geometric, [&](auto draw) {
-                fn([p, draw](auto& bits) { return draw(bits, p->geometric); });
-            });
+            fn([p](auto& bits, int64_t* dst, size_t m) { request::DiscreteLaplace::fill_table(bits, p->geometric, dst, m); });
             break;
         case DPNOISE_LAW_GEOMETRIC:
-            request::Geometric::with_table_loop(sampler.geometric, [&](auto draw) {
-                fn([p, draw](auto& bits) { return draw(bits, p->geometric); });
-            });
+            fn([p](auto& bits, int64_t* dst, size_t m) { request::Geometric::fill_table(bits, p->geometric, dst, m); });
             break;
         default:
-            fn([p](auto& bits) { return exact::discrete_gaussian_table(bits, p->gaussian); });
+            fn([p](auto& bits, int64_t* dst, size_t m) { request::DiscreteGaussian::fill_table(bits, p->gaussian, dst, m); });
     }
 }
 
@@ -340,8 +337,10 @@ int capi_sampler_fill(dpnoise_stream* s, const dpnoise_sampler* sampler, int64_t
     if (s == nullptr) return DPNOISE_ERR_VALUE;
     if (const int rc = check_bulk(s, sampler, out, n)) return rc;
     return guarded_bulk(s, [&](rnd::ChaCha20Generator& family) {
-        with_sampler_loop(*sampler, [&](auto draw) {
-            rnd::sample_into<kPerStream>(family, out, n, threads, [draw](auto& bits, size_t) { return draw(bits); });
+        with_sampler_fill(*sampler, [&](auto fill) {
+            rnd::for_each_chunk<kPerStream>(family, n, threads, [out, fill](auto& bits, size_t begin, size_t end) {
+                fill(bits, out + begin, end - begin);
+            });
         });
     });
 }
@@ -378,10 +377,9 @@ int grid_noise_add(dpnoise_stream* s, const dpnoise_sampler* sampler, int k, int
     const double down = std::ldexp(1.0, -k), up = std::ldexp(1.0, k);  // exact: |k| <= 1074 ...
     const bool scaled = k >= -1022 && k <= 1022;                        // ... as normal doubles here
     const int rc = guarded_bulk(s, [&](rnd::ChaCha20Generator& family) {
-        with_sampler_loop(*sampler, [&](auto draw) {
+        with_sampler_fill(*sampler, [&](auto fill) {
             rnd::for_each_chunk<kPerStream>(family, n, threads, [=](auto& bits, size_t begin, size_t end) {
-                auto one = [draw](auto& r, size_t) { return draw(r); };
-                request::fill_combined(bits, values, begin, end, one, [=](size_t i, int64_t noise) -> T {
+                request::fill_block_combined(bits, values, begin, end, fill, [=](size_t i, int64_t noise) -> T {
                     const double x = static_cast<double>(values[i]);
                     const int64_t v = scaled ? request::to_grid(x, request::TimesFactor{down}, b)
                                              : request::to_grid(x, request::TimesLdexp{-k}, b);
