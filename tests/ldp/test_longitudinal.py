@@ -253,3 +253,12 @@ def test_heavy_hitters_refuse_instantaneous_epsilon_naming_who_has_it(method):
     # was a TypeError (unexpected keyword) from the method's constructor
     with pytest.raises(ValueError, match=r"instantaneous_epsilon .*'grr'"):
         dpnoise.ldp.HeavyHitters(method, 4.0, instantaneous_epsilon=1.0)
+
+
+@pytest.mark.parametrize("name", ["oue", "sue"])
+def test_unary_two_layers_at_the_largest_domain_are_refused_before_any_charge(name):
+    # the per-report layer needs a kernel over d + 1 columns (the core caps it at 2^20): at
+    # d = 2^20 privatize used to charge the budget and then fail in the kernel
+    with pytest.raises(ValueError, match="instantaneous_epsilon"):
+        ldp.FrequencyOracle(name, 2.0, 2**20, instantaneous_epsilon=1.0)
+    ldp.FrequencyOracle(name, 2.0, 2**20 - 1, instantaneous_epsilon=1.0)  # just below still works

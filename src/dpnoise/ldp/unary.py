@@ -75,6 +75,11 @@ class _UnaryEncoding(Protocol, aggregator=UnaryAggregator):
         if self.domain_size > MAX_UNARY_DOMAIN:
             raise ValueError(f"domain_size must be at most 2^20 for {self.name!r} (each report is domain_size "
                              f"bits); use 'olh' or 'hadamard' for larger domains, got {self.domain_size}")
+        if self.gamma1 is not None and self.domain_size >= MAX_UNARY_DOMAIN:
+            # the per-report layer draws its q₁ bits from the kernel over domain_size + 1 columns,
+            # which the core caps at 2^20: refused here, before any client can charge a budget
+            raise ValueError(f"instantaneous_epsilon needs domain_size below 2^20 for {self.name!r}, "
+                             f"got {self.domain_size}")
         return super()._check_options(options)
 
     def _extra_row_mask(self, data: Dict[str, np.ndarray], n: int) -> np.ndarray:
