@@ -32,8 +32,8 @@ def _radices(oracle: Any) -> Optional[List[Tuple[Any, int]]]:
     bounded key space (a row field, a field without a bound) or the aggregator has no count
     table over them."""
     proto = protocol_of(oracle)
-    table = getattr(type(proto.aggregator()), "_count_table", None)
-    if table is None:
+    # the class, not an aggregator: no state allocated to ask
+    if getattr(getattr(proto, "aggregator_class", None), "_count_table", None) is None:
         return None
     out, size = [], 1
     for f in layout(oracle):
