@@ -219,6 +219,7 @@ class HadamardCountMeanSketchAggregator(_SketchAggregator):
 
     _TABLE = "bit_sums"
     _HADAMARD = True
+    _count_table = ("bit_sums", ("hash_index", "coefficient"), "bits")
 
     def _empty_state(self) -> Dict[str, np.ndarray]:
         p = self.protocol

@@ -44,6 +44,8 @@ def padded_size(domain_size: int) -> int:
 class HadamardAggregator(Aggregator):
     """State: ``row_sums`` (int64, D): the sum of the ±1 reports of each row."""
 
+    _count_table = ("row_sums", ("rows",), "bits")
+
     def _empty_state(self) -> Dict[str, np.ndarray]:
         return {"row_sums": np.zeros(self.protocol.padded_size, dtype=np.int64)}
 
