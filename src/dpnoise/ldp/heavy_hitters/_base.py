@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import secrets
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, ClassVar, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -35,7 +35,8 @@ from .._protocol import Client, Configuration, native, refuse_constant_time
 from .._reports import Reports
 from .._schema import PER_USER, ReportField, check_arrays
 from ..local_hashing import local_hashing_pq, local_hashing_variance, optimal_buckets, pool_variance
-from ._items import ItemCodec
+from ._items import MAX_ITEM_BITS, ItemCodec, _count
+from ._strings import _pack_rows, _PackedStrings, _StringCodec, bit_prefix_keys, complete_keys, find_by_bit_prefixes, prefix_hash_key
 
 POOL_STREAM = 0x48485031      # "HHP1": the public pool, seed j = words 4j .. 4j+3
 MAX_POOL = 1 << 20
@@ -52,13 +53,6 @@ class Group:
     kind: int
     shift: int
     k_prime: int
-
-
-def _count(value: Any, name: str, lo: int, hi: int) -> int:
-    v = integer(value, name)
-    if not lo <= v <= hi:
-        raise ValueError(f"{name} must be in [{lo}, {hi}], got {v}")
-    return v
 
 
 def _check_ranges(pr: "HHProtocol", data: Dict[str, np.ndarray], n: int) -> None:
@@ -267,7 +261,7 @@ class HHAggregator(Aggregator):
         pr = self.protocol
         keys = pr.codec.encode(items)
         if self.n == 0:
-            return np.zeros(keys.size), np.zeros(keys.size)
+            return np.zeros(keys.shape[0]), np.zeros(keys.shape[0])
         l = pr._item_group()
         try:
             return pr.group_estimates(self, l, pr._group_keys(l, keys))
@@ -298,9 +292,14 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
     item_type : {"int", "str", "bytes"}, optional
         The items' type (strings and bytes up to ``max_length`` bytes).
     max_length : int, optional
-        The longest string or bytes item.
+        The longest string or bytes item, in [1, 255]. Up to 8 bytes, items are read as
+        8·max_length-bit integers (0.4.0's form: no NUL byte). Above 8 bytes (with ``item_type``
+        "str" or "bytes" given explicitly), items are byte strings with any bytes (UTF-8, embedded and trailing NUL),
+        found exactly with no dictionary (docs/heavy_hitters.md, "Long strings"); a longer item
+        is refused with a ValueError naming ``items`` and ``max_length``.
     long_items : {"refuse", "hash"}, default "refuse"
-        What a longer item does: refused, or hashed (then name candidates to the aggregator).
+        What a longer item does: refused, or hashed (then name candidates to the aggregator;
+        max_length <= 8 only).
     k : int, default 10
         Heavy hitters wanted, in [1, 2^16].
     g : int, optional
@@ -333,7 +332,7 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
                  max_length: Any = None, long_items: str = "refuse", k: Any = 10, g: Any = None,
                  pool_key: Any = None, **options: Any) -> None:
         self._init_epsilon(epsilon)
-        self.codec = ItemCodec(item_type, item_bits, max_length, long_items)
+        self.codec: Any = _codec(item_type, item_bits, max_length, long_items)
         self.k = _count(k, "k", 1, 1 << 16)
         # g = round(e^ε + 1) (Wang et al. 2017, Eq. 11), at most 256 by default so that the state
         # (k′ x g counters per group) stays bounded at large ε; the variance this costs is far below
@@ -347,6 +346,8 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
         self.pool_key = key
         self.groups: List[Group] = []
         refuse_constant_time(options.pop("constant_time", False), f"heavy-hitters method {self.name!r}")
+        if self.strings:
+            self.hash_key = prefix_hash_key(self.pool_key)
         self.options: Dict[str, Any] = self._setup(dict(options))
         if options.keys() - self.options.keys():
             raise TypeError(f"method {self.name!r} takes no option {sorted(options.keys() - self.options.keys())[0]!r}")
@@ -371,8 +372,10 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
         """The group whose key is the whole item (default: the last)."""
         return len(self.groups) - 1
 
-    def _group_keys(self, l: int, items: np.ndarray) -> np.ndarray:
-        """The keys of group l for ``items`` (uint64)."""
+    def _group_keys(self, l: int, items: Any) -> np.ndarray:
+        """The keys of group l for ``items`` (uint64; for strings, group l reports whole items)."""
+        if self.strings:
+            return complete_keys(items, self.hash_key, 1)
         gr = self.groups[l]
         x = np.ascontiguousarray(items, dtype=np.uint64)
         return x >> np.uint64(gr.shift)
@@ -420,6 +423,17 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
     def item_bits(self) -> int:
         """The bits of an item (8 × max_length for strings)."""
         return self.codec.item_bits
+
+    @property
+    def strings(self) -> bool:
+        """Items are byte strings of more than 8 bytes (not integers of item_bits)."""
+        return isinstance(self.codec, _StringCodec)
+
+    @property
+    def key_bits(self) -> int:
+        """B: the bits the method spells out: item_bits for integers; for strings 8 (max_length
+        + 1), the bytes of x⊥ (prefix methods) or the padded bytes and the length byte (Bitstogram)."""
+        return 8 * (self.codec.max_length + 1) if self.strings else self.item_bits
 
     @property
     def pool(self) -> np.ndarray:
@@ -471,9 +485,14 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
     def _encode(self, items: Any) -> np.ndarray:
         return self.codec.encode(items)
 
-    def _privatize(self, rng: Generator, x: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
+    def _privatize(self, rng: Generator, x: Any, threads: int) -> Dict[str, np.ndarray]:
         groups = [(sum(gr.weight for gr in self.groups[:i + 1]), gr.kind, gr.shift, gr.k_prime)
                   for i, gr in enumerate(self.groups)]
+        if self.strings:  # group kinds: 0 = a prefix of `shift` bits of x⊥, 1 = padded bit `shift` (string_pem.hpp)
+            gr_, j, v = _core.ldp.string_hh_privatize(native(rng), x.data, x.offsets, self._aux(x), groups, self.pool,
+                                                      self.hash_key, self.codec.max_length, self.g,
+                                                      self.gamma.numerator, self.gamma.denominator, threads)
+            return {"groups": gr_, "indices": j, "values": v}
         gr_, j, v = _core.ldp.hh_privatize(native(rng), x, self._aux(x), groups, self.pool, self.g, self.gamma.numerator,
                                        self.gamma.denominator, threads)
         return {"groups": gr_, "indices": j, "values": v}
@@ -525,22 +544,72 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
         _EmptyGroup
             When group l has no reports yet.
         """
-        keys = np.ascontiguousarray(keys, dtype=np.uint64)
-        counts = agg._state[f"counts_{l:03d}"]
         n_l = int(agg.group_sizes()[l])
-        n = agg.n
         if n_l == 0:
             raise _EmptyGroup(l)
+        return self.count_estimates(agg, agg._state[f"counts_{l:03d}"], n_l, keys, self.groups[l].k_prime)
+
+    def count_estimates(self, agg: HHAggregator, counts: np.ndarray, users: int, keys: np.ndarray,
+                        k_prime: int) -> Tuple[np.ndarray, np.ndarray]:
+        """:meth:`group_estimates` for FLH counts (k′ x g) reported by ``users`` >= 1 users (one
+        group, or the sum of the levels where string keys are complete).
+
+        Parameters
+        ----------
+        agg : HHAggregator
+            The aggregator (n, threads).
+        counts : numpy.ndarray of int64
+            (k_prime, g) counts.
+        users : int
+            The reports those counts hold.
+        keys : numpy.ndarray of uint64
+            The keys to estimate.
+        k_prime : int
+            The pool indices the counts use.
+
+        Returns
+        -------
+        tuple of (numpy.ndarray, numpy.ndarray)
+            float64 estimates among all n users and their variances.
+        """
+        n = agg.n
         p, q, d = self._pq()
-        support = _core.ldp.hh_support(counts, self.pool, keys, agg.threads).astype(np.float64)
-        est_l = (support - n_l * q) / d
-        scale = n / n_l
-        c_l = np.clip(est_l, 0, n_l)
+        support = _core.ldp.hh_support(counts, self.pool, np.ascontiguousarray(keys, dtype=np.uint64),
+                                       agg.threads).astype(np.float64)
+        est_l = (support - users * q) / d
+        scale = n / users
+        c_l = np.clip(est_l, 0, users)
         c = np.clip(est_l * scale, 0, n)
-        sampling = n_l * (c / n) * (1 - c / n) * (n - n_l) / max(n - 1, 1)
-        var_l = (local_hashing_variance(self.gamma, self.g, n_l, c_l)
-                 + pool_variance(c_l, self.g, self.groups[l].k_prime) + sampling)
+        sampling = users * (c / n) * (1 - c / n) * (n - users) / max(n - 1, 1)  # hypergeometric
+        var_l = local_hashing_variance(self.gamma, self.g, users, c_l) + pool_variance(c_l, self.g, k_prime) + sampling
         return est_l * scale, var_l * scale ** 2
+
+    def _find_string_prefixes(self, agg: HHAggregator, select: Callable[[np.ndarray, np.ndarray], np.ndarray]
+                              ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """PEM/TreeHist over strings: prefix extension over the bits of x⊥, group l reporting
+        prefixes of ``groups[l].shift`` bits (_strings.find_by_bit_prefixes). A complete
+        string found at level l is estimated from the counts of the levels >= l pooled (its key
+        is the same in all of them)."""
+        L = len(self.groups)
+        sizes = agg.group_sizes()
+        level = [agg._state[f"counts_{l:03d}"] for l in range(L)]
+        pooled = {"level": 0, "counts": sum(level[1:], level[0].copy()), "users": agg.n}
+        _, q, d = self._pq()
+
+        def estimate(lvl: int, rows: np.ndarray, bits: int, complete: bool) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+            while pooled["level"] < lvl:  # levels are visited in order: drop the ones passed
+                pooled["counts"] -= level[pooled["level"]]
+                pooled["users"] -= int(sizes[pooled["level"]])
+                pooled["level"] += 1
+            counts, users = (pooled["counts"], pooled["users"]) if complete else (level[lvl], int(sizes[lvl]))
+            m = rows.shape[0]
+            if m == 0 or users == 0:
+                return np.zeros(m), np.zeros(m), np.full(m, np.inf)
+            keys = bit_prefix_keys(_pack_rows(rows), bits, self.hash_key, agg.threads)
+            est, var = self.count_estimates(agg, counts, users, keys, self.groups[lvl].k_prime)
+            return est, var, np.full(m, (agg.n / users) * math.sqrt(users * q * (1 - q)) / d)  # stderr of an empty key
+
+        return find_by_bit_prefixes([gr.shift for gr in self.groups], self.codec.max_length, estimate, select)
 
     def __repr__(self) -> str:
         extra = "".join(f", {k}={v!r}" for k, v in self.options.items())
@@ -549,6 +618,20 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
 
 
 HHClient = Client
+
+
+def _codec(item_type: Any, item_bits: Any, max_length: Any, long_items: Any) -> Any:
+    """ItemCodec (integers, and str/bytes of at most 8 bytes: 0.4.0's encoding, unchanged), or
+    _StringCodec for str/bytes of max_length > 8 bytes with an explicit item_type="str"/"bytes"."""
+    if item_type in ("str", "bytes") and max_length is not None and \
+            integer(max_length, "max_length") > MAX_ITEM_BITS // 8:  # explicit item_type: opt-in (0.4.0 refused 9+)
+        if item_bits is not None:
+            raise TypeError("item_bits applies to integer items and max_length <= 8: longer str/bytes items are "
+                            "bounded by max_length")
+        if long_items != "refuse":
+            raise ValueError("long_items='hash' applies to max_length <= 8 only: longer items are refused")
+        return _StringCodec("str" if item_type is None else item_type, None, max_length)
+    return ItemCodec(item_type, item_bits, max_length, long_items)
 
 
 def methods() -> List[str]:
