@@ -40,17 +40,20 @@ def config(method, item_type="str", epsilon=8.0, k=5, **options):
 @pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("item_type,heavy", [("str", HEAVY_STR), ("bytes", HEAVY_BYTES)])
 def test_top_returns_the_exact_strings(method, item_type, heavy):
-    # 40,000 users, ε = 8 (g = 256, p = 0.92), each heavy string held by >= 14% of the users.
-    # pem: 14 levels of ~2,900 users, a heavy prefix >= 400 users per level against a noise sd of
-    # ~3 and the keep-th largest of noise candidates (<= 5 sd): a miss needs a > 60-sd deviation.
-    # treehist: 21 levels of ~1,900 users, >= 260 per level against a threshold of 3 sd (~8).
-    # bitstogram: 168 bit oracles of ~120 users, >= 16 per oracle holding the heavy string's bit
-    # (support ~15) against ~0.5 for the other bit: an error needs 15 of 16 reports flipped or
-    # re-hashed (each with probability <= 0.08 + 1/256): below 1e-12 per bit, 1e-9 in all.
-    # False-alarm rate of this test for a correct implementation: below 1e-8 (fixed seeds).
+    # ε = 8 (g = 256, p = 0.92), max_length = 24 (B = 200 bits), each heavy string held by ~14-17%
+    # of the users. False-alarm rates (a correct implementation failing, over seeds and pool keys;
+    # both are fixed here):
+    # pem (40,000 users): 18 levels of ~2,200 users, a heavy prefix ~310 reports against a noise
+    # sd of ~3 and a keep-th largest noise candidate below ~20; treehist: 25 levels of ~1,600
+    # users, ~220 against a threshold of 3 sd (~8): a miss needs a > 50-sd deviation (< 1e-12).
+    # bitstogram (100,000 users): 200 bit oracles of ~250 users; a heavy string's bit is read from
+    # ~35 holders (Poisson), each kept with p = 0.92, against ~1 colliding report: a wrong bit needs
+    # <= 10 holders most of them flipped (~1e-10 per bit, ~1e-7 over the ~1,000 bits read); two
+    # heavy strings share one of the 16,384 buckets with probability 6e-4 over pool keys (they do
+    # not with pool_key=11). The 5-sigma estimate checks below: 6e-7 per item.
     hh = config(method, item_type, k=len(heavy))
     filler = bytes_filler if item_type == "bytes" else text_filler
-    items = population(heavy, 40_000, 1, filler)
+    items = population(heavy, 100_000 if method == "bitstogram" else 40_000, 1, filler)
     agg = hh.aggregator().add(hh.client(dpnoise.default_rng(2), allow_insecure=True).privatize(items))
     top = {h.item: h for h in agg.top()}
     assert set(top) == set(heavy) and {type(x) for x in top} == {str if item_type == "str" else bytes}

@@ -39,6 +39,11 @@ MAX_DEFAULT_K_PRIME = 16384
 # functions add FLH's pool term Σ c(c − 1)/((g − 1) k′) to the variance (stated by
 # group_estimates); measured recall: docs/heavy_hitters.md ("PEM's k′")
 HASH_BUDGET = 1 << 28
+# strings (max_length > 8): k′ = 2048 as string_pem. The hash budget would give 256 for 64-byte
+# strings (10^6 candidates), and then the pool term of the heaviest names (Σ c²/(g k′), not in a
+# noise candidate's stated variance) let a noise string reach the top 10 at 10^6 devices
+# (measured: 8,764 against the 10th name's 13,529; docs/heavy_hitters.md, "Long strings")
+STRING_K_PRIME = 2048
 MAX_CANDIDATES = 1 << 22
 
 
@@ -64,7 +69,9 @@ class PEM(HHProtocol, name="pem"):
             raise ValueError("s0 and eta must keep the candidates per level at most 2^22 (2^s0 and keep * 2^eta)")
         levels = self._levels(B, s0, eta)
         kp = options.pop("k_prime", None)
-        if kp is None:
+        if kp is None and self.strings:
+            kp = STRING_K_PRIME
+        elif kp is None:
             candidates = (1 << s0) + sum(keep << (b - a) for a, b in zip(levels, levels[1:]))
             kp = 1 << max(0, min(MAX_DEFAULT_K_PRIME, HASH_BUDGET // candidates).bit_length() - 1)
         kp = _count(kp, "k_prime", 1, 1 << 20)
