@@ -26,12 +26,13 @@ from typing import Any, Callable, ClassVar, Dict, List, Optional, Sequence, Tupl
 import numpy as np
 
 from ... import _core
+from ..._release import constant_time as _ct
 from ..._validate import check_threads, integer
 from ...bit_generator import PublicStream
 from ...generator import Generator
 from .. import _wire
 from .._aggregator import Z95, Aggregator, HeavyHitter, count_into
-from .._protocol import Client, Configuration, native, refuse_constant_time
+from .._protocol import Client, Configuration, native
 from .._reports import Reports
 from .._schema import PER_USER, ReportField, check_arrays
 from ..local_hashing import local_hashing_pq, local_hashing_variance, optimal_buckets, pool_variance
@@ -327,6 +328,9 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
                      ReportField("indices", PER_USER, np.int64),  # below its group's k′: _extra_row_mask
                      ReportField("values", PER_USER, np.int64, bound=lambda p: p.g))
     example_options: ClassVar[Dict[str, Any]] = {"k_prime": 256}
+    #: ``constant_time=True`` (integer keys: the client's key is a shift and a multiply-based hash,
+    #: and its keep/flip the constant-time randomized-response kernel); string_pem refuses it
+    constant_time_option: ClassVar[bool] = True
 
     def __init__(self, epsilon: float, item_bits: Any = None, *, item_type: Optional[str] = None,
                  max_length: Any = None, long_items: str = "refuse", k: Any = 10, g: Any = None,
@@ -345,12 +349,21 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
             raise ValueError("pool_key must be in [0, 2^256)")
         self.pool_key = key
         self.groups: List[Group] = []
-        refuse_constant_time(options.pop("constant_time", False), f"heavy-hitters method {self.name!r}")
+        constant_time = options.pop("constant_time", False)
+        if _ct.check_flag(constant_time) and (not self.constant_time_option or self.strings):
+            raise ValueError(f"constant_time=True is not supported by heavy-hitters method {self.name!r}"
+                             + (" over str/bytes items of more than 8 bytes" if self.strings else "")
+                             + " (a string's prefix hash takes time that depends on its length); it is supported "
+                             "by 'pem', 'treehist' and 'bitstogram' over integers and str/bytes of at most 8 "
+                             "bytes, and by the frequency oracles 'grr', 'olh', 'flh', 'sue'")
         if self.strings:
             self.hash_key = prefix_hash_key(self.pool_key)
         self.options: Dict[str, Any] = self._setup(dict(options))
         if options.keys() - self.options.keys():
             raise TypeError(f"method {self.name!r} takes no option {sorted(options.keys() - self.options.keys())[0]!r}")
+        if constant_time:  # recorded only when True: older blobs and params keep matching
+            self.options["constant_time"] = True
+            self.privacy_loss()  # ValueError now (not at a client) when ε leaves no (ε, δ) guarantee
         cells = sum(gr.k_prime for gr in self.groups) * self.g
         if cells > MAX_STATE:
             raise ValueError(f"the aggregator would keep {cells} counters (more than 2^26); use a smaller k_prime")
@@ -458,8 +471,11 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
 
     def privacy_loss(self) -> Any:
         """Each user sends one report, ε-LDP: PureDP(ε) per user (its group is chosen
-        independently of the item, so it reveals nothing)."""
-        return super().privacy_loss()
+        independently of the item, so it reveals nothing). With ``constant_time=True``
+        ApproxDP(ε, (1 + e^ε)·2^-64): one constant-time randomized-response draw per report
+        (_release/constant_time.py)."""
+        loss = super().privacy_loss()
+        return _ct.loss(loss, 1) if self.options.get("constant_time") else loss
 
     def aggregator(self, candidates: Optional[Sequence[Any]] = None, *, threads: Any = None) -> HHAggregator:  # type: ignore[override]
         """An empty aggregator; ``candidates`` names items the protocol cannot spell out itself
@@ -493,9 +509,37 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
                                                       self.hash_key, self.codec.max_length, self.g,
                                                       self.gamma.numerator, self.gamma.denominator, threads)
             return {"groups": gr_, "indices": j, "values": v}
+        if self.options.get("constant_time"):
+            return self._privatize_constant_time(rng, x, threads)
         gr_, j, v = _core.ldp.hh_privatize(native(rng), x, self._aux(x), groups, self.pool, self.g, self.gamma.numerator,
                                        self.gamma.denominator, threads)
         return {"groups": gr_, "indices": j, "values": v}
+
+    def _privatize_constant_time(self, rng: Generator, x: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
+        """hh_privatize's report law with a constant-time keep/flip: the group l (probability
+        weight_l / W) and the pool index j < k′_l drawn uniformly first (public in the report,
+        independent of the item), then every user's key computed by both kinds' formulas
+        (shifts, masks: no branch on the item), the bucket h_j(key) (a fixed sequence of
+        multiplies, shifts and xors, hash_family64.hpp) and exact g-ary randomized response by
+        the constant-time kernel (docs/security.md)."""
+        n = x.shape[0]
+        cum = np.cumsum([gr.weight for gr in self.groups])
+        groups = np.searchsorted(cum, np.asarray(rng.integers(0, int(cum[-1]), size=n, threads=threads)), side="right")
+        kp = np.array([gr.k_prime for gr in self.groups], dtype=np.int64)[groups]
+        j = np.zeros(n, dtype=np.int64)
+        for k in np.unique(kp):  # a uniform index below each group's k′ (groups sharing one k′ together)
+            sel = kp == k
+            j[sel] = rng.integers(0, int(k), size=int(sel.sum()), threads=threads)
+        shift = np.array([gr.shift for gr in self.groups], dtype=np.uint64)[groups]
+        kind = np.array([gr.kind for gr in self.groups], dtype=np.uint64)[groups]
+        aux = self._aux(x)
+        aux = np.zeros(n, dtype=np.uint64) if aux is None else np.asarray(aux, dtype=np.uint64)
+        bit_key = (aux << np.uint64(1)) | ((x >> shift) & np.uint64(1))
+        keys = (x >> shift) * (np.uint64(1) - kind) + bit_key * kind  # HeavyHitters::key, both kinds computed
+        buckets = _core.ldp.hh_hash(self.pool, j, keys, self.g)
+        values = _core.randomized_response_constant_time(native(rng), buckets, self.g, self.gamma.numerator,
+                                                         self.gamma.denominator, threads)
+        return {"groups": groups.astype(np.int64), "indices": j, "values": np.asarray(values, dtype=np.int64)}
 
     def _extra_row_mask(self, data: Dict[str, np.ndarray], n: int) -> np.ndarray:
         gr = np.clip(data["groups"], 0, len(self.groups) - 1)

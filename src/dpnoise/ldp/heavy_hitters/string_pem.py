@@ -136,6 +136,7 @@ class StringPEM(HHProtocol, name="string_pem", aggregator=StringAggregator):
 
     codec: _StringCodec  # type: ignore[assignment]
     example_options: ClassVar[Dict[str, Any]] = {"k_prime": 256, "max_length": 24}
+    constant_time_option: ClassVar[bool] = False  # its prefix hash's time depends on the length
 
     def __init__(self, epsilon: float, item_bits: Any = None, *, item_type: Any = None, max_length: Any = None,
                  k: Any = 10, g: Any = None, pool_key: Any = None, **options: Any) -> None:
