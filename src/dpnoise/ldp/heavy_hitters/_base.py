@@ -37,7 +37,7 @@ from .._reports import Reports
 from .._schema import PER_USER, ReportField, check_arrays
 from ..local_hashing import local_hashing_pq, local_hashing_variance, optimal_buckets, pool_variance
 from ._items import MAX_ITEM_BITS, ItemCodec, _count
-from ._strings import _pack_rows, _PackedStrings, _StringCodec, bit_prefix_keys, complete_keys, find_by_bit_prefixes, prefix_hash_key
+from ._strings import _pack_rows, _StringCodec, bit_prefix_keys, complete_keys, find_by_bit_prefixes, prefix_hash_key
 
 POOL_STREAM = 0x48485031      # "HHP1": the public pool, seed j = words 4j .. 4j+3
 MAX_POOL = 1 << 20
@@ -307,6 +307,9 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
         Hash buckets, in [2, 2^16] (default round(e^ε + 1), at most 256).
     pool_key : int, optional
         The PUBLIC key of the hash pool, in [0, 2^256) (default: fresh and random).
+    constant_time : bool, default False
+        Integer keys only (integers, str/bytes of at most 8 bytes): the client's keep/flip by
+        the constant-time randomized-response kernel; loss ApproxDP(ε, (1 + e^ε)·2^-64).
     **options
         The method's own options (docs/heavy_hitters.md).
 
@@ -316,7 +319,8 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
         For an option the method does not take.
     ValueError
         For an argument out of range, a state above 2^26 counters, or ``constant_time=True``
-        (supported by the frequency oracles "grr", "olh", "flh" and "sue" only).
+        where the client's time would depend on the item (str/bytes of more than 8 bytes,
+        string_pem) or ε leaves no (ε, δ) guarantee with it.
     """
 
     _state_magic = _wire.HEAVY_HITTERS_STATE

@@ -192,7 +192,6 @@ def extend_rows(rows: np.ndarray, offset: int, width: int, nbytes: int) -> np.nd
     return (base[:, None, :] | patterns[None, :, :]).reshape(m << width, nbytes)
 
 
-Estimator = Callable[[np.ndarray, int, int], Tuple[np.ndarray, np.ndarray, np.ndarray]]
 Selector = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
