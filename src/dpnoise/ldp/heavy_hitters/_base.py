@@ -263,6 +263,8 @@ class HHAggregator(Aggregator):
         keys = pr.codec.encode(items)
         if self.n == 0:
             return np.zeros(keys.shape[0]), np.zeros(keys.shape[0])
+        if pr.strings and all(gr.kind == 0 for gr in pr.groups):  # PEM/TreeHist over strings: as top() does
+            return pr.pooled_estimates(self, keys, [gr.shift for gr in pr.groups], pr.groups[-1].k_prime)
         l = pr._item_group()
         try:
             return pr.group_estimates(self, l, pr._group_keys(l, keys))
@@ -631,6 +633,50 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
         sampling = users * (c / n) * (1 - c / n) * (n - users) / max(n - 1, 1)  # hypergeometric
         var_l = local_hashing_variance(self.gamma, self.g, users, c_l) + pool_variance(c_l, self.g, k_prime) + sampling
         return est_l * scale, var_l * scale ** 2
+
+    def pooled_estimates(self, agg: HHAggregator, packed: Any, level_bits: Sequence[int],
+                         k_prime: int) -> Tuple[np.ndarray, np.ndarray]:
+        """Estimates of whole strings from prefix levels of ``level_bits`` bits: a string of λ
+        bytes is complete, with one key, at every level of b_l > 8λ bits, so it is estimated
+        (:meth:`count_estimates`) from the counts of those levels added together.
+
+        Parameters
+        ----------
+        agg : HHAggregator
+            The aggregator, with at least one report.
+        packed : _PackedStrings
+            The strings.
+        level_bits : sequence of int
+            b_l per group, increasing, the last above 8 max_length.
+        k_prime : int
+            The levels' shared k′.
+
+        Returns
+        -------
+        tuple of (numpy.ndarray, numpy.ndarray)
+            Estimates among all users and their variances.
+
+        Raises
+        ------
+        ValueError
+            When the levels that estimate an item have no reports yet.
+        """
+        est, var = np.zeros(packed.shape[0]), np.zeros(packed.shape[0])
+        if not packed.shape[0]:
+            return est, var
+        keys = complete_keys(packed, self.hash_key, agg.threads)
+        first = np.searchsorted(np.asarray(level_bits), 8 * packed.lengths, side="right")  # first b_l > 8λ
+        sizes = agg.group_sizes()
+        pooled, users = np.zeros_like(agg._state["counts_000"]), 0
+        for lvl in range(len(level_bits) - 1, int(first.min()) - 1, -1):
+            pooled += agg._state[f"counts_{lvl:03d}"]
+            users += int(sizes[lvl])
+            sel = np.flatnonzero(first == lvl)
+            if sel.size:
+                if users == 0:
+                    raise ValueError("too few reports: the levels that estimate these items have none yet")
+                est[sel], var[sel] = self.count_estimates(agg, pooled, users, keys[sel], k_prime)
+        return est, var
 
     def _find_string_prefixes(self, agg: HHAggregator, select: Callable[[np.ndarray, np.ndarray], np.ndarray]
                               ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:

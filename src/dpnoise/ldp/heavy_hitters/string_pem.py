@@ -65,25 +65,15 @@ class StringAggregator(HHAggregator):
             self._need(last, last)
             return pr.count_estimates(self, self._level(last), int(self.group_sizes()[last]),
                                       pr._keys(packed, np.full(n_items, pr.levels), self.threads), pr.options["k_prime"])
-        lengths = packed.lengths
-        keys = pr._complete_keys(packed, self.threads)
-        # a string of λ bytes is complete, with one key, at every level l >= λ: add those levels' counts
-        pooled, users = np.zeros_like(self._level(0)), 0
-        for lvl in range(pr.levels - 1, int(lengths.min()) - 1, -1):
-            pooled += self._level(lvl)
-            users += int(self.group_sizes()[lvl])
-            sel = np.flatnonzero(lengths == lvl)
-            if sel.size:
-                self._need(lvl, pr.levels - 1, users)
-                est[sel], var[sel] = pr.count_estimates(self, pooled, users, keys[sel], pr.options["k_prime"])
-        return est, var
+        # a string of λ bytes is complete, with one key, at every level l >= λ (8(l + 1) > 8λ bits)
+        return pr.pooled_estimates(self, packed, [8 * (lvl + 1) for lvl in range(pr.levels)], pr.options["k_prime"])
 
     def _level(self, lvl: int) -> np.ndarray:
         return self._state[f"counts_{lvl:03d}"]
 
-    def _need(self, first: int, last: int, users: Optional[int] = None) -> None:
+    def _need(self, first: int, last: int) -> None:
         """ValueError unless levels first..last (which estimate the items) have reports."""
-        if (int(self.group_sizes()[first:last + 1].sum()) if users is None else users) == 0:
+        if int(self.group_sizes()[first:last + 1].sum()) == 0:
             raise ValueError("too few reports: the levels that estimate these items have none yet")
 
 
@@ -261,10 +251,6 @@ class StringPEM(HHProtocol, name="string_pem", aggregator=StringAggregator):
         """The 64-bit keys of the first ``prefix[i]`` symbols of item i followed by ⊥."""
         return _core.ldp.string_prefix_keys(packed.data, packed.offsets, np.ascontiguousarray(prefix, dtype=np.int64),
                                             self.hash_key, threads)
-
-    def _complete_keys(self, packed: _PackedStrings, threads: int) -> np.ndarray:
-        """The keys of the whole items (complete: their terminator included)."""
-        return self._keys(packed, packed.lengths + 1, threads)
 
     def _estimate_rows(self, agg: HHAggregator, rows: np.ndarray, b: int, counts: np.ndarray,
                        users: int) -> Tuple[np.ndarray, np.ndarray]:
