@@ -36,7 +36,7 @@ def onehot_sue_constant_time(client, x, threads=1):
     """The constant-time SUE client before the packed kernel: an (n, d) one-hot matrix by
     comparison, k = 2 constant-time randomized response of every cell, packed by shifts and a sum
     (batches of 2^22 cells)."""
-    fo, rng = client.config, client.rng
+    fo, rng = client.protocol, client.rng
     d, w, g = fo.domain_size, fo.words, fo.gamma
     cols = np.arange(d, dtype=np.int64)
     shifts = np.arange(64, dtype=np.uint64)
@@ -63,20 +63,21 @@ def accurate(fo, reports, x):
 def test_client(benchmark, name, constant_time):
     c = clients(name)[constant_time]
     x = items(name)
-    reports = record(benchmark, ("ldp_ct", name, constant_time), lambda: c.privatize(x, threads=1), x.size, rounds=3)
-    assert accurate(c.config, reports, x)
+    reports = record(benchmark, f"ldp ct {name} {'constant-time' if constant_time else 'default'}", lambda: c.privatize(x, threads=1), x.size, rounds=3)
+    assert accurate(c.protocol, reports, x)
 
 
 def test_sue_onehot_baseline(benchmark):
     c = clients("sue")[True]
     x = items("sue")
-    bits = record(benchmark, ("ldp_ct", "sue-onehot", True), lambda: onehot_sue_constant_time(c, x), x.size, rounds=3)
-    assert bits.shape == (x.size, c.config.words)
+    bits = record(benchmark, "ldp ct sue-onehot constant-time", lambda: onehot_sue_constant_time(c, x), x.size, rounds=3)
+    assert bits.shape == (x.size, c.protocol.words)
 
 
 def test_constant_time_ldp_ratios():
     """Prints throughput and ratios (each measured in this run)."""
-    rate = {key[1:]: 1 / t for key, t in RESULTS.items() if key[0] == "ldp_ct"}
+    rate = {(key.split()[2], key.split()[3] == "constant-time"): 1 / t for key, t in RESULTS.items()
+            if key.startswith("ldp ct ")}
     lines = [f"{name}: constant-time {rate[name, True]:.3g} users/s, default {rate[name, False]:.3g} users/s, "
              f"constant-time / default throughput {rate[name, True] / rate[name, False]:.3f}"
              for name in USERS if (name, True) in rate and (name, False) in rate]

@@ -139,3 +139,36 @@ def test_wide_domains_and_items(name):
     r = fo.client(dpnoise.default_rng(3), allow_insecure=True).privatize(np.array([0, (1 << 20) - 1] * 8))
     agg = fo.aggregator().add(r)
     assert agg.n == 16
+
+
+@pytest.mark.parametrize("name", ["oue", "sue", "dbitflip", "hadamard", "cms", "hcms"])
+def test_reports_do_not_depend_on_threads(name):
+    """Chunk c of the reports reads stream c: the same seed gives the same reports with 1 and 3
+    threads (5,000 users: several chunks for the unary kernel, whose unit is 1,024 reports)."""
+    opts = {"hashes": 4, "width": 16, "public_key": 1} if name in ("cms", "hcms") else {}
+    opts = {"pool_key": 1} if name == "dbitflip" else opts
+    fo = ldp.FrequencyOracle(name, 1.0, 70, constant_time=True, **opts)
+    x = np.arange(5_000) % 70
+    one, three = (fo.client(dpnoise.default_rng(8), allow_insecure=True).privatize(x, threads=t).data for t in (1, 3))
+    assert one.keys() == three.keys() and all(np.array_equal(one[k], three[k]) for k in one)
+
+
+def test_kernel_bad_input():
+    """The binding names the bad argument before any draw."""
+    from dpnoise import _core
+    from dpnoise.ldp._protocol import native
+
+    gen = native(dpnoise.default_rng(1))
+    x = np.zeros(3, dtype=np.int64)
+    with pytest.raises(ValueError, match="protocol"):
+        _core.ldp.unary_constant_time(gen, "grr", x, 8, 1, 1, 1)
+    with pytest.raises(ValueError, match="columns"):
+        _core.ldp.unary_constant_time(gen, "sue", x, 0, 1, 1, 1)
+    with pytest.raises(ValueError, match="keys"):
+        _core.ldp.unary_constant_time(gen, "sue", x, 4, 1, 1, 1, keys=np.zeros((3, 5), dtype=np.int64))
+    with pytest.raises(ValueError, match="padded_size"):
+        _core.ldp.hadamard_constant_time(gen, x, 6, 1, 1, 1)
+    with pytest.raises(ValueError, match="width"):
+        _core.ldp.cms_constant_time(gen, x, bytes(32), 4, 12, 1, 1, 1)
+    with pytest.raises(ValueError, match="public_key"):
+        _core.ldp.hcms_constant_time(gen, x, bytes(31), 4, 16, 1, 1, 1)
