@@ -16,9 +16,13 @@
 #include <string>
 #include <vector>
 
+#ifdef DUDECT_LDP_TARGETS  // the local-DP randomizers' targets (ldp_targets.hpp): a second binary
+#include "ldp_targets.hpp"
+using namespace dudect_ldp_targets;
+#else
 #include "targets.hpp"
-
 using namespace dudect_targets;
+#endif
 
 namespace {
 void mark_secret(uint64_t* w) { VALGRIND_MAKE_MEM_UNDEFINED(w, sizeof *w); }

@@ -25,9 +25,13 @@
 #include <string>
 #include <vector>
 
+#ifdef DUDECT_LDP_TARGETS  // the local-DP randomizers' targets (ldp_targets.hpp): a second binary
+#include "ldp_targets.hpp"
+using namespace dudect_ldp_targets;
+#else
 #include "targets.hpp"
-
 using namespace dudect_targets;
+#endif
 
 namespace {
 

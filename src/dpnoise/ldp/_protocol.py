@@ -73,9 +73,9 @@ def native(rng: Generator) -> Any:
     return rng._core
 
 
-# the configurations whose keep/flip decision is k-ary randomized response: constant_time=True
-# runs it through the constant-time kernel (docs/security.md, "Constant-time sampling")
-CONSTANT_TIME_PROTOCOLS = ("grr", "olh", "flh", "sue")
+# the configurations whose keep/flip decisions have constant-time kernels (k-ary randomized
+# response, or the bit kernels of ldp_randomizers.hpp; docs/security.md, "Constant-time sampling")
+CONSTANT_TIME_PROTOCOLS = ("grr", "olh", "flh", "sue", "oue", "hadamard", "cms", "hcms", "dbitflip")
 
 
 def refuse_constant_time(value: Any, what: str) -> None:
@@ -83,8 +83,8 @@ def refuse_constant_time(value: Any, what: str) -> None:
     False passes (the default), True is a ValueError naming the supporting protocols."""
     if _ct.check_flag(value):
         raise ValueError(f"constant_time=True is not supported by {what}; it is supported only by the frequency "
-                         f"oracles {', '.join(repr(n) for n in CONSTANT_TIME_PROTOCOLS)} (their keep/flip is "
-                         "k-ary randomized response)")
+                         f"oracles {', '.join(repr(n) for n in CONSTANT_TIME_PROTOCOLS)} (their keep/flip "
+                         "decisions have constant-time kernels)")
 
 
 def client_rng(rng: Optional[Generator], allow_insecure: Any) -> Generator:

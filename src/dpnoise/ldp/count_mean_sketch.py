@@ -181,10 +181,19 @@ class CountMeanSketch(_Sketch, name="cms", aggregator=CountMeanSketchAggregator,
         """Client and server: m signs a report; a full estimate k d gathers."""
         return float(n) * self.width, float(n) * self.width + float(self.hashes) * self.domain_size
 
+    # constant_time=True: the hash index by multiply-shift, the m signs by branch-free compares
+    # of each coordinate with h_l(x) and m constant-time flip decisions (ldp_randomizers.hpp)
+    constant_time_option = True
+
+    def _constant_time_draws(self) -> int:
+        """m + 1: the hash index and one flip decision per coordinate."""
+        return self.width + 1
+
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
         g = self.gamma
-        index, vectors = _core.ldp.cms_privatize(native(rng), items, self._key(), self.hashes, self.width,
-                                                 g.numerator, g.denominator, threads)
+        client = _core.ldp.cms_constant_time if self.options.get("constant_time") else _core.ldp.cms_privatize
+        index, vectors = client(native(rng), items, self._key(), self.hashes, self.width, g.numerator, g.denominator,
+                                threads)
         return {"hash_index": index, "vectors": vectors}
 
     def scale(self) -> float:
@@ -265,10 +274,19 @@ class HadamardCountMeanSketch(_Sketch, name="hcms", aggregator=HadamardCountMean
         m = self.width
         return float(n), float(n) + self.hashes * m * max(1, m.bit_length() - 1) + float(self.hashes) * self.domain_size
 
+    # constant_time=True: the hash index by multiply-shift, H[a, h_l(x)] by a parity (no table),
+    # the keep decision constant-time (ldp_randomizers.hpp)
+    constant_time_option = True
+
+    def _constant_time_draws(self) -> int:
+        """2: the hash index and the keep decision."""
+        return 2
+
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
         g = self.gamma
-        index, coefficient, bits = _core.ldp.hcms_privatize(native(rng), items, self._key(), self.hashes, self.width,
-                                                            g.numerator, g.denominator, threads)
+        client = _core.ldp.hcms_constant_time if self.options.get("constant_time") else _core.ldp.hcms_privatize
+        index, coefficient, bits = client(native(rng), items, self._key(), self.hashes, self.width, g.numerator,
+                                          g.denominator, threads)
         return {"hash_index": index, "coefficient": coefficient, "bits": bits}
 
     def scale(self) -> float:
