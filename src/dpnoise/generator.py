@@ -60,6 +60,9 @@ class Generator:
 
     ``is_secure`` tells whether the noise is secret (a secure ChaCha20) or not.
 
+    ``threads=None`` on the sampling methods means one thread; the mechanisms' ``threads=None``
+    means every CPU the process may use (``dpnoise._release.mechanism.default_threads``).
+
     Parameters
     ----------
     bit_generator : dpnoise.ChaCha20 or numpy.random.BitGenerator
@@ -209,7 +212,9 @@ class Generator:
         size : int or tuple of ints, optional
             Output shape; None gives one value.
         threads : int, optional
-            Worker threads for large requests (the output does not depend on it).
+            Worker threads for large requests (the output does not depend on it). None means
+            one thread (the mechanisms' ``threads=None`` means every CPU instead: a sampling
+            call spreads over the machine only when asked).
         constant_time : bool, default False
             Draw with the constant-time sampler (docs/security.md, "Constant-time sampling"):
             running time and memory accesses depend on ``scale`` and ``size`` only, not on the

@@ -444,3 +444,19 @@ def test_kde_with_an_infinite_noise_scale_is_refused_at_construction(field):
     args = {"epsilon": 1.0, "delta": 1e-6, field: 5e-324}
     with pytest.raises(ValueError, match=field):
         dpnoise.PrivateKDE(args["epsilon"], args["delta"], bandwidth=1.0, grid=np.linspace(0, 1, 5))
+
+
+def test_default_threads_survives_an_affinity_call_that_fails(monkeypatch):
+    """threads=None is every CPU for the mechanisms; where os.sched_getaffinity raises OSError
+    (some sandboxes), os.cpu_count() is used instead of failing the constructor."""
+    import os
+
+    from dpnoise._release import mechanism as release
+
+    def refuse(pid):
+        raise OSError("sched_getaffinity is not permitted here")
+
+    monkeypatch.setattr(os, "sched_getaffinity", refuse, raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 3)
+    assert release.default_threads() == min(3, release.MAX_THREADS)
+    assert dpnoise.LaplaceMechanism(1.0).threads == min(3, release.MAX_THREADS)
