@@ -56,20 +56,19 @@ void register_mechanisms(py::module_& m) {
         "The constant-time randomized-response table of (categories, gamma = gamma_num/gamma_den), certified when made "
         "(ValueError for bad parameters).")
         .def(py::init([](uint64_t categories, const py::int_& gamma_num, const py::int_& gamma_den) {
-                 return std::const_pointer_cast<RRTable>(
-                     exact::ct::cached_table(categories, exact_gamma(gamma_num, gamma_den).num,
-                                             exact_gamma(gamma_num, gamma_den).den));
+                 const ExactGamma gamma = exact_gamma(gamma_num, gamma_den);
+                 return std::const_pointer_cast<RRTable>(exact::ct::cached_table(categories, gamma.num, gamma.den));
              }),
              py::arg("categories"), py::arg("gamma_num"), py::arg("gamma_den"));
     m.def(
         "randomized_response_constant_time_with",
         [](GeneratorHandle& h, const RRTable& table, const py::array& values, unsigned threads) {
             const i64_array x = integer_array<int64_t>(values, "values must be an integer array of category indices");
-            const int64_t* in = x.data();
-            const size_t n = static_cast<size_t>(x.size());
             py::array_t<int64_t> out(std::vector<py::ssize_t>(x.shape(), x.shape() + x.ndim()));
-            int64_t* p = out.mutable_data();
-            with_family_nogil(h, [&](auto& f) { exact::ct::randomized_response_constant_time(f, table, in, p, n, threads); });
+            // pointers taken with the GIL held; the kernel runs without it
+            with_family_nogil(h, [&, in = x.data(), o = out.mutable_data(), n = static_cast<size_t>(x.size())](auto& f) {
+                exact::ct::randomized_response_constant_time(f, table, in, o, n, threads);
+            });
             return out;
         },
         py::arg("gen"), py::arg("table"), py::arg("values"), py::arg("threads"),

@@ -12,7 +12,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from .. import _validate as check
 from . import conversions as conv
-from .losses import Gaussian, Parallel, PoissonSampled, PrivacyLoss, WithinTotalVariation, total_variation_delta
+from .losses import Gaussian, Parallel, PoissonSampled, PrivacyLoss, WithinTotalVariation
+from .losses.total_variation import transfer_delta
 from .pld import DEFAULT_INTERVAL, PrivacyLossDistribution
 
 KINDS = ("basic", "advanced", "zcdp", "rdp", "pld")
@@ -129,6 +130,11 @@ class Accountant:
                        and discretised once, at query time.
     neighbours: ``"add_remove"`` or ``"replace"``; the sensitivities of the composed losses are
     taken in this relation. Poisson subsampling is analysed under add/remove only.
+
+    A :class:`~dpnoise.accounting.WithinTotalVariation` loss (a constant-time release) is composed
+    as its exact loss, by any kind; the sum Σ η of their total variations is added when the
+    composition is read: ``get_delta(ε)`` is δ(ε) + (1 + e^ε)·Σ η, and ``get_epsilon(δ)`` an ε at
+    which that is at most δ (docs/security.md).
 
     ``compose`` returns the accountant, so calls chain. Accountants are thread-safe.
 
@@ -349,7 +355,7 @@ class Accountant:
             if tv == 0:
                 return exact(value)
             if prefix == "_delta_":  # δ'(ε) = δ(ε) + (1 + e^ε)·η (docs/security.md)
-                return min(1.0, exact(value) + total_variation_delta(value, tv))
+                return min(1.0, exact(value) + transfer_delta(value, tv))
             return self._epsilon_with_total_variation(exact, value, tv)
 
     def _total_variation(self) -> float:
@@ -365,7 +371,7 @@ class Accountant:
         and moves to ε + 1 (tv is ~2^-64, so the second round settles it); ∞ if none is found."""
         bound = 1.0
         for _ in range(8):
-            left = delta - total_variation_delta(bound, tv)
+            left = delta - transfer_delta(bound, tv)
             if left < 0:
                 return math.inf
             eps = exact(left)

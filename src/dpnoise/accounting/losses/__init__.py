@@ -19,10 +19,10 @@ from .parallel import Parallel
 from .poisson_sampled import PoissonSampled
 from .randomized_response import RandomizedResponse
 from .report_noisy_max import ReportNoisyMax
-from .total_variation import WithinTotalVariation, total_variation_delta
+from .total_variation import WithinTotalVariation
 
 __all__ = [
     "ApproxDP", "DiscreteGaussian", "DiscreteGaussianVector", "DiscreteLaplace", "Gaussian",
     "Laplace", "Parallel", "PoissonSampled", "PrivacyLoss", "PureDP", "RDP", "RandomizedResponse",
-    "ReportNoisyMax", "WithinTotalVariation", "ZCDP", "loss_from_dict", "total_variation_delta",
+    "ReportNoisyMax", "WithinTotalVariation", "ZCDP", "loss_from_dict",
 ]
