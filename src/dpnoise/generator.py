@@ -35,7 +35,9 @@ def _is_scalar(value: Any) -> bool:
 # The Laplace/geometric laws' largest scale. Their int64 noise overflows with probability about
 # 2·exp(-2^63/scale) (the geometric tail): at most 2·e^-128 < 2^-183 for scale <= 2^56. Above it
 # the sampler could fail in the middle of a call, after moving the stream, so the Generator
-# refuses such scales before any draw.
+# refuses such scales before any draw (and so does the core's request layer, ScaleLaw::make in
+# request.hpp, for callers that bypass the Generator; the C API's scalar draws and samplers do
+# not go through it).
 _MAX_SCALE = 2**56
 _SCALE_LAWS = ("discrete_laplace", "geometric")
 
