@@ -13,7 +13,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from .. import _validate as check
 from . import conversions as conv
 from .losses import Gaussian, Parallel, PoissonSampled, PrivacyLoss, WithinTotalVariation
-from .losses.total_variation import transfer_delta
+from .losses.total_variation import _transfer_delta
 from .pld import DEFAULT_INTERVAL, PrivacyLossDistribution
 
 KINDS = ("basic", "advanced", "zcdp", "rdp", "pld")
@@ -355,7 +355,7 @@ class Accountant:
             if tv == 0:
                 return exact(value)
             if prefix == "_delta_":  # δ'(ε) = δ(ε) + (1 + e^ε)·η (docs/security.md)
-                return min(1.0, exact(value) + transfer_delta(value, tv))
+                return min(1.0, exact(value) + _transfer_delta(value, tv))
             return self._epsilon_with_total_variation(exact, value, tv)
 
     def _total_variation(self) -> float:
@@ -371,7 +371,7 @@ class Accountant:
         and moves to ε + 1 (tv is ~2^-64, so the second round settles it); ∞ if none is found."""
         bound = 1.0
         for _ in range(8):
-            left = delta - transfer_delta(bound, tv)
+            left = delta - _transfer_delta(bound, tv)
             if left < 0:
                 return math.inf
             eps = exact(left)

@@ -15,7 +15,7 @@ from .base import Atoms, PrivacyLoss, Tails, _register
 _ROUND_UP = 1 + 2.0**-40
 
 
-def transfer_delta(epsilon: float, total_variation: float) -> float:
+def _transfer_delta(epsilon: float, total_variation: float) -> float:
     """(1 + e^ε)·η rounded up, at most 1 (1 when e^ε overflows): the δ that a total variation η
     adds at ε (the transfer in the class docstring)."""
     if total_variation == 0:
@@ -84,7 +84,7 @@ class WithinTotalVariation(PrivacyLoss):
         ed = self.loss.approx_dp()
         if ed is None:
             return None
-        return ed[0], min(1.0, ed[1] + transfer_delta(ed[0], self.total_variation))
+        return ed[0], min(1.0, ed[1] + _transfer_delta(ed[0], self.total_variation))
 
     def zcdp_rho(self) -> Optional[float]:
         """The exact loss's ρ when η = 0, else None (composed by the accountants instead)."""
@@ -108,9 +108,9 @@ class WithinTotalVariation(PrivacyLoss):
         """δ(ε) + (1 + e^ε)·η, δ the exact loss's profile (at most 1)."""
         base = self.loss.delta_for_epsilon(epsilon)
         if np.ndim(base) == 0:
-            return min(1.0, float(base) + transfer_delta(max(float(epsilon), 0.0), self.total_variation))
+            return min(1.0, float(base) + _transfer_delta(max(float(epsilon), 0.0), self.total_variation))
         eps = np.maximum(np.asarray(epsilon, dtype=float), 0.0)
-        add = np.array([transfer_delta(float(e), self.total_variation) for e in eps.ravel()])
+        add = np.array([_transfer_delta(float(e), self.total_variation) for e in eps.ravel()])
         return np.minimum(1.0, base + add.reshape(eps.shape))
 
     def to_dict(self) -> Dict[str, Any]:
