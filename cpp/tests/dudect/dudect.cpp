@@ -195,8 +195,8 @@ int main(int argc, char** argv) {
             which = k;
         }
     }
-    std::printf("dudect %s classes=%s scale=%llu n=%zu/%zu: max|t| = %.2f (%s), uncropped t = %.2f, mean cycles %.1f vs %.1f%s\n",
-                argv[1], classes.c_str(), static_cast<unsigned long long>(scale), n[0], n[1], std::fabs(max_t),
+    std::printf("dudect %s classes=%s scale=%llu n=%zu/%zu: max|t| = %.2f (sign %c; %s), uncropped t = %.2f, mean cycles %.1f vs %.1f%s\n",
+                argv[1], classes.c_str(), static_cast<unsigned long long>(scale), n[0], n[1], std::fabs(max_t), max_t < 0 ? '-' : '+',
                 which == 0 ? "uncropped" : ("cropped at percentile " + std::to_string(which - 1)).c_str(), tests[0].t(),
                 tests[0].mean[0], tests[0].mean[1], sink == 42 ? " " : "");
     if (std::getenv("DUDECT_VERBOSE")) {
