@@ -296,8 +296,8 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
         The items' type (strings and bytes up to ``max_length`` bytes).
     max_length : int, optional
         The longest string or bytes item, in [1, 255]. Up to 8 bytes, items are read as
-        8·max_length-bit integers (0.4.0's form: no NUL byte). Above 8 bytes (with ``item_type``
-        "str" or "bytes" given explicitly), items are byte strings with any bytes (UTF-8, embedded and trailing NUL),
+        8·max_length-bit integers (0.4.0's form: no NUL byte). Above 8 bytes (``item_type``
+        "str" by default, or "bytes"), items are byte strings with any bytes (UTF-8, embedded and trailing NUL),
         found exactly with no dictionary (docs/heavy_hitters.md, "Long strings"); a longer item
         is refused with a ValueError naming ``items`` and ``max_length``.
     long_items : {"refuse", "hash"}, default "refuse"
@@ -716,9 +716,10 @@ HHClient = Client
 
 def _codec(item_type: Any, item_bits: Any, max_length: Any, long_items: Any) -> Any:
     """ItemCodec (integers, and str/bytes of at most 8 bytes: 0.4.0's encoding, unchanged), or
-    _StringCodec for str/bytes of max_length > 8 bytes with an explicit item_type="str"/"bytes"."""
-    if item_type in ("str", "bytes") and max_length is not None and \
-            integer(max_length, "max_length") > MAX_ITEM_BITS // 8:  # explicit item_type: opt-in (0.4.0 refused 9+)
+    _StringCodec for str/bytes of max_length > 8 bytes (item_type "str" by default, or "bytes";
+    issue 22: every method takes strings up to max_length = 64 bytes)."""
+    if item_type in (None, "str", "bytes") and max_length is not None and \
+            integer(max_length, "max_length") > MAX_ITEM_BITS // 8:
         if item_bits is not None:
             raise TypeError("item_bits applies to integer items and max_length <= 8: longer str/bytes items are "
                             "bounded by max_length")
