@@ -14,7 +14,7 @@ from scipy import stats
 
 import dpnoise
 from dpnoise import ldp
-from dpnoise.accounting import PrivacyBudget, WithinTotalVariation
+from dpnoise.accounting import Accountant, PrivacyBudget, PureDP, WithinTotalVariation
 from dpnoise.ldp.longitudinal import (LongitudinalDP, memo_fingerprint, memo_generator, memoised_batch,
                                       memoised_reports)
 
@@ -198,8 +198,12 @@ def test_budget_charges_per_report(kind):
     assert budget.ledger[-1]["loss"]["type"] == "WithinTotalVariation"
     if kind == "basic":
         assert budget.spent_epsilon == pytest.approx(3 * EPS1)
-        assert budget.spent_delta == pytest.approx(3 * (1 + math.exp(EPS1)) * 2 * TV, rel=1e-6)
-    assert 0 < budget.spent_epsilon <= 3 * EPS1 * (1 + 1e-9)
+        # δ at ε = 3ε₁: the transfer (1 + e^ε)·Ση at the composition's ε, Ση = 3 reports × 2 draws
+        assert budget.accountant.get_delta(3 * EPS1) == pytest.approx((1 + math.exp(3 * EPS1)) * 6 * TV, rel=1e-6)
+    # three reports of the stated loss: what an independent accountant of the kind composes
+    expected = Accountant(kind).compose(WithinTotalVariation(PureDP(EPS1), 2 * TV), 3).get_epsilon(1e-6)
+    assert budget.spent_epsilon == pytest.approx(expected, rel=1e-9)
+    assert budget.spent_epsilon >= Accountant(kind).compose(PureDP(EPS1), 3).get_epsilon(1e-6)
 
 
 def test_budget_refusals_up_front():
