@@ -99,7 +99,20 @@ def constant_time_loss(loss: LongitudinalDP, permanent_draws: int, instantaneous
     T·η: so charging η with every report covers it, and the accountants add (1 + e^ε)·Ση to the
     exact composition's δ (WithinTotalVariation; Dwork & Roth 2014, Prop. 2.1 for the
     post-processing, the coupling lemma for TV). The exact transcript is charged ``loss`` per
-    report as without constant time."""
+    report as without constant time.
+
+    Parameters
+    ----------
+    loss : LongitudinalDP
+        The exact two-layer configuration's per-report loss.
+    permanent_draws, instantaneous_draws : int
+        m∞ and m₁.
+
+    Returns
+    -------
+    WithinTotalVariation
+        ``loss`` within total variation (m∞ + m₁)·2^-64.
+    """
     return WithinTotalVariation(loss, (permanent_draws + instantaneous_draws) * 2.0**-64)
 
 
