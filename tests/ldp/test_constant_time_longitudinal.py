@@ -218,6 +218,11 @@ def test_budget_refusals_up_front():
     budget = PrivacyBudget(10.0, 1e-6)
     wide.client(dpnoise.default_rng(2), allow_insecure=True, budget=budget).privatize([0, 1])
     assert budget.spent_epsilon == pytest.approx(2 * 1.0)
+    # the mean oracle charges ε₁ itself (sound for every accountant): accepted
+    bitmean = ldp.MeanOracle("bitmean", 1.0, bounds=(0.0, 1.0), instantaneous_epsilon=2.0)
+    zcdp = PrivacyBudget(50.0, 1e-6, accountant="zcdp")
+    bitmean.client(dpnoise.default_rng(2), allow_insecure=True, budget=zcdp).privatize([0.5])
+    assert zcdp.spent_epsilon > 0
 
 
 def test_refusals_remain_where_there_is_no_constant_time_daily_layer():

@@ -170,12 +170,13 @@ def check_budget(budget: Any, loss: Any) -> Optional[PrivacyBudget]:
         raise ValueError(f"budget has delta = 0 but each report spends {loss!r}, which has a delta term "
                          "(constant_time=True): give the PrivacyBudget a delta > 0")
     exact = loss.loss if isinstance(loss, WithinTotalVariation) else loss
-    if isinstance(exact, LongitudinalDP) and exact.permanent_epsilon < exact.instantaneous_epsilon \
+    if isinstance(exact, LongitudinalDP) and exact.epsilon < exact.instantaneous_epsilon \
             and budget.accountant.kind != "basic":
-        # a report charged ε∞ < ε₁ is, given the reports before it, only min(ε₁, 2ε∞)-DP (its
-        # law is a mixture over the posterior of the permanent answer); the charge is sound for
-        # the pointwise sum of pure losses (basic composition: all reports of an item <= ε∞)
-        # but not for accountants composing per-step conditional bounds (advanced, zCDP, RDP, PLD)
+        # a report charged ε∞ < ε₁ is, given the reports before it, only known to be
+        # min(ε₁, 2ε∞)-DP (its law is a mixture over the posterior of the permanent answer, whose
+        # ratio between two items is at most e^(2ε∞)); the charge is sound for the pointwise sum
+        # of pure losses (basic composition: all reports of an item <= ε∞ together) but not shown
+        # for accountants composing per-step conditional bounds (advanced, zCDP, RDP, PLD)
         raise ValueError(f"budget: the {budget.accountant.kind!r} accountant cannot compose reports charged "
                          f"epsilon = {exact.permanent_epsilon:g} (below instantaneous_epsilon = "
                          f"{exact.instantaneous_epsilon:g}); use accountant='basic' or instantaneous_epsilon <= epsilon")
