@@ -245,3 +245,28 @@ def test_constant_time_reports_are_refused_by_the_exact_configuration():
     with pytest.raises(ValueError):
         exact.aggregator().add(reports)
     assert fo.aggregator().add(reports).n == 2
+
+
+EXACT_KERNELS = ("grr_privatize", "unary_privatize", "olh_privatize", "flh_privatize", "memo_grr", "memo_olh",
+                 "memo_unary")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_no_variable_time_kernel_is_called(name, monkeypatch):
+    """Neither layer falls back to an exact (variable-time) kernel: each of them raises here, and
+    a memoising client, a device_keys batch and a fresh client still report."""
+    from dpnoise import _core
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a variable-time kernel was called")
+
+    for kernel in EXACT_KERNELS:
+        monkeypatch.setattr(_core.ldp, kernel, refuse)
+    fo = make(name)
+    keys = np.random.default_rng(6).integers(0, 256, (3, 32), dtype=np.uint8)
+    assert len(fo.client(device_key=key(4)).privatize([0, 1, 1])) == 3
+    assert len(fo.client().privatize([0, 1, 2], device_keys=keys)) == 3
+    assert len(fo.client().privatize([0, 1, 2])) == 3
+    d, opts = CASES[name]
+    with pytest.raises(AssertionError, match="variable-time"):  # the spies have power
+        ldp.FrequencyOracle(name, EPS, d, instantaneous_epsilon=EPS1, **opts).client().privatize([0])
