@@ -22,7 +22,7 @@ from .._release import constant_time as _ct
 from .._validate import integer
 from . import _wire
 from ._protocol import Client, Configuration, refuse_constant_time
-from .longitudinal import LongitudinalDP, check_instantaneous
+from .longitudinal import LongitudinalDP, check_instantaneous, constant_time_loss
 
 MAX_DOMAIN = 1 << 40
 
@@ -85,7 +85,7 @@ class Protocol(Configuration, family="frequency"):
     ------
     ValueError
         For a bad ε or domain size, or ``constant_time=True`` on a protocol without a
-        constant-time client (or with ``instantaneous_epsilon``).
+        constant-time client.
     TypeError
         For an option the protocol does not take, or a ``constant_time`` that is not a bool.
     """
@@ -106,9 +106,8 @@ class Protocol(Configuration, family="frequency"):
         constant_time = options.pop("constant_time", False)
         if not self.constant_time_option:
             refuse_constant_time(constant_time, f"protocol {self.name!r}")
-        elif _ct.check_flag(constant_time) and self.gamma1 is not None:
-            raise ValueError("constant_time=True covers the one randomized-response layer only: it cannot be "
-                             "combined with instantaneous_epsilon (whose layer is not constant-time)")
+        else:  # with instantaneous_epsilon both layers use the constant-time kernels (longitudinal.py)
+            _ct.check_flag(constant_time)
         self.options = self._check_options(options)
         if constant_time:  # recorded only when True: older blobs and params keep matching
             self.options["constant_time"] = True
@@ -123,6 +122,11 @@ class Protocol(Configuration, family="frequency"):
     def _constant_time_draws(self) -> int:
         """m, the constant-time randomized-response draws per report (1; SUE: d): with
         ``constant_time=True`` a report is (ε, (1 + e^ε)·m·2^-64)-LDP (_release/constant_time.py)."""
+        return 1
+
+    def _instantaneous_draws(self) -> int:
+        """m₁, the constant-time decisions of the per-report layer (``instantaneous_epsilon``) per
+        report: 1 (k-ary randomized response of one symbol; unary encoding and dBitFlip override)."""
         return 1
 
     def variance_per_user(self) -> float:
@@ -253,12 +257,16 @@ class Protocol(Configuration, family="frequency"):
         """ε per report; with ``instantaneous_epsilon`` a :class:`LongitudinalDP` stating both
         layers: ε∞ (``epsilon``) for all reports of one item together and min(ε₁, ε∞) per report
         (a report is an ε₁ channel of an ε∞-LDP answer). With ``constant_time=True``
-        ApproxDP(ε, (1 + e^ε)·m·2^-64), m the constant-time draws per report (1; SUE: d)."""
+        ApproxDP(ε, (1 + e^ε)·m·2^-64), m the constant-time draws per report (1; SUE: d); with both,
+        ``WithinTotalVariation(LongitudinalDP(...), (m∞ + m₁)·2^-64)`` (:func:`longitudinal.constant_time_loss`)."""
         if self.gamma1 is None:
             loss = super().privacy_loss()
             return _ct.loss(loss, self._constant_time_draws()) if self.options.get("constant_time") else loss
-        return LongitudinalDP(min(self.instantaneous_epsilon, self.epsilon), permanent_epsilon=self.epsilon,
+        loss = LongitudinalDP(min(self.instantaneous_epsilon, self.epsilon), permanent_epsilon=self.epsilon,
                               instantaneous_epsilon=self.instantaneous_epsilon)
+        if self.options.get("constant_time"):
+            return constant_time_loss(loss, self._constant_time_draws(), self._instantaneous_draws())
+        return loss
 
     @classmethod
     def _construct(cls, params: Dict[str, Any]) -> "Protocol":
@@ -326,7 +334,9 @@ def FrequencyOracle(protocol: str, epsilon: float, domain_size: int, **options: 
         collection"); the aggregator debiases both layers. ``constant_time=True`` (the protocols of
         ``CONSTANT_TIME_PROTOCOLS``): the keep/flip decisions by constant-time kernels, each
         report (ε, (1 + e^ε)·m·2^-64)-LDP with m the draws per report (1; SUE/OUE: d; dBitFlip:
-        b; CMS: width + 1; HCMS: 2) (docs/security.md, "Constant-time sampling").
+        b; CMS: width + 1; HCMS: 2) (docs/security.md, "Constant-time sampling"); with
+        ``instantaneous_epsilon`` too, both layers by constant-time kernels and the loss a
+        ``WithinTotalVariation`` of the two-layer loss (docs/ldp.md, "Daily collection").
 
     Returns
     -------
@@ -336,7 +346,7 @@ def FrequencyOracle(protocol: str, epsilon: float, domain_size: int, **options: 
     ------
     ValueError
         For an unknown protocol or a bad parameter (TypeError for an unknown option), and for
-        ``constant_time=True`` on another protocol or with ``instantaneous_epsilon``.
+        ``constant_time=True`` on another protocol.
 
     Examples
     --------

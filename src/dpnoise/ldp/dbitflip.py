@@ -146,8 +146,9 @@ class DBitFlip(Protocol, name="dbitflip", aggregator=DBitFlipAggregator):
         """b exact bits a report: Bernoulli(p) at ``columns`` (< b), Bernoulli(q) elsewhere; a
         column b is the dummy (no bit is p). SUE's exact kernel over b + 1 columns, the dummy cut."""
         b = self.options["bits"]
-        words = _core.ldp.unary_privatize(native(rng), "sue", np.ascontiguousarray(columns, dtype=np.int64), b + 1,
-                                          gamma.numerator, gamma.denominator, threads)
+        kernel = _core.ldp.unary_constant_time if self.options.get("constant_time") else _core.ldp.unary_privatize
+        words = kernel(native(rng), "sue", np.ascontiguousarray(columns, dtype=np.int64), b + 1, gamma.numerator,
+                       gamma.denominator, threads)
         return words[:, 0] & np.uint64((1 << b) - 1)
 
     # constant_time=True: bit t is SUE's channel on [pool[j, t] == x], the compare branch-free and
@@ -158,6 +159,10 @@ class DBitFlip(Protocol, name="dbitflip", aggregator=DBitFlipAggregator):
     def _constant_time_draws(self) -> int:
         """b: one bit decision per bucket of the row."""
         return self.options["bits"]
+
+    def _instantaneous_draws(self) -> int:
+        """b + 1: the flips' kernel over b + 1 columns (the dummy included)."""
+        return self.options["bits"] + 1
 
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
         pool, b = self.pool, self.options["bits"]

@@ -71,8 +71,8 @@ class GRR(Protocol, name="grr", aggregator=GRRAggregator, cost_rank=0):
         if self.gamma1 is None:
             return data
         g = self.gamma1
-        return {"values": _core.ldp.grr_privatize(native(rng), data["values"], self.domain_size, g.numerator,
-                                                  g.denominator, threads)}
+        kernel = _core.randomized_response_constant_time if self.options.get("constant_time") else _core.ldp.grr_privatize
+        return {"values": kernel(native(rng), data["values"], self.domain_size, g.numerator, g.denominator, threads)}
 
     def _pq_at(self, gamma: object) -> tuple:
         """(p, q, p − q): p = e^γ/(e^γ + d − 1), q = 1/(e^γ + d − 1), from e^γ − 1 (expm1) so that

@@ -180,8 +180,8 @@ class _LocalHashing(Protocol):
             return data
         g1 = self.gamma1
         out = dict(data)
-        out["values"] = _core.ldp.grr_privatize(native(rng), data["values"], self.g, g1.numerator, g1.denominator,
-                                                threads)
+        kernel = _core.randomized_response_constant_time if self.options.get("constant_time") else _core.ldp.grr_privatize
+        out["values"] = kernel(native(rng), data["values"], self.g, g1.numerator, g1.denominator, threads)
         return out
 
     def _bucket_rr(self, rng: Generator, seeds: np.ndarray, items: np.ndarray, scramble: bool,

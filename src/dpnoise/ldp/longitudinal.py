@@ -17,6 +17,11 @@ public values the device drew, never who it is.
 Privacy (docs/ldp.md, "Daily collection"): every report is a post-processing of the permanent
 answer, so all reports of one item together are ε∞-LDP; the instantaneous layer is ε₁-LDP about
 its input, so each report (and, by composition, T reports) also costs at most ε₁ (T ε₁).
+
+With ``constant_time=True`` both layers' decisions go through the constant-time kernels: the
+permanent one on the PRF-keyed stream, row by row (the keyed-row C++ kernel has no
+constant-time variant; every row costs the same calls), the instantaneous one on the client's
+generator; the loss is :func:`constant_time_loss`.
 """
 from __future__ import annotations
 
@@ -32,7 +37,7 @@ import numpy as np
 
 from .._validate import check_epsilon as _check_epsilon
 from ..accounting.budget import PrivacyBudget
-from ..accounting.losses import PureDP
+from ..accounting.losses import PrivacyLoss, PureDP, WithinTotalVariation
 from ..bit_generator import ChaCha20
 from ..generator import Generator
 
@@ -77,6 +82,38 @@ class LongitudinalDP(PureDP):
             ``{"type": "PureDP", "epsilon": ε₁}``.
         """
         return {"type": "PureDP", "epsilon": self.epsilon}
+
+
+def constant_time_loss(loss: LongitudinalDP, permanent_draws: int, instantaneous_draws: int) -> PrivacyLoss:
+    """What one report of a two-layer ``constant_time=True`` configuration is charged:
+    ``WithinTotalVariation(loss, η)``, η = (m∞ + m₁)·2^-64, m∞ and m₁ the constant-time decisions
+    of the permanent and the per-report layer (each within total variation 2^-64 of exact:
+    _release/constant_time.py).
+
+    Proof (docs/security.md, "Daily collection in constant time"). Exact: the permanent answer
+    A ~ R∞(x) once, report t is Y_t ~ R₁(A). Constant time: A' ~ R'∞(x), Y'_t ~ R'₁(A') with
+    TV(R'∞(x), R∞(x)) <= m∞τ and TV(R'₁(a), R₁(a)) <= m₁τ for every a (τ = 2^-64, the PRF
+    taken as a random function). Hybrids swapping one layer's draw at a time (the permanent
+    draw once, then each report's) bound the total variation between any constant-time and
+    exact transcript of T reports, other releases interleaved adaptively, by m∞τ + T·m₁τ <=
+    T·η: so charging η with every report covers it, and the accountants add (1 + e^ε)·Ση to the
+    exact composition's δ (WithinTotalVariation; Dwork & Roth 2014, Prop. 2.1 for the
+    post-processing, the coupling lemma for TV). The exact transcript is charged ``loss`` per
+    report as without constant time.
+
+    Parameters
+    ----------
+    loss : LongitudinalDP
+        The exact two-layer configuration's per-report loss.
+    permanent_draws, instantaneous_draws : int
+        m∞ and m₁.
+
+    Returns
+    -------
+    WithinTotalVariation
+        ``loss`` within total variation (m∞ + m₁)·2^-64.
+    """
+    return WithinTotalVariation(loss, (permanent_draws + instantaneous_draws) * 2.0**-64)
 
 
 def check_device_key(value: Any) -> bytes:
@@ -129,6 +166,20 @@ def check_budget(budget: Any, loss: Any) -> Optional[PrivacyBudget]:
     if not isinstance(budget, PrivacyBudget):
         raise TypeError(f"budget must be a dpnoise.accounting.PrivacyBudget, got {type(budget).__name__}")
     budget.accountant.check_supported(loss)
+    if budget.delta == 0 and loss.pure_epsilon() is None:  # e.g. constant_time=True: δ > 0 per report
+        raise ValueError(f"budget has delta = 0 but each report spends {loss!r}, which has a delta term "
+                         "(constant_time=True): give the PrivacyBudget a delta > 0")
+    exact = loss.loss if isinstance(loss, WithinTotalVariation) else loss
+    if isinstance(exact, LongitudinalDP) and exact.epsilon < exact.instantaneous_epsilon \
+            and budget.accountant.kind != "basic":
+        # a report charged ε∞ < ε₁ is, given the reports before it, only known to be
+        # min(ε₁, 2ε∞)-DP (its law is a mixture over the posterior of the permanent answer, whose
+        # ratio between two items is at most e^(2ε∞)); the charge is sound for the pointwise sum
+        # of pure losses (basic composition: all reports of an item <= ε∞ together) but not shown
+        # for accountants composing per-step conditional bounds (advanced, zCDP, RDP, PLD)
+        raise ValueError(f"budget: the {budget.accountant.kind!r} accountant cannot compose reports charged "
+                         f"epsilon = {exact.permanent_epsilon:g} (below instantaneous_epsilon = "
+                         f"{exact.instantaneous_epsilon:g}); use accountant='basic' or instantaneous_epsilon <= epsilon")
     return budget
 
 
@@ -143,14 +194,16 @@ def memo_fingerprint(config: Any) -> bytes:
     return hashlib.blake2b(text.encode(), digest_size=32).digest()
 
 
-def memo_generator(device_key: bytes, fingerprint: bytes, item: int) -> Generator:
+def memo_generator(device_key: bytes, fingerprint: bytes, item: Any) -> Generator:
     """The generator of one (device, item, configuration)'s permanent answer: ChaCha20 (RFC 8439)
     keyed with BLAKE2b_key(fingerprint || item) (RFC 7693 keyed mode as a PRF). It is secret as
     long as the device key is; it is reproducible on purpose (that is the memoisation), so it
-    is never handed out and never re-keys after a fork."""
+    is never handed out and never re-keys after a fork. ``item`` is an int or its 8 bytes
+    (int64 little-endian, as constant-time callers pass it: no int conversion whose time depends
+    on the value); the BLAKE2b input is always 32 + 8 bytes."""
     h = hashlib.blake2b(key=device_key, digest_size=32, person=_MEMO_PERSON)
     h.update(fingerprint)
-    h.update(int(item).to_bytes(8, "little", signed=True))
+    h.update(item if isinstance(item, bytes) else int(item).to_bytes(8, "little", signed=True))
     return Generator(ChaCha20(int.from_bytes(h.digest(), "little")))
 
 
@@ -201,6 +254,16 @@ def _memo_kernel(config: Any, keys: np.ndarray, fingerprint: bytes, items: np.nd
     return {"bits": _core.ldp.memo_unary(*rows, name, items, config.domain_size, g.numerator, g.denominator, threads)}
 
 
+def _memo_rows(config: Any, keys: np.ndarray, fingerprint: bytes, items: np.ndarray) -> List[Dict[str, np.ndarray]]:
+    """Row i's permanent answer, from key ``keys[i]`` (or ``keys[0]`` for a one-row key array) and
+    ``items[i]``: the same calls for every row, whatever its item (the constant-time path), the
+    item passed to the PRF as its 8 little-endian bytes."""
+    raw = np.ascontiguousarray(items, dtype="<i8").view(np.uint8).reshape(-1, 8)
+    k = keys.shape[0] > 1
+    return [config._privatize(memo_generator(keys[i * k].tobytes(), fingerprint, raw[i].tobytes()),
+                              items[i:i + 1], 1) for i in range(items.shape[0])]
+
+
 def memoised_batch(config: Any, keys: np.ndarray, fingerprint: bytes, items: np.ndarray,
                    threads: int = 1) -> Dict[str, np.ndarray]:
     """The permanent answers of many devices, row i for (``keys[i]``, ``items[i]``) (keys from
@@ -210,8 +273,7 @@ def memoised_batch(config: Any, keys: np.ndarray, fingerprint: bytes, items: np.
     fast = _memo_kernel(config, keys, fingerprint, items, threads)
     if fast is not None:
         return fast
-    rows = [config._privatize(memo_generator(keys[i].tobytes(), fingerprint, int(items[i])), items[i:i + 1], 1)
-            for i in range(items.shape[0])]
+    rows = _memo_rows(config, keys, fingerprint, items)
     if not rows:
         return config._privatize(memo_generator(bytes(DEVICE_KEY_BYTES), fingerprint, 0), items, 1)
     return {name: np.concatenate([r[name] for r in rows]) for name in rows[0]}
@@ -229,6 +291,13 @@ def memoised_reports(config: Any, device_key: bytes, fingerprint: bytes, items: 
         fast = _memo_kernel(config, key, fingerprint, np.ascontiguousarray(items, dtype=np.int64), 1)
         if fast is not None:
             return fast
+    if encode is None and config.options.get("constant_time"):
+        # every item its own row (the same answer for a repeated item: the PRF is deterministic),
+        # so that the work does not depend on how many items are distinct
+        items = np.ascontiguousarray(items, dtype=np.int64)
+        rows = _memo_rows(config, np.frombuffer(device_key, dtype=np.uint8).reshape(1, -1), fingerprint, items)
+        if rows:
+            return {name: np.concatenate([r[name] for r in rows]) for name in rows[0]}
     enc = (lambda x: x) if encode is None else encode
     distinct, inverse = np.unique(items, return_inverse=True)
     if distinct.size == 0:

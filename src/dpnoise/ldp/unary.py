@@ -102,6 +102,11 @@ class _UnaryEncoding(Protocol, aggregator=UnaryAggregator):
         """d: one constant-time bit decision per column."""
         return self.domain_size
 
+    def _instantaneous_draws(self) -> int:
+        """d + 1 per matrix of q₁ bits (the dummy column included): OUE one (its p₁ = 1/2 bits are
+        raw stream bits), SUE two (keep and fresh bits)."""
+        return (self.domain_size + 1) * (1 if self.name == "oue" else 2)
+
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
         """The exact kernel (geometric skips), or with ``constant_time`` the packed constant-time
         kernel: one pass per report over the d columns, each bit "U < T" for a 128-bit uniform U
@@ -141,8 +146,9 @@ class _UnaryEncoding(Protocol, aggregator=UnaryAggregator):
         if ones:
             return ~self._channel_bits(rng, n, threads, ones=False)
         g = self.gamma1
-        wide = _core.ldp.unary_privatize(native(rng), self.name, np.full(n, self.domain_size, dtype=np.int64),
-                                         self.domain_size + 1, g.numerator, g.denominator, threads)
+        kernel = _core.ldp.unary_constant_time if self.options.get("constant_time") else _core.ldp.unary_privatize
+        wide = kernel(native(rng), self.name, np.full(n, self.domain_size, dtype=np.int64), self.domain_size + 1,
+                      g.numerator, g.denominator, threads)
         out = np.ascontiguousarray(wide[:, :self.words])
         tail = self.domain_size % 64
         if tail and n:
