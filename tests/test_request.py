@@ -73,7 +73,8 @@ def test_huge_fraction_message_does_not_overflow():
 
 def test_float_parameter_arrays_give_the_same_samples_as_the_python_conversion():
     """The C++ path (NAME_array) and the Python path (NAME_each after _rational) draw the same."""
-    values = np.repeat(_awkward_doubles(np.random.default_rng(6), "scale"), 3)
+    values = _awkward_doubles(np.random.default_rng(6), "scale")
+    values = np.repeat(values[values <= 2.0**56], 3)  # above 2^56 both paths refuse (test_generator)
     a = _core.discrete_laplace_array(dpnoise.ChaCha20(9)._core, values, "scale", 1)
     _, nums, dens, index = R.parameter_table(values, "scale", R.scale_pair)
     b = _core.discrete_laplace_each(dpnoise.ChaCha20(9)._core, nums, dens, index, 1)
