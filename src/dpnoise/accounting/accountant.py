@@ -485,19 +485,31 @@ class Accountant:
         Raises
         ------
         ValueError
-            If ``alpha`` <= 1, or a composed loss has no RDP curve.
+            If ``alpha`` <= 1, or a composed loss has no RDP curve (a WithinTotalVariation with
+            η > 0: the composition of its releases has none).
         """
         alpha = check.real(alpha, "alpha")
         if not alpha > 1:
             raise ValueError(f"alpha must be > 1, got {alpha!r}")
         with self._lock:
-            return math.fsum(g.count * g.rdp(alpha) for g in self._groups)
+            self._refuse_total_variation("an RDP curve")
+            return self._exact_rdp(alpha)
+
+    def _refuse_total_variation(self, what: str) -> None:
+        """ValueError when Σ η > 0: the curve of the exact releases is not one of the composition
+        (the coupling bounds only its (ε, δ); docs/security.md), so it is never handed out."""
+        if self._total_variation() > 0:
+            raise ValueError(f"the composition holds WithinTotalVariation releases (constant time): it has no "
+                             f"{what}; read get_epsilon/get_delta, which add their total variation")
+
+    def _exact_rdp(self, alpha: float) -> float:
+        return math.fsum(g.count * g.rdp(alpha) for g in self._groups)
 
     def _epsilon_rdp(self, delta: float) -> float:
-        return conv.rdp_curve_to_epsilon(self.rdp, delta, self._orders)
+        return conv.rdp_curve_to_epsilon(self._exact_rdp, delta, self._orders)
 
     def _delta_rdp(self, epsilon: float) -> float:
-        return conv.rdp_curve_to_delta(self.rdp, epsilon, self._orders)
+        return conv.rdp_curve_to_delta(self._exact_rdp, epsilon, self._orders)
 
     # pld -----------------------------------------------------------------
     def _gauss_mu(self) -> float:
@@ -524,7 +536,17 @@ class Accountant:
         -------
         PrivacyLossDistribution or None
             None when nothing has been composed.
+
+        Raises
+        ------
+        ValueError
+            When a WithinTotalVariation with η > 0 was composed (the composition has no PLD).
         """
+        with self._lock:
+            self._refuse_total_variation("privacy-loss distribution")
+            return self._exact_pld()
+
+    def _exact_pld(self) -> Optional[PrivacyLossDistribution]:
         with self._lock:
             groups = self._groups_pld()
             if self._gauss_events == 0:
@@ -536,13 +558,13 @@ class Accountant:
     def _epsilon_pld(self, delta: float) -> float:
         if not self._groups:  # Gaussians only: exact
             return Gaussian(1.0, self._gauss_mu()).epsilon_for_delta(delta)
-        pld = self.pld()
+        pld = self._exact_pld()
         assert pld is not None
         return pld.get_epsilon_for_delta(delta)
 
     def _delta_pld(self, epsilon: float) -> float:
         if not self._groups:
             return float(Gaussian(1.0, self._gauss_mu()).delta_for_epsilon(epsilon))
-        pld = self.pld()
+        pld = self._exact_pld()
         assert pld is not None
         return pld.get_delta_for_epsilon(epsilon)
