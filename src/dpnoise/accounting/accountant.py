@@ -367,19 +367,19 @@ class Accountant:
     @staticmethod
     def _epsilon_with_total_variation(exact, delta: float, tv: float) -> float:  # type: ignore[no-untyped-def]
         """The least ε found with δ_exact(ε) + (1 + e^ε)·tv <= delta: ε = exact(delta - (1 + e^b)·tv)
-        is valid once ε <= b (the added term at ε is at most the one reserved); b starts at 1
-        and moves to ε + 1 (tv is ~2^-64, so the second round settles it); ∞ if none is found."""
-        bound = 1.0
-        for _ in range(8):
-            left = delta - _transfer_delta(bound, tv)
+        is valid once ε <= b (the added term at ε is at most the one reserved). b starts at 0 and
+        moves up to just above ε: b <= the least valid ε all along (exact is increasing in b), so
+        the first ε <= b found is the least up to the step (2^-30 relative); ∞ if none is found.
+        δ·2^-40 more is reserved for the float round-off between the accountants' ε(δ) and δ(ε)."""
+        bound = 0.0
+        for _ in range(64):
+            left = delta * (1 - 2.0**-40) - _transfer_delta(bound, tv)
             if left < 0:
                 return math.inf
             eps = exact(left)
-            if eps <= bound:
+            if eps <= bound or eps == math.inf:
                 return eps
-            if eps == math.inf:
-                return eps
-            bound = eps + 1.0
+            bound = eps * (1 + 2.0**-30) + 2.0**-40
         return math.inf
 
     def __repr__(self) -> str:
