@@ -367,19 +367,19 @@ class Accountant:
     @staticmethod
     def _epsilon_with_total_variation(exact, delta: float, tv: float) -> float:  # type: ignore[no-untyped-def]
         """The least ε found with δ_exact(ε) + (1 + e^ε)·tv <= delta: ε = exact(delta - (1 + e^b)·tv)
-        is valid once ε <= b (the added term at ε is at most the one reserved); b starts at 1
-        and moves to ε + 1 (tv is ~2^-64, so the second round settles it); ∞ if none is found."""
-        bound = 1.0
-        for _ in range(8):
-            left = delta - _transfer_delta(bound, tv)
+        is valid once ε <= b (the added term at ε is at most the one reserved). b starts at 0 and
+        moves up to just above ε: b <= the least valid ε all along (exact is increasing in b), so
+        the first ε <= b found is the least up to the step (2^-30 relative); ∞ if none is found.
+        δ·2^-40 more is reserved for the float round-off between the accountants' ε(δ) and δ(ε)."""
+        bound = 0.0
+        for _ in range(64):
+            left = delta * (1 - 2.0**-40) - _transfer_delta(bound, tv)
             if left < 0:
                 return math.inf
             eps = exact(left)
-            if eps <= bound:
+            if eps <= bound or eps == math.inf:
                 return eps
-            if eps == math.inf:
-                return eps
-            bound = eps + 1.0
+            bound = eps * (1 + 2.0**-30) + 2.0**-40
         return math.inf
 
     def __repr__(self) -> str:
@@ -485,19 +485,31 @@ class Accountant:
         Raises
         ------
         ValueError
-            If ``alpha`` <= 1, or a composed loss has no RDP curve.
+            If ``alpha`` <= 1, or a composed loss has no RDP curve (a WithinTotalVariation with
+            η > 0: the composition of its releases has none).
         """
         alpha = check.real(alpha, "alpha")
         if not alpha > 1:
             raise ValueError(f"alpha must be > 1, got {alpha!r}")
         with self._lock:
-            return math.fsum(g.count * g.rdp(alpha) for g in self._groups)
+            self._refuse_total_variation("an RDP curve")
+            return self._exact_rdp(alpha)
+
+    def _refuse_total_variation(self, what: str) -> None:
+        """ValueError when Σ η > 0: the curve of the exact releases is not one of the composition
+        (the coupling bounds only its (ε, δ); docs/security.md), so it is never handed out."""
+        if self._total_variation() > 0:
+            raise ValueError(f"the composition holds WithinTotalVariation releases (constant time): it has no "
+                             f"{what}; read get_epsilon/get_delta, which add their total variation")
+
+    def _exact_rdp(self, alpha: float) -> float:
+        return math.fsum(g.count * g.rdp(alpha) for g in self._groups)
 
     def _epsilon_rdp(self, delta: float) -> float:
-        return conv.rdp_curve_to_epsilon(self.rdp, delta, self._orders)
+        return conv.rdp_curve_to_epsilon(self._exact_rdp, delta, self._orders)
 
     def _delta_rdp(self, epsilon: float) -> float:
-        return conv.rdp_curve_to_delta(self.rdp, epsilon, self._orders)
+        return conv.rdp_curve_to_delta(self._exact_rdp, epsilon, self._orders)
 
     # pld -----------------------------------------------------------------
     def _gauss_mu(self) -> float:
@@ -524,7 +536,17 @@ class Accountant:
         -------
         PrivacyLossDistribution or None
             None when nothing has been composed.
+
+        Raises
+        ------
+        ValueError
+            When a WithinTotalVariation with η > 0 was composed (the composition has no PLD).
         """
+        with self._lock:
+            self._refuse_total_variation("privacy-loss distribution")
+            return self._exact_pld()
+
+    def _exact_pld(self) -> Optional[PrivacyLossDistribution]:
         with self._lock:
             groups = self._groups_pld()
             if self._gauss_events == 0:
@@ -536,13 +558,13 @@ class Accountant:
     def _epsilon_pld(self, delta: float) -> float:
         if not self._groups:  # Gaussians only: exact
             return Gaussian(1.0, self._gauss_mu()).epsilon_for_delta(delta)
-        pld = self.pld()
+        pld = self._exact_pld()
         assert pld is not None
         return pld.get_epsilon_for_delta(delta)
 
     def _delta_pld(self, epsilon: float) -> float:
         if not self._groups:
             return float(Gaussian(1.0, self._gauss_mu()).delta_for_epsilon(epsilon))
-        pld = self.pld()
+        pld = self._exact_pld()
         assert pld is not None
         return pld.get_delta_for_epsilon(epsilon)

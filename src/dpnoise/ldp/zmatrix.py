@@ -261,7 +261,7 @@ class ZMatrixAggregator(Aggregator):
             var = super().variance(items)
         else:  # the requested items only, as estimate(items): no sweep over the domain
             est = self._estimate_items(self.protocol._query(items))
-            var = self.protocol.variance(self.n, np.clip(est, 0, self.n))
+            var = self._plug_in_variance(est)
         c = self.protocol.scale()
         return var + c * c * max(self.shared_column_excess(), 0)
 

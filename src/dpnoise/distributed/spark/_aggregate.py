@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterable, List, Optional, Tuple  # noqa: F401
 from . import _count_table as count_table
 from ._checks import check_on_malformed, check_report_column
 from ._jobs import catchable, raise_task_error, run_job, task_error
-from ._parquet import deal, list_pieces, local_files, plain_parquet_files
+from ._parquet import check_input_files, deal, list_pieces, local_files, plain_parquet_files
 from ._report_rows import layout, protocol_of
 
 _STATE_SCHEMA = "state binary, malformed bigint, rows bigint, error string"
@@ -265,6 +265,8 @@ def aggregate_reports(source: Any, column: Optional[str], oracle: Any, *, on_mal
         if column is not None:
             check_config(df.schema[column].metadata.get(CONFIG_KEY), oracle, f"column {column!r}")
         plain_files = plain_parquet_files(df)
+        if plain_files is None:  # a filter, a join, ...: the files' metadata is checked all the same
+            check_input_files(df, oracle)
         pieces = list_pieces(plain_files, oracle, column) if plain_files is not None else None
         spark = df.sparkSession
     if pieces is not None:

@@ -109,6 +109,25 @@ def list_pieces(files: Sequence[str], oracle: Any, column: Optional[str]) -> Opt
     return pieces
 
 
+def check_input_files(df: Any, oracle: Any) -> None:
+    """ValueError naming both configurations when a Parquet file that ``df`` reads, through any
+    filter or projection (``df.inputFiles()``), carries another configuration in its metadata.
+    Files pyarrow cannot open (another format or scheme) and files without that metadata are
+    not checked: a plan that is not a plain scan keeps no schema metadata of its files."""
+    from ._arrow import check_config, schema_config
+
+    try:
+        files = df.inputFiles()
+    except Exception:  # noqa: BLE001 - no file listing (e.g. Spark Connect): nothing to check
+        return
+    for uri in files:
+        try:
+            schema = open_parquet(uri).schema_arrow
+        except Exception:  # noqa: BLE001 - not a Parquet file pyarrow can open
+            continue
+        check_config(schema_config(schema), oracle, f"the Parquet file {uri!r}")
+
+
 def _layout_types(schema: Any, oracle: Any, column: Optional[str]) -> bool:
     """Whether the file's report fields have the Arrow types of the row layout (by name; a
     large_binary for a binary is fine). Otherwise Spark's reader and its schema check decide."""
