@@ -46,7 +46,9 @@ def check_items(items: Any, domain_size: int, name: str = "items") -> np.ndarray
         if items and all(isinstance(v, (int, np.integer)) for v in items):
             # Python ints read exactly: one beyond int64 is out of range like any other, never a
             # different exception chosen by NumPy's dtype inference (issue 23, defect 6's kind)
-            if not all(0 <= int(v) < domain_size for v in items):
+            # every item is compared (no early exit at the first bad one, whose position the
+            # time to the error would otherwise reveal) and the outcome is branched on once
+            if sum(0 <= int(v) < domain_size for v in items) != len(items):
                 raise ValueError(f"{name} must be in [0, {domain_size}) (domain_size)")
             return np.array(items, dtype=np.int64)
     arr = np.asarray(items)

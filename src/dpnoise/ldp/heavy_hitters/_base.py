@@ -310,8 +310,9 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
     pool_key : int, optional
         The PUBLIC key of the hash pool, in [0, 2^256) (default: fresh and random).
     constant_time : bool, default False
-        Integer keys only (integers, str/bytes of at most 8 bytes): the client's keep/flip by
-        the constant-time randomized-response kernel; loss ApproxDP(ε, (1 + e^ε)·2^-64).
+        Integer items only (``item_type="int"``): the client's keep/flip by the constant-time
+        randomized-response kernel; loss ApproxDP(ε, (1 + e^ε)·2^-64). Refused for str/bytes
+        items, whose encoding takes time that depends on their length.
     **options
         The method's own options (docs/heavy_hitters.md).
 
@@ -321,8 +322,8 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
         For an option the method does not take.
     ValueError
         For an argument out of range, a state above 2^26 counters, or ``constant_time=True``
-        where the client's time would depend on the item (str/bytes of more than 8 bytes,
-        string_pem) or ε leaves no (ε, δ) guarantee with it.
+        where the client's time would depend on the item (str/bytes items, string_pem) or ε
+        leaves no (ε, δ) guarantee with it.
     """
 
     _state_magic = _wire.HEAVY_HITTERS_STATE
@@ -356,12 +357,12 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
         self.pool_key = key
         self.groups: List[Group] = []
         constant_time = options.pop("constant_time", False)
-        if _ct.check_flag(constant_time) and (not self.constant_time_option or self.strings):
+        if _ct.check_flag(constant_time) and (not self.constant_time_option or self.codec.item_type != "int"):
             raise ValueError(f"constant_time=True is not supported by heavy-hitters method {self.name!r}"
-                             + (" over str/bytes items of more than 8 bytes" if self.strings else "")
-                             + " (a string's prefix hash takes time that depends on its length); it is supported "
-                             "by 'pem', 'treehist' and 'bitstogram' over integers and str/bytes of at most 8 "
-                             "bytes, and by the frequency oracles 'grr', 'olh', 'flh', 'sue'")
+                             + (f" over {self.codec.item_type} items" if self.constant_time_option else "")
+                             + " (encoding and hashing a string take time that depends on its length); it is "
+                             "supported by 'pem', 'treehist' and 'bitstogram' over integer items "
+                             "(item_type='int'), and by every frequency oracle ('grr', 'olh', 'flh', 'sue', ...)")
         if self.strings:
             self.hash_key = prefix_hash_key(self.pool_key)
         self.options: Dict[str, Any] = self._setup(dict(options))
