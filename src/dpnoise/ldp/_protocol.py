@@ -75,7 +75,7 @@ def native(rng: Generator) -> Any:
 
 # the configurations whose keep/flip decision is k-ary randomized response: constant_time=True
 # runs it through the constant-time kernel (docs/security.md, "Constant-time sampling")
-CONSTANT_TIME_PROTOCOLS = ("grr", "olh", "flh", "sue")
+CONSTANT_TIME_PROTOCOLS = ("grr", "olh", "flh", "sue", "zmatrix")
 
 
 def refuse_constant_time(value: Any, what: str) -> None:
@@ -84,7 +84,7 @@ def refuse_constant_time(value: Any, what: str) -> None:
     if _ct.check_flag(value):
         raise ValueError(f"constant_time=True is not supported by {what}; it is supported only by the frequency "
                          f"oracles {', '.join(repr(n) for n in CONSTANT_TIME_PROTOCOLS)} (their keep/flip is "
-                         "k-ary randomized response)")
+                         "k-ary randomized response) and the mean oracles (MeanOracle)")
 
 
 def client_rng(rng: Optional[Generator], allow_insecure: Any) -> Generator:
