@@ -18,7 +18,10 @@
 
 #include "targets.hpp"
 
-using namespace dudect_targets;
+#ifndef DUDECT_TARGETS_NS  // another target set: -DDUDECT_TARGETS_NS=ns -include its header
+#define DUDECT_TARGETS_NS dudect_targets
+#endif
+using namespace DUDECT_TARGETS_NS;
 
 namespace {
 void mark_secret(uint64_t* w) { VALGRIND_MAKE_MEM_UNDEFINED(w, sizeof *w); }
