@@ -133,12 +133,13 @@ struct InputGridCT {
         const i128 Xs = static_cast<i128>((X ^ nm) + (nm & 1));  // -X when negative
         u128 rem = static_cast<u128>(Xs - Lo);                   // A in [0, W]
         // q = floor(A 2^32 / W), r = the remainder: A = W first (v = high), then 32 restoring steps
-        const uint64_t full = 1u ^ lt_u128(rem, W);
+        // (rem, W < 2^95: rem - W is negative, top bit set, exactly when rem < W)
+        const uint64_t full = 1u ^ value_barrier(hi64(rem - W) >> 63);
         rem -= W & mask128(full);
         uint64_t quotient = full;
         for (int i = 0; i < 32; ++i) {
             rem <<= 1;  // < 2W < 2^95
-            const uint64_t ge = 1u ^ lt_u128(rem, W);
+            const uint64_t ge = 1u ^ value_barrier(hi64(rem - W) >> 63);
             rem -= W & mask128(ge);
             quotient = (quotient << 1) | ge;
         }
