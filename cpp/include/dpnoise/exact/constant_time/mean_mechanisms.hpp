@@ -8,7 +8,7 @@
 //    operations, shifted (by a secret amount, with masks) into X = v 2^F on a public fixed-point
 //    grid (F = 93 - E, |low|, |high| < 2^E) with randomized rounding of the bits below it (coin:
 //    a 64-bit word against the 64 bits below the unit); then m = 2 q - 2^32 with
-//    q = floor((X - Lo) 2^32 / W) (32-step restoring division, masks) plus a coin
+//    q = floor((X - Lo) 2^32 / W) (a public reciprocal, two masked corrections) plus a coin
 //    [floor(U W / 2^128) < r] (U 128-bit) of probability ceil(r 2^128 / W) / 2^128 for
 //    r / W. Both roundings are unbiased up to 2^-64 units of 2^-F (bias < 2^-100 of the range).
 //  * Duchi's bit: [U < T(m)], T(m) = 2^127 + m kappa 2^95 from a 192-bit certified kappa: within
@@ -85,6 +85,8 @@ struct InputGridCT {
     int F = 0;     // X = v 2^F on the fixed-point grid
     i128 Lo = 0;   // low 2^F (exact)
     u128 W = 0;    // (high - low) 2^F < 2^94
+    unsigned shift = 0;  // bitlen(W) - 1
+    uint64_t R = 0;      // floor(2^(bitlen(W) + 33) / W), in (2^33, 2^34]
 
     InputGridCT() = default;
     InputGridCT(double low_, double high_) : low(low_), high(high_) {
@@ -95,6 +97,24 @@ struct InputGridCT {
         const i128 hi = fixed(high);
         Lo = fixed(low);
         W = static_cast<u128>(hi - Lo);
+        const unsigned bits = 128u - static_cast<unsigned>(hi64(W) ? __builtin_clzll(hi64(W)) : 64 + __builtin_clzll(lo64(W)));
+        shift = bits - 1;
+        R = static_cast<uint64_t>((static_cast<u128>(1) << (bits + 33)) / W);
+    }
+
+    // q = floor(N / W) and r = N - q W for N = A 2^32, A in [0, W] (so q <= 2^32), without a
+    // division on the secret: the estimate ((N >> shift) R) >> 34 lies in [q - 2, q] (Granlund &
+    // Montgomery 1994's reciprocal multiplication; bounds in docs/security.md), then two masked
+    // corrections.
+    void divide(u128 A, u128& q, u128& r) const {
+        const u128 N = A << 32;  // < 2^126
+        q = (static_cast<u128>(static_cast<uint64_t>(N >> shift)) * R) >> 34;
+        r = N - q * W;  // in [0, 3W)
+        for (int i = 0; i < 2; ++i) {  // (r, W < 2^96: r - W has its top bit set exactly when r < W)
+            const uint64_t ge = 1u ^ value_barrier(hi64(r - W) >> 63);
+            r -= W & mask128(ge);
+            q += ge;
+        }
     }
 
     // a bound times 2^F, which must be an integer (public: refused otherwise)
@@ -131,21 +151,11 @@ struct InputGridCT {
         const u128 X = read128(w2, w1) + up;
         const u128 nm = mask128(neg);
         const i128 Xs = static_cast<i128>((X ^ nm) + (nm & 1));  // -X when negative
-        u128 rem = static_cast<u128>(Xs - Lo);                   // A in [0, W]
-        // q = floor(A 2^32 / W), r = the remainder: A = W first (v = high), then 32 restoring steps
-        // (rem, W < 2^95: rem - W is negative, top bit set, exactly when rem < W)
-        const uint64_t full = 1u ^ value_barrier(hi64(rem - W) >> 63);
-        rem -= W & mask128(full);
-        uint64_t quotient = full;
-        for (int i = 0; i < 32; ++i) {
-            rem <<= 1;  // < 2W < 2^95
-            const uint64_t ge = 1u ^ value_barrier(hi64(rem - W) >> 63);
-            rem -= W & mask128(ge);
-            quotient = (quotient << 1) | ge;
-        }
+        u128 quotient, rem;
+        divide(static_cast<u128>(Xs - Lo), quotient, rem);  // A = X - Lo in [0, W]
         const uint64_t uh = bits.word(), ul = bits.word();
         const uint64_t round = lt_u128(mul_high128(read128(uh, ul), W), rem);  // P = ceil(r 2^128 / W) / 2^128
-        return static_cast<int64_t>(2 * (quotient + round)) - ldp::InputGrid::kOne;
+        return static_cast<int64_t>(2 * (static_cast<uint64_t>(quotient) + round)) - ldp::InputGrid::kOne;
     }
 };
 
