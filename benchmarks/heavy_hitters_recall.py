@@ -5,7 +5,9 @@
 Workload (issue #13; the generators are dpnoise.demos.data's): 10^6 distinct random IDs (a fixed-seed NumPy choice without replacement
 from [0, 2^bits)), popularity Zipf(s = 1.1) over their ranks, 10^6 users; the true top-10 is
 taken from the users' actual items. Strings: 2,000 random lowercase words of 3..8 bytes,
-Zipf(1.1), 2·10^5 users, no dictionary. Times are end to end (clients, aggregation, top) with
+Zipf(1.1), 2·10^5 users, no dictionary. Package names: the 10,000 names of 11-40 bytes of
+benchmarks/test_bench_ldp_strings.py, Zipf(1.1), every method with ``max_length=64`` (no
+dictionary; string_pem for comparison). Times are end to end (clients, aggregation, top) with
 one thread, measured here with time.perf_counter.
 """
 from __future__ import annotations
@@ -38,6 +40,17 @@ def run(method: str, eps: float, items, k: int = 10, seed: int = 1, **options) -
             "top_s": t3 - t2, "total_s": t3 - t0, "n": n}
 
 
+def name_workload(n: int) -> list:
+    """n package names (Zipf(1.1) over test_bench_ldp_strings.catalogue(), same seed)."""
+    from dpnoise.demos.data import zipf_ranks
+
+    sys.path.insert(0, __file__.rsplit("/", 1)[0])
+    from test_bench_ldp_strings import catalogue
+
+    names = catalogue()
+    return [names[r] for r in zipf_ranks(len(names), n, 1.1, seed=2032)]
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="10^5 users instead of 10^6")
@@ -61,6 +74,9 @@ def main(argv=None) -> int:
             ("words <= 8 B", "pem", 4.0, words, {"max_length": 8}),
             ("words <= 8 B", "bitstogram", 4.0, words, {"max_length": 8}),
             ("words <= 8 B", "treehist", 4.0, words, {"max_length": 8})]
+    names = name_workload(n)
+    rows += [("names 11-40 B", method, 4.0, names, {"item_type": "str", "max_length": 64})
+             for method in ("string_pem", "pem", "treehist", "bitstogram")]
     print("| workload | users | method | ε | top-10 recall | client s | aggregate s | top s | total s |")
     print("|---|---|---|---|---|---|---|---|---|")
     for name, method, eps, items, opts in rows:

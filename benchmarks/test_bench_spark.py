@@ -11,8 +11,12 @@ files (row groups of 2^20 rows, the configuration in the schema metadata), read 
   groups themselves with pyarrow (no JVM -> Python conversion): 2 Python workers, each
   ``use_threads=False`` (1 thread each), plus the JVM (scheduling only);
 * Spark local[2], DataFrame path: a DataFrame that is not a plain scan
-  (``spark.read.parquet(path).where("report IS NOT NULL")``) goes through ``mapInArrow``
-  (Spark's row -> Arrow conversion of 2·10^7 rows, then the same add in 2 Python workers).
+  (``spark.read.parquet(path).where("report IS NOT NULL")``). Hadamard's state is a count
+  table over (rows, bits), but of 2·D = 131,072 keys, beyond the 2^15 where Spark's hash
+  aggregation beats ``mapInArrow`` (Spark's row -> Arrow conversion of 2·10^7 rows, then the
+  same add in 2 Python workers), so it takes ``mapInArrow`` (``"routes"`` in the output says
+  which route each side took). ``test_dataframe_routes`` compares both routes on GRR reports
+  with 1,024 keys.
 
 Every side produces the same state (asserted). After two warm-ups of each side, ROUNDS rounds
 each time the baselines and the Spark paths back to back; the ratio (single time / Spark
@@ -54,15 +58,15 @@ FILES = 4
 W = 1.0 / np.arange(1, D + 1) ** 1.1
 
 
-def _write(path, n, seed):
-    items = np.random.default_rng(seed).choice(D, size=n, p=W / W.sum()).astype(np.int64)
-    reports = FO.client(dpnoise.default_rng(seed), allow_insecure=True).privatize(items)
+def _write(path, n, seed, fo=FO):
+    items = np.random.default_rng(seed).choice(D, size=n, p=W / W.sum()).astype(np.int64) % fo.domain_size
+    reports = fo.client(dpnoise.default_rng(seed), allow_insecure=True).privatize(items)
     os.makedirs(path)
-    table = reports_table(reports, FO)
+    table = reports_table(reports, fo)
     for k in range(FILES):  # FILES files, row groups of 2^20
         lo, hi = k * n // FILES, (k + 1) * n // FILES
         pq.write_table(table.slice(lo, hi - lo), os.path.join(path, f"part-{k}.parquet"), row_group_size=1 << 20)
-    return FO.aggregator().add(reports).to_bytes()
+    return fo.aggregator().add(reports).to_bytes()
 
 
 @pytest.fixture(scope="module")
@@ -75,16 +79,16 @@ def setup(tmp_path_factory):
     spark.stop()
 
 
-def single_from_parquet(path, use_threads=True):
+def single_from_parquet(path, use_threads=True, fo=FO):
     """The baseline: one process, pyarrow reads every row group of every file (with its thread
     pool or on this thread), one aggregator: the executors' read + add, in one process."""
-    agg = FO.aggregator()
+    agg = fo.aggregator()
     for f in sorted(glob.glob(os.path.join(path, "*.parquet"))):
         pf = pq.ParquetFile(f)
         for rg in range(pf.num_row_groups):
             table = pf.read_row_group(rg, columns=["report"], use_threads=use_threads)
-            rows, good, bad = _arrow.arrow_to_rows(FO, table, "report")
-            _arrow.add_rows(agg, FO, rows, good)
+            rows, good, bad = _arrow.arrow_to_rows(fo, table, "report")
+            _arrow.add_rows(agg, fo, rows, good)
     return agg
 
 
@@ -166,19 +170,20 @@ def test_spark_vs_single_process(benchmark, setup):
         "single process (pyarrow, 2 threads)": lambda: single_from_parquet(path),
         "single process (pyarrow, 1 thread)": lambda: single_from_parquet(path, use_threads=False),
         "spark parquet path": lambda: aggregate_reports(path, "report", FO, spark=spark),
-        "spark dataframe (mapInArrow)": lambda: aggregate_reports(not_plain(), "report", FO),
+        "spark dataframe (not a plain scan)": lambda: aggregate_reports(not_plain(), "report", FO),
     }
     for _ in range(WARMUPS):  # warm-up: JVM (its JIT needs more than one job), Python workers, imports
         for fn in sides.values():
             assert fn().to_bytes() == want[path]
     times = {k: [] for k in sides}
-    loads = []
+    loads, routes = [], {}
     for _ in range(ROUNDS):
         loads.append(os.getloadavg()[0])
         for key, fn in sides.items():
             agg, t = _timed(fn)
             assert agg.to_bytes() == want[path]
             times[key].append(t)
+            routes[key] = agg.spark.route if hasattr(agg, "spark") else "pyarrow, one process"
     agg = benchmark.pedantic(sides["spark parquet path"], rounds=1, iterations=1)
     assert agg.spark.source == "parquet"
     ratios = {(k, b): [s / t for s, t in zip(times[b], times[k])]
@@ -207,6 +212,7 @@ def test_spark_vs_single_process(benchmark, setup):
         # its Python workers are one session, so under contention Spark's 2 workers together
         # get what the one-process baseline gets alone
         "sched_autogroup_enabled": _read("/proc/sys/kernel/sched_autogroup_enabled"),
+        "routes": routes,
         "seconds": {k: [round(x, 3) for x in v] for k, v in times.items()},
         **{f"ratio {k} / {b} (median, best, all)": (round(statistics.median(v), 3), round(max(v), 3),
                                                      [round(x, 3) for x in v]) for (k, b), v in ratios.items()},
@@ -216,6 +222,48 @@ def test_spark_vs_single_process(benchmark, setup):
         "jvm_peak_rss_above_start_bytes": {k: (n, v.get(jvm)) for k, (n, v) in memory.items()} if jvm else None,
         "state_bytes": len(want[path]),
     }
+    benchmark.extra_info.update({k: str(v) for k, v in info.items()})
+    print("\n" + "\n".join(f"  {k}: {v}" for k, v in info.items()))
+
+
+def test_dataframe_routes(benchmark, setup, tmp_path, monkeypatch):
+    """The two routes of a DataFrame that is not a plain scan, in one run: N/5 GRR reports
+    (d = 1,024, a count table of 1,024 keys) counted by Spark (``count_table``) against the same
+    DataFrame through ``mapInArrow`` (the count table switched off), and one process reading
+    the same files with pyarrow (2 threads). Same state asserted; ratios within each round."""
+    from dpnoise.distributed.spark import _count_table
+
+    spark = setup[3]
+    grr = dpnoise.ldp.FrequencyOracle("grr", EPS, 1024)
+    path = str(tmp_path / "grr")
+    want = _write(path, N // 5, 3, grr)
+    df = lambda: spark.read.parquet(path).where("report IS NOT NULL")  # noqa: E731
+    eligible = _count_table.eligible
+
+    def route(on):
+        monkeypatch.setattr(_count_table, "eligible", eligible if on else (lambda oracle: False))
+        return aggregate_reports(df(), "report", grr)
+
+    sides = {"single process (pyarrow, 2 threads)": lambda: single_from_parquet(path, fo=grr),
+             "spark dataframe, count_table": lambda: route(True),
+             "spark dataframe, map_in_arrow": lambda: route(False)}
+    times, routes, loads = {k: [] for k in sides}, {}, []
+    for r in range(WARMUPS + ROUNDS):
+        loads.append(os.getloadavg()[0])
+        for key, fn in sides.items():
+            agg, t = _timed(fn)
+            assert agg.to_bytes() == want
+            routes[key] = agg.spark.route if hasattr(agg, "spark") else "pyarrow, one process"
+            if r >= WARMUPS:
+                times[key].append(t)
+    assert routes["spark dataframe, count_table"] == "count_table"
+    benchmark.pedantic(sides["spark dataframe, count_table"], rounds=1, iterations=1)
+    base = times["single process (pyarrow, 2 threads)"]
+    info = {"n": N // 5, "load_average_1min": loads, "routes": routes,
+            "seconds": {k: [round(x, 3) for x in v] for k, v in times.items()},
+            **{f"ratio {k} / one process (median, all)": (round(statistics.median([b / t for b, t in zip(base, v)]), 3),
+                                                          [round(b / t, 3) for b, t in zip(base, v)])
+               for k, v in times.items() if k.startswith("spark")}}
     benchmark.extra_info.update({k: str(v) for k, v in info.items()})
     print("\n" + "\n".join(f"  {k}: {v}" for k, v in info.items()))
 

@@ -85,6 +85,16 @@ int check_rational(dpnoise_stream* s, uint64_t num, uint64_t den, const Limits& 
 }
 constexpr Limits kScale{"scale: the denominator must be positive",
                         "scale: numerator and denominator must be at most 2^62"};
+// A discrete Laplace / geometric scale: a valid rational of at most request::ScaleLaw's 2^56
+// (above it an int64 draw could overflow after moving the stream; see request.hpp).
+bool scale_too_large(uint64_t num, uint64_t den) {
+    return static_cast<exact::u128>(num) > (static_cast<exact::u128>(den) << request::DiscreteLaplace::kMaxScaleLog2);
+}
+int check_scale(dpnoise_stream* s, uint64_t num, uint64_t den) {
+    if (const int rc = check_rational(s, num, den, kScale)) return rc;
+    if (scale_too_large(num, den)) return fail(s, DPNOISE_ERR_OVERFLOW, "scale: at most 2^56 (an int64 draw could overflow)");
+    return DPNOISE_OK;
+}
 constexpr Limits kVariance{"variance: the denominator must be positive",
                            "variance: numerator and denominator must be at most 2^62"};
 constexpr Limits kProbability{"p: the denominator must be positive", "p: numerator and denominator must be at most 2^62"};
@@ -164,14 +174,14 @@ void capi_stream_close(dpnoise_stream* s) noexcept { delete s; }
 
 int capi_discrete_laplace(dpnoise_stream* s, uint64_t num, uint64_t den, int64_t* out) noexcept {
     if (s && out) {
-        if (const int rc = check_rational(s, num, den, kScale)) return rc;
+        if (const int rc = check_scale(s, num, den)) return rc;
     }
     return guarded_draw(s, out, [&](Bits& bits) { return exact::discrete_laplace(bits, num, den); });
 }
 
 int capi_geometric(dpnoise_stream* s, uint64_t num, uint64_t den, int64_t* out) noexcept {
     if (s && out) {
-        if (const int rc = check_rational(s, num, den, kScale)) return rc;
+        if (const int rc = check_scale(s, num, den)) return rc;
     }
     return guarded_draw(s, out, [&](Bits& bits) { return static_cast<int64_t>(exact::geometric_exp(bits, num, den)); });
 }
@@ -240,6 +250,7 @@ int capi_sampler_new(int law, uint64_t num, uint64_t den, dpnoise_sampler** out)
         return DPNOISE_ERR_VALUE;
     if (den == 0) return DPNOISE_ERR_VALUE;
     if (num > exact::kMaxRationalPart || den > exact::kMaxRationalPart) return DPNOISE_ERR_OVERFLOW;
+    if (law != DPNOISE_LAW_DISCRETE_GAUSSIAN && scale_too_large(num, den)) return DPNOISE_ERR_OVERFLOW;
     try {
         auto sampler = std::make_unique<dpnoise_sampler>();
         sampler->law = law;

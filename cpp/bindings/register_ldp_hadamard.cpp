@@ -286,8 +286,12 @@ static void register_ldp_hadamard(py::module_& m) {
             check_nonnegative_items(items);
             auto out = new_array<int64_t>(static_cast<size_t>(items.size()));
             int64_t* o = out.mutable_data();
-            for (py::ssize_t i = 0; i < items.size(); ++i)
-                o[i] = static_cast<int64_t>(hs(l, static_cast<uint64_t>(items.data()[i])));
+            const int64_t* in = items.data();
+            const py::ssize_t n = items.size();
+            {
+                py::gil_scoped_release release;
+                for (py::ssize_t i = 0; i < n; ++i) o[i] = static_cast<int64_t>(hs(l, static_cast<uint64_t>(in[i])));
+            }
             return out;
         },
         py::arg("public_key"), py::arg("hashes"), py::arg("width"), py::arg("l"), py::arg("items"),

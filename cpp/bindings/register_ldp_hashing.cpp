@@ -139,9 +139,13 @@ static void register_ldp_hashing(py::module_& m) {
             int64_t* o = out.mutable_data();
             const uint64_t* s = S.data();
             const int64_t* in = x.data();
-            for (py::ssize_t i = 0; i < x.shape(0); ++i) {
-                const uint64_t key = scramble ? ldp::HashFamily::scramble(static_cast<uint64_t>(in[i])) : static_cast<uint64_t>(in[i]);
-                o[i] = static_cast<int64_t>(ldp::HashFamily::bucket(ldp::HashSeed{s[2 * i], s[2 * i + 1]}, key, g));
+            const py::ssize_t n = x.shape(0);
+            {
+                py::gil_scoped_release release;  // the loop touches only the arrays' buffers
+                for (py::ssize_t i = 0; i < n; ++i) {
+                    const uint64_t key = scramble ? ldp::HashFamily::scramble(static_cast<uint64_t>(in[i])) : static_cast<uint64_t>(in[i]);
+                    o[i] = static_cast<int64_t>(ldp::HashFamily::bucket(ldp::HashSeed{s[2 * i], s[2 * i + 1]}, key, g));
+                }
             }
             return out;
         },

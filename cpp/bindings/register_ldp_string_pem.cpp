@@ -91,22 +91,62 @@ static void register_ldp_string_pem(py::module_& m) {
         py::arg("items"), py::arg("max_length"),
         "Pack a sequence of str (as UTF-8) / bytes / bytearray into (data uint8, offsets int64 of n + 1):\n"
         "item i is data[offsets[i]:offsets[i+1]]. TypeError/ValueError naming the position of a bad item.");
+    for (const bool bits : {false, true})
+        m.def(
+            bits ? "string_bit_prefix_keys" : "string_prefix_keys",
+            [bits](const u8_array& data, const i64_array& offsets, const i64_array& prefix, uint64_t hash_key, unsigned threads) {
+                const ldp::PackedStrings s = packed(data, offsets);
+                if (static_cast<size_t>(prefix.size()) != s.n) throw std::invalid_argument("prefix must have one entry per item");
+                check_below(prefix, UINT64_MAX, "prefix lengths must be non-negative");
+                for (size_t i = 0; i < s.n; ++i)
+                    if (prefix.data()[i] < 1) throw std::invalid_argument("prefix lengths must be at least 1");
+                ldp::StringPrefixHash::check_key(hash_key);
+                return released_fill<uint64_t>(s.n, [&](uint64_t* keys) {
+                    ldp::string_prefix_keys(hash_key, s, prefix.data(), keys, threads, bits);
+                });
+            },
+            py::arg("data"), py::arg("offsets"), py::arg("prefix"), py::arg("hash_key"), py::arg("threads"),
+            bits ? "The 64-bit keys of the first prefix[i] BITS of item i followed by a terminator (complete when\n"
+                   "8 len < prefix[i]; string_pem.hpp's bit prefixes, hash_key in [1, 2^61 - 1))."
+                 : "The 64-bit keys of the first prefix[i] symbols of item i followed by a terminator (the\n"
+                   "polynomial hash of string_pem.hpp at hash_key in [1, 2^61 - 1)).");
     m.def(
-        "string_prefix_keys",
-        [](const u8_array& data, const i64_array& offsets, const i64_array& prefix, uint64_t hash_key, unsigned threads) {
+        "string_hh_privatize",
+        [](GeneratorHandle& h, const u8_array& data, const i64_array& offsets, const py::object& aux,
+           const std::vector<std::tuple<uint64_t, uint32_t, uint32_t, uint64_t>>& groups, const py::array& pool,
+           uint64_t hash_key, uint64_t max_length, uint64_t g, const py::int_& gamma_num, const py::int_& gamma_den,
+           unsigned threads) {
+            ldp::HashFamily64::check_buckets(g);
+            if (max_length > 255) throw std::invalid_argument("max_length must be at most 255");
+            const exact::RandomizedResponseKernel kernel = rr_kernel(g, gamma_num, gamma_den);
+            const auto P = exact_array<uint64_t>(pool, 2, "pool");
+            if (P.shape(1) != 4 || P.shape(0) < 1) throw std::invalid_argument("pool must have shape (size, 4), size >= 1");
             const ldp::PackedStrings s = packed(data, offsets);
-            if (static_cast<size_t>(prefix.size()) != s.n) throw std::invalid_argument("prefix must have one entry per item");
-            check_below(prefix, UINT64_MAX, "prefix lengths must be non-negative");
-            for (size_t i = 0; i < s.n; ++i)
-                if (prefix.data()[i] < 1) throw std::invalid_argument("prefix lengths must be at least 1");
-            ldp::StringPrefixHash::check_key(hash_key);
-            return released_fill<uint64_t>(s.n, [&](uint64_t* keys) {
-                ldp::string_prefix_keys(hash_key, s, prefix.data(), keys, threads);
+            std::vector<ldp::HeavyHitterGroup> specs;
+            for (const auto& [w, kind, param, kp] : groups) specs.push_back(ldp::HeavyHitterGroup{w, kind, param, kp});
+            u64_array A;
+            const uint64_t* ap = nullptr;
+            if (!aux.is_none()) {
+                A = unsigned_keys(aux.cast<py::array>(), "aux");
+                if (static_cast<size_t>(A.size()) != s.n) throw std::invalid_argument("aux must have one bucket per item");
+                ap = A.data();
+            }
+            auto out = new_array<int64_t>(3, s.n);  // rows: groups, indices, values
+            int64_t* o = out.mutable_data();
+            with_family_nogil(h, [&](auto& family) {
+                ldp::string_hh_privatize(family, kernel, specs, P.data(), static_cast<uint64_t>(P.shape(0)), hash_key,
+                                         max_length, s, ap, o, o + s.n, o + 2 * s.n, threads);
             });
+            return out;
         },
-        py::arg("data"), py::arg("offsets"), py::arg("prefix"), py::arg("hash_key"), py::arg("threads"),
-        "The 64-bit keys of the first prefix[i] symbols of item i followed by a terminator (the\n"
-        "polynomial hash of string_pem.hpp at hash_key in [1, 2^61 - 1)).");
+        py::arg("gen"), py::arg("data"), py::arg("offsets"), py::arg("aux"), py::arg("groups"), py::arg("pool"),
+        py::arg("hash_key"), py::arg("max_length"), py::arg("g"), py::arg("gamma_num"), py::arg("gamma_den"),
+        py::arg("threads"),
+        "Heavy-hitters clients over strings: per item a secret group l (groups are (cum_weight, kind, param,\n"
+        "k_prime) tuples), a secret uniform pool index j < k_prime_l, and the bucket h_pool[j](key) in [0, g) by\n"
+        "exact g-ary randomized response. key = the key of the first param bits of the item followed by a\n"
+        "terminator (kind 0), or 2 aux + bit param of the item padded to max_length bytes then its length\n"
+        "byte (kind 1). Returns a (3, n) int64 array: rows groups, indices, values.");
     m.def(
         "string_pem_privatize",
         [](GeneratorHandle& h, const u8_array& data, const i64_array& offsets, const std::vector<uint64_t>& levels,

@@ -2,9 +2,16 @@
 // a noisy release on the grid 2^k written into a caller's float32 or float64 buffer, which may
 // be the input itself. Glue only: check the arrays (dtype, shape, writability, contiguity)
 // before any draw, release the GIL, call the kernel.
+// Also RandomizedResponse(constant_time=True)'s table, built when the mechanism is constructed
+// and held by its plan, so that nothing is built (nothing can fail) after the budget's charge:
+//   ConstantTimeRandomizedResponseTable(categories, gamma_num, gamma_den)   certified once
+//   randomized_response_constant_time_with(gen, table, values, threads)     the release
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "bindings.hpp"
+#include "dpnoise/exact/constant_time/noisy_release.hpp"
 #include "dpnoise/mechanism_kernels.hpp"
 #include "dpnoise/request.hpp"
 
@@ -43,6 +50,29 @@ void into(GeneratorHandle& h, const std::string& law, const py::array& values, i
 }  // namespace
 
 void register_mechanisms(py::module_& m) {
+    using RRTable = exact::ct::RandomizedResponseTable;
+    py::class_<RRTable, std::shared_ptr<RRTable>>(
+        m, "ConstantTimeRandomizedResponseTable",
+        "The constant-time randomized-response table of (categories, gamma = gamma_num/gamma_den), certified when made "
+        "(ValueError for bad parameters).")
+        .def(py::init([](uint64_t categories, const py::int_& gamma_num, const py::int_& gamma_den) {
+                 const ExactGamma gamma = exact_gamma(gamma_num, gamma_den);
+                 return std::const_pointer_cast<RRTable>(exact::ct::cached_table(categories, gamma.num, gamma.den));
+             }),
+             py::arg("categories"), py::arg("gamma_num"), py::arg("gamma_den"));
+    m.def(
+        "randomized_response_constant_time_with",
+        [](GeneratorHandle& h, const RRTable& table, const py::array& values, unsigned threads) {
+            const i64_array x = integer_array<int64_t>(values, "values must be an integer array of category indices");
+            py::array_t<int64_t> out(std::vector<py::ssize_t>(x.shape(), x.shape() + x.ndim()));
+            // pointers taken with the GIL held; the kernel runs without it
+            with_family_nogil(h, [&, in = x.data(), o = out.mutable_data(), n = static_cast<size_t>(x.size())](auto& f) {
+                exact::ct::randomized_response_constant_time(f, table, in, o, n, threads);
+            });
+            return out;
+        },
+        py::arg("gen"), py::arg("table"), py::arg("values"), py::arg("threads"),
+        "randomized_response_constant_time with a table made beforehand (nothing is built here).");
     m.def(
         "noisy_grid_into",
         [](GeneratorHandle& h, const std::string& law, const py::array& values, int k, uint64_t num, uint64_t den,

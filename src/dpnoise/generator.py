@@ -35,7 +35,9 @@ def _is_scalar(value: Any) -> bool:
 # The Laplace/geometric laws' largest scale. Their int64 noise overflows with probability about
 # 2·exp(-2^63/scale) (the geometric tail): at most 2·e^-128 < 2^-183 for scale <= 2^56. Above it
 # the sampler could fail in the middle of a call, after moving the stream, so the Generator
-# refuses such scales before any draw.
+# refuses such scales before any draw (and so does the core's request layer, ScaleLaw::make in
+# request.hpp, for callers that bypass the Generator; the C API's scalar draws and samplers do
+# not go through it).
 _MAX_SCALE = 2**56
 _SCALE_LAWS = ("discrete_laplace", "geometric")
 
@@ -59,6 +61,9 @@ class Generator:
       generator's ``lock`` is held while dpnoise draws from it.
 
     ``is_secure`` tells whether the noise is secret (a secure ChaCha20) or not.
+
+    ``threads=None`` on the sampling methods means one thread; the mechanisms' ``threads=None``
+    means every CPU the process may use (``dpnoise._release.mechanism.default_threads``).
 
     Parameters
     ----------
@@ -209,7 +214,9 @@ class Generator:
         size : int or tuple of ints, optional
             Output shape; None gives one value.
         threads : int, optional
-            Worker threads for large requests (the output does not depend on it).
+            Worker threads for large requests (the output does not depend on it). None means
+            one thread (the mechanisms' ``threads=None`` means every CPU instead: a sampling
+            call spreads over the machine only when asked).
         constant_time : bool, default False
             Draw with the constant-time sampler (docs/security.md, "Constant-time sampling"):
             running time and memory accesses depend on ``scale`` and ``size`` only, not on the

@@ -228,6 +228,9 @@ def test_streams_are_fresh_stream_ids_of_the_generator(built):
     ("discrete_laplace", 1 << 62 | 1, 1, ERR_OVERFLOW, "scale"),
     ("geometric", 1, 0, ERR_VALUE, "scale"),
     ("geometric", 1, (1 << 62) + 1, ERR_OVERFLOW, "scale"),
+    # above 2^56 an int64 draw could overflow after moving the stream: refused before any draw
+    ("discrete_laplace", (1 << 56) + 1, 1, ERR_OVERFLOW, "scale"),
+    ("geometric", 1 << 60, 3, ERR_OVERFLOW, "scale"),
     ("discrete_gaussian", 1, 0, ERR_VALUE, "variance"),
     ("discrete_gaussian", 1 << 63, 1, ERR_OVERFLOW, "variance"),
     ("bernoulli", 3, 2, ERR_VALUE, "p"),
@@ -352,6 +355,7 @@ def test_one_sampler_serves_several_streams(built):
     (0, 1, 1, ERR_VALUE), (4, 1, 1, ERR_VALUE), (LAPLACE, 1, 0, ERR_VALUE), (GAUSSIAN, 1, 0, ERR_VALUE),
     (GEOMETRIC, 1, 0, ERR_VALUE), (LAPLACE, (1 << 62) + 1, 1, ERR_OVERFLOW),
     (GAUSSIAN, 1, (1 << 62) + 1, ERR_OVERFLOW), (LAPLACE, 1, 1, OK),
+    (LAPLACE, (1 << 56) + 1, 1, ERR_OVERFLOW), (GEOMETRIC, 1 << 60, 3, ERR_OVERFLOW),
 ])
 def test_sampler_new_checks_its_arguments(built, law, num, den, status):
     _, probe = built

@@ -147,3 +147,52 @@ def test_local_session_names_what_is_missing(monkeypatch):
     monkeypatch.setattr(_session, "java_available", lambda: None)
     with pytest.raises(RuntimeError, match="Java 17"):
         _session.local_session()
+
+
+@pytest.mark.parametrize("name", ["grr", "hadamard", "hcms"])
+def test_the_count_table_route_equals_the_map_in_arrow_route(spark, name, monkeypatch):
+    """Protocols whose state is a count table are counted by Spark (groupBy over a key of the
+    report fields): the same state bit for bit, and the same malformed rows (a null struct; per
+    field a value at its bound, a negative one and a null), as the mapInArrow route."""
+    from dpnoise.distributed.spark import _count_table, aggregate_reports, reports_to_dataframe
+
+    fo = ORACLES[name]
+    rep = reports(fo, 1500)
+    df = reports_to_dataframe(spark, rep, fo, num_partitions=3)
+    fields = [f.name for f in df.schema["report"].dataType.fields]
+    rows = [r.asDict(recursive=True) for r in df.collect()]
+    rows[0]["report"] = None
+    for k, field in enumerate(fields):
+        bound = {"values": fo.domain_size, "rows": 1024, "hash_index": 16, "coefficient": 64, "bits": 2}[field]
+        for j, bad in enumerate((bound, -1, None)):
+            rows[1 + 3 * k + j]["report"][field] = bad
+    broken = spark.createDataFrame(rows, df.schema).repartition(3)
+    want_bad = 1 + 3 * len(fields)
+    with pytest.raises(ValueError, match=rf"{want_bad} of 1500 report rows are malformed"):
+        aggregate_reports(broken, "report", fo)
+    counted = aggregate_reports(broken, "report", fo, on_malformed="skip")
+    monkeypatch.setattr(_count_table, "eligible", lambda oracle: False)
+    mapped = aggregate_reports(broken, "report", fo, on_malformed="skip")
+    assert (counted.spark.route, mapped.spark.route) == ("count_table", "map_in_arrow")
+    assert (counted.spark.malformed, counted.spark.rows, counted.n) == (want_bad, 1500, 1500 - want_bad)
+    assert (mapped.spark.malformed, mapped.spark.rows) == (want_bad, 1500)
+    assert counted.to_bytes() == mapped.to_bytes()
+
+
+@pytest.mark.parametrize("name", ["grr", "hadamard", "hcms"])
+def test_add_counts_equals_adding_the_repeated_reports(name):
+    """Aggregator._add_counts (the count-table fold): count c_i of row i gives, bit for bit,
+    the state of adding row i c_i times (no Spark needed)."""
+    from dpnoise.distributed.spark import _arrow, _report_rows
+
+    fo = ORACLES[name]
+    rep = reports(fo, 300)
+    rows = _report_rows.to_rows(fo, rep.data, rep.n)
+    counts = np.random.default_rng(3).integers(0, 6, rep.n)
+    repeated = {k: np.repeat(v, counts, axis=0) for k, v in rows.items()}
+    single = fo.aggregator()
+    _arrow.add_rows(single, fo, repeated, int(counts.sum()))
+    folded = fo.aggregator()
+    folded._add_counts(rows, counts)
+    assert folded.n == single.n == int(counts.sum())
+    assert folded.to_bytes() == single.to_bytes()

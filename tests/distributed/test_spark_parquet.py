@@ -49,7 +49,7 @@ def test_paths_and_plain_scans_are_read_by_the_executors(spark, hadamard_files):
     assert aggregate_reports(path, "report", FO, spark=spark, tasks=100).spark.partitions == 9
 
 
-def test_other_dataframes_go_through_map_in_arrow(spark, hadamard_files):
+def test_other_dataframes_are_counted_by_spark_or_go_through_map_in_arrow(spark, hadamard_files, tmp_path):
     from pyspark.sql import functions as F
 
     from dpnoise.distributed.spark import aggregate_reports
@@ -59,8 +59,15 @@ def test_other_dataframes_go_through_map_in_arrow(spark, hadamard_files):
                spark.read.parquet(path).withColumn("x", F.lit(1)).select("report"),
                spark.read.parquet(path).repartition(3)):
         agg = aggregate_reports(df, "report", FO)
-        assert agg.spark.source == "dataframe"
+        # Hadamard's state is a count table over (rows, bits): Spark counts, no row enters Python
+        assert (agg.spark.source, agg.spark.route) == ("dataframe", "count_table")
         assert agg.to_bytes() == want
+    olh = FrequencyOracle("olh", 1.0, 300)  # seeds per row: no count table, mapInArrow
+    rep = reports(olh, 700)
+    agg = aggregate_reports(spark.read.parquet(_write(str(tmp_path / "olh"), rep, olh)).where("report IS NOT NULL"),
+                            "report", olh)
+    assert (agg.spark.route, agg.n) == ("map_in_arrow", 700)
+    assert agg.to_bytes() == olh.aggregator().add(rep).to_bytes()
 
 
 def test_flat_layout_without_a_struct_column(spark, tmp_path):
@@ -77,7 +84,7 @@ def test_flat_layout_without_a_struct_column(spark, tmp_path):
     assert agg.spark.source == "parquet" and agg.to_bytes() == want
     df = spark.read.parquet(str(tmp_path / "flat.parquet")).where("rows >= 0")
     agg = aggregate_reports(df, None, FO)
-    assert agg.spark.source == "dataframe" and agg.to_bytes() == want
+    assert (agg.spark.source, agg.spark.route) == ("dataframe", "count_table") and agg.to_bytes() == want
 
 
 def test_files_and_columns_of_another_configuration_are_refused_naming_both(spark, tmp_path):

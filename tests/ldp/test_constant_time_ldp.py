@@ -1,5 +1,5 @@
-"""``constant_time=True`` on the local-DP randomizers whose keep/flip is k-ary randomized
-response ("grr", "olh", "flh", "sue"): the report law equals the default client's, the
+"""``constant_time=True`` on the local-DP frequency oracles (CONSTANT_TIME_PROTOCOLS; the bit
+randomizers' exact laws in test_constant_time_ldp_bits.py): the report law equals the default client's, the
 aggregators stay unbiased, the option is a recorded configuration parameter, and every other
 configuration refuses it. Statistical tests use fixed seeds; each states its false-alarm rate."""
 import math
@@ -59,25 +59,12 @@ def test_sue_report_law_is_the_product_of_binary_rr():
     assert chi2(np.bincount(bits.astype(np.int64), minlength=16), probs) < 56.49
 
 
-def test_sue_constant_time_spans_words_and_batches(monkeypatch):
-    """d = 130 (three words, 62 padding bits) in batches of 3 rows: every report has the true
-    bit's column distribution and nothing beyond column d. 5,000 users holding item 129:
-    column 129 has p n ones and each other column q n: |count − n p| < 5.3 sd for all 130
-    columns (normal approximation, two-sided 1.2e-7 each: false alarm < 2e-5)."""
-    monkeypatch.setattr(type(ldp.FrequencyOracle("sue", 1.0, 2)), "_CT_CELLS", 3 * 130)
-    fo = ldp.FrequencyOracle("sue", 1.0, 130, constant_time=True)
-    n = 5_000
-    reports = client(fo, 33).privatize(np.full(n, 129))
-    bits = reports.data["bits"]
-    assert bits.shape == (n, 3) and not (bits[:, 2] >> np.uint64(2)).any()
-    cols = ((bits[:, :, None] >> np.arange(64, dtype=np.uint64)) & np.uint64(1)).reshape(n, -1)[:, :130].sum(axis=0)
-    p, q, _ = fo._pq()
-    want = np.where(np.arange(130) == 129, p, q) * n
-    sd = np.sqrt(want * (1 - want / n))
-    assert (np.abs(cols - want) < 5.3 * sd).all()
-
-
 TRUTH = np.repeat(np.arange(5), [400, 300, 200, 80, 20])
+# options that keep the constant-time clients small (the sketches' width) and the public keys fixed
+OPTIONS = {"flh": {"k_prime": 16, "pool_key": 5}, "dbitflip": {"pool_key": 5}, "cms": {"hashes": 4, "width": 16, "public_key": 5},
+           "hcms": {"hashes": 4, "width": 16, "public_key": 5}, "zmatrix": {"public_key": 5}}
+# m, the constant-time draws per report at d = 6 (the δ term): SUE/OUE d, dBitFlip b = 6, CMS m + 1
+DRAWS = {"sue": 6, "oue": 6, "dbitflip": 6, "cms": 17, "hcms": 2}
 
 
 @pytest.mark.parametrize("name", CONSTANT_TIME_PROTOCOLS)
@@ -88,7 +75,10 @@ def test_aggregator_unbiased_on_constant_time_reports(name):
     runs = 300
     errors = np.empty((runs, 5))
     for r in range(runs):
-        opts = {"k_prime": 64, "pool_key": r} if name == "flh" else {"public_key": r} if name == "zmatrix" else {}
+        # a fresh public key per run (FLH, the sketches, dBitFlip are unbiased over it)
+        opts = {**OPTIONS.get(name, {}), **({"pool_key": r} if name in ("flh", "dbitflip") else {})}
+        opts = {**opts, "k_prime": 64} if name == "flh" else opts
+        opts = {**opts, "public_key": r} if name in ("cms", "hcms", "zmatrix") else opts
         fo = ldp.FrequencyOracle(name, 1.0, 5, constant_time=True, **opts)
         agg = fo.aggregator().add(client(fo, 1000 + r).privatize(TRUTH))
         errors[r] = agg.estimate() - np.bincount(TRUTH, minlength=5)
@@ -98,7 +88,7 @@ def test_aggregator_unbiased_on_constant_time_reports(name):
 
 @pytest.mark.parametrize("name", CONSTANT_TIME_PROTOCOLS)
 def test_option_is_a_recorded_configuration_parameter(name):
-    opts = {"k_prime": 16, "pool_key": 5} if name == "flh" else {"public_key": 5} if name == "zmatrix" else {}
+    opts = OPTIONS.get(name, {})
     fo = ldp.FrequencyOracle(name, 1.5, 6, constant_time=True, **opts)
     plain = ldp.FrequencyOracle(name, 1.5, 6, **opts)
     off = ldp.FrequencyOracle(name, 1.5, 6, constant_time=False, **opts)
@@ -107,7 +97,7 @@ def test_option_is_a_recorded_configuration_parameter(name):
     assert fo != plain
     back = Configuration.from_json(fo.to_json())
     assert back == fo and back.params()["constant_time"] is True
-    m = 6 if name == "sue" else 1
+    m = DRAWS.get(name, 1)
     loss = fo.privacy_loss()
     assert isinstance(loss, ApproxDP) and loss.epsilon == pytest.approx(1.5)
     assert loss.delta == pytest.approx((1 + math.exp(1.5)) * m * TV, rel=1e-9)
@@ -126,7 +116,8 @@ def test_option_is_a_recorded_configuration_parameter(name):
 def _refusing_configurations():
     for family, base in Configuration.families().items():
         for name, cls in base.registered().items():
-            if not (family == "frequency" and name in CONSTANT_TIME_PROTOCOLS) and family != "mean":
+            if not (family == "frequency" and name in CONSTANT_TIME_PROTOCOLS) and family != "mean" and \
+                    not (family == "heavy_hitters" and cls.constant_time_option):  # tests/ldp/test_heavy_hitters_constant_time.py
                 yield pytest.param(cls, id=f"{family}-{name}")
 
 
@@ -148,16 +139,15 @@ def test_other_configurations_refuse_constant_time(cls, monkeypatch):
 
 
 def test_factories_refuse_constant_time():
-    with pytest.raises(ValueError, match="'olh', 'flh', 'sue'"):
-        ldp.FrequencyOracle("oue", 1.0, 8, constant_time=True)
+    assert ldp.FrequencyOracle("oue", 1.0, 8, constant_time=True).params()["constant_time"] is True
     with pytest.raises(TypeError, match="constant_time"):
         ldp.FrequencyOracle("hadamard", 1.0, 8, constant_time=1)
 
 
-@pytest.mark.parametrize("name", [n for n in CONSTANT_TIME_PROTOCOLS if n != "zmatrix"])  # (no daily collection)
+@pytest.mark.parametrize("name", [n for n in CONSTANT_TIME_PROTOCOLS if ldp.FrequencyOracle(n, 1.0, 6).longitudinal])
 def test_daily_collection_loss_is_unchanged(name):
     """The constant-time loss lives in Protocol.privacy_loss: with instantaneous_epsilon every
-    one of the four still states both layers (GRR's own override used to return PureDP)."""
+    daily-collection protocol still states both layers (GRR's own override used to return PureDP)."""
     fo = ldp.FrequencyOracle(name, 2.0, 6, instantaneous_epsilon=1.0)
     loss = fo.privacy_loss()
     assert isinstance(loss, ldp.longitudinal.LongitudinalDP) and loss.permanent_epsilon == 2.0

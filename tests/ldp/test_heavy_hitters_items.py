@@ -81,8 +81,9 @@ def test_string_errors_name_position_not_value():
 def test_options_validated():
     with pytest.raises(ValueError, match="item_bits"):
         HeavyHitters("pem", 4.0, item_bits=65)
+    assert HeavyHitters("pem", 4.0, max_length=64).codec.item_type == "str"  # long strings by default
     with pytest.raises(ValueError, match="max_length"):
-        HeavyHitters("pem", 4.0, max_length=9)
+        HeavyHitters("pem", 4.0, max_length=256)
     with pytest.raises(ValueError, match="multiple of 8"):
         HeavyHitters("pem", 4.0, item_bits=12, item_type="str")
     with pytest.raises(TypeError, match="max_length"):

@@ -110,12 +110,13 @@ def test_tiny_populations_return_what_they_found():
 SKEWED = tuple([1, 1] + [6] * 12 + [2] * 19)  # 33 levels of max_length=32: most users on bytes 2..13
 
 
-@pytest.mark.parametrize("weights", [None, SKEWED])
-def test_stated_stderr_matches_the_empirical_one(weights):
+@pytest.mark.parametrize("method,weights", [("string_pem", None), ("string_pem", SKEWED), ("pem", None),
+                                            ("treehist", None), ("bitstogram", None)])
+def test_stated_stderr_matches_the_empirical_one(method, weights):
     # with level_weights too: the estimator scales each level (or pooled levels) by the users it
     # OBSERVED there, so unequal public shares keep it unbiased and its stated variance right.
     # 300 independent runs (fresh client randomness AND a fresh public pool per run, as by
-    # default) of the same 3,000 users; the stated variance (mean over runs) against the mean
+    # default) of the same 3,000 users (every method over str items of max_length 32); the stated variance (mean over runs) against the mean
     # squared error around the true counts, summed over 4 items of 3 lengths. Relative sd of the
     # ratio ~ sqrt(2/300)/sqrt(4) ≈ 0.04 (more if correlated): a stderr off by more than 10% (a
     # variance ratio outside [0.81, 1.21]) is beyond ~4.5 sds (false-alarm rate < 1e-5)
@@ -125,12 +126,12 @@ def test_stated_stderr_matches_the_empirical_one(weights):
     err, stated = [], []
     for r in range(300):
         opts = {} if weights is None else {"level_weights": weights}
-        hh = ldp.HeavyHitters("string_pem", 2.0, max_length=32, k_prime=64, pool_key=1000 + r, **opts)
+        hh = ldp.HeavyHitters(method, 2.0, item_type="str", max_length=32, k_prime=64, pool_key=1000 + r, **opts)
         agg = hh.aggregator().add(hh.client(rng(r), allow_insecure=True).privatize(items))
         err.append(agg.estimate(heavy) - truth)
         stated.append(agg.variance(heavy))
     ratio = (np.array(err) ** 2).mean(axis=0).sum() / np.mean(stated, axis=0).sum()
-    print(f"string_pem MSE / stated variance (level_weights={weights}): {ratio:.3f}")
+    print(f"{method} MSE / stated variance (level_weights={weights}): {ratio:.3f}")
     assert 0.81 <= ratio <= 1.21, ratio
 
 

@@ -15,9 +15,14 @@ import pytest
 
 import dpnoise
 from dpnoise.accounting import PrivacyBudget
-from dpnoise.accounting.losses import ApproxDP
+from dpnoise import _core
+from dpnoise.accounting import Accountant
+from dpnoise.accounting.losses import (
+    ApproxDP, DiscreteGaussian, PoissonSampled, PureDP, WithinTotalVariation, loss_from_dict,
+)
 from dpnoise.ldp import FrequencyOracle
 
+from spy_budget import SpyBudget
 from statistical.test_distributions import ALPHA, gaussian_cdf, laplace_cdf, run_gof
 
 stats = pytest.importorskip("scipy.stats")
@@ -115,6 +120,49 @@ def test_randomized_response_clamps_by_masks():
         dpnoise.RandomizedResponse(1.0, 5, out_of_domain="raise", **seeded(13))(values)
 
 
+@pytest.mark.parametrize("position", [0, 500, 999])
+@pytest.mark.parametrize("bad", [-1, 5, -(2**63), 2**63 - 1])
+def test_randomized_response_raise_scans_every_value_and_charges_nothing(bad, position):
+    """out_of_domain="raise" in constant time: one vectorised count over the whole batch, then
+    one exception (wherever the bad value is); nothing is charged, no noise drawn."""
+    budget = SpyBudget(10.0, 1e-6)
+    mech = dpnoise.RandomizedResponse(1.0, 5, out_of_domain="raise", budget=budget, **seeded(14))
+    values = np.arange(1000) % 5
+    values[position] = bad
+    with pytest.raises(ValueError, match="outside"):
+        mech(values)
+    assert budget.calls == []
+    ok = mech(np.arange(1000) % 5)  # in domain: released, charged once
+    assert ok.shape == (1000,) and len(budget.calls) == 1
+
+
+def test_randomized_response_table_is_built_at_construction_not_after_the_charge(monkeypatch):
+    """The constant-time table is certified by the constructor and held by the plan: a release
+    builds nothing (any table build after construction would fail here), and a failing build
+    fails the constructor with nothing charged."""
+    built = []
+    real = _core.ConstantTimeRandomizedResponseTable
+
+    def table(*args):
+        built.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(_core, "ConstantTimeRandomizedResponseTable", table)
+    budget = SpyBudget(10.0, 1e-6)
+    mech = dpnoise.RandomizedResponse(1.0, 5, budget=budget, **seeded(15))
+    assert len(built) == 1 and budget.calls == []
+
+    def broken(*args, **kw):
+        raise RuntimeError("a table built during the release")
+
+    monkeypatch.setattr(_core, "ConstantTimeRandomizedResponseTable", broken)
+    monkeypatch.setattr(_core, "randomized_response_constant_time", broken)  # builds its table itself
+    assert mech(np.arange(20) % 5).shape == (20,) and len(budget.calls) == 1
+    with pytest.raises(RuntimeError, match="table"):
+        dpnoise.RandomizedResponse(2.0, 7, budget=budget, **seeded(15))
+    assert len(budget.calls) == 1
+
+
 def test_grr_constant_time_fits_the_exact_law_and_is_a_configuration_parameter():
     fo = FrequencyOracle("grr", epsilon=2.0, domain_size=8, constant_time=True)
     reports = fo.client(dpnoise.default_rng(2527), allow_insecure=True).privatize(np.full(N, 3))
@@ -167,15 +215,16 @@ REFUSED = {  # constructor calls that must fail, with a pattern of the message
     "dlap_scale": (lambda s: dpnoise.DiscreteLaplaceMechanism(1e-7, **s), r"2\^20"),
     "dlap_delta_term": (lambda s: dpnoise.DiscreteLaplaceMechanism(50.0, **s), "no \\(epsilon, delta\\)"),
     "dgauss_sigma": (lambda s: dpnoise.DiscreteGaussianMechanism(1e-3, 1e-10, sensitivity=1000, **s), r"2\^20"),
-    "dgauss_rho": (lambda s: dpnoise.DiscreteGaussianMechanism(rho=0.5, **s), "epsilon and delta"),
+    "dgauss_rho_sigma": (lambda s: dpnoise.DiscreteGaussianMechanism(rho=1e-14, **s), r"2\^20"),
     "lap_epsilon": (lambda s: dpnoise.LaplaceMechanism(1e-7, **s), r"2\^20"),
     "lap_granularity": (lambda s: dpnoise.LaplaceMechanism(1.0, granularity=2.0**-30, **s), r"2\^20"),
     "lap_exponent": (lambda s: dpnoise.LaplaceMechanism(1.0, sensitivity=2.0**-1000, granularity=2.0**-1010, **s),
                      r"\[-1000, 960\]"),
     "lap_integer_path": (lambda s: dpnoise.LaplaceMechanism(1.0, sensitivity=2**30, **s), r"2\^20"),
     "gauss_granularity": (lambda s: dpnoise.GaussianMechanism(1.0, 1e-5, granularity=2.0**-40, **s), r"2\^20"),
-    "gauss_multiplier": (lambda s: dpnoise.GaussianMechanism(noise_multiplier=1.1, **s), "epsilon and delta"),
-    "gauss_rho": (lambda s: dpnoise.GaussianMechanism(rho=0.1, **s), "epsilon and delta"),
+    "gauss_multiplier": (lambda s: dpnoise.GaussianMechanism(noise_multiplier=1.1, granularity=2.0**-20, **s),
+                         r"2\^20"),
+    "gauss_rho_granularity": (lambda s: dpnoise.GaussianMechanism(rho=0.1, granularity=2.0**-30, **s), r"2\^20"),
     "rr_delta_term": (lambda s: dpnoise.RandomizedResponse(60.0, 3, **s), "no \\(epsilon, delta\\)"),
 }
 
@@ -205,10 +254,74 @@ def test_constant_time_must_be_a_bool(bad):
         dpnoise.LaplaceMechanism(1.0, constant_time=bad)
 
 
-def test_zcdp_accountant_refuses_constant_time_releases_at_construction():
+def test_zcdp_accountant_refuses_epsilon_delta_constant_time_releases_and_says_what_to_pass():
     budget = PrivacyBudget(1.0, 1e-6, accountant="zcdp")
-    with pytest.raises(ValueError, match="cannot compose"):
+    with pytest.raises(ValueError, match="cannot compose.*rho="):
         dpnoise.DiscreteGaussianMechanism(1.0, 1e-5, budget=budget, **seeded(8))
+    assert budget.ledger == []
+
+
+# --------------------------------------------------------------------------- rho= / noise_multiplier=
+TARGETS = {  # constant-time mechanisms with a ρ or noise-multiplier target: (make, draws for shape (3,))
+    "dgauss_rho": (lambda **s: dpnoise.DiscreteGaussianMechanism(rho=0.05, sensitivity=2, **s), 3),
+    "gauss_rho": (lambda **s: dpnoise.GaussianMechanism(rho=0.05, sensitivity=0.5, **s), 3),
+    "gauss_multiplier": (lambda **s: dpnoise.GaussianMechanism(noise_multiplier=1.1, **s), 3),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TARGETS))
+def test_rho_targets_are_charged_the_exact_loss_within_total_variation(name):
+    make, draws = TARGETS[name]
+    loss = make(**seeded(10)).privacy_loss((3,))
+    exact = make(rng=dpnoise.default_rng(10), allow_insecure=True).privacy_loss((3,))
+    assert loss == WithinTotalVariation(exact, draws * TV)  # same σ and grid as the default path
+    assert loss_from_dict(loss.to_dict()) == loss  # file-backed ledgers
+    assert make(**seeded(10)).privacy_loss((0,)) == PureDP(0.0)
+
+
+@pytest.mark.parametrize("kind", ["zcdp", "rdp", "pld"])
+@pytest.mark.parametrize("name", sorted(TARGETS))
+def test_rho_targets_compose_in_every_accountant_with_the_transfer_term(name, kind):
+    """The budget composes the exact losses and adds (1 + e^ε)·Σ d·2^-64 to δ: exactly that
+    much more than the default mechanism's charge, and never more than the budget's δ."""
+    make, draws = TARGETS[name]
+    ct, exact = PrivacyBudget(10.0, 1e-6, accountant=kind), PrivacyBudget(10.0, 1e-6, accountant=kind)
+    make(budget=ct, **seeded(11))(np.zeros(3, dtype=np.int64))
+    make(budget=exact, rng=dpnoise.default_rng(11), allow_insecure=True)(np.zeros(3, dtype=np.int64))
+    acc, base = ct.accountant, exact.accountant
+    for eps in (9.0, 10.0):  # where the exact δ is far below the term, so that it shows in floats
+        added = acc.get_delta(eps) - base.get_delta(eps)
+        assert added == pytest.approx((1 + math.exp(eps)) * draws * TV, rel=1e-6)
+    eps = acc.get_epsilon(1e-6)  # a point the accountant states must hold with the added term
+    assert eps >= base.get_epsilon(1e-6) and base.get_delta(eps) + (1 + math.exp(eps)) * draws * TV <= 1e-6
+    assert acc.get_epsilon(0.0) == math.inf  # no pure guarantee is left
+
+
+def test_a_zcdp_budget_refuses_what_only_the_exact_release_fits():
+    """A δ below (1 + e^0)·Σ η leaves no ε at which the transfer term fits: refused, although the
+    exact releases fit; a δ of 10^-15 leaves room."""
+    near = WithinTotalVariation(DiscreteGaussian(4.0), TV)
+    small = PrivacyBudget(10.0, 1.9 * 5 * TV, accountant="zcdp")
+    assert small.can_spend(DiscreteGaussian(4.0), 5) and not small.can_spend(near, 5)
+    with pytest.raises(dpnoise.BudgetExceededError):
+        small.spend(near, 5)
+    assert small.ledger == []
+    assert PrivacyBudget(10.0, 1e-15, accountant="zcdp").can_spend(near, 5)
+    assert Accountant("zcdp").compose(near, 5).get_epsilon(0.0) == math.inf
+
+
+def test_basic_budget_refuses_rho_targets_naming_the_accountants_that_compose_them():
+    with pytest.raises(ValueError, match="'zcdp'.*'pld'"):
+        dpnoise.DiscreteGaussianMechanism(rho=0.1, budget=PrivacyBudget(1.0, 1e-6), **seeded(12))
+
+
+def test_constant_time_noise_multiplier_with_sampling_composes_in_rdp():
+    budget = PrivacyBudget(8.0, 1e-5, accountant="rdp")
+    mech = dpnoise.GaussianMechanism(noise_multiplier=1.1, sample_rate=0.01, budget=budget, **seeded(13))
+    loss = mech.privacy_loss((4,))
+    assert isinstance(loss, WithinTotalVariation) and isinstance(loss.loss, PoissonSampled)
+    mech(np.zeros(4))
+    assert mech.grid(4)[2] <= 2**20 and budget.spent_epsilon > 0
 
 
 def test_out_equals_the_returned_release():

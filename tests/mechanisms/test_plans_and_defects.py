@@ -444,3 +444,36 @@ def test_kde_with_an_infinite_noise_scale_is_refused_at_construction(field):
     args = {"epsilon": 1.0, "delta": 1e-6, field: 5e-324}
     with pytest.raises(ValueError, match=field):
         dpnoise.PrivateKDE(args["epsilon"], args["delta"], bandwidth=1.0, grid=np.linspace(0, 1, 5))
+
+
+@pytest.mark.parametrize("kernel", ["noisy_integers", "noisy_grid"])
+def test_the_core_refuses_a_laplace_scale_above_2_56_before_any_draw(kernel):
+    """The 2^56 limit of the Laplace/geometric scale is the core's (request.hpp ScaleLaw::make),
+    so callers that bypass the Generator (these kernels, the C API, Cython) get it too: an
+    OverflowError before any draw (the stream is untouched); 2^56 itself is accepted."""
+    from dpnoise import _core
+
+    rng = dpnoise.default_rng(21)
+    values = np.zeros(4, dtype=np.int64 if kernel == "noisy_integers" else np.float64)
+    extra = (0,) if kernel == "noisy_grid" else ()  # the grid exponent k
+    with pytest.raises(OverflowError, match=r"2\^56"):
+        getattr(_core, kernel)(rng._core, "laplace", values, *extra, 2**57 + 1, 2, 2**40, 1)
+    assert rng.integers(0, 2**62) == dpnoise.default_rng(21).integers(0, 2**62)
+    if kernel == "noisy_integers":  # (on a grid, noise of scale 2^56 passes its 2^53 exact range)
+        _core.noisy_integers(rng._core, "laplace", values, 2**56, 1, 2**40, 1)
+
+
+def test_default_threads_survives_an_affinity_call_that_fails(monkeypatch):
+    """threads=None is every CPU for the mechanisms; where os.sched_getaffinity raises OSError
+    (some sandboxes), os.cpu_count() is used instead of failing the constructor."""
+    import os
+
+    from dpnoise._release import mechanism as release
+
+    def refuse(pid):
+        raise OSError("sched_getaffinity is not permitted here")
+
+    monkeypatch.setattr(os, "sched_getaffinity", refuse, raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 3)
+    assert release.default_threads() == min(3, release.MAX_THREADS)
+    assert dpnoise.LaplaceMechanism(1.0).threads == min(3, release.MAX_THREADS)

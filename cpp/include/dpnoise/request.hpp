@@ -74,7 +74,17 @@ struct ScaleLaw {
     static constexpr const char* kParamName = "scale";
     using Param = Rational;
     using Table = exact::GeometricTable;
-    static Param make(Rational r) { return exact::checked_rational(r.num, r.den, kParamName); }
+    // The largest scale: the int64 noise overflows with probability about 2 exp(-2^63/scale)
+    // (the geometric tail), at most 2 e^-128 < 2^-183 for scale <= 2^56; above it a draw could
+    // fail in the middle of a request, after moving the stream, so every caller (bindings, C
+    // API, Cython) is refused here, before any draw.
+    static constexpr uint64_t kMaxScaleLog2 = 56;
+    static Param make(Rational r) {
+        const Rational p = exact::checked_rational(r.num, r.den, kParamName);
+        if (static_cast<exact::u128>(p.num) > (static_cast<exact::u128>(p.den) << kMaxScaleLog2))
+            throw std::overflow_error("scale is too large: at most 2^56 for int64 noise (it would overflow)");
+        return p;
+    }
     static std::pair<uint64_t, uint64_t> key(const Param& p) { return {p.num, p.den}; }
     static size_t table_cost(const Param& p) { return Table::entries_for(p.num, p.den); }
     static Table build(const Param& p) { return Table(p.num, p.den, kTableLaw); }

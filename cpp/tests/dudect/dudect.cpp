@@ -25,12 +25,16 @@
 #include <string>
 #include <vector>
 
+#ifdef DUDECT_LDP_TARGETS  // the local-DP randomizers' targets (ldp_targets.hpp): a second binary
+#include "ldp_targets.hpp"
+using namespace dudect_ldp_targets;
+#else
 #include "targets.hpp"
-
 #ifndef DUDECT_TARGETS_NS  // another target set: -DDUDECT_TARGETS_NS=ns -include its header
 #define DUDECT_TARGETS_NS dudect_targets
 #endif
 using namespace DUDECT_TARGETS_NS;
+#endif
 
 namespace {
 
@@ -194,8 +198,8 @@ int main(int argc, char** argv) {
             which = k;
         }
     }
-    std::printf("dudect %s classes=%s scale=%llu n=%zu/%zu: max|t| = %.2f (%s), uncropped t = %.2f, mean cycles %.1f vs %.1f%s\n",
-                argv[1], classes.c_str(), static_cast<unsigned long long>(scale), n[0], n[1], std::fabs(max_t),
+    std::printf("dudect %s classes=%s scale=%llu n=%zu/%zu: max|t| = %.2f (sign %c; %s), uncropped t = %.2f, mean cycles %.1f vs %.1f%s\n",
+                argv[1], classes.c_str(), static_cast<unsigned long long>(scale), n[0], n[1], std::fabs(max_t), max_t < 0 ? '-' : '+',
                 which == 0 ? "uncropped" : ("cropped at percentile " + std::to_string(which - 1)).c_str(), tests[0].t(),
                 tests[0].mean[0], tests[0].mean[1], sink == 42 ? " " : "");
     if (std::getenv("DUDECT_VERBOSE")) {

@@ -10,7 +10,10 @@ sampling").
   one. Coupling each of the d draws of a release with an exact draw, the release equals the
   exact mechanism's except with probability at most d·τ, so an (ε, δ)-DP exact release is
   (ε, δ + (1 + e^ε)·d·τ)-DP (for every event S: P'(S) <= P(S) + dτ <= e^ε P(S') + δ + dτ <=
-  e^ε (P'(S') + dτ) + δ + dτ). The plan charges that as ``ApproxDP(ε, δ')``.
+  e^ε (P'(S') + dτ) + δ + dτ). The plan charges that as ``ApproxDP(ε, δ')`` when the
+  mechanism has a pure ε or an (ε, δ) target; a ρ (or noise-multiplier) target has no ε to
+  state it at, so its plan charges ``WithinTotalVariation(exact loss, d·τ)``, which every
+  accountant composes exactly (zCDP, RDP, PLD) and turns into δ + (1 + e^ε)·Σ d·τ when read.
 * **No branch on values.** Integer inputs are converted to int64 by dtype only (uint64 values
   of 2^63 and above saturate by masks, not by a comparison); the kernels clamp by masks.
 """
@@ -22,7 +25,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..accounting.losses import ApproxDP, PrivacyLoss
+from ..accounting.losses import ApproxDP, PrivacyLoss, WithinTotalVariation
 
 # The total-variation bound of one constant-time draw (Laplace < 2^-65, Gaussian <= 2^-66,
 # randomized response < 2^-119: docs/security.md), used uniformly.
@@ -61,7 +64,8 @@ def check_exponent(k: Optional[int]) -> None:
 def loss(base: PrivacyLoss, draws: int, epsilon: Optional[float] = None) -> PrivacyLoss:
     """The loss of a constant-time release of ``draws`` noise values whose exact version spends
     ``base``: ApproxDP(ε, δ + (1 + e^ε)·draws·2^-64), ε the base's pure ε, else ``epsilon``
-    with δ = base.delta_for_epsilon(ε). ``base`` itself when nothing is drawn. ValueError when
+    with δ = base.delta_for_epsilon(ε); without either (a ρ or noise-multiplier target),
+    WithinTotalVariation(base, draws·2^-64). ``base`` itself when nothing is drawn. ValueError when
     the added term leaves no guarantee (δ' >= 1, ε beyond about 40). Remembered for hashable
     (frozen) losses: a plan is built on every release, and a discrete Gaussian's exact profile
     takes milliseconds."""
@@ -76,8 +80,8 @@ def _loss(base: PrivacyLoss, draws: int, epsilon: Optional[float]) -> PrivacyLos
         return base
     eps = base.pure_epsilon()
     if eps is None:
-        if epsilon is None:
-            raise ValueError("constant_time=True needs an (epsilon, delta) target")
+        if epsilon is None:  # no ε to state (ε, δ') at: the accountants add the term when read
+            return WithinTotalVariation(base, draws * TV_PER_DRAW)
         eps, delta = float(epsilon), float(base.delta_for_epsilon(epsilon))
     else:
         delta = 0.0

@@ -16,7 +16,9 @@ SECTIONS = {
     budget : dpnoise.accounting.PrivacyBudget, optional
         Charged once per release, before any noise is drawn.
     threads : int, optional
-        Threads for the kernel (default: every CPU the process may use; the output does not depend on it).
+        Threads for the kernel (default None: every CPU the process may use, or os.cpu_count()
+        where the affinity mask cannot be read; the output does not depend on it). Note that
+        ``Generator`` methods default to one thread instead.
     allow_insecure : bool, default False
         Accept a seeded generator (tests only).""",
     "{constant_time}": """constant_time : bool, default False

@@ -7,7 +7,7 @@ from typing import Any, Optional, Tuple
 
 from .._validate import MAX_THREADS, check_threads
 from ..accounting.budget import PrivacyBudget
-from ..accounting.losses import PrivacyLoss
+from ..accounting.losses import ApproxDP, PrivacyLoss
 from ..generator import Generator, secure_generator
 from .buffers import out_array
 from .plan import ReleasePlan
@@ -16,8 +16,14 @@ from .plan import ReleasePlan
 def default_threads() -> int:
     """Every CPU this process may run on (threads=None): outputs never depend on the thread count
     (chunk c of a request always reads stream c, docs/reproducibility.md), and a request of one
-    chunk (2^16 values) runs on one thread whatever the count."""
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    chunk (2^16 values) runs on one thread whatever the count. ``Generator`` methods instead
+    default to one thread (threads=None there means 1: a sampling call does not spread over
+    the machine unless asked). The affinity mask is read where the OS has one; where it is
+    missing or cannot be read (an OSError in some sandboxes), os.cpu_count() is used."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # no affinity call on this OS, or it failed
+        cpus = os.cpu_count() or 1
     return max(1, min(cpus, MAX_THREADS))
 
 
@@ -55,8 +61,18 @@ class Mechanism:
         the budget's accountant must be able to compose its loss, so that bad parameters fail
         here and a release cannot fail at the charge."""
         loss = self.plan(()).loss
-        if self.budget is not None:
+        if self.budget is None:
+            return
+        try:
             self.budget.accountant.check_supported(loss)
+        except ValueError as exc:
+            if getattr(self, "constant_time", False) and isinstance(loss, ApproxDP):
+                raise ValueError(
+                    f"{exc}. constant_time=True states its failure term (1 + e^epsilon)·d·2^-64 at the "
+                    "target epsilon, an (epsilon, delta) statement: use a 'basic', 'advanced' or 'pld' "
+                    "budget, or give a Gaussian mechanism rho= (or noise_multiplier=) instead of epsilon "
+                    "and delta, whose constant-time loss every accountant composes") from None
+            raise
 
     # -- the plan ---------------------------------------------------------------------------
     def plan(self, shape: Any = (), dtype: Any = None) -> ReleasePlan:  # pragma: no cover - abstract

@@ -18,6 +18,7 @@ from .losses import (
     PureDP,
     RandomizedResponse,
     ReportNoisyMax,
+    WithinTotalVariation,
     loss_from_dict,
 )
 from .pld import PrivacyLossDistribution
@@ -25,6 +26,6 @@ from .pld import PrivacyLossDistribution
 __all__ = [
     "Accountant", "ApproxDP", "DiscreteGaussian", "DiscreteGaussianVector", "DiscreteLaplace", "Gaussian", "KINDS",
     "Laplace", "Parallel", "PoissonSampled", "PrivacyBudget", "PrivacyLoss",
-    "PrivacyLossDistribution", "PureDP", "RDP", "RandomizedResponse", "ReportNoisyMax", "ZCDP",
+    "PrivacyLossDistribution", "PureDP", "RDP", "RandomizedResponse", "ReportNoisyMax", "WithinTotalVariation", "ZCDP",
     "calibrate", "least_sigma", "group_privacy", "loss_from_dict", "parallel_composition", "supported_by",
 ]

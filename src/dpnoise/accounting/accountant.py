@@ -12,13 +12,21 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from .. import _validate as check
 from . import conversions as conv
-from .losses import Gaussian, Parallel, PoissonSampled, PrivacyLoss
+from .losses import Gaussian, Parallel, PoissonSampled, PrivacyLoss, WithinTotalVariation
+from .losses.total_variation import _transfer_delta
 from .pld import DEFAULT_INTERVAL, PrivacyLossDistribution
 
 KINDS = ("basic", "advanced", "zcdp", "rdp", "pld")
 
 
+def _exact(loss: PrivacyLoss) -> PrivacyLoss:
+    """The loss the accountants compose: a WithinTotalVariation's exact loss (its total
+    variation is added to the composition's δ when it is read), else ``loss`` itself."""
+    return loss.loss if isinstance(loss, WithinTotalVariation) else loss
+
+
 def _supports(kind: str, loss: PrivacyLoss) -> bool:
+    loss = _exact(loss)
     if kind in ("basic", "advanced"):
         return loss.approx_dp() is not None
     if kind == "zcdp":
@@ -94,13 +102,13 @@ class _Group:
     def single_pld(self, h: float) -> PrivacyLossDistribution:
         pld = self._pld.get(h)
         if pld is None:
-            pld = self._pld[h] = PrivacyLossDistribution.from_loss(self.loss, h)
+            pld = self._pld[h] = PrivacyLossDistribution.from_loss(_exact(self.loss), h)
         return pld
 
     def rdp(self, alpha: float) -> float:
         r = self._rdp.get(alpha)
         if r is None:
-            value = self.loss.rdp(alpha)
+            value = _exact(self.loss).rdp(alpha)
             if value is None:
                 raise ValueError(f"{self.loss!r} has no RDP curve")
             r = self._rdp[alpha] = value
@@ -122,6 +130,11 @@ class Accountant:
                        and discretised once, at query time.
     neighbours: ``"add_remove"`` or ``"replace"``; the sensitivities of the composed losses are
     taken in this relation. Poisson subsampling is analysed under add/remove only.
+
+    A :class:`~dpnoise.accounting.WithinTotalVariation` loss (a constant-time release) is composed
+    as its exact loss, by any kind; the sum Σ η of their total variations is added when the
+    composition is read: ``get_delta(ε)`` is δ(ε) + (1 + e^ε)·Σ η, and ``get_epsilon(δ)`` an ε at
+    which that is at most δ (docs/security.md).
 
     ``compose`` returns the accountant, so calls chain. Accountants are thread-safe.
 
@@ -197,7 +210,7 @@ class Accountant:
         if not isinstance(loss, PrivacyLoss):
             raise TypeError(f"loss must be a privacy-loss descriptor (dpnoise.accounting), "
                             f"got {type(loss).__name__}")
-        if self.neighbours == "replace" and _contains_poisson(loss):
+        if self.neighbours == "replace" and _contains_poisson(_exact(loss)):
             raise ValueError("PoissonSampled is analysed under add/remove neighbours; under "
                              "'replace' compose the add/remove loss twice (a replacement is a "
                              "removal and an addition)")
@@ -337,7 +350,37 @@ class Accountant:
         with self._lock:
             if not self._events:
                 return 0.0
-            return getattr(self, prefix + self.kind)(value)
+            exact = getattr(self, prefix + self.kind)
+            tv = self._total_variation()
+            if tv == 0:
+                return exact(value)
+            if prefix == "_delta_":  # δ'(ε) = δ(ε) + (1 + e^ε)·η (docs/security.md)
+                return min(1.0, exact(value) + _transfer_delta(value, tv))
+            return self._epsilon_with_total_variation(exact, value, tv)
+
+    def _total_variation(self) -> float:
+        """Σ count·η over the WithinTotalVariation events: the composition's output law is within
+        that total variation of its exact version (coupling each release; docs/security.md)."""
+        return math.fsum(g.count * g.loss.total_variation for g in self._groups
+                         if isinstance(g.loss, WithinTotalVariation))
+
+    @staticmethod
+    def _epsilon_with_total_variation(exact, delta: float, tv: float) -> float:  # type: ignore[no-untyped-def]
+        """The least ε found with δ_exact(ε) + (1 + e^ε)·tv <= delta: ε = exact(delta - (1 + e^b)·tv)
+        is valid once ε <= b (the added term at ε is at most the one reserved); b starts at 1
+        and moves to ε + 1 (tv is ~2^-64, so the second round settles it); ∞ if none is found."""
+        bound = 1.0
+        for _ in range(8):
+            left = delta - _transfer_delta(bound, tv)
+            if left < 0:
+                return math.inf
+            eps = exact(left)
+            if eps <= bound:
+                return eps
+            if eps == math.inf:
+                return eps
+            bound = eps + 1.0
+        return math.inf
 
     def __repr__(self) -> str:
         return (f"Accountant(kind={self.kind!r}, neighbours={self.neighbours!r}, "
@@ -347,7 +390,7 @@ class Accountant:
     def _approx_events(self) -> List[Tuple[float, float, int]]:
         out = []
         for loss, c in self._events:
-            one, m = loss.repetitions()  # a batch of m identical uses is m events
+            one, m = _exact(loss).repetitions()  # a batch of m identical uses is m events
             ed = one.approx_dp()
             assert ed is not None
             out.append((ed[0], ed[1], c * m))
@@ -417,7 +460,7 @@ class Accountant:
 
     # zcdp ----------------------------------------------------------------
     def _rho(self) -> float:
-        return math.fsum(g.count * g.loss.zcdp_rho() for g in self._groups)  # type: ignore[misc]
+        return math.fsum(g.count * _exact(g.loss).zcdp_rho() for g in self._groups)  # type: ignore[misc]
 
     def _epsilon_zcdp(self, delta: float) -> float:
         return conv.zcdp_to_epsilon(self._rho(), delta)

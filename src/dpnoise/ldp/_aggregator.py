@@ -57,6 +57,9 @@ class Aggregator:
 
     #: state arrays whose first axis may grow with the reports (e.g. packed columns)
     _growable: ClassVar[frozenset] = frozenset()
+    #: when the state is a count table over report fields: (state array, the per-user fields
+    #: that index it, a 0/1 sign field (1 adds -1) or None); used by ``_add_counts``
+    _count_table: ClassVar[Any] = None
 
     def __init__(self, protocol: Any) -> None:
         self.protocol = protocol
@@ -168,6 +171,21 @@ class Aggregator:
         self._merge_state(other)
         self.n += other.n
         return self
+
+    def _add_counts(self, rows: Dict[str, np.ndarray], counts: np.ndarray) -> None:
+        """Add ``counts[i]`` reports equal to row i of ``rows`` (one value per user per field,
+        every row already valid), exactly in int64: what ``add`` of those reports gives, in
+        O(rows) (e.g. from a Spark ``groupBy(...).count()``). Only with ``_count_table``."""
+        name, index, sign = self._count_table
+        counts = np.asarray(counts, dtype=np.int64)
+        total = int(counts.sum(dtype=object))
+        self._check_room(total)
+        cells = np.ravel_multi_index(tuple(np.asarray(rows[f], dtype=np.int64) for f in index),
+                                     self._state[name].shape)
+        step = counts if sign is None else np.where(np.asarray(rows[sign]) == 1, -counts, counts)
+        self._changed()
+        np.add.at(self._state[name].reshape(-1), cells, step)
+        self.n += total
 
     def _check_room(self, more: int) -> None:
         if self.n + more > _wire.MAX_REPORTS:

@@ -323,10 +323,10 @@ def FrequencyOracle(protocol: str, epsilon: float, domain_size: int, **options: 
         ``"oue"``, ``"sue"``, ``"olh"``, ``"flh"``, ``"dbitflip"``) ``instantaneous_epsilon=ε₁``: a fresh
         per-report layer at ε₁ over the permanent answer, which is then at ``epsilon`` (ε∞)
         and memoised by clients made with ``client(device_key=...)`` (docs/ldp.md, "Daily
-        collection"); the aggregator debiases both layers. ``constant_time=True`` (``"grr"``,
-        ``"olh"``, ``"flh"``, ``"sue"``): the keep/flip decisions by the constant-time
-        randomized-response kernel, each report (ε, (1 + e^ε)·m·2^-64)-LDP with m = 1 (SUE:
-        d) (docs/security.md, "Constant-time sampling").
+        collection"); the aggregator debiases both layers. ``constant_time=True`` (the protocols of
+        ``CONSTANT_TIME_PROTOCOLS``): the keep/flip decisions by constant-time kernels, each
+        report (ε, (1 + e^ε)·m·2^-64)-LDP with m the draws per report (1; SUE/OUE: d; dBitFlip:
+        b; CMS: width + 1; HCMS: 2) (docs/security.md, "Constant-time sampling").
 
     Returns
     -------

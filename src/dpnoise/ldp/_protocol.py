@@ -40,7 +40,8 @@ from ._aggregator import Aggregator
 from ._registry import FAMILIES, from_json
 from ._reports import Reports
 from ._schema import ReportField, check_arrays, value_masks
-from .longitudinal import check_budget, check_device_key, memo_fingerprint, memoised_reports, supporting
+from .longitudinal import (check_budget, check_device_key, check_device_keys, memo_fingerprint, memoised_batch,
+                           memoised_reports, supporting)
 
 # ε above this is no privacy at all (and e^ε overflows float arithmetic near 709)
 MAX_EPSILON = 100.0
@@ -73,9 +74,9 @@ def native(rng: Generator) -> Any:
     return rng._core
 
 
-# the configurations whose keep/flip decision is k-ary randomized response: constant_time=True
-# runs it through the constant-time kernel (docs/security.md, "Constant-time sampling")
-CONSTANT_TIME_PROTOCOLS = ("grr", "olh", "flh", "sue", "zmatrix")
+# the configurations whose keep/flip decisions have constant-time kernels (k-ary randomized
+# response, or the bit kernels of ldp_randomizers.hpp; docs/security.md, "Constant-time sampling")
+CONSTANT_TIME_PROTOCOLS = ("grr", "olh", "flh", "sue", "oue", "hadamard", "cms", "hcms", "dbitflip", "zmatrix")
 
 
 def refuse_constant_time(value: Any, what: str) -> None:
@@ -83,8 +84,8 @@ def refuse_constant_time(value: Any, what: str) -> None:
     False passes (the default), True is a ValueError naming the supporting protocols."""
     if _ct.check_flag(value):
         raise ValueError(f"constant_time=True is not supported by {what}; it is supported only by the frequency "
-                         f"oracles {', '.join(repr(n) for n in CONSTANT_TIME_PROTOCOLS)} (their keep/flip is "
-                         "k-ary randomized response) and the mean oracles (MeanOracle)")
+                         f"oracles {', '.join(repr(n) for n in CONSTANT_TIME_PROTOCOLS)} (their keep/flip "
+                         "decisions have constant-time kernels) and the mean oracles (MeanOracle)")
 
 
 def client_rng(rng: Optional[Generator], allow_insecure: Any) -> Generator:
@@ -490,7 +491,7 @@ class Client:
             data = memoised_reports(self.protocol, self.device_key, self.memo_fingerprint, x)
         return self.protocol._instantaneous(self.rng, data, threads)
 
-    def privatize(self, items: Any, *, threads: Optional[int] = None) -> Reports:
+    def privatize(self, items: Any, *, threads: Optional[int] = None, device_keys: Any = None) -> Reports:
         """One ε-LDP report per item (each item one user's value).
 
         Parameters
@@ -499,6 +500,10 @@ class Client:
             One item per user, as the configuration takes them (see its ``_encode``).
         threads : int, optional
             Worker threads (the output does not depend on it).
+        device_keys : uint8 array (len(items), 32) or sequence of bytes, optional
+            Daily collection for many devices at once (a server-side simulation, a gateway):
+            row i is memoised with key i, the same report as
+            ``client(device_key=keys[i]).privatize([items[i]])`` (docs/ldp.md, "Daily collection").
 
         Returns
         -------
@@ -507,11 +512,16 @@ class Client:
         Raises
         ------
         TypeError, ValueError
-            For items the configuration does not take (nothing is charged).
+            For items the configuration does not take, or ``device_keys`` that are not one 32-byte
+            key per item or given where memoising is not supported (nothing is charged).
         dpnoise.BudgetExceededError
             When the client's budget cannot pay for ``len(items)`` reports (nothing is drawn).
         """
         t = check_threads(threads)
         x = self.protocol._encode(items)
+        keys = None if device_keys is None else check_device_keys(self, device_keys, int(x.shape[0]))
         self._charge(int(x.shape[0]))
-        return self.protocol._reports(int(x.shape[0]), self._randomize(x, t))
+        if keys is None:
+            return self.protocol._reports(int(x.shape[0]), self._randomize(x, t))
+        data = memoised_batch(self.protocol, keys, memo_fingerprint(self.protocol), x, t)
+        return self.protocol._reports(int(x.shape[0]), self.protocol._instantaneous(self.rng, data, t))

@@ -87,13 +87,37 @@ class _Sketch(Protocol):
         k, m = self.hashes, self.width
         return (m / (m - 1)) ** 2, (m - 1) / (k * m * m), (m + k - 1) / (k * m * m)
 
-    def _hash_variance(self, var: np.ndarray, counts: Optional[np.ndarray]) -> np.ndarray:
-        # over the random hash key: Σ_{y ≠ x} c(y)² Var(π_y)
+    def _holder_saving(self) -> float:
+        """How much less a holder of x adds to Var f̂(x) than a non-holder, per user, over g."""
+        raise NotImplementedError
+
+    def variance(self, n: int, counts: Optional[np.ndarray] = None,
+                 sum_squares: Optional[float] = None) -> np.ndarray:
+        """The class docstring's variance, over users' randomness and the random hash key.
+
+        Parameters
+        ----------
+        n : int
+            The number of reports.
+        counts : numpy.ndarray, optional
+            The (estimated) counts of every item (shape (d,)), or of the items of interest only
+            when ``sum_squares`` is given; without it the count-dependent terms are left out.
+        sum_squares : float, optional
+            Σ_y c(y)² over the whole domain (default: from ``counts``, which must then cover it).
+
+        Returns
+        -------
+        numpy.ndarray
+            float64 variances, shape (d,), or that of ``counts``.
+        """
         if counts is None:
-            return var
+            return np.full(self.domain_size, n * self.variance_per_user())
         c = np.asarray(counts, dtype=np.float64)
+        total = float(np.dot(c, c)) if sum_squares is None else float(sum_squares)
         g, vpi, _ = self._collision_terms()
-        return var + g * (float(np.dot(c, c)) - c * c) * vpi
+        # holders' own term, then over the random hash key Σ_{y ≠ x} c(y)² Var(π_y), where
+        # Σ_{y ≠ x} c(y)² = Σ_y c(y)² − c(x)² (docs/ldp_hadamard.md, "Variance")
+        return n * self.variance_per_user() - g * c * self._holder_saving() + g * np.maximum(total - c * c, 0) * vpi
 
 
 def _gather(p: "_Sketch", table: np.ndarray, items: np.ndarray) -> np.ndarray:
@@ -133,6 +157,68 @@ class _SketchAggregator(Aggregator):
     def _from_gathered(self, gathered: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
+    def _cell_squares(self) -> tuple:
+        """(Σ_{l,b} Y[l, b]², its users' noise part, Σ_l n_l² or its expectation), Y[l, b] the
+        unbiased count of row l's users hashed to b (below)."""
+        raise NotImplementedError
+
+    def _sum_squares(self) -> float:
+        """An estimate of S2 = Σ_y c(y)² from the k × m state alone, O(k m) (cached).
+
+        Derived here for Apple 2017's sketches (Algorithms 2 and 4; docs/ldp_hadamard.md,
+        "Variance" for the notation). Let Y[l, b] be the unbiased count of the users who chose
+        row l and whose item hashes to b: CMS (c·signs + n_l)/2, HCMS c·(row l of bit_sums)·Hᵀ.
+        Given the hashes, E Y[l, b] = C_l[b] = Σ_y c_l(y) 1{h_l(y) = b} (c_l(y): holders of y on
+        row l), and E Σ_b Y[l, b]² = Σ_b C_l[b]² + noise_l with noise_l = n_l m (c² − 1)/4 (CMS:
+        independent cells of variance (c² − 1)/4 a user) or n_l (m c² − 1) (HCMS: a user adds
+        U² = c² to each of the m cells; users' cross terms are the collisions in Σ_b C_l[b]²,
+        less its own 1). Over the independent uniform hash values, E Σ_b C_l[b]² =
+        (1 − 1/m) Σ_y c_l(y)² + n_l²/m; over the uniform secret rows, E Σ_l Σ_y c_l(y)² =
+        S2/k + n (1 − 1/k). So with Q = Σ_{l,b} Y² − noise − Σ_l n_l²/m (HCMS, which does not
+        keep n_l: E Σ_l n_l² = n²/k + n(1 − 1/k)),
+
+            Ŝ2 = k (Q/(1 − 1/m) − n (1 − 1/k))   is unbiased for S2.
+
+        It is clipped to S2's range for n users over d items, [the balanced Σ c², n²]: clipping
+        only raises a too-small value or lowers an impossible one (never below the truth's range:
+        the stated variance errs toward more)."""
+        def compute() -> float:
+            n, k, m, d = self.n, self.protocol.hashes, self.protocol.width, self.protocol.domain_size
+            if n == 0:
+                return 0.0
+            squares, noise, rows_sq = self._cell_squares()
+            q = (squares - noise - rows_sq / m) / (1 - 1 / m)
+            estimate = k * (q - n * (1 - 1 / k))
+            share, extra = divmod(n, d)  # the least Σ c² of n users over d items: balanced counts
+            low = extra * (share + 1) ** 2 + (d - extra) * share ** 2
+            return float(min(max(estimate, low), n * n))
+        return self._cached("sum_squares", compute)
+
+    def variance(self, items: Any = None) -> np.ndarray:
+        """Per-item variance of the estimates over users' randomness and the random hash key:
+        the protocol's formula with the clipped estimates as the items' counts and the
+        collision term's Σ_y c(y)² estimated from the sketch itself (never from d estimates).
+
+        Parameters
+        ----------
+        items : array_like, optional
+            The items (default: every item of the domain). Given items cost O(k |items| + k m):
+            a domain of 2^40 items works with a candidate list.
+
+        Returns
+        -------
+        numpy.ndarray
+            float64 variances, in squared users.
+
+        Raises
+        ------
+        TypeError, ValueError
+            For items that are not integers in [0, domain_size).
+        """
+        est = self._estimates() if items is None else self.estimate(items)
+        counts = np.clip(est, 0, self.n)
+        return self.protocol.variance(self.n, counts, self._sum_squares())
+
 
 class CountMeanSketchAggregator(_SketchAggregator):
     """State: ``signs`` (int64, k × m): per hash, the sums of the reported signs; ``users``
@@ -161,6 +247,14 @@ class CountMeanSketchAggregator(_SketchAggregator):
     def _estimate_items(self, items: np.ndarray) -> np.ndarray:
         return self._from_gathered(_gather(self.protocol, self._state["signs"], items))
 
+    def _cell_squares(self) -> tuple:
+        # Y = (c·signs + n_l)/2: each user's cell value (c ṽ + 1)/2 has variance (c² − 1)/4
+        c, m = self.protocol.scale(), self.protocol.width
+        signs = self._state["signs"].astype(np.float64)
+        users = self._state["users"].astype(np.float64)
+        y = (c * signs + users[:, None]) / 2
+        return float(np.einsum("ij,ij->", y, y)), m * self.n * (c * c - 1) / 4, float(np.dot(users, users))
+
     def _from_gathered(self, gathered: np.ndarray) -> np.ndarray:
         # (1/k) Σ_l M[l, h_l(x)] with M = k((c/2) T + N/2): (c/2) G(x) + n/2 (Apple 2017, Alg. 2)
         p, m = self.protocol, self.protocol.width
@@ -181,10 +275,19 @@ class CountMeanSketch(_Sketch, name="cms", aggregator=CountMeanSketchAggregator,
         """Client and server: m signs a report; a full estimate k d gathers."""
         return float(n) * self.width, float(n) * self.width + float(self.hashes) * self.domain_size
 
+    # constant_time=True: the hash index by multiply-shift, the m signs by branch-free compares
+    # of each coordinate with h_l(x) and m constant-time flip decisions (ldp_randomizers.hpp)
+    constant_time_option = True
+
+    def _constant_time_draws(self) -> int:
+        """m + 1: the hash index and one flip decision per coordinate."""
+        return self.width + 1
+
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
         g = self.gamma
-        index, vectors = _core.ldp.cms_privatize(native(rng), items, self._key(), self.hashes, self.width,
-                                                 g.numerator, g.denominator, threads)
+        client = _core.ldp.cms_constant_time if self.options.get("constant_time") else _core.ldp.cms_privatize
+        index, vectors = client(native(rng), items, self._key(), self.hashes, self.width, g.numerator, g.denominator,
+                                threads)
         return {"hash_index": index, "vectors": vectors}
 
     def scale(self) -> float:
@@ -204,14 +307,9 @@ class CountMeanSketch(_Sketch, name="cms", aggregator=CountMeanSketchAggregator,
         k, m = self.hashes, self.width
         return g * ((self.scale() ** 2 - 1) / 4 + (k - 1) * (m - 1) / (k * m * m))
 
-    def variance(self, n: int, counts: Optional[np.ndarray] = None) -> np.ndarray:
-        """The class docstring's variance, over users' randomness and the random hash key."""
-        var = np.full(self.domain_size, n * self.variance_per_user())
-        if counts is not None:
-            g, _, _ = self._collision_terms()
-            k, m = self.hashes, self.width
-            var = var - g * np.asarray(counts, dtype=np.float64) * (k - 1) * (m - 1) / (k * m * m)
-        return self._hash_variance(var, counts)
+    def _holder_saving(self) -> float:
+        k, m = self.hashes, self.width
+        return (k - 1) * (m - 1) / (k * m * m)
 
 
 class HadamardCountMeanSketchAggregator(_SketchAggregator):
@@ -219,6 +317,7 @@ class HadamardCountMeanSketchAggregator(_SketchAggregator):
 
     _TABLE = "bit_sums"
     _HADAMARD = True
+    _count_table = ("bit_sums", ("hash_index", "coefficient"), "bits")
 
     def _empty_state(self) -> Dict[str, np.ndarray]:
         p = self.protocol
@@ -242,6 +341,13 @@ class HadamardCountMeanSketchAggregator(_SketchAggregator):
         transformed = self._cached("transformed", lambda: _rows_wht(self._state["bit_sums"]))
         return self._from_gathered(_gather(self.protocol, transformed, items))
 
+    def _cell_squares(self) -> tuple:
+        # Y = c·(bit_sums row)·Hᵀ, so Σ_b Y[l, b]² = c² m Σ_a bit_sums[l, a]² (Parseval); each
+        # user adds c² to every cell (U² = c²) less its own 1 counted in Σ_b C_l[b]²
+        c, k, m, n = self.protocol.scale(), self.protocol.hashes, self.protocol.width, self.n
+        sums = self._state["bit_sums"].astype(np.float64)
+        return c * c * m * float(np.einsum("ij,ij->", sums, sums)), n * (m * c * c - 1), n * n / k + n * (1 - 1 / k)
+
     def _from_gathered(self, gathered: np.ndarray) -> np.ndarray:
         # M = k c T H (row-wise transform); (1/k) Σ_l M[l, h_l(x)] = c G(x) (Apple 2017, Alg. 4)
         p, m = self.protocol, self.protocol.width
@@ -264,10 +370,19 @@ class HadamardCountMeanSketch(_Sketch, name="hcms", aggregator=HadamardCountMean
         m = self.width
         return float(n), float(n) + self.hashes * m * max(1, m.bit_length() - 1) + float(self.hashes) * self.domain_size
 
+    # constant_time=True: the hash index by multiply-shift, H[a, h_l(x)] by a parity (no table),
+    # the keep decision constant-time (ldp_randomizers.hpp)
+    constant_time_option = True
+
+    def _constant_time_draws(self) -> int:
+        """2: the hash index and the keep decision."""
+        return 2
+
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
         g = self.gamma
-        index, coefficient, bits = _core.ldp.hcms_privatize(native(rng), items, self._key(), self.hashes, self.width,
-                                                            g.numerator, g.denominator, threads)
+        client = _core.ldp.hcms_constant_time if self.options.get("constant_time") else _core.ldp.hcms_privatize
+        index, coefficient, bits = client(native(rng), items, self._key(), self.hashes, self.width, g.numerator,
+                                          g.denominator, threads)
         return {"hash_index": index, "coefficient": coefficient, "bits": bits}
 
     def scale(self) -> float:
@@ -286,10 +401,5 @@ class HadamardCountMeanSketch(_Sketch, name="hcms", aggregator=HadamardCountMean
         g, _, epi2 = self._collision_terms()
         return g * (self.scale() ** 2 - epi2)
 
-    def variance(self, n: int, counts: Optional[np.ndarray] = None) -> np.ndarray:
-        """The class docstring's variance, over users' randomness and the random hash key."""
-        var = np.full(self.domain_size, n * self.variance_per_user())
-        if counts is not None:
-            g, _, epi2 = self._collision_terms()
-            var = var - g * np.asarray(counts, dtype=np.float64) * (1 - epi2)
-        return self._hash_variance(var, counts)
+    def _holder_saving(self) -> float:
+        return 1 - self._collision_terms()[2]

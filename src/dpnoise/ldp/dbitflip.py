@@ -150,9 +150,23 @@ class DBitFlip(Protocol, name="dbitflip", aggregator=DBitFlipAggregator):
                                           gamma.numerator, gamma.denominator, threads)
         return words[:, 0] & np.uint64((1 << b) - 1)
 
+    # constant_time=True: bit t is SUE's channel on [pool[j, t] == x], the compare branch-free and
+    # the draw constant-time, b draws a report (ldp_randomizers.hpp); the row j is drawn apart from
+    # the item (its rejection tries do not depend on it) and is public in the report
+    constant_time_option = True
+
+    def _constant_time_draws(self) -> int:
+        """b: one bit decision per bucket of the row."""
+        return self.options["bits"]
+
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
         pool, b = self.pool, self.options["bits"]
         j = np.asarray(rng.integers(0, pool.shape[0], size=items.shape[0], threads=threads), dtype=np.int64)
+        if self.options.get("constant_time"):  # the public rows gathered by the public j
+            g = self.gamma
+            words = _core.ldp.unary_constant_time(native(rng), "sue", np.ascontiguousarray(items, dtype=np.int64), b,
+                                                  g.numerator, g.denominator, threads, keys=pool[j])
+            return {"indices": j, "bits": np.ascontiguousarray(words[:, 0])}
         hit = pool[j] == items[:, None]
         column = np.where(hit.any(axis=1), hit.argmax(axis=1), b)
         return {"indices": j, "bits": self._bits(rng, column, self.gamma, threads)}

@@ -23,6 +23,8 @@ from .longitudinal import symmetric_two_layers
 class GRRAggregator(Aggregator):
     """State: ``counts`` (int64, d), the reports of each item."""
 
+    _count_table = ("counts", ("values",), None)
+
     def _empty_state(self) -> Dict[str, np.ndarray]:
         return {"counts": np.zeros(self.protocol.domain_size, dtype=np.int64)}
 

@@ -44,6 +44,8 @@ def padded_size(domain_size: int) -> int:
 class HadamardAggregator(Aggregator):
     """State: ``row_sums`` (int64, D): the sum of the ±1 reports of each row."""
 
+    _count_table = ("row_sums", ("rows",), "bits")
+
     def _empty_state(self) -> Dict[str, np.ndarray]:
         return {"row_sums": np.zeros(self.protocol.padded_size, dtype=np.int64)}
 
@@ -106,10 +108,14 @@ class Hadamard(Protocol, name="hadamard", aggregator=HadamardAggregator, cost_ra
         """D, the domain padded to a power of two (the rows of the Hadamard matrix)."""
         return padded_size(self.domain_size)
 
+    # constant_time=True: H[j, x] as the parity of j & x by xor folding (no table, no branch) and
+    # the keep decision constant-time (ldp_randomizers.hpp): one draw a report
+    constant_time_option = True
+
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
         g = self.gamma
-        rows, bits = _core.ldp.hadamard_privatize(native(rng), items, self.padded_size, g.numerator, g.denominator,
-                                                  threads)
+        client = _core.ldp.hadamard_constant_time if self.options.get("constant_time") else _core.ldp.hadamard_privatize
+        rows, bits = client(native(rng), items, self.padded_size, g.numerator, g.denominator, threads)
         return {"rows": rows, "bits": bits}
 
     def scale(self) -> float:

@@ -154,6 +154,69 @@ def memo_generator(device_key: bytes, fingerprint: bytes, item: int) -> Generato
     return Generator(ChaCha20(int.from_bytes(h.digest(), "little")))
 
 
+def check_device_keys(client: Any, value: Any, n: int) -> np.ndarray:
+    """``device_keys`` of ``client.privatize``: one 32-byte key per item, as a C-contiguous uint8
+    (n, 32) array (from an (n, 32) uint8 array or a sequence of n bytes objects). TypeError or
+    ValueError naming the argument (never a key) for anything else, and for a client that
+    memoises already (``device_key=``) or a configuration that cannot memoise a batch."""
+    config = client.protocol
+    if client.device_key is not None:
+        raise ValueError("device_keys: this client memoises with its own device_key already; make a client "
+                         "without device_key to privatize a batch of devices")
+    if config.family != "frequency":
+        raise ValueError(f"device_keys is supported by frequency oracles only, not {config.name!r}")
+    if isinstance(value, np.ndarray):
+        if value.dtype != np.uint8 or value.ndim != 2 or value.shape[1] != DEVICE_KEY_BYTES:
+            raise TypeError("device_keys must be a uint8 array of shape (len(items), 32) or a sequence of "
+                            "32-byte bytes")
+        keys = np.ascontiguousarray(value)
+    else:
+        if isinstance(value, (bytes, bytearray, str)) or not hasattr(value, "__len__"):
+            raise TypeError(f"device_keys must be a sequence of 32-byte keys, one per item, got {type(value).__name__}")
+        keys = np.frombuffer(b"".join(check_device_key(k) for k in value), dtype=np.uint8).reshape(-1, DEVICE_KEY_BYTES)
+    if keys.shape[0] != n:
+        raise ValueError(f"device_keys must hold one key per item: {keys.shape[0]} keys for {n} items")
+    if n:
+        config._check_device_key(keys[0].tobytes())  # the configuration can memoise (e.g. OLH has a pool)
+    return keys
+
+
+def _memo_kernel(config: Any, keys: np.ndarray, fingerprint: bytes, items: np.ndarray,
+                 threads: int) -> Optional[Dict[str, np.ndarray]]:
+    """The permanent answers from the C++ keyed-row kernel (one PRF-keyed ChaCha20 generator per
+    row, the same bits as :func:`memo_generator` row by row) for the frequency protocols that
+    have one (grr, olh, oue, sue; not their constant-time clients); None for the others."""
+    from .. import _core
+
+    name = config.name
+    if config.family != "frequency" or config.options.get("constant_time") or name not in ("grr", "olh", "oue", "sue"):
+        return None
+    g = config.gamma
+    rows = (keys, fingerprint, _MEMO_PERSON)
+    if name == "grr":
+        return {"values": _core.ldp.memo_grr(*rows, items, config.domain_size, g.numerator, g.denominator, threads)}
+    if name == "olh":
+        seeds, values = _core.ldp.memo_olh(*rows, items, config.pool, config.g, g.numerator, g.denominator, threads)
+        return {"seeds": seeds, "values": values}
+    return {"bits": _core.ldp.memo_unary(*rows, name, items, config.domain_size, g.numerator, g.denominator, threads)}
+
+
+def memoised_batch(config: Any, keys: np.ndarray, fingerprint: bytes, items: np.ndarray,
+                   threads: int = 1) -> Dict[str, np.ndarray]:
+    """The permanent answers of many devices, row i for (``keys[i]``, ``items[i]``) (keys from
+    :func:`check_device_keys`): the keyed-row kernel where the protocol has one, else the
+    configuration's randomizer on each row's PRF generator."""
+    items = np.ascontiguousarray(items, dtype=np.int64)
+    fast = _memo_kernel(config, keys, fingerprint, items, threads)
+    if fast is not None:
+        return fast
+    rows = [config._privatize(memo_generator(keys[i].tobytes(), fingerprint, int(items[i])), items[i:i + 1], 1)
+            for i in range(items.shape[0])]
+    if not rows:
+        return config._privatize(memo_generator(bytes(DEVICE_KEY_BYTES), fingerprint, 0), items, 1)
+    return {name: np.concatenate([r[name] for r in rows]) for name in rows[0]}
+
+
 def memoised_reports(config: Any, device_key: bytes, fingerprint: bytes, items: np.ndarray,
                      encode: Optional[Callable[[np.ndarray], np.ndarray]] = None) -> Dict[str, np.ndarray]:
     """The permanent answers of one device for ``items`` (one report per item): the
@@ -161,6 +224,11 @@ def memoised_reports(config: Any, device_key: bytes, fingerprint: bytes, items: 
     (``fingerprint``: :func:`memo_fingerprint` of ``config``). ``encode`` maps items (ints, the
     PRF input) to the randomizer's input (default: the items; the mean oracles' grid index to
     its grid value)."""
+    if encode is None:
+        key = np.frombuffer(device_key, dtype=np.uint8).reshape(1, DEVICE_KEY_BYTES)
+        fast = _memo_kernel(config, key, fingerprint, np.ascontiguousarray(items, dtype=np.int64), 1)
+        if fast is not None:
+            return fast
     enc = (lambda x: x) if encode is None else encode
     distinct, inverse = np.unique(items, return_inverse=True)
     if distinct.size == 0:

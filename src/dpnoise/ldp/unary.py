@@ -98,10 +98,23 @@ class _UnaryEncoding(Protocol, aggregator=UnaryAggregator):
         """uint64 words per report."""
         return (self.domain_size + 63) // 64
 
+    def _constant_time_draws(self) -> int:
+        """d: one constant-time bit decision per column."""
+        return self.domain_size
+
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
+        """The exact kernel (geometric skips), or with ``constant_time`` the packed constant-time
+        kernel: one pass per report over the d columns, each bit "U < T" for a 128-bit uniform U
+        and a public threshold T selected by a branch-free compare of the column with the item
+        (cpp/include/dpnoise/exact/constant_time/ldp_randomizers.hpp); no one-hot matrix."""
         g = self.gamma
-        bits = _core.ldp.unary_privatize(native(rng), self.name, np.ascontiguousarray(items, dtype=np.int64),
-                                         self.domain_size, g.numerator, g.denominator, threads)
+        items = np.ascontiguousarray(items, dtype=np.int64)
+        if self.options.get("constant_time"):
+            bits = _core.ldp.unary_constant_time(native(rng), self.name, items, self.domain_size, g.numerator,
+                                                 g.denominator, threads)
+        else:
+            bits = _core.ldp.unary_privatize(native(rng), self.name, items, self.domain_size, g.numerator,
+                                             g.denominator, threads)
         return {"bits": bits}
 
     def _instantaneous(self, rng: Generator, data: Dict[str, np.ndarray], threads: int) -> Dict[str, np.ndarray]:
@@ -159,7 +172,14 @@ class _UnaryEncoding(Protocol, aggregator=UnaryAggregator):
 
 class OUE(_UnaryEncoding, name="oue", cost_rank=3):
     """Optimized unary encoding: p = 1/2, q = 1/(e^ε + 1); variance per user 4e^ε/(e^ε − 1)²
-    (Wang et al. 2017, Eq. 7)."""
+    (Wang et al. 2017, Eq. 7).
+
+    Option ``constant_time=True``: each of the d bits is "U < T" for a 128-bit uniform U, T = 2^127
+    at the item's column and the certified threshold of 1 − 1/(e^ε + 1) elsewhere (the bit then
+    complemented), selected by a branch-free compare: d draws a report, so each report is
+    (ε, (1 + e^ε)·d·2^-64)-LDP (docs/security.md)."""
+
+    constant_time_option = True
 
     variance_formula = staticmethod(olh_variance)
 
@@ -174,37 +194,11 @@ class SUE(_UnaryEncoding, name="sue"):
     q = 1/(e^{ε/2} + 1); variance per user e^{ε/2}/(e^{ε/2} − 1)² (Wang et al. 2017, §4.3).
 
     Option ``constant_time=True``: every one of the d bits is binary randomized response at
-    γ/2 of the one-hot bit, drawn by the constant-time kernel (k = 2): d draws a report, so
-    each report is (ε, (1 + e^ε)·d·2^-64)-LDP (docs/security.md)."""
+    γ/2 of the item's indicator, drawn by the packed constant-time kernel (the indicator by a
+    branch-free compare): d draws a report, so each report is (ε, (1 + e^ε)·d·2^-64)-LDP
+    (docs/security.md)."""
 
     constant_time_option = True
-    # one-hot rows per constant-time batch: at most 2^22 int64 cells (32 MiB) at a time
-    _CT_CELLS = 1 << 22
-
-    def _constant_time_draws(self) -> int:
-        """d: one binary randomized response per column."""
-        return self.domain_size
-
-    def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
-        """With ``constant_time``: the one-hot matrix by comparing every column (no write at a
-        data-dependent address), binary RR of each bit at γ/2 (P(1 | 1) = p, P(1 | 0) = 1 − p = q),
-        packed by shifts and a sum; padding columns stay zero."""
-        if not self.options.get("constant_time"):
-            return super()._privatize(rng, items, threads)
-        d, w = self.domain_size, self.words
-        g = self.gamma
-        cols = np.arange(d, dtype=np.int64)
-        shifts = np.arange(64, dtype=np.uint64)
-        out = np.zeros((items.shape[0], w), dtype=np.uint64)
-        step = max(1, self._CT_CELLS // d)
-        for lo in range(0, items.shape[0], step):
-            onehot = (items[lo:lo + step, None] == cols).astype(np.int64)
-            bits = _core.randomized_response_constant_time(native(rng), onehot, 2, g.numerator, 2 * g.denominator,
-                                                           threads)
-            full = np.zeros((bits.shape[0], 64 * w), dtype=np.uint64)
-            full[:, :d] = bits
-            out[lo:lo + step] = (full.reshape(-1, w, 64) << shifts).sum(axis=2, dtype=np.uint64)
-        return {"bits": out}
 
     def _channel(self, gamma: object) -> tuple:
         """(p, q, p − q) with h − 1 = expm1(γ/2): p − q = (h − 1)/(h + 1)."""

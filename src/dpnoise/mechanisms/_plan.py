@@ -129,19 +129,21 @@ class RandomizedResponsePlan(ReleasePlan):
     constant_time : bool
         The constant-time kernel (values clamped to [0, k) by masks; a scalar release is a
         NumPy int64, not a Python int).
+    table : _core.ConstantTimeRandomizedResponseTable, optional
+        The constant-time kernel's table, built by the mechanism's constructor (required with
+        ``constant_time``: execute builds nothing).
     """
 
     categories: int
     gamma: Fraction
     constant_time: bool = False
+    table: Any = dataclasses.field(default=None, compare=False, repr=False)
 
     def execute(self, rng: Any, prepared: np.ndarray) -> Any:
         """The randomized answers: an int (scalar query; a NumPy int64 in constant-time mode) or an
         int64 array of category indices."""
         if self.constant_time:
-            g = Fraction(self.gamma)
-            out = _core.randomized_response_constant_time(rng._core, prepared, self.categories, g.numerator,
-                                                          g.denominator, self.threads)
+            out = _core.randomized_response_constant_time_with(rng._core, self.table, prepared, self.threads)
             return out.reshape(-1)[0] if self.scalar else out
         out = rng._randomized_response(prepared, self.categories, self.gamma, threads=self.threads)
         return int(out.reshape(-1)[0]) if self.scalar else out

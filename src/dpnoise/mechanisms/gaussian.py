@@ -348,9 +348,6 @@ class GaussianMechanism(Mechanism):
         super().__init__(rng, budget, threads=threads, allow_insecure=allow_insecure)
         self.constant_time = _ct.check_flag(constant_time)
         self._max_sigma = float(_ct.MAX_PARAMETER) if self.constant_time else MAX_SIGMA
-        if self.constant_time and (rho is not None or noise_multiplier is not None):
-            raise ValueError("constant_time=True needs epsilon and delta: its failure term (1 + e^ε)·2^-64 "
-                             "is an (ε, δ) statement, which rho= and noise_multiplier= cannot carry")
         self.noise_multiplier: Optional[float] = None
         self.sample_rate: Optional[float] = None
         if noise_multiplier is not None:
@@ -469,16 +466,17 @@ class GaussianMechanism(Mechanism):
         if k is None:
             k = math.floor(math.log2(sens_real) - MULTIPLIER_WIDENING_BITS - math.log2(spread))
             k = min(k, math.floor(math.log2(target) - MIN_SUBSAMPLED_SIGMA_BITS))  # σ >= 2^10 units
-            k = max(k, math.ceil(math.log2(target) - math.log2(MAX_SIGMA)))  # σ <= 2^30 units
+            k = max(k, math.ceil(math.log2(target) - math.log2(self._max_sigma)))  # σ <= 2^30 (2^20) units
             k = min(max(k, _grid.MIN_EXPONENT), _grid.MAX_EXPONENT)
         units = _grid.grid_units(sens_real, k)
         if units + spread > MAX_PART:
             raise ValueError(f"granularity 2^{k} is too fine for sensitivity={sens_real} (beyond 2^62 grid units)")
         sens: float = math.floor(units) + 1 if count == 1 else units + spread
         sigma = _grid.round_up_short(float(target / Fraction(2) ** k) * (1 + 2**-50))
-        if not 2.0**MIN_SUBSAMPLED_SIGMA_BITS <= sigma <= MAX_SIGMA:
+        if not 2.0**MIN_SUBSAMPLED_SIGMA_BITS <= sigma <= self._max_sigma:
             raise ValueError(f"noise_multiplier={z} with sensitivity={sens_real} needs σ = {sigma:.3g} grid units on "
-                             f"the grid 2^{k}, outside [2^10, 2^30]: choose another granularity")
+                             f"the grid 2^{k}, outside [2^10, 2^{math.log2(self._max_sigma):.0f}]"
+                             f"{' (constant_time=True)' if self.constant_time else ''}: choose another granularity")
         if self.sample_rate is None:
             loss = self._loss(sigma, sens, count)
         else:
@@ -609,9 +607,6 @@ class DiscreteGaussianMechanism(Mechanism):
                  threads: Optional[int] = None, allow_insecure: bool = False, constant_time: bool = False):
         super().__init__(rng, budget, threads=threads, allow_insecure=allow_insecure)
         self.constant_time = _ct.check_flag(constant_time)
-        if self.constant_time and rho is not None:
-            raise ValueError("constant_time=True needs epsilon and delta: its failure term (1 + e^ε)·2^-64 "
-                             "is an (ε, δ) statement, which rho= cannot carry")
         self.sensitivity = integer_sensitivity(sensitivity)
         self.coordinates = check_count(coordinates, "coordinates")
         l2 = self.sensitivity * math.sqrt(self.coordinates)

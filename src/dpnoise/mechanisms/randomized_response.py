@@ -7,6 +7,7 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
+from .. import _core
 from .._release import constant_time as _ct
 from .._release.docs import shared_docs
 from ..accounting.budget import PrivacyBudget
@@ -89,6 +90,11 @@ class RandomizedResponse(Mechanism):
         self.epsilon = float(self._gamma)
         self.delta = 0.0
         self._two_coin = False
+        # the constant-time kernel's table (certified from k and the exact γ: tens of µs, and it
+        # can fail) is built now and held by every plan, so nothing is built after a charge
+        self._table = (_core.ConstantTimeRandomizedResponseTable(self.categories, self._gamma.numerator,
+                                                                 self._gamma.denominator)
+                       if self.constant_time else None)
         self._check_release_possible()
 
     @classmethod
@@ -130,7 +136,7 @@ class RandomizedResponse(Mechanism):
             loss = _ct.loss(loss, min(size_of(shape), 1))
         name = "RandomizedResponse.two_coin" if self._two_coin else type(self).__name__
         return RandomizedResponsePlan(name, loss, shape, shape == (), self.threads, self.categories,
-                                      self._gamma, self.constant_time)
+                                      self._gamma, self.constant_time, self._table)
 
     def _prepare(self, value: Any) -> Tuple[np.ndarray, Tuple[int, ...], Any]:
         try:
@@ -138,8 +144,14 @@ class RandomizedResponse(Mechanism):
         except TypeError:
             raise TypeError(f"value must be category indices (integers or bools), got dtype "
                             f"{np.asarray(value).dtype}") from None
-        if self.constant_time and self.out_of_domain == "clamp":  # the kernel clamps by masks
-            return x, x.shape, np.int64
+        if self.constant_time:
+            if self.out_of_domain == "raise":
+                # one vectorised pass over every value, no early exit; only the count is branched
+                # on, once: the exception itself reveals that some value is out of the domain
+                outside = np.count_nonzero((x < 0) | (x >= self.categories))
+                if outside:
+                    raise out_of_domain_error(f"[0, {self.categories})")
+            return x, x.shape, np.int64  # "clamp": the kernel clamps by masks
         if x.size and (x.min() < 0 or x.max() >= self.categories):
             if self.out_of_domain == "raise":
                 raise out_of_domain_error(f"[0, {self.categories})")

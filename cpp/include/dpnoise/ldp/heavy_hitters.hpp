@@ -41,15 +41,22 @@ struct HeavyHitters {
     static constexpr size_t kOutputsPerStream = size_t{1} << 16;  // reproducibility unit of the clients
     static constexpr size_t kBlock = 256;                         // candidate keys per aggregation block
 
-    static void check_groups(const std::vector<HeavyHitterGroup>& groups, uint64_t pool_size) {
+    // Weights and pool indices only (the string methods' groups carry their own parameters).
+    static void check_weights(const std::vector<HeavyHitterGroup>& groups, uint64_t pool_size) {
         if (groups.empty()) throw std::invalid_argument("groups must not be empty");
         uint64_t prev = 0;
         for (const auto& gr : groups) {
             if (gr.cum_weight <= prev) throw std::invalid_argument("group weights must be positive");
-            if (gr.kind > 1) throw std::invalid_argument("group kind must be 0 (prefix) or 1 (bit)");
-            if (gr.shift >= 64) throw std::invalid_argument("group shift must be below 64");
             if (gr.k_prime == 0 || gr.k_prime > pool_size) throw std::invalid_argument("group k_prime must be in [1, pool size]");
             prev = gr.cum_weight;
+        }
+    }
+
+    static void check_groups(const std::vector<HeavyHitterGroup>& groups, uint64_t pool_size) {
+        check_weights(groups, pool_size);
+        for (const auto& gr : groups) {
+            if (gr.kind > 1) throw std::invalid_argument("group kind must be 0 (prefix) or 1 (bit)");
+            if (gr.shift >= 64) throw std::invalid_argument("group shift must be below 64");
         }
     }
 
@@ -57,6 +64,39 @@ struct HeavyHitters {
         return gr.kind == 0 ? x >> gr.shift : (aux << 1) | ((x >> gr.shift) & 1);
     }
 };
+
+// The clients' loop of every heavy-hitters method: for user i, the group l (probability
+// weight_l / W: l = the first group whose cumulative weight exceeds a uniform u < W, exact, no
+// float) drawn from the SECRET generator BEFORE the item is read, then a uniform pool index
+// j < k′_l, then the bucket h_j(key_of(group l, i)) in [0, g) by exact g-ary randomized response.
+// Groups checked by the caller (check_weights at least). Chunks of kOutputsPerStream users read
+// one stream each, so the reports do not depend on `threads`.
+template <class Family, class KeyOf>
+void hh_clients(Family& family, const exact::RandomizedResponseKernel& kernel, const std::vector<HeavyHitterGroup>& groups,
+                const uint64_t* pool, size_t n, int64_t* out_groups, int64_t* indices, int64_t* values, unsigned threads,
+                const KeyOf& key_of) {
+    const uint64_t g = kernel.k;
+    HashFamily64::check_buckets(g);
+    std::vector<uint64_t> cumulative;
+    for (const auto& gr : groups) cumulative.push_back(gr.cum_weight);
+    const uint64_t total = cumulative.back();
+    const uint64_t* cum = cumulative.data();
+    const HeavyHitterGroup* gr = groups.data();
+    const size_t ngroups = groups.size();
+    random::for_each_chunk<HeavyHitters::kOutputsPerStream>(
+        family, n, threads,
+        [&kernel, &key_of, gr, cum, ngroups, total, pool, out_groups, indices, values, g](auto& bits, size_t begin, size_t end) {
+            for (size_t i = begin; i < end; ++i) {
+                const uint64_t u = exact::uniform_below(bits, total);  // the group first: independent of x
+                const size_t l = static_cast<size_t>(std::upper_bound(cum, cum + ngroups, u) - cum);
+                const uint64_t j = exact::uniform_below(bits, gr[l].k_prime);
+                out_groups[i] = static_cast<int64_t>(l);
+                indices[i] = static_cast<int64_t>(j);
+                const uint64_t h = HashFamily64::bucket(HashFamily64::seed(pool + 4 * j), key_of(gr[l], i), g);
+                values[i] = kernel.respond(bits, static_cast<int64_t>(h));
+            }
+        });
+}
 
 // Clients: groups[i], indices[i], values[i] for items[i] (aux[i] the public bucket when a group
 // of kind 1 exists, else ignored and may be null). pool: 4 words per seed, pool_size seeds.
@@ -66,27 +106,8 @@ void hh_privatize(Family& family, const exact::RandomizedResponseKernel& kernel,
                   const uint64_t* items, const uint64_t* aux, int64_t* out_groups, int64_t* indices, int64_t* values,
                   size_t n, unsigned threads) {
     HeavyHitters::check_groups(groups, pool_size);
-    const uint64_t g = kernel.k;
-    HashFamily64::check_buckets(g);
-    const uint64_t total = groups.back().cum_weight;
-    const HeavyHitterGroup* gr = groups.data();
-    const size_t ngroups = groups.size();
-    random::for_each_chunk<HeavyHitters::kOutputsPerStream>(
-        family, n, threads,
-        [&kernel, gr, ngroups, total, pool, items, aux, out_groups, indices, values, g](auto& bits, size_t begin,
-                                                                                         size_t end) {
-            for (size_t i = begin; i < end; ++i) {
-                const uint64_t u = exact::uniform_below(bits, total);  // the group first: independent of x
-                size_t l = 0;
-                while (u >= gr[l].cum_weight && l + 1 < ngroups) ++l;
-                const uint64_t j = exact::uniform_below(bits, gr[l].k_prime);
-                out_groups[i] = static_cast<int64_t>(l);
-                indices[i] = static_cast<int64_t>(j);
-                const uint64_t k = HeavyHitters::key(gr[l], items[i], aux ? aux[i] : 0);
-                const uint64_t h = HashFamily64::bucket(HashFamily64::seed(pool + 4 * j), k, g);
-                values[i] = kernel.respond(bits, static_cast<int64_t>(h));
-            }
-        });
+    hh_clients(family, kernel, groups, pool, n, out_groups, indices, values, threads,
+               [items, aux](const HeavyHitterGroup& gr, size_t i) { return HeavyHitters::key(gr, items[i], aux ? aux[i] : 0); });
 }
 
 // Support of m candidate keys in one group: support[i] = Σ_{j < k′} counts[j g + h_j(keys[i])].

@@ -15,6 +15,15 @@
 // (their last words differ unless their lengths, hence word counts, agree), so they collide for
 // at most m + 1 <= 18 values of k: probability <= 18/p < 2^-56 per pair.
 //
+// Bit prefixes (the methods "pem" and "treehist" over strings, whose levels add η bits, not
+// bytes): the first `bits` bits of x⊥, P(x) = the first bits of x (bytes read most significant
+// bit first; incomplete) when 8 len(x) >= bits, else x⊥ (complete). An incomplete prefix is hashed
+// as its ceil(bits/8) bytes with the bits past `bits` cleared, so a prefix of b symbols is the
+// prefix of 8b bits (string_pem's keys are these). Within one level every incomplete prefix has
+// the same byte count, so the argument above still bounds the collisions.
+// Bitstogram over strings (kind 1 groups of string_hh_privatize): bit t of the padded form of x,
+// its max_length bytes (zero-padded) then one byte holding len(x), most significant bit first.
+//
 // Client (one report per user, the whole ε on it): the level l is drawn from the SECRET generator
 // before the item is read, uniformly, or with public integer weights w_l (exact: a uniform
 // u < sum w, l = the first level whose cumulative weight exceeds u; no float), then a uniform index j < k′ into the PUBLIC pool of
@@ -34,6 +43,7 @@
 #include "dpnoise/exact/randomized_response.hpp"
 #include "dpnoise/exact/uniform.hpp"
 #include "dpnoise/ldp/hash_family64.hpp"
+#include "dpnoise/ldp/heavy_hitters.hpp"
 #include "dpnoise/parallel.hpp"
 #include "dpnoise/random/stream_fill.hpp"
 
@@ -60,23 +70,42 @@ struct StringPrefixHash {
         return s >= kPrime ? s - kPrime : s;
     }
 
-    // The key of the first b symbols of x⊥ (x: len bytes at p).
-    static uint64_t prefix_key(uint64_t k, const unsigned char* p, size_t len, size_t b) {
-        const bool complete = len < b;
-        const size_t m = complete ? len : b;
+    // The key of the first `bits` bits of x⊥ (x: len bytes at p; bits >= 1).
+    static uint64_t prefix_key_bits(uint64_t k, const unsigned char* p, size_t len, uint64_t bits) {
+        const bool complete = 8 * static_cast<uint64_t>(len) < bits;
+        const size_t m = complete ? len : static_cast<size_t>((bits + 7) / 8);
+        const unsigned rest = complete ? 0u : static_cast<unsigned>(bits % 8);  // bits kept of the last byte
         uint64_t h = 0;
         size_t i = 0;
-        for (; i + 4 <= m; i += 4) {
+        const size_t whole = rest ? m - 1 : m;  // bytes read as they are
+        for (; i + 4 <= whole; i += 4) {
             uint32_t w;
             std::memcpy(&w, p + i, 4);  // little-endian (static_assert below)
             h = add_mod(mul_mod(h, k), w);
         }
         if (i < m) {
             uint32_t w = 0;
-            for (size_t t = 0; i + t < m; ++t) w |= static_cast<uint32_t>(p[i + t]) << (8 * t);
+            for (size_t t = 0; i + t < m; ++t) {
+                uint32_t byte = p[i + t];
+                if (rest && i + t == m - 1) byte &= (0xFFu << (8 - rest)) & 0xFFu;
+                w |= byte << (8 * t);
+            }
             h = add_mod(mul_mod(h, k), w);
         }
         return add_mod(mul_mod(h, k), static_cast<uint32_t>(2 * m + (complete ? 1 : 0)));
+    }
+
+    // The key of the first b symbols of x⊥ (b >= 1): the prefix of 8b bits.
+    static uint64_t prefix_key(uint64_t k, const unsigned char* p, size_t len, size_t b) {
+        return prefix_key_bits(k, p, len, b > len ? 8 * static_cast<uint64_t>(len) + 1 : 8 * static_cast<uint64_t>(b));
+    }
+
+    // Bit t (most significant first) of x's max_length bytes, zero-padded, followed by len(x) as one byte.
+    static uint64_t padded_bit(const unsigned char* p, size_t len, size_t max_length, uint64_t t) {
+        const uint64_t byte = t / 8, shift = 7 - t % 8;
+        if (byte < len) return (p[byte] >> shift) & 1u;
+        if (byte < max_length) return 0;
+        return (static_cast<uint64_t>(len) >> shift) & 1u;
     }
 };
 
@@ -90,22 +119,50 @@ struct PackedStrings {
     size_t length(size_t i) const { return static_cast<size_t>(offsets[i + 1] - offsets[i]); }
 };
 
-// keys[i] = the key of the first prefix[i] symbols of item i's x⊥ (prefix[i] >= 1).
+// keys[i] = the key of the first prefix[i] symbols (bits: bits) of item i's x⊥ (prefix[i] >= 1).
 inline void string_prefix_keys(uint64_t hash_key, const PackedStrings& s, const int64_t* prefix, uint64_t* keys,
-                               unsigned threads) {
+                               unsigned threads, bool bits = false) {
     StringPrefixHash::check_key(hash_key);
     constexpr size_t kBlock = size_t{1} << 14;
     parallel_tasks((s.n + kBlock - 1) / kBlock, threads, [&](size_t blk) {
         const size_t end = std::min(s.n, (blk + 1) * kBlock);
         for (size_t i = blk * kBlock; i < end; ++i)
-            keys[i] = StringPrefixHash::prefix_key(hash_key, s.at(i), s.length(i), static_cast<size_t>(prefix[i]));
+            keys[i] = bits ? StringPrefixHash::prefix_key_bits(hash_key, s.at(i), s.length(i), static_cast<uint64_t>(prefix[i]))
+                           : StringPrefixHash::prefix_key(hash_key, s.at(i), s.length(i), static_cast<size_t>(prefix[i]));
     });
 }
 
-// Clients: out_levels[i], indices[i], values[i] for item i. levels[l] = b_l (strictly
-// increasing, >= 1); cumulative: empty (uniform levels) or cumulative[l] = w_0 + ... + w_l for
-// integer weights w_l >= 1 (strictly increasing, one per level, total < 2^62); pool: 4 words
-// per seed, k_prime <= pool_size seeds used.
+// Clients of the heavy-hitters methods over strings (hh_clients: secret group, pool index,
+// exact g-ary randomized response). Group kinds: 0, the key of the first `shift` bits of x⊥
+// (shift >= 1: prefix levels, and a whole string with shift > 8 max_length); 1, the key
+// 2 aux[i] + padded_bit(x, shift) (Bitstogram; shift < 8 (max_length + 1), aux the public bucket).
+template <class Family>
+void string_hh_privatize(Family& family, const exact::RandomizedResponseKernel& kernel,
+                         const std::vector<HeavyHitterGroup>& groups, const uint64_t* pool, uint64_t pool_size,
+                         uint64_t hash_key, uint64_t max_length, const PackedStrings& s, const uint64_t* aux,
+                         int64_t* out_groups, int64_t* indices, int64_t* values, unsigned threads) {
+    HeavyHitters::check_weights(groups, pool_size);
+    StringPrefixHash::check_key(hash_key);
+    for (const auto& gr : groups) {
+        if (gr.kind > 1) throw std::invalid_argument("group kind must be 0 (bit prefix) or 1 (padded bit)");
+        if (gr.kind == 0 && gr.shift == 0) throw std::invalid_argument("prefix groups must have at least 1 bit");
+        if (gr.kind == 1 && (gr.shift >= 8 * (max_length + 1) || !aux))
+            throw std::invalid_argument("bit groups need aux and a bit below 8 (max_length + 1)");
+    }
+    for (size_t i = 0; i < s.n; ++i)
+        if (s.length(i) > max_length) throw std::invalid_argument("items must be at most max_length bytes");
+    hh_clients(family, kernel, groups, pool, s.n, out_groups, indices, values, threads,
+               [hash_key, max_length, &s, aux](const HeavyHitterGroup& gr, size_t i) {
+                   return gr.kind == 0 ? StringPrefixHash::prefix_key_bits(hash_key, s.at(i), s.length(i), gr.shift)
+                                       : (aux[i] << 1) | StringPrefixHash::padded_bit(s.at(i), s.length(i),
+                                                                                     static_cast<size_t>(max_length), gr.shift);
+               });
+}
+
+// string_pem's clients: levels[l] = b_l symbols (strictly increasing, >= 1); cumulative: empty
+// (uniform levels) or cumulative[l] = w_0 + ... + w_l for integer weights w_l >= 1 (strictly
+// increasing, one per level, total < 2^62); pool: 4 words per seed, k_prime <= pool_size seeds used.
+// The level of b symbols is the group of kind 0 over 8b bits (same keys, same draws).
 template <class Family>
 void string_pem_privatize(Family& family, const exact::RandomizedResponseKernel& kernel,
                           const std::vector<uint64_t>& levels, const std::vector<uint64_t>& cumulative,
@@ -114,8 +171,8 @@ void string_pem_privatize(Family& family, const exact::RandomizedResponseKernel&
                           unsigned threads) {
     if (levels.empty()) throw std::invalid_argument("levels must not be empty");
     for (size_t l = 0; l < levels.size(); ++l)
-        if (levels[l] == 0 || (l && levels[l] <= levels[l - 1]))
-            throw std::invalid_argument("levels must be strictly increasing prefix lengths >= 1");
+        if (levels[l] == 0 || (l && levels[l] <= levels[l - 1]) || levels[l] > (uint64_t{1} << 28))
+            throw std::invalid_argument("levels must be strictly increasing prefix lengths in [1, 2^28]");
     if (!cumulative.empty()) {
         if (cumulative.size() != levels.size())
             throw std::invalid_argument("level weights must have one entry per level");
@@ -125,29 +182,12 @@ void string_pem_privatize(Family& family, const exact::RandomizedResponseKernel&
         if (cumulative.back() >= (uint64_t{1} << 62)) throw std::invalid_argument("level weights must sum below 2^62");
     }
     if (k_prime == 0 || k_prime > pool_size) throw std::invalid_argument("k_prime must be in [1, pool size]");
-    StringPrefixHash::check_key(hash_key);
-    const uint64_t g = kernel.k;
-    HashFamily64::check_buckets(g);
-    const uint64_t L = levels.size();
-    const uint64_t* lv = levels.data();
-    const uint64_t* cum = cumulative.empty() ? nullptr : cumulative.data();
-    const uint64_t total = cum ? cumulative.back() : L;
-    constexpr size_t kPerStream = size_t{1} << 16;  // reproducibility unit of the clients
-    random::for_each_chunk<kPerStream>(
-        family, s.n, threads,
-        [&kernel, lv, cum, L, total, pool, k_prime, hash_key, s, out_levels, indices, values, g](
-            auto& bits, size_t begin, size_t end) {
-            for (size_t i = begin; i < end; ++i) {
-                const uint64_t u = exact::uniform_below(bits, total);  // the level first: independent of x
-                const uint64_t l = cum ? static_cast<uint64_t>(std::upper_bound(cum, cum + L, u) - cum) : u;
-                const uint64_t j = exact::uniform_below(bits, k_prime);
-                const uint64_t key = StringPrefixHash::prefix_key(hash_key, s.at(i), s.length(i), lv[l]);
-                const uint64_t h = HashFamily64::bucket(HashFamily64::seed(pool + 4 * j), key, g);
-                out_levels[i] = static_cast<int64_t>(l);
-                indices[i] = static_cast<int64_t>(j);
-                values[i] = kernel.respond(bits, static_cast<int64_t>(h));
-            }
-        });
+    std::vector<HeavyHitterGroup> groups;
+    for (size_t l = 0; l < levels.size(); ++l)
+        groups.push_back(HeavyHitterGroup{cumulative.empty() ? l + 1 : cumulative[l], 0,
+                                          static_cast<uint32_t>(8 * levels[l]), k_prime});
+    string_hh_privatize(family, kernel, groups, pool, pool_size, hash_key, UINT64_MAX / 16, s, nullptr, out_levels,
+                        indices, values, threads);
 }
 
 }  // namespace dpnoise::ldp

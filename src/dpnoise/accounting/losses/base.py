@@ -285,6 +285,7 @@ def loss_from_dict(data: Dict[str, Any]) -> PrivacyLoss:
     ----------
     data : dict
         ``{"type": class name, field: value, ...}``; nested losses (``PoissonSampled.loss``,
+        ``WithinTotalVariation.loss``,
         ``Parallel.losses``) are dicts of the same form.
 
     Returns
@@ -305,7 +306,7 @@ def loss_from_dict(data: Dict[str, Any]) -> PrivacyLoss:
     if name not in _REGISTRY:
         raise ValueError(f"unknown privacy-loss type {name!r}")
     try:
-        if name == "PoissonSampled":
+        if name in ("PoissonSampled", "WithinTotalVariation"):
             if "loss" not in data:
                 raise ValueError("missing the field 'loss'")
             data["loss"] = loss_from_dict(data["loss"])

@@ -2,14 +2,17 @@
 the states tree-merged, loaded at the driver.
 
 Two ways in: Parquet files (a path, paths, or a DataFrame that is a plain Parquet scan) are
-read by the executors with pyarrow, row group by row group (_parquet.py); any other DataFrame
-goes through ``mapInArrow`` over its report fields as flat columns."""
+read by the executors with pyarrow, row group by row group (_parquet.py). Any other DataFrame is
+counted by Spark itself when the state is a small count table over the report fields
+(_count_table.py), else goes through ``mapInArrow`` over its report fields as flat columns."""
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 from typing import Any, Callable, Iterable, List, Optional, Tuple  # noqa: F401
 
+from . import _count_table as count_table
 from ._checks import check_on_malformed, check_report_column
 from ._jobs import catchable, raise_task_error, run_job, task_error
 from ._parquet import deal, list_pieces, local_files, plain_parquet_files
@@ -101,8 +104,11 @@ class _Merger:
 
 class SparkAggregate:
     """What :func:`aggregate_reports` found besides the aggregator: ``malformed`` rows (counted,
-    never silently dropped), ``rows`` seen, ``partitions`` (tasks), and ``source``:
-    ``"parquet"`` (row groups read by the executors with pyarrow) or ``"dataframe"``.
+    never silently dropped), ``rows`` seen, ``partitions`` (tasks), ``source``:
+    ``"parquet"`` (row groups read by the executors with pyarrow) or ``"dataframe"``, and
+    ``route``: ``"pyarrow"`` (Parquet row groups), ``"count_table"`` (Spark counted the reports
+    per distinct report value; only the counts came back) or ``"map_in_arrow"`` (the rows went
+    to Python workers as Arrow batches).
 
     Parameters
     ----------
@@ -110,14 +116,18 @@ class SparkAggregate:
         The counts above.
     source : {"dataframe", "parquet"}, default "dataframe"
         Where the reports were read.
+    route : {"map_in_arrow", "count_table", "pyarrow"}, default "map_in_arrow"
+        How they were aggregated.
     """
 
-    def __init__(self, malformed: int, rows: int, partitions: int, source: str = "dataframe") -> None:
+    def __init__(self, malformed: int, rows: int, partitions: int, source: str = "dataframe",
+                 route: str = "map_in_arrow") -> None:
         self.malformed, self.rows, self.partitions, self.source = malformed, rows, partitions, source
+        self.route = route
 
     def __repr__(self) -> str:
         return (f"SparkAggregate(rows={self.rows}, malformed={self.malformed}, partitions={self.partitions}, "
-                f"source={self.source!r})")
+                f"source={self.source!r}, route={self.route!r})")
 
 
 def _parquet_task(make: Callable[[], Any], column: Optional[str], columns: List[str]) -> Callable[[Any], Any]:
@@ -187,7 +197,11 @@ def aggregate_reports(source: Any, column: Optional[str], oracle: Any, *, on_mal
         Parquet files/directories of reports (``reports_table`` + ``pyarrow.parquet``, or
         ``df.write.parquet``). Parquet input -- paths, or a DataFrame that is a plain scan
         ``spark.read.parquet(...)`` -- is read by the executors with pyarrow, row group by row
-        group (no JVM -> Python conversion); any other DataFrame goes through ``mapInArrow``.
+        group (no JVM -> Python conversion). Any other DataFrame: when the aggregator's state
+        is a count table over at most 2^15 report values (e.g. GRR with d <= 32,768, HCMS with
+        hashes x width <= 16,384), Spark counts the reports per value and only those counts
+        reach the driver; otherwise it goes through ``mapInArrow``. ``agg.spark.route`` says
+        which.
     column : str or None
         The struct column of the reports (``"report"``), or None when the report fields are
         top-level columns.
@@ -262,6 +276,15 @@ def aggregate_reports(source: Any, column: Optional[str], oracle: Any, *, on_mal
         task = _parquet_task(oracle_factory(oracle), column, columns)
         rdd = sc.parallelize(dealt, len(dealt)).mapPartitions(task)
         partitions, source_kind = len(dealt), "parquet"
+    elif count_table.eligible(oracle):
+        # the state is a count table over the report fields: Spark counts, no row enters Python
+        keys, counts, tasks_run = run_job(f"aggregating {what}", lambda: count_table.count_keys(df, column, oracle))
+        agg, malformed, rows = count_table.fold(oracle, keys, counts)
+        if rows == 0:
+            raise ValueError(f"{what}: the DataFrame is empty, there are no reports to aggregate")
+        _raise_malformed(what, malformed, rows, on_malformed)
+        agg.spark = SparkAggregate(malformed, rows, tasks_run, "dataframe", "count_table")
+        return agg
     else:
         states = _dataframe_states(df, column, oracle)
         # (planning a DataFrame with a shuffle runs its first stages under adaptive execution)
@@ -270,14 +293,39 @@ def aggregate_reports(source: Any, column: Optional[str], oracle: Any, *, on_mal
         if partitions == 0:
             raise ValueError(f"{what}: the DataFrame is empty, there are no reports to aggregate")
         rdd = states.rdd.map(lambda r: (bytes(r[0]), int(r[1]), int(r[2]), str(r[3] or "")))
-    partial = run_job(f"aggregating {what}", lambda: rdd.treeReduce(merger, depth=depth))
+    with _large_arrow_batches(spark if df is None else df.sparkSession):
+        partial = run_job(f"aggregating {what}", lambda: rdd.treeReduce(merger, depth=depth))
     state, malformed, rows, error = partial
     raise_task_error(error, what)
     if rows == 0:
         raise ValueError(f"{what}: the DataFrame is empty, there are no reports to aggregate")
+    _raise_malformed(what, malformed, rows, on_malformed)
+    agg = merger.load(state)
+    agg.spark = SparkAggregate(malformed, rows, partitions, source_kind,
+                               "pyarrow" if source_kind == "parquet" else "map_in_arrow")
+    return agg
+
+
+#: rows per Arrow batch handed to mapInArrow at least (Spark's default 10,000 makes the per-batch
+#: Python overhead dominate; 2^18 rows of flat report fields are a few MB)
+_MIN_ARROW_BATCH = 1 << 18
+
+
+@contextlib.contextmanager
+def _large_arrow_batches(spark: Any) -> Any:
+    """``spark.sql.execution.arrow.maxRecordsPerBatch`` raised to :data:`_MIN_ARROW_BATCH` for
+    one job (a session's larger setting is kept), restored afterwards."""
+    key = "spark.sql.execution.arrow.maxRecordsPerBatch"
+    before = spark.conf.get(key)
+    try:
+        if 0 < int(before) < _MIN_ARROW_BATCH:  # zero or less: no limit
+            spark.conf.set(key, str(_MIN_ARROW_BATCH))
+        yield
+    finally:
+        spark.conf.set(key, before)
+
+
+def _raise_malformed(what: str, malformed: int, rows: int, on_malformed: str) -> None:
     if malformed and on_malformed == "raise":
         raise ValueError(f"{what}: {malformed} of {rows} report rows are malformed (null, wrong length or out of "
                          "the protocol's range); fix them or pass on_malformed='skip'")
-    agg = merger.load(state)
-    agg.spark = SparkAggregate(malformed, rows, partitions, source_kind)
-    return agg

@@ -1,5 +1,6 @@
-"""Local-DP heavy hitters over huge domains (32/64-bit IDs, short strings): PEM, TreeHist and
-Bitstogram, built on fast-local-hashing frequency oracles over 64-bit keys.
+"""Local-DP heavy hitters over huge domains (32/64-bit IDs, str/bytes of up to 255 bytes found
+exactly with no dictionary): PEM, TreeHist, Bitstogram and string_pem, built on fast-local-hashing
+frequency oracles over 64-bit keys.
 
     hh = dpnoise.ldp.HeavyHitters("pem", epsilon=4.0, item_bits=32)
     reports = hh.client().privatize(items)

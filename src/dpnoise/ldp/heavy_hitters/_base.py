@@ -21,21 +21,23 @@ from __future__ import annotations
 import math
 import secrets
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, ClassVar, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from ... import _core
+from ..._release import constant_time as _ct
 from ..._validate import check_threads, integer
 from ...bit_generator import PublicStream
 from ...generator import Generator
 from .. import _wire
 from .._aggregator import Z95, Aggregator, HeavyHitter, count_into
-from .._protocol import Client, Configuration, native, refuse_constant_time
+from .._protocol import Client, Configuration, native
 from .._reports import Reports
 from .._schema import PER_USER, ReportField, check_arrays
 from ..local_hashing import local_hashing_pq, local_hashing_variance, optimal_buckets, pool_variance
-from ._items import ItemCodec
+from ._items import MAX_ITEM_BITS, ItemCodec, _count
+from ._strings import _pack_rows, _StringCodec, bit_prefix_keys, complete_keys, find_by_bit_prefixes, prefix_hash_key
 
 POOL_STREAM = 0x48485031      # "HHP1": the public pool, seed j = words 4j .. 4j+3
 MAX_POOL = 1 << 20
@@ -52,13 +54,6 @@ class Group:
     kind: int
     shift: int
     k_prime: int
-
-
-def _count(value: Any, name: str, lo: int, hi: int) -> int:
-    v = integer(value, name)
-    if not lo <= v <= hi:
-        raise ValueError(f"{name} must be in [{lo}, {hi}], got {v}")
-    return v
 
 
 def _check_ranges(pr: "HHProtocol", data: Dict[str, np.ndarray], n: int) -> None:
@@ -267,7 +262,9 @@ class HHAggregator(Aggregator):
         pr = self.protocol
         keys = pr.codec.encode(items)
         if self.n == 0:
-            return np.zeros(keys.size), np.zeros(keys.size)
+            return np.zeros(keys.shape[0]), np.zeros(keys.shape[0])
+        if pr.strings and all(gr.kind == 0 for gr in pr.groups):  # PEM/TreeHist over strings: as top() does
+            return pr.pooled_estimates(self, keys, [gr.shift for gr in pr.groups], pr.groups[-1].k_prime)
         l = pr._item_group()
         try:
             return pr.group_estimates(self, l, pr._group_keys(l, keys))
@@ -298,15 +295,23 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
     item_type : {"int", "str", "bytes"}, optional
         The items' type (strings and bytes up to ``max_length`` bytes).
     max_length : int, optional
-        The longest string or bytes item.
+        The longest string or bytes item, in [1, 255]. Up to 8 bytes, items are read as
+        8·max_length-bit integers (0.4.0's form: no NUL byte). Above 8 bytes (``item_type``
+        "str" by default, or "bytes"), items are byte strings with any bytes (UTF-8, embedded and trailing NUL),
+        found exactly with no dictionary (docs/heavy_hitters.md, "Long strings"); a longer item
+        is refused with a ValueError naming ``items`` and ``max_length``.
     long_items : {"refuse", "hash"}, default "refuse"
-        What a longer item does: refused, or hashed (then name candidates to the aggregator).
+        What a longer item does: refused, or hashed (then name candidates to the aggregator;
+        max_length <= 8 only).
     k : int, default 10
         Heavy hitters wanted, in [1, 2^16].
     g : int, optional
         Hash buckets, in [2, 2^16] (default round(e^ε + 1), at most 256).
     pool_key : int, optional
         The PUBLIC key of the hash pool, in [0, 2^256) (default: fresh and random).
+    constant_time : bool, default False
+        Integer keys only (integers, str/bytes of at most 8 bytes): the client's keep/flip by
+        the constant-time randomized-response kernel; loss ApproxDP(ε, (1 + e^ε)·2^-64).
     **options
         The method's own options (docs/heavy_hitters.md).
 
@@ -316,7 +321,8 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
         For an option the method does not take.
     ValueError
         For an argument out of range, a state above 2^26 counters, or ``constant_time=True``
-        (supported by the frequency oracles "grr", "olh", "flh" and "sue" only).
+        where the client's time would depend on the item (str/bytes of more than 8 bytes,
+        string_pem) or ε leaves no (ε, δ) guarantee with it.
     """
 
     _state_magic = _wire.HEAVY_HITTERS_STATE
@@ -328,12 +334,15 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
                      ReportField("indices", PER_USER, np.int64),  # below its group's k′: _extra_row_mask
                      ReportField("values", PER_USER, np.int64, bound=lambda p: p.g))
     example_options: ClassVar[Dict[str, Any]] = {"k_prime": 256}
+    #: ``constant_time=True`` (integer keys: the client's key is a shift and a multiply-based hash,
+    #: and its keep/flip the constant-time randomized-response kernel); string_pem refuses it
+    constant_time_option: ClassVar[bool] = True
 
     def __init__(self, epsilon: float, item_bits: Any = None, *, item_type: Optional[str] = None,
                  max_length: Any = None, long_items: str = "refuse", k: Any = 10, g: Any = None,
                  pool_key: Any = None, **options: Any) -> None:
         self._init_epsilon(epsilon)
-        self.codec = ItemCodec(item_type, item_bits, max_length, long_items)
+        self.codec: Any = _codec(item_type, item_bits, max_length, long_items)
         self.k = _count(k, "k", 1, 1 << 16)
         # g = round(e^ε + 1) (Wang et al. 2017, Eq. 11), at most 256 by default so that the state
         # (k′ x g counters per group) stays bounded at large ε; the variance this costs is far below
@@ -346,10 +355,21 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
             raise ValueError("pool_key must be in [0, 2^256)")
         self.pool_key = key
         self.groups: List[Group] = []
-        refuse_constant_time(options.pop("constant_time", False), f"heavy-hitters method {self.name!r}")
+        constant_time = options.pop("constant_time", False)
+        if _ct.check_flag(constant_time) and (not self.constant_time_option or self.strings):
+            raise ValueError(f"constant_time=True is not supported by heavy-hitters method {self.name!r}"
+                             + (" over str/bytes items of more than 8 bytes" if self.strings else "")
+                             + " (a string's prefix hash takes time that depends on its length); it is supported "
+                             "by 'pem', 'treehist' and 'bitstogram' over integers and str/bytes of at most 8 "
+                             "bytes, and by the frequency oracles 'grr', 'olh', 'flh', 'sue'")
+        if self.strings:
+            self.hash_key = prefix_hash_key(self.pool_key)
         self.options: Dict[str, Any] = self._setup(dict(options))
         if options.keys() - self.options.keys():
             raise TypeError(f"method {self.name!r} takes no option {sorted(options.keys() - self.options.keys())[0]!r}")
+        if constant_time:  # recorded only when True: older blobs and params keep matching
+            self.options["constant_time"] = True
+            self.privacy_loss()  # ValueError now (not at a client) when ε leaves no (ε, δ) guarantee
         cells = sum(gr.k_prime for gr in self.groups) * self.g
         if cells > MAX_STATE:
             raise ValueError(f"the aggregator would keep {cells} counters (more than 2^26); use a smaller k_prime")
@@ -371,8 +391,10 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
         """The group whose key is the whole item (default: the last)."""
         return len(self.groups) - 1
 
-    def _group_keys(self, l: int, items: np.ndarray) -> np.ndarray:
-        """The keys of group l for ``items`` (uint64)."""
+    def _group_keys(self, l: int, items: Any) -> np.ndarray:
+        """The keys of group l for ``items`` (uint64; for strings, group l reports whole items)."""
+        if self.strings:
+            return complete_keys(items, self.hash_key, 1)
         gr = self.groups[l]
         x = np.ascontiguousarray(items, dtype=np.uint64)
         return x >> np.uint64(gr.shift)
@@ -422,6 +444,17 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
         return self.codec.item_bits
 
     @property
+    def strings(self) -> bool:
+        """Items are byte strings of more than 8 bytes (not integers of item_bits)."""
+        return isinstance(self.codec, _StringCodec)
+
+    @property
+    def key_bits(self) -> int:
+        """B: the bits the method spells out: item_bits for integers; for strings 8 (max_length
+        + 1), the bytes of x⊥ (prefix methods) or the padded bytes and the length byte (Bitstogram)."""
+        return 8 * (self.codec.max_length + 1) if self.strings else self.item_bits
+
+    @property
     def pool(self) -> np.ndarray:
         """The public hash seeds, uint64 (size, 4): row j = (a_lo, a_hi, b_lo, b_hi)."""
         if self._pool is None:
@@ -444,8 +477,11 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
 
     def privacy_loss(self) -> Any:
         """Each user sends one report, ε-LDP: PureDP(ε) per user (its group is chosen
-        independently of the item, so it reveals nothing)."""
-        return super().privacy_loss()
+        independently of the item, so it reveals nothing). With ``constant_time=True``
+        ApproxDP(ε, (1 + e^ε)·2^-64): one constant-time randomized-response draw per report
+        (_release/constant_time.py)."""
+        loss = super().privacy_loss()
+        return _ct.loss(loss, 1) if self.options.get("constant_time") else loss
 
     def aggregator(self, candidates: Optional[Sequence[Any]] = None, *, threads: Any = None) -> HHAggregator:  # type: ignore[override]
         """An empty aggregator; ``candidates`` names items the protocol cannot spell out itself
@@ -471,12 +507,45 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
     def _encode(self, items: Any) -> np.ndarray:
         return self.codec.encode(items)
 
-    def _privatize(self, rng: Generator, x: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
+    def _privatize(self, rng: Generator, x: Any, threads: int) -> Dict[str, np.ndarray]:
         groups = [(sum(gr.weight for gr in self.groups[:i + 1]), gr.kind, gr.shift, gr.k_prime)
                   for i, gr in enumerate(self.groups)]
+        if self.strings:  # group kinds: 0 = a prefix of `shift` bits of x⊥, 1 = padded bit `shift` (string_pem.hpp)
+            gr_, j, v = _core.ldp.string_hh_privatize(native(rng), x.data, x.offsets, self._aux(x), groups, self.pool,
+                                                      self.hash_key, self.codec.max_length, self.g,
+                                                      self.gamma.numerator, self.gamma.denominator, threads)
+            return {"groups": gr_, "indices": j, "values": v}
+        if self.options.get("constant_time"):
+            return self._privatize_constant_time(rng, x, threads)
         gr_, j, v = _core.ldp.hh_privatize(native(rng), x, self._aux(x), groups, self.pool, self.g, self.gamma.numerator,
                                        self.gamma.denominator, threads)
         return {"groups": gr_, "indices": j, "values": v}
+
+    def _privatize_constant_time(self, rng: Generator, x: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
+        """hh_privatize's report law with a constant-time keep/flip: the group l (probability
+        weight_l / W) and the pool index j < k′_l drawn uniformly first (public in the report,
+        independent of the item), then every user's key computed by both kinds' formulas
+        (shifts, masks: no branch on the item), the bucket h_j(key) (a fixed sequence of
+        multiplies, shifts and xors, hash_family64.hpp) and exact g-ary randomized response by
+        the constant-time kernel (docs/security.md)."""
+        n = x.shape[0]
+        cum = np.cumsum([gr.weight for gr in self.groups])
+        groups = np.searchsorted(cum, np.asarray(rng.integers(0, int(cum[-1]), size=n, threads=threads)), side="right")
+        kp = np.array([gr.k_prime for gr in self.groups], dtype=np.int64)[groups]
+        j = np.zeros(n, dtype=np.int64)
+        for k in np.unique(kp):  # a uniform index below each group's k′ (groups sharing one k′ together)
+            sel = kp == k
+            j[sel] = rng.integers(0, int(k), size=int(sel.sum()), threads=threads)
+        shift = np.array([gr.shift for gr in self.groups], dtype=np.uint64)[groups]
+        kind = np.array([gr.kind for gr in self.groups], dtype=np.uint64)[groups]
+        aux = self._aux(x)
+        aux = np.zeros(n, dtype=np.uint64) if aux is None else np.asarray(aux, dtype=np.uint64)
+        bit_key = (aux << np.uint64(1)) | ((x >> shift) & np.uint64(1))
+        keys = (x >> shift) * (np.uint64(1) - kind) + bit_key * kind  # HeavyHitters::key, both kinds computed
+        buckets = _core.ldp.hh_hash(self.pool, j, keys, self.g)
+        values = _core.randomized_response_constant_time(native(rng), buckets, self.g, self.gamma.numerator,
+                                                         self.gamma.denominator, threads)
+        return {"groups": groups.astype(np.int64), "indices": j, "values": np.asarray(values, dtype=np.int64)}
 
     def _extra_row_mask(self, data: Dict[str, np.ndarray], n: int) -> np.ndarray:
         gr = np.clip(data["groups"], 0, len(self.groups) - 1)
@@ -525,22 +594,116 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
         _EmptyGroup
             When group l has no reports yet.
         """
-        keys = np.ascontiguousarray(keys, dtype=np.uint64)
-        counts = agg._state[f"counts_{l:03d}"]
         n_l = int(agg.group_sizes()[l])
-        n = agg.n
         if n_l == 0:
             raise _EmptyGroup(l)
+        return self.count_estimates(agg, agg._state[f"counts_{l:03d}"], n_l, keys, self.groups[l].k_prime)
+
+    def count_estimates(self, agg: HHAggregator, counts: np.ndarray, users: int, keys: np.ndarray,
+                        k_prime: int) -> Tuple[np.ndarray, np.ndarray]:
+        """:meth:`group_estimates` for FLH counts (k′ x g) reported by ``users`` >= 1 users (one
+        group, or the sum of the levels where string keys are complete).
+
+        Parameters
+        ----------
+        agg : HHAggregator
+            The aggregator (n, threads).
+        counts : numpy.ndarray of int64
+            (k_prime, g) counts.
+        users : int
+            The reports those counts hold.
+        keys : numpy.ndarray of uint64
+            The keys to estimate.
+        k_prime : int
+            The pool indices the counts use.
+
+        Returns
+        -------
+        tuple of (numpy.ndarray, numpy.ndarray)
+            float64 estimates among all n users and their variances.
+        """
+        n = agg.n
         p, q, d = self._pq()
-        support = _core.ldp.hh_support(counts, self.pool, keys, agg.threads).astype(np.float64)
-        est_l = (support - n_l * q) / d
-        scale = n / n_l
-        c_l = np.clip(est_l, 0, n_l)
+        support = _core.ldp.hh_support(counts, self.pool, np.ascontiguousarray(keys, dtype=np.uint64),
+                                       agg.threads).astype(np.float64)
+        est_l = (support - users * q) / d
+        scale = n / users
+        c_l = np.clip(est_l, 0, users)
         c = np.clip(est_l * scale, 0, n)
-        sampling = n_l * (c / n) * (1 - c / n) * (n - n_l) / max(n - 1, 1)
-        var_l = (local_hashing_variance(self.gamma, self.g, n_l, c_l)
-                 + pool_variance(c_l, self.g, self.groups[l].k_prime) + sampling)
+        sampling = users * (c / n) * (1 - c / n) * (n - users) / max(n - 1, 1)  # hypergeometric
+        var_l = local_hashing_variance(self.gamma, self.g, users, c_l) + pool_variance(c_l, self.g, k_prime) + sampling
         return est_l * scale, var_l * scale ** 2
+
+    def pooled_estimates(self, agg: HHAggregator, packed: Any, level_bits: Sequence[int],
+                         k_prime: int) -> Tuple[np.ndarray, np.ndarray]:
+        """Estimates of whole strings from prefix levels of ``level_bits`` bits: a string of λ
+        bytes is complete, with one key, at every level of b_l > 8λ bits, so it is estimated
+        (:meth:`count_estimates`) from the counts of those levels added together.
+
+        Parameters
+        ----------
+        agg : HHAggregator
+            The aggregator, with at least one report.
+        packed : _PackedStrings
+            The strings.
+        level_bits : sequence of int
+            b_l per group, increasing, the last above 8 max_length.
+        k_prime : int
+            The levels' shared k′.
+
+        Returns
+        -------
+        tuple of (numpy.ndarray, numpy.ndarray)
+            Estimates among all users and their variances.
+
+        Raises
+        ------
+        ValueError
+            When the levels that estimate an item have no reports yet.
+        """
+        est, var = np.zeros(packed.shape[0]), np.zeros(packed.shape[0])
+        if not packed.shape[0]:
+            return est, var
+        keys = complete_keys(packed, self.hash_key, agg.threads)
+        first = np.searchsorted(np.asarray(level_bits), 8 * packed.lengths, side="right")  # first b_l > 8λ
+        sizes = agg.group_sizes()
+        pooled, users = np.zeros_like(agg._state["counts_000"]), 0
+        for lvl in range(len(level_bits) - 1, int(first.min()) - 1, -1):
+            pooled += agg._state[f"counts_{lvl:03d}"]
+            users += int(sizes[lvl])
+            sel = np.flatnonzero(first == lvl)
+            if sel.size:
+                if users == 0:
+                    raise ValueError("too few reports: the levels that estimate these items have none yet")
+                est[sel], var[sel] = self.count_estimates(agg, pooled, users, keys[sel], k_prime)
+        return est, var
+
+    def _find_string_prefixes(self, agg: HHAggregator, select: Callable[[np.ndarray, np.ndarray], np.ndarray]
+                              ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """PEM/TreeHist over strings: prefix extension over the bits of x⊥, group l reporting
+        prefixes of ``groups[l].shift`` bits (_strings.find_by_bit_prefixes). A complete
+        string found at level l is estimated from the counts of the levels >= l pooled (its key
+        is the same in all of them)."""
+        L = len(self.groups)
+        sizes = agg.group_sizes()
+        level = [agg._state[f"counts_{l:03d}"] for l in range(L)]
+        pooled = {"level": 0, "counts": sum(level[1:], level[0].copy()), "users": agg.n}
+        _, q, d = self._pq()
+
+        def estimate(lvl: int, rows: np.ndarray, bits: int, complete: bool) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+            while pooled["level"] < lvl:  # levels are visited in order: drop the ones passed
+                pooled["counts"] -= level[pooled["level"]]
+                pooled["users"] -= int(sizes[pooled["level"]])
+                pooled["level"] += 1
+            counts, users = (pooled["counts"], pooled["users"]) if complete else (level[lvl], int(sizes[lvl]))
+            m = rows.shape[0]
+            if m == 0 or users == 0:
+                return np.zeros(m), np.zeros(m), np.full(m, np.inf)
+            keys = bit_prefix_keys(_pack_rows(rows), bits, self.hash_key, agg.threads)
+            est, var = self.count_estimates(agg, counts, users, keys, self.groups[lvl].k_prime)
+            return est, var, np.full(m, (agg.n / users) * math.sqrt(users * q * (1 - q)) / d)  # stderr of an empty key
+
+        return find_by_bit_prefixes([gr.shift for gr in self.groups], self.codec.max_length, estimate, select)
 
     def __repr__(self) -> str:
         extra = "".join(f", {k}={v!r}" for k, v in self.options.items())
@@ -549,6 +712,21 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
 
 
 HHClient = Client
+
+
+def _codec(item_type: Any, item_bits: Any, max_length: Any, long_items: Any) -> Any:
+    """ItemCodec (integers, and str/bytes of at most 8 bytes: 0.4.0's encoding, unchanged), or
+    _StringCodec for str/bytes of max_length > 8 bytes (item_type "str" by default, or "bytes";
+    issue 22: every method takes strings up to max_length = 64 bytes)."""
+    if item_type in (None, "str", "bytes") and max_length is not None and \
+            integer(max_length, "max_length") > MAX_ITEM_BITS // 8:
+        if item_bits is not None:
+            raise TypeError("item_bits applies to integer items and max_length <= 8: longer str/bytes items are "
+                            "bounded by max_length")
+        if long_items != "refuse":
+            raise ValueError("long_items='hash' applies to max_length <= 8 only: longer items are refused")
+        return _StringCodec("str" if item_type is None else item_type, None, max_length)
+    return ItemCodec(item_type, item_bits, max_length, long_items)
 
 
 def methods() -> List[str]:

@@ -28,6 +28,14 @@ LONG_ITEM_KEY = b"dpnoise.ldp.heavy_hitters.long-items.v1"  # public BLAKE2b key
 MAX_ITEM_BITS = 64
 
 
+def _count(value: Any, name: str, lo: int, hi: int) -> int:
+    """An integer argument in [lo, hi]; TypeError/ValueError naming it."""
+    v = integer(value, name)
+    if not lo <= v <= hi:
+        raise ValueError(f"{name} must be in [{lo}, {hi}], got {v}")
+    return v
+
+
 def long_item_digest(data: bytes, length: int) -> bytes:
     """The keyed hash of an item longer than ``length`` bytes: BLAKE2b with the public key
     ``LONG_ITEM_KEY`` and a digest of ``length`` bytes.
@@ -69,7 +77,8 @@ class ItemCodec:
             if max_length is not None:
                 length = integer(max_length, "max_length")
                 if not 1 <= length <= MAX_ITEM_BITS // 8:
-                    raise ValueError(f"max_length must be in [1, 8] bytes (items are at most 64 bits), got {length}")
+                    raise ValueError(f"max_length must be in [1, 8] bytes for items read as integers (pass item_type='str' "
+                                     f"or 'bytes' for byte strings of up to 255 bytes), got {length}")
                 if item_bits is not None and integer(item_bits, "item_bits") != 8 * length:
                     raise ValueError(f"item_bits ({item_bits}) must be 8 * max_length ({8 * length})")
                 bits = 8 * length

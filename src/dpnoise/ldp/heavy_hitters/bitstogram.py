@@ -14,6 +14,15 @@ or mixed bucket gives noise, which does so with probability 1/T), then estimated
 candidate oracle. Per-bit oracle: FLH, not Hadamard or Z (their ±1 reports have about 14x the
 variance of OLH/FLH at ε = 4; with g = 2, 1-bit reports everywhere, recall fell from 1.00 to 0.26:
 docs/heavy_hitters.md).
+
+Str/bytes items of more than 8 bytes (``max_length`` = M in [9, 255]), a string-aware codec: the
+bucket is t(key(x)), key(x) the keyed polynomial hash of the whole string (string_pem.hpp); the
+candidate oracle reports key(x); bit j of x is bit j (most significant first) of its B = 8 (M + 1)
+-bit padded form, its M bytes zero-padded then one byte holding len(x). The server reads each
+bucket's padded form bit by bit as above, keeps it when its length byte is at most M, the bytes
+past that length are zero and the string hashes back to the bucket, and so recovers the exact
+bytes (any bytes: UTF-8, NULs). Default T = 16384 for strings (the B = 8 (M + 1) bit oracles
+make the server's support pass B/64 times as long as for 64-bit integers).
 """
 from __future__ import annotations
 
@@ -24,9 +33,11 @@ import numpy as np
 from ... import _core
 from ...bit_generator import PublicStream
 from ._base import Group, HHProtocol, _count
+from ._strings import complete_keys
 
 BUCKET_STREAM = 0x48484231   # "HHB1": the public bucket hash
 DEFAULT_BUCKETS = 65536
+DEFAULT_STRING_BUCKETS = 16384
 DEFAULT_K_PRIME = 16384
 DEFAULT_K_PRIME_BITS = 256
 
@@ -38,13 +49,15 @@ class Bitstogram(HHProtocol, name="bitstogram"):
 
 
     def _setup(self, options: Dict[str, Any]) -> Dict[str, Any]:
-        B = self.item_bits
-        T = _count(options.pop("buckets", DEFAULT_BUCKETS), "buckets", 2, 1 << 20)
+        B = self.key_bits
+        T = _count(options.pop("buckets", DEFAULT_STRING_BUCKETS if self.strings else DEFAULT_BUCKETS), "buckets", 2,
+                   1 << 20)
         kp = _count(options.pop("k_prime", DEFAULT_K_PRIME), "k_prime", 1, 1 << 20)
         kb = _count(options.pop("k_prime_bits", DEFAULT_K_PRIME_BITS), "k_prime_bits", 1, 1 << 20)
         wc = _count(options.pop("candidate_weight", B), "candidate_weight", 1, 1 << 20)
         keep = _count(options.pop("keep", min(2 * self.k, 1 << 16)), "keep", self.k, 1 << 16)
-        self.groups = [Group(wc, 0, 0, kp)] + [Group(1, 1, j, kb) for j in range(B)]
+        # strings: group 0's key is the whole string's (a prefix of B > 8 M bits: complete)
+        self.groups = [Group(wc, 0, B if self.strings else 0, kp)] + [Group(1, 1, j, kb) for j in range(B)]
         self._bucket_seed: Optional[np.ndarray] = None
         return {"buckets": T, "k_prime": kp, "k_prime_bits": kb, "candidate_weight": wc, "keep": keep}
 
@@ -69,8 +82,8 @@ class Bitstogram(HHProtocol, name="bitstogram"):
     def _item_group(self) -> int:
         return 0  # the candidate oracle reports whole items
 
-    def _aux(self, items: np.ndarray) -> Optional[np.ndarray]:
-        return self.bucket(items)
+    def _aux(self, items: Any) -> Optional[np.ndarray]:
+        return self.bucket(complete_keys(items, self.hash_key, 1) if self.strings else items)
 
     def _find(self, agg: Any) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         T = self.options["buckets"]
@@ -79,9 +92,11 @@ class Bitstogram(HHProtocol, name="bitstogram"):
         # the bit groups 1..B share k′, g and the pool: one pass hashes each (seed, key) once for
         # all B groups (hh_support_groups) instead of one pass per bit; their counts are one
         # contiguous slice of the flat state, viewed as (B, k′_bits, g)
-        o = agg._offsets
-        counts = agg._flat[o[1]:o[self.item_bits + 1]].reshape(self.item_bits, -1, self.g)
+        o, B = agg._offsets, self.key_bits
+        counts = agg._flat[o[1]:o[B + 1]].reshape(B, -1, self.g)
         s = _core.ldp.hh_support_groups(counts, self.pool, keys, agg.threads)
+        if self.strings:
+            return self._find_strings(agg, s[:, T:] > s[:, :T])
         # bit j of bucket t's candidate is row j of the comparison: pack the rows into 8 bytes
         # per bucket, least significant first
         packed = np.zeros((8, T), dtype=np.uint8)
@@ -91,3 +106,20 @@ class Bitstogram(HHProtocol, name="bitstogram"):
         cand = np.unique(x[ok])
         est, var = self.group_estimates(agg, 0, cand)
         return cand, est, var
+
+    def _find_strings(self, agg: Any, ones: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The strings of the buckets whose padded forms are ``ones`` ((B, T) bools, bit j of bucket t)."""
+        M, T = self.codec.max_length, self.options["buckets"]
+        rows = np.packbits(ones, axis=0, bitorder="big").T  # (T, M + 1): padded bytes, then the length
+        length = rows[:, M].astype(np.int64)
+        ok = length <= M
+        ok &= ~np.any((rows[:, :M] != 0) & (np.arange(M)[None, :] >= length[:, None]), axis=1)  # zero padding
+        strings = [rows[t, :length[t]].tobytes() for t in np.flatnonzero(ok)]
+        if not strings:
+            empty = np.zeros(0)
+            return np.zeros(0, dtype=object), empty, empty
+        keys = complete_keys(self.codec.encode(strings, "candidates"), self.hash_key, agg.threads)
+        found = np.flatnonzero(self.bucket(keys) == np.flatnonzero(ok).astype(np.uint64))  # each string has one bucket
+        est, var = self.group_estimates(agg, 0, keys[found])
+        items = np.array([strings[i] for i in found] + [None], dtype=object)[:-1]
+        return items, est, var

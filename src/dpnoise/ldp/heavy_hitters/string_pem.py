@@ -32,126 +32,19 @@ when the found bytes are not valid UTF-8, or with ``decode=False``) and bytes fo
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, ClassVar, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from ... import _core
-from ...bit_generator import PublicStream
 from ...generator import Generator
 from .._protocol import native
-from ..local_hashing import local_hashing_variance, pool_variance
 from ._base import Group, HHAggregator, HHProtocol, _count
-from ._items import ItemCodec
+from ._strings import _pack_rows, _PackedStrings, _StringCodec, prefix_hash_key
 
-HASH_STREAM = 0x53504B31  # "SPK1": word 0 of this public stream (pool_key) is the prefix-hash key
-PRIME = (1 << 61) - 1      # the prefix hash's field (string_pem.hpp)
-DEFAULT_MAX_LENGTH = 64
-MAX_LENGTH = 255
 MAX_KEEP = 1 << 16
 MAX_LEVEL_WEIGHT = 1 << 32
 DEFAULT_K_PRIME = 2048     # the pool term's share of a found string's variance: ~40% at 10^6 users (docs/heavy_hitters.md)
-ITEM_TYPES = ("str", "bytes", "int")
-
-
-@dataclass(frozen=True)
-class _PackedStrings:
-    """Checked items, packed: item i is ``data[offsets[i]:offsets[i + 1]]``."""
-
-    data: np.ndarray     # uint8
-    offsets: np.ndarray  # int64, n + 1
-
-    @property
-    def shape(self) -> Tuple[int]:
-        return (self.offsets.size - 1,)
-
-    @property
-    def lengths(self) -> np.ndarray:
-        return np.diff(self.offsets)
-
-
-def _pack_rows(rows: np.ndarray) -> _PackedStrings:
-    """Equal-length byte strings (a (m, w) uint8 matrix) as :class:`_PackedStrings`."""
-    m, w = rows.shape
-    return _PackedStrings(np.ascontiguousarray(rows).reshape(-1), np.arange(m + 1, dtype=np.int64) * w)
-
-
-class _StringCodec:
-    """The items of a string_pem configuration as byte strings: str/bytes checked and packed in
-    C++ (``_core.ldp.string_pack``); integers (``item_type="int"``, checked by
-    :class:`~dpnoise.ldp.heavy_hitters._items.ItemCodec`) as ceil(item_bits/8) big-endian bytes."""
-
-    def __init__(self, item_type: Any, item_bits: Any, max_length: Any) -> None:
-        if item_type is None:
-            item_type = "int" if item_bits is not None else "str"
-        if item_type not in ITEM_TYPES:
-            raise ValueError(f"item_type must be one of {list(ITEM_TYPES)}, got {item_type!r}")
-        self.item_type: str = item_type
-        self.ints: Optional[ItemCodec] = None
-        if item_type == "int":
-            if max_length is not None:
-                raise TypeError("max_length applies to str/bytes items only (item_type='str' or 'bytes')")
-            self.ints = ItemCodec("int", item_bits, None, "refuse")
-            self.max_length: int = (self.ints.item_bits + 7) // 8
-        else:
-            if item_bits is not None:
-                raise TypeError("item_bits applies to integer items only: str/bytes items are bounded by max_length")
-            self.max_length = _count(DEFAULT_MAX_LENGTH if max_length is None else max_length, "max_length", 1,
-                                     MAX_LENGTH)
-
-    @property
-    def fixed(self) -> bool:
-        """Every item has exactly max_length bytes (integers): no terminator level is needed."""
-        return self.ints is not None
-
-    @property
-    def item_bits(self) -> int:
-        """The bits of an integer item; 8 × max_length for strings (informational)."""
-        return self.ints.item_bits if self.ints is not None else 8 * self.max_length
-
-    def params(self) -> Dict[str, Any]:
-        """The codec's part of the configuration's parameters."""
-        if self.ints is not None:
-            return {"item_type": "int", "item_bits": self.ints.item_bits}
-        return {"item_type": self.item_type, "max_length": self.max_length}
-
-    def encode(self, items: Any, name: str = "items") -> _PackedStrings:
-        """The items packed; TypeError/ValueError naming ``name`` and a bad item's position,
-        never its value (items longer than ``max_length`` bytes are refused)."""
-        if self.ints is not None:
-            x = self.ints.encode(items, name)
-            rows = x.astype(">u8").view(np.uint8).reshape(-1, 8)[:, 8 - self.max_length:]
-            return _pack_rows(rows)
-        if isinstance(items, (str, bytes, bytearray)):
-            raise TypeError(f"{name} must be a sequence of str/bytes, got a single {type(items).__name__}")
-        if isinstance(items, np.ndarray):
-            if items.ndim != 1:
-                raise ValueError(f"{name} must be 1-D, got {items.ndim}-D")
-            if items.dtype.kind not in "OUS":
-                raise TypeError(f"{name} must be str/bytes (item_type={self.item_type!r}), got dtype {items.dtype}")
-        try:
-            data, offsets = _core.ldp.string_pack(items, self.max_length)
-        except (TypeError, ValueError) as exc:
-            raise type(exc)(str(exc).replace("items", name, 1)) from None
-        return _PackedStrings(data, offsets)
-
-    def candidate_map(self, candidates: Optional[Sequence[Any]]) -> Dict[int, Any]:
-        """No dictionary is needed (or taken): found strings are spelled out byte by byte."""
-        if candidates is not None:
-            raise TypeError("'string_pem' takes no candidates: it finds strings without a dictionary")
-        return {}
-
-    def decode(self, values: np.ndarray, candidates: Dict[int, Any], decode: bool = True) -> List[Any]:
-        """The found byte strings as Python items: int (item_type="int"), str (when ``decode``,
-        valid UTF-8 and item_type="str") or bytes."""
-        if self.ints is not None:
-            return [int.from_bytes(b, "big") for b in values]
-        if not decode or self.item_type != "str":
-            return [bytes(b) for b in values]
-        # the text when the bytes are valid UTF-8 (then, and only then, it re-encodes to them)
-        texts = [bytes(b).decode("utf-8", errors="replace") for b in values]
-        return [t if t.encode("utf-8") == b else bytes(b) for t, b in zip(texts, values)]
 
 
 class StringAggregator(HHAggregator):
@@ -170,27 +63,17 @@ class StringAggregator(HHAggregator):
         if pr.codec.fixed:  # integers: the last level's prefix is the whole item
             last = pr.levels - 1
             self._need(last, last)
-            return pr._count_estimates(self, self._level(last), int(self.group_sizes()[last]),
-                                      pr._keys(packed, np.full(n_items, pr.levels), self.threads))
-        lengths = packed.lengths
-        keys = pr._complete_keys(packed, self.threads)
-        # a string of λ bytes is complete, with one key, at every level l >= λ: add those levels' counts
-        pooled, users = np.zeros_like(self._level(0)), 0
-        for lvl in range(pr.levels - 1, int(lengths.min()) - 1, -1):
-            pooled += self._level(lvl)
-            users += int(self.group_sizes()[lvl])
-            sel = np.flatnonzero(lengths == lvl)
-            if sel.size:
-                self._need(lvl, pr.levels - 1, users)
-                est[sel], var[sel] = pr._count_estimates(self, pooled, users, keys[sel])
-        return est, var
+            return pr.count_estimates(self, self._level(last), int(self.group_sizes()[last]),
+                                      pr._keys(packed, np.full(n_items, pr.levels), self.threads), pr.options["k_prime"])
+        # a string of λ bytes is complete, with one key, at every level l >= λ (8(l + 1) > 8λ bits)
+        return pr.pooled_estimates(self, packed, [8 * (lvl + 1) for lvl in range(pr.levels)], pr.options["k_prime"])
 
     def _level(self, lvl: int) -> np.ndarray:
         return self._state[f"counts_{lvl:03d}"]
 
-    def _need(self, first: int, last: int, users: Optional[int] = None) -> None:
+    def _need(self, first: int, last: int) -> None:
         """ValueError unless levels first..last (which estimate the items) have reports."""
-        if (int(self.group_sizes()[first:last + 1].sum()) if users is None else users) == 0:
+        if int(self.group_sizes()[first:last + 1].sum()) == 0:
             raise ValueError("too few reports: the levels that estimate these items have none yet")
 
 
@@ -243,6 +126,7 @@ class StringPEM(HHProtocol, name="string_pem", aggregator=StringAggregator):
 
     codec: _StringCodec  # type: ignore[assignment]
     example_options: ClassVar[Dict[str, Any]] = {"k_prime": 256, "max_length": 24}
+    constant_time_option: ClassVar[bool] = False  # its prefix hash's time depends on the length
 
     def __init__(self, epsilon: float, item_bits: Any = None, *, item_type: Any = None, max_length: Any = None,
                  k: Any = 10, g: Any = None, pool_key: Any = None, **options: Any) -> None:
@@ -255,8 +139,7 @@ class StringPEM(HHProtocol, name="string_pem", aggregator=StringAggregator):
         kp = _count(options.pop("k_prime", DEFAULT_K_PRIME), "k_prime", 1, 1 << 20)
         weights = options.pop("level_weights", None)
         self.groups = [Group(1, 0, 0, kp) for _ in range(self.levels)]
-        word = int(PublicStream(self.pool_key).words(HASH_STREAM, 0, 1)[0])
-        self.hash_key = 1 + word % (PRIME - 1)  # in [1, p): the polynomial hash's public point
+        self.hash_key = prefix_hash_key(self.pool_key)  # in [1, p): the polynomial hash's public point
         if weights is None:  # uniform levels: today's configuration, its params and client stream unchanged
             return {"keep": keep, "k_prime": kp}
         return {"keep": keep, "k_prime": kp, "level_weights": self._check_weights(weights)}
@@ -369,36 +252,13 @@ class StringPEM(HHProtocol, name="string_pem", aggregator=StringAggregator):
         return _core.ldp.string_prefix_keys(packed.data, packed.offsets, np.ascontiguousarray(prefix, dtype=np.int64),
                                             self.hash_key, threads)
 
-    def _complete_keys(self, packed: _PackedStrings, threads: int) -> np.ndarray:
-        """The keys of the whole items (complete: their terminator included)."""
-        return self._keys(packed, packed.lengths + 1, threads)
-
-    def _count_estimates(self, agg: HHAggregator, counts: np.ndarray, users: int,
-                        keys: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-        """Unbiased counts among ALL n users of keys reported by ``users`` users whose FLH
-        counts are ``counts`` (one level, or the sum of the levels where the keys are
-        complete), and their variances: FLH's estimator ĉ_A = (C − N_A/g)/(p − 1/g) (Wang et
-        al. 2017, Eq. 3) scaled by n/N_A, with the variance of :meth:`HHProtocol.group_estimates`
-        (local hashing + pool term over these keys + hypergeometric sampling of the N_A users)."""
-        n = agg.n
-        p, q, gap = self._pq()
-        support = _core.ldp.hh_support(counts, self.pool, np.ascontiguousarray(keys, dtype=np.uint64),
-                                       agg.threads).astype(np.float64)
-        local = (support - users * q) / gap
-        scale = n / users
-        c_users, c_all = np.clip(local, 0, users), np.clip(local * scale, 0, n)
-        drawn = users * (c_all / n) * (1 - c_all / n) * (n - users) / max(n - 1, 1)  # hypergeometric
-        var = local_hashing_variance(self.gamma, self.g, users, c_users) + drawn + \
-            pool_variance(c_users, self.g, self.options["k_prime"])
-        return local * scale, var * scale ** 2
-
     def _estimate_rows(self, agg: HHAggregator, rows: np.ndarray, b: int, counts: np.ndarray,
                        users: int) -> Tuple[np.ndarray, np.ndarray]:
         """count_estimates of the first b symbols of each row's x⊥ (none when no user reported)."""
         if not rows.shape[0] or users == 0:
             return np.zeros(0), np.zeros(0)
-        return self._count_estimates(agg, counts, users, self._keys(_pack_rows(rows), np.full(rows.shape[0], b),
-                                                                  agg.threads))
+        return self.count_estimates(agg, counts, users, self._keys(_pack_rows(rows), np.full(rows.shape[0], b),
+                                                                 agg.threads), self.options["k_prime"])
 
     def _find(self, agg: HHAggregator) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:  # type: ignore[override]
         keep, L = self.options["keep"], self.levels

@@ -12,6 +12,13 @@ about 0.13%), at most ``max_keep`` of them (default 4k, the largest), and extend
 Differences from the paper (docs/heavy_hitters.md): one report per user (the paper's final
 phase, a separate frequency oracle on all users, is here the last level itself), FLH instead of
 the paper's Hadamard-based oracle, and a cap on the prefixes kept (bounded server cost).
+
+Str/bytes items of more than 8 bytes (``max_length`` in [9, 255]): the tree is over the
+B = 8 (max_length + 1) bits of x⊥ (the string's bytes, then a terminator; _strings.py), with
+``bits_per_level`` 8 by default (a 256-ary tree over bytes: 520 binary levels would leave each
+level 1/520 of the users); strings that end within a step are candidates too, complete, and
+estimated from the pooled counts of the levels where they are complete. Each candidate is kept
+when its estimate exceeds z standard errors of an empty key of its own (level or pooled) users.
 """
 from __future__ import annotations
 
@@ -31,8 +38,8 @@ class TreeHist(HHProtocol, name="treehist"):
 
 
     def _setup(self, options: Dict[str, Any]) -> Dict[str, Any]:
-        B = self.item_bits
-        s = _count(options.pop("bits_per_level", 1), "bits_per_level", 1, min(B, 16))
+        B = self.key_bits
+        s = _count(options.pop("bits_per_level", 8 if self.strings else 1), "bits_per_level", 1, min(B, 16))
         z = options.pop("z", 3.0)
         if isinstance(z, (bool, np.bool_)) or not isinstance(z, (int, float, np.integer, np.floating)):
             raise TypeError(f"z must be a number, got {type(z).__name__}")
@@ -42,7 +49,7 @@ class TreeHist(HHProtocol, name="treehist"):
         max_keep = _count(options.pop("max_keep", min(4 * self.k, 1 << 16)), "max_keep", min(2 * self.k, 1 << 16), 1 << 16)
         kp = _count(options.pop("k_prime", DEFAULT_K_PRIME), "k_prime", 1, 1 << 20)
         bits = list(range(s, B, s)) + [B]
-        self.groups = [Group(1, 0, B - b, kp) for b in bits]
+        self.groups = [Group(1, 0, b if self.strings else B - b, kp) for b in bits]  # as in PEM
         return {"bits_per_level": s, "z": z, "max_keep": max_keep, "k_prime": kp}
 
     def tracked(self) -> int:
@@ -50,6 +57,8 @@ class TreeHist(HHProtocol, name="treehist"):
         return min(2 * self.k, self.options["max_keep"])
 
     def _find(self, agg: Any) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if self.strings:
+            return self._find_string_prefixes(agg, self._alive)
         B, s = self.item_bits, self.options["bits_per_level"]
         bits = [gr.shift for gr in self.groups]
         _, q, d = self._pq()
@@ -61,11 +70,15 @@ class TreeHist(HHProtocol, name="treehist"):
                 return cand, est, var
             n_l = int(sizes[l])
             sd0 = (agg.n / n_l) * math.sqrt(n_l * q * (1 - q)) / d  # stderr of an empty prefix
-            alive = np.flatnonzero(est >= self.options["z"] * sd0)
-            alive = alive[np.argsort(-est[alive], kind="stable")[: self.options["max_keep"]]]
+            alive = self._alive(est, sd0)
             if alive.size == 0:
                 empty = np.zeros(0)
                 return np.zeros(0, dtype=np.uint64), empty, empty
             step = bits[l] - bits[l + 1]
             cand = ((cand[alive][:, None] << np.uint64(step)) | np.arange(1 << step, dtype=np.uint64)[None, :]).ravel()
         raise AssertionError("unreachable")
+
+    def _alive(self, est: np.ndarray, sd0: Any) -> np.ndarray:
+        """The candidates above z standard errors of an empty key, at most max_keep, largest first."""
+        alive = np.flatnonzero(est >= self.options["z"] * sd0)
+        return alive[np.argsort(-est[alive], kind="stable")[: self.options["max_keep"]]]
