@@ -7,6 +7,11 @@ Targets (issue #22 item 2; checked in test_mean_targets):
 Also reported: the stated against the empirical standard error at ε in {0.5, 1, 2, 4}
 (300 runs of 2,000 users holding 300.0; the ratio is printed, the unit tests assert it), and
 the client's throughput relative to Hadamard's frequency-oracle client in the same run.
+
+Constant time (issue #25 item 1, docs/security.md "Constant-time mean oracles"): the
+``constant_time=True`` clients of every method, a hybrid vector of k = 8, and the zmatrix
+client (d = 2^16, 2^20 columns), each beside the default client measured in the same session;
+test_constant_time_ratios prints the throughputs and ratios (no target: reported only).
 """
 import numpy as np
 import pytest
@@ -84,3 +89,39 @@ def test_mean_targets(request):
         lines.append(f"stderr {m} eps={eps}: stated {stated:.4g} empirical {emp:.4g} ratio {stated / emp:.3f}")
     print("\n" + "\n".join(lines))
     assert not misses, "; ".join(misses)
+
+
+# ---------------------------------------------------------------- constant time vs default
+N_CT = 200_000
+VECTOR = np.random.default_rng(1).uniform(0, 600, size=(N_CT, 8))
+ZM_ITEMS = np.random.default_rng(2).integers(0, 1 << 16, size=N_CT)
+CT_CASES = METHODS + ["hybrid k=8", "zmatrix"]
+
+
+def _ct_client(case, constant_time):
+    if case == "zmatrix":
+        fo = ldp.FrequencyOracle("zmatrix", EPS, 1 << 16, public_key=1, constant_time=constant_time)
+        return fo.client(), ZM_ITEMS
+    if case == "hybrid k=8":
+        return ldp.MeanOracle("hybrid", EPS, bounds=(0.0, 600.0), dimensions=8, constant_time=constant_time).client(), VECTOR
+    return ldp.MeanOracle(case, EPS, bounds=(0.0, 600.0), constant_time=constant_time).client(), VALUES[:N_CT]
+
+
+@pytest.mark.parametrize("constant_time", [False, True])
+@pytest.mark.parametrize("case", CT_CASES)
+def test_constant_time_client(benchmark, case, constant_time):
+    c, x = _ct_client(case, constant_time)
+    out = record(benchmark, f"ldp ct client {case} {constant_time}", lambda: c.privatize(x, threads=1), N_CT, rounds=3)
+    assert c.rng.is_secure and len(out) == N_CT
+
+
+def test_constant_time_ratios(request):
+    if request.config.getoption("benchmark_disable", False):
+        pytest.skip("benchmarks disabled: no timings to compare")
+    if any(f"ldp ct client {c} {t}" not in RESULTS for c in CT_CASES for t in (False, True)):
+        pytest.skip("run the whole file to compare")
+    lines = []
+    for case in CT_CASES:
+        vt, ct = RESULTS[f"ldp ct client {case} False"], RESULTS[f"ldp ct client {case} True"]
+        lines.append(f"{case}: constant-time {1 / ct:.3g} values/s, default {1 / vt:.3g} values/s, ratio {vt / ct:.3f}")
+    print("\n" + "\n".join(lines))

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "bindings.hpp"
+#include "dpnoise/exact/constant_time/mean_mechanisms.hpp"
 #include "dpnoise/ldp/mean_mechanisms.hpp"
 
 namespace dpnoise::bindings {
@@ -31,6 +32,28 @@ T* inplace(py::array& a, std::initializer_list<uint64_t> shape, const char* name
     return static_cast<T*>(a.mutable_data());
 }
 
+// The client outputs (coordinates, packed bits, ints) for n values of k dimensions, filled by
+// run(family, values, n, coords, bits, ints) with the GIL released.
+template <class Run>
+py::tuple privatize_arrays(GeneratorHandle& h, const f64_array& values, uint64_t k, int method, Run&& run) {
+    if (k < 1) throw std::invalid_argument("dimensions must be at least 1");
+    const bool matrix = k > 1;
+    if ((matrix && (values.ndim() != 2 || static_cast<uint64_t>(values.shape(1)) != k)) || (!matrix && values.ndim() != 1))
+        throw std::invalid_argument(matrix ? "values must have shape (n, dimensions)" : "values must be a 1-D array");
+    const size_t n = static_cast<size_t>(values.shape(0));
+    const bool uses_bits = method != ldp::MeanMechanism::kPiecewise;
+    const bool uses_ints = method != ldp::MeanMechanism::kDuchi;
+    py::array_t<int64_t> coords(static_cast<py::ssize_t>(matrix ? n : 0));
+    py::array_t<uint8_t> bits(static_cast<py::ssize_t>(uses_bits ? (n + 7) / 8 : 0));
+    py::array_t<int64_t> ints(static_cast<py::ssize_t>(uses_ints ? n : 0));
+    const double* in = values.data();
+    int64_t* c = matrix ? coords.mutable_data() : nullptr;
+    uint8_t* b = uses_bits ? bits.mutable_data() : nullptr;
+    int64_t* v = uses_ints ? ints.mutable_data() : nullptr;
+    with_family_nogil(h, [&](auto& family) { run(family, in, n, c, b, v); });
+    return py::make_tuple(coords, bits, ints);
+}
+
 }  // namespace
 
 static void register_ldp_numeric(py::module_& m) {
@@ -50,23 +73,10 @@ static void register_ldp_numeric(py::module_& m) {
         [](GeneratorHandle& h, const f64_array& values, uint64_t k, int method, double low, double high,
            const py::int_& num, const py::int_& den, bool mix, unsigned threads) {
             const auto mm = mechanism(method, low, high, num, den, mix);
-            if (k < 1) throw std::invalid_argument("dimensions must be at least 1");
-            const bool matrix = k > 1;
-            if ((matrix && (values.ndim() != 2 || static_cast<uint64_t>(values.shape(1)) != k)) ||
-                (!matrix && values.ndim() != 1))
-                throw std::invalid_argument(matrix ? "values must have shape (n, dimensions)" : "values must be a 1-D array");
-            const size_t n = static_cast<size_t>(values.shape(0));
-            const bool uses_bits = mm.method != ldp::MeanMechanism::kPiecewise;
-            const bool uses_ints = mm.method != ldp::MeanMechanism::kDuchi;
-            py::array_t<int64_t> coords(static_cast<py::ssize_t>(matrix ? n : 0));
-            py::array_t<uint8_t> bits(static_cast<py::ssize_t>(uses_bits ? (n + 7) / 8 : 0));
-            py::array_t<int64_t> ints(static_cast<py::ssize_t>(uses_ints ? n : 0));
-            const double* in = values.data();
-            int64_t* c = matrix ? coords.mutable_data() : nullptr;
-            uint8_t* b = uses_bits ? bits.mutable_data() : nullptr;
-            int64_t* v = uses_ints ? ints.mutable_data() : nullptr;
-            with_family_nogil(h, [&](auto& family) { ldp::mean_privatize(family, mm, in, n, k, c, b, v, threads); });
-            return py::make_tuple(coords, bits, ints);
+            return privatize_arrays(h, values, k, method, [&](auto& family, const double* in, size_t n, int64_t* c,
+                                                              uint8_t* b, int64_t* v) {
+                ldp::mean_privatize(family, mm, in, n, k, c, b, v, threads);
+            });
         },
         py::arg("gen"), py::arg("values"), py::arg("k"), py::arg("method"), py::arg("low"), py::arg("high"),
         py::arg("gamma_num"), py::arg("gamma_den"), py::arg("mix"), py::arg("threads"),
@@ -74,9 +84,50 @@ static void register_ldp_numeric(py::module_& m) {
         "hybrid: 1 = a Duchi report), values int64 (Piecewise's z; hybrid: z or Duchi's bit)).");
 
     m.def(
+        "mean_privatize_constant_time",
+        [](GeneratorHandle& h, const f64_array& values, uint64_t k, int method, double low, double high,
+           const py::int_& num, const py::int_& den, bool mix, unsigned threads) {
+            const exact::ct::MeanMechanismCT mm(mechanism(method, low, high, num, den, mix));  // checks the bounds
+            return privatize_arrays(h, values, k, method, [&](auto& family, const double* in, size_t n, int64_t* c,
+                                                              uint8_t* b, int64_t* v) {
+                exact::ct::mean_privatize_constant_time(family, mm, in, n, k, c, b, v, threads);
+            });
+        },
+        py::arg("gen"), py::arg("values"), py::arg("k"), py::arg("method"), py::arg("low"), py::arg("high"),
+        py::arg("gamma_num"), py::arg("gamma_den"), py::arg("mix"), py::arg("threads"),
+        "mean_privatize's reports from the constant-time kernel (exact/constant_time/mean_mechanisms.hpp): a fixed\n"
+        "number of words per report, no branch or address on the values or the random bits; ValueError for\n"
+        "bounds it does not support.");
+
+    m.def(
+        "_mean_piecewise_for_testing",
+        [](GeneratorHandle& h, int64_t m_in, uint64_t Z, unsigned G, size_t n, bool constant_time) {
+            // Piecewise's kernel alone for one input m, on a small output grid C~ = Z / 2^G (tests
+            // compare every report's exact probability): the mechanism of ε = 1, its grid replaced
+            if (G > 20 || Z <= (uint64_t{1} << G) || Z > (uint64_t{1} << 30)) throw std::invalid_argument("need 2^G < Z <= 2^30");
+            if (m_in < -ldp::InputGrid::kOne || m_in > ldp::InputGrid::kOne) throw std::invalid_argument("m out of range");
+            ldp::MeanMechanism mm = mechanism(1, -1.0, 1.0, py::int_(1), py::int_(1), false);
+            mm.Z = Z;
+            mm.G = G;
+            exact::ct::MeanMechanismCT ct(mm);
+            py::array_t<int64_t> out(static_cast<py::ssize_t>(n));
+            int64_t* o = out.mutable_data();
+            with_family_nogil(h, [&](auto& family) {
+                random::for_each_chunk<ldp::MeanMechanism::kReportsPerStream>(
+                    family, n, 1, [&](auto& bits, size_t begin, size_t end) {
+                        for (size_t i = begin; i < end; ++i) o[i] = constant_time ? ct.piecewise(bits, m_in) : mm.piecewise(bits, m_in);
+                    });
+            });
+            return out;
+        },
+        py::arg("gen"), py::arg("m"), py::arg("Z"), py::arg("G"), py::arg("n"), py::arg("constant_time"),
+        "Piecewise's reports z for one input m on the output grid Z / 2^G (tests only).");
+
+    m.def(
         "_mean_input_grid_for_testing",
-        [](GeneratorHandle& h, const f64_array& values, double low, double high) {
+        [](GeneratorHandle& h, const f64_array& values, double low, double high, bool constant_time) {
             const ldp::InputGrid grid(low, high);
+            const exact::ct::InputGridCT grid_ct = constant_time ? exact::ct::InputGridCT(low, high) : exact::ct::InputGridCT();
             if (values.ndim() != 1) throw std::invalid_argument("values must be a 1-D array");
             const size_t n = static_cast<size_t>(values.size());
             const double* in = values.data();
@@ -85,14 +136,16 @@ static void register_ldp_numeric(py::module_& m) {
             with_family_nogil(h, [&](auto& family) {
                 ldp::check_finite(in, n);
                 random::for_each_chunk<ldp::MeanMechanism::kReportsPerStream>(
-                    family, n, 1, [&grid, in, o](auto& bits, size_t begin, size_t end) {
-                        for (size_t i = begin; i < end; ++i) o[i] = grid.map(bits, in[i]);
+                    family, n, 1, [&grid, &grid_ct, constant_time, in, o](auto& bits, size_t begin, size_t end) {
+                        for (size_t i = begin; i < end; ++i)
+                            o[i] = constant_time ? grid_ct.map(bits, in[i]) : grid.map(bits, in[i]);
                     });
             });
             return out;
         },
-        py::arg("gen"), py::arg("values"), py::arg("low"), py::arg("high"),
-        "The input grid alone (tests): m in [-2^32, 2^32] per value, E[m/2^32] = (2v - low - high)/(high - low).");
+        py::arg("gen"), py::arg("values"), py::arg("low"), py::arg("high"), py::arg("constant_time") = false,
+        "The input grid alone (tests): m in [-2^32, 2^32] per value, E[m/2^32] = (2v - low - high)/(high - low)\n"
+        "(constant_time: the branch-free grid of exact/constant_time/mean_mechanisms.hpp).");
 
     m.def(
         "mean_accumulate",

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "bindings.hpp"
+#include "dpnoise/exact/constant_time/zmatrix.hpp"
 #include "dpnoise/exact/randomized_response.hpp"
 #include "dpnoise/ldp/public_matrix.hpp"
 #include "dpnoise/ldp/zmatrix_oracle.hpp"
@@ -29,6 +30,24 @@ void same_length(const py::array& a, const py::array& b, const char* what) {
     if (a.ndim() != 1 || b.ndim() != 1 || a.shape(0) != b.shape(0)) throw std::invalid_argument(what);
 }
 
+// Reports for (items, columns): checks the shapes, the columns' dtype and the items' range (with
+// the GIL held), then run(family, Z, x, c, y, n) without it; int8 ±1 per report.
+template <class Run>
+py::array_t<int8_t> privatize_reports(GeneratorHandle& h, const i64_array& items, const py::array& columns,
+                                      uint64_t domain, const py::bytes& key, Run&& run) {
+    same_length(items, columns, "items and columns must be 1-D arrays of the same length");
+    const auto C = exact_array<uint64_t>(columns, 1, "columns");
+    const ldp::PublicSignMatrix Z = public_matrix(key);
+    const size_t n = static_cast<size_t>(items.shape(0));
+    const int64_t* x = items.data();
+    check_below(x, n, domain, "items must be in [0, domain_size)");
+    auto out = new_array<int8_t>(n);
+    int8_t* y = out.mutable_data();
+    const uint64_t* c = C.data();
+    with_family_nogil(h, [&](auto& family) { run(family, Z, x, c, y, n); });
+    return out;
+}
+
 }  // namespace
 
 static void register_ldp_zmatrix(py::module_& m) {
@@ -36,22 +55,33 @@ static void register_ldp_zmatrix(py::module_& m) {
         "zmatrix_privatize",
         [](GeneratorHandle& h, const i64_array& items, const py::array& columns, uint64_t domain, const py::bytes& key,
            const py::int_& gamma_num, const py::int_& gamma_den, unsigned threads) {
-            same_length(items, columns, "items and columns must be 1-D arrays of the same length");
-            const auto C = exact_array<uint64_t>(columns, 1, "columns");
             const exact::RandomizedResponseKernel kernel = rr_kernel(2, gamma_num, gamma_den);
-            const ldp::PublicSignMatrix Z = public_matrix(key);
-            const size_t n = static_cast<size_t>(items.shape(0));
-            const int64_t* x = items.data();
-            check_below(x, n, domain, "items must be in [0, domain_size)");
-            auto out = new_array<int8_t>(n);
-            int8_t* y = out.mutable_data();
-            const uint64_t* c = C.data();
-            with_family_nogil(h, [&](auto& family) { ldp::zmatrix_privatize(family, kernel, Z, domain, x, c, y, n, threads); });
-            return out;
+            return privatize_reports(h, items, columns, domain, key, [&](auto& family, const ldp::PublicSignMatrix& Z,
+                                                                         const int64_t* x, const uint64_t* c, int8_t* y,
+                                                                         size_t n) {
+                ldp::zmatrix_privatize(family, kernel, Z, domain, x, c, y, n, threads);
+            });
         },
         py::arg("gen"), py::arg("items"), py::arg("columns"), py::arg("domain_size"), py::arg("public_key"),
         py::arg("gamma_num"), py::arg("gamma_den"), py::arg("threads"),
         "zmatrix client: y = Z[item, column] kept with probability e^g/(e^g+1), else negated (exact).");
+
+    m.def(
+        "zmatrix_privatize_constant_time",
+        [](GeneratorHandle& h, const i64_array& items, const py::array& columns, uint64_t domain, const py::bytes& key,
+           const py::int_& gamma_num, const py::int_& gamma_den, unsigned threads) {
+            const ExactGamma gamma = exact_gamma(gamma_num, gamma_den);
+            const auto table = exact::ct::cached_table(2, gamma.num, gamma.den);  // before any draw
+            return privatize_reports(h, items, columns, domain, key, [&](auto& family, const ldp::PublicSignMatrix& Z,
+                                                                         const int64_t* x, const uint64_t* c, int8_t* y,
+                                                                         size_t n) {
+                exact::ct::zmatrix_privatize_constant_time(family, *table, Z.key(), x, c, y, n, threads);
+            });
+        },
+        py::arg("gen"), py::arg("items"), py::arg("columns"), py::arg("domain_size"), py::arg("public_key"),
+        py::arg("gamma_num"), py::arg("gamma_den"), py::arg("threads"),
+        "zmatrix client in constant time (exact/constant_time/zmatrix.hpp): the entry Z[item, column] from one\n"
+        "ChaCha20 block and a scan, kept/flipped by the constant-time binary randomized response.");
 
     m.def(
         "zmatrix_entry_bits",

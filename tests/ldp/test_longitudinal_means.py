@@ -112,6 +112,18 @@ def test_instantaneous_layer_varies_travels_and_is_charged():
     assert both.client().privatize(np.full(5, 3.0)).n == 5
 
 
+def test_report_is_charged_min_of_both_layers_as_frequency_oracles():
+    """ε₁ > ε∞: a report is an ε₁ channel over an ε∞-LDP bit, so it costs min(ε₁, ε∞) = ε∞, as
+    FrequencyOracle(..., instantaneous_epsilon=) charges (the budget and privacy_loss agree)."""
+    mean = ldp.MeanOracle("bitmean", 1.0, BOUNDS, instantaneous_epsilon=3.0, points=61)
+    freq = ldp.FrequencyOracle("grr", 1.0, 4, instantaneous_epsilon=3.0)
+    assert mean.privacy_loss() == LongitudinalDP(1.0, permanent_epsilon=1.0, instantaneous_epsilon=3.0)
+    assert mean.privacy_loss().epsilon == freq.privacy_loss().epsilon == 1.0
+    budget = PrivacyBudget(100.0)
+    mean.client(dpnoise.default_rng(5), allow_insecure=True, budget=budget).privatize(np.full(7, 3.0))
+    assert budget.spent_epsilon == pytest.approx(7 * 1.0)
+
+
 @pytest.mark.parametrize("eps,eps1", [(2.0, 1.5), (1e-6, 3e-6), (0.5, 60.0), (45.0, 50.0), (100.0, 100.0)])
 def test_two_layers_are_one_duchi_bit(eps, eps1):
     # a bit at ε∞ then binary RR at ε₁ is Duchi's bit with C = C∞ C₁ (P(+) = 1/2 + t/(2 C∞ C₁)),

@@ -142,13 +142,15 @@ def test_duchi_exact_ldp_ratio_and_certified_bounds(eps):
         assert abs(worst - mpmath.exp(g)) < mpmath.mpf(10) ** -50 and mpmath.exp(g) <= mpmath.exp(eps)
 
 
-def test_kernel_laws_chi_square():
-    """The samplers against their exact laws, 200,000 reports per case. Duchi: P(1 | t) for
-    t in {−1, −0.4, 0.7}; two-sided z within 4.5 (false alarm 7e-6 each). Piecewise at t = 0.3:
-    six bins (below the window, its three thirds, above; their exact masses from the pmf's
-    integral) against the chi-square critical value 30.9 (5 df, α = 1e-5)."""
+@pytest.mark.parametrize("ct", [False, True])
+def test_kernel_laws_chi_square(ct):
+    """The samplers against their exact laws, 200,000 reports per case, default and
+    constant-time kernels. Duchi: P(1 | t) for t in {−1, −0.4, 0.7}; two-sided z within 4.5
+    (false alarm 7e-6 each). Piecewise at t = 0.3: six bins (below the window, its three thirds,
+    above; their exact masses from the pmf's integral) against the chi-square critical value
+    30.9 (5 df, α = 1e-5)."""
     n = 200_000
-    oracle = ldp.MeanOracle("duchi", 1.0, bounds=(-1.0, 1.0))
+    oracle = ldp.MeanOracle("duchi", 1.0, bounds=(-1.0, 1.0), constant_time=ct)
     kappa = math.tanh(float(oracle.gamma) / 2)
     for i, t in enumerate([-1.0, -0.4, 0.7]):
         r = client(oracle, seed=10 + i).privatize(np.full(n, t))
@@ -156,7 +158,7 @@ def test_kernel_laws_chi_square():
         p = 0.5 + t * kappa / 2  # −0.4 and 0.7 are not on the 2^-32 grid: rounding keeps the mean
         assert abs(ones - n * p) < 4.5 * math.sqrt(n * p * (1 - p))
 
-    pm = ldp.MeanOracle("piecewise", 1.0, bounds=(-1.0, 1.0))
+    pm = ldp.MeanOracle("piecewise", 1.0, bounds=(-1.0, 1.0), constant_time=ct)
     Z, G = pm.grid_z, pm.grid_bits
     m = 2 * round(0.15 * 2**K)  # even: t = m/2^K maps to the grid point m with no rounding
     t = m / 2**K
@@ -176,7 +178,15 @@ def test_kernel_laws_chi_square():
     assert chi2 < 30.9
 
 
-def test_input_grid_exact_rounding():
+# the constant-time grid (exact/constant_time/mean_mechanisms.hpp) takes bounds whose digits lie
+# within 93 bits of the larger one's magnitude: its own cases, including negative bounds and a
+# value (2^-300) below its fixed-point unit, which it rounds to 0 (up-probability 2^-269 -> 0)
+GRID_CASES = {False: ((1.0, 0.0, 3.0), (0.5 + 2.0**-34, 2.0**-100, 1.0), (2.0**-300, -1.0, 1.0)),
+              True: ((1.0, 0.0, 3.0), (0.1, -1.0, 7.0), (-2.5, -3.0, 0.5), (2.0**-300, -1.0, 1.0))}
+
+
+@pytest.mark.parametrize("ct", [False, True])
+def test_input_grid_exact_rounding(ct):
     """The input grid alone: m = 2 index − 2^32 with index = ⌊u 2^32⌋ + Bernoulli(frac), u the
     value's exact position (v − low)/(high − low). Cases: 1 in (0, 3) (up-probability 1/3, the
     128-bit path); 0.5 + 2^-34 in (2^-100, 1) and 2^-300 in (−1, 1) (the arbitrary-size path:
@@ -185,18 +195,18 @@ def test_input_grid_exact_rounding():
     errors of the exact probability (false alarm 7e-6)."""
     n = 200_000
     gen = dpnoise.default_rng(11)
-    for v, low, high in ((1.0, 0.0, 3.0), (0.5 + 2.0**-34, 2.0**-100, 1.0), (2.0**-300, -1.0, 1.0)):
+    for v, low, high in GRID_CASES[ct]:
         pos = (Fraction(v) - Fraction(low)) * 2**32 / (Fraction(high) - Fraction(low))
         j = math.floor(pos)
         p = float(pos - j)
-        m = _core.ldp._mean_input_grid_for_testing(gen._core, np.full(n, v), low, high)
+        m = _core.ldp._mean_input_grid_for_testing(gen._core, np.full(n, v), low, high, ct)
         assert set(np.unique(m).tolist()) <= {2 * j - 2**32, 2 * j + 2 - 2**32}
         ups = int((m == 2 * j + 2 - 2**32).sum())
         assert abs(ups - n * p) <= 4.5 * math.sqrt(n * p * (1 - p)) + 1e-9, (v, ups, n * p)
-    ends = _core.ldp._mean_input_grid_for_testing(gen._core, np.array([0.0, 3.0, -1e300, 7.0, 5e-324]), 0.0, 3.0)
+    ends = _core.ldp._mean_input_grid_for_testing(gen._core, np.array([0.0, 3.0, -1e300, 7.0, 5e-324]), 0.0, 3.0, ct)
     assert list(ends[:4]) == [-(2**32), 2**32, -(2**32), 2**32] and ends[4] in (-(2**32), -(2**32) + 2)
     with pytest.raises(ValueError, match="finite"):
-        _core.ldp._mean_input_grid_for_testing(gen._core, np.array([np.nan]), 0.0, 1.0)
+        _core.ldp._mean_input_grid_for_testing(gen._core, np.array([np.nan]), 0.0, 1.0, ct)
 
 
 # ---------------------------------------------------------------- unbiasedness and stderr

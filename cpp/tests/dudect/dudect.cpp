@@ -30,7 +30,10 @@
 using namespace dudect_ldp_targets;
 #else
 #include "targets.hpp"
-using namespace dudect_targets;
+#ifndef DUDECT_TARGETS_NS  // another target set: -DDUDECT_TARGETS_NS=ns -include its header
+#define DUDECT_TARGETS_NS dudect_targets
+#endif
+using namespace DUDECT_TARGETS_NS;
 #endif
 
 namespace {

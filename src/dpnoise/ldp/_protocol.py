@@ -76,7 +76,7 @@ def native(rng: Generator) -> Any:
 
 # the configurations whose keep/flip decisions have constant-time kernels (k-ary randomized
 # response, or the bit kernels of ldp_randomizers.hpp; docs/security.md, "Constant-time sampling")
-CONSTANT_TIME_PROTOCOLS = ("grr", "olh", "flh", "sue", "oue", "hadamard", "cms", "hcms", "dbitflip")
+CONSTANT_TIME_PROTOCOLS = ("grr", "olh", "flh", "sue", "oue", "hadamard", "cms", "hcms", "dbitflip", "zmatrix")
 
 
 def refuse_constant_time(value: Any, what: str) -> None:
@@ -85,7 +85,7 @@ def refuse_constant_time(value: Any, what: str) -> None:
     if _ct.check_flag(value):
         raise ValueError(f"constant_time=True is not supported by {what}; it is supported only by the frequency "
                          f"oracles {', '.join(repr(n) for n in CONSTANT_TIME_PROTOCOLS)} (their keep/flip "
-                         "decisions have constant-time kernels)")
+                         "decisions have constant-time kernels) and the mean oracles (MeanOracle)")
 
 
 def client_rng(rng: Optional[Generator], allow_insecure: Any) -> Generator:

@@ -278,15 +278,20 @@ class ZMatrix(Protocol, name="zmatrix", aggregator=ZMatrixAggregator, client=ZMa
     ±(2**planes − 1); one plane suffices when every column is used once).
     The state, W (planes + 1)/8 bytes, is at most 1 GiB.
     Report: ``columns`` int64 and ``y`` int8 (±1), one each per user.
+    Option ``constant_time=True``: the client computes Z[x, c] from one ChaCha20 block with no
+    address or branch on the item and keeps/flips it with the constant-time binary randomized
+    response (exact/constant_time/zmatrix.hpp; docs/security.md); ``privacy_loss()`` is then
+    ApproxDP(ε, (1 + e^ε)·2^-64).
     """
 
     report_fields = (ReportField("columns", PER_USER, np.int64, bound=lambda p: p.width),
                      ReportField("y", PER_USER, np.int8, allowed=(-1, 1)))
     variance_formula = staticmethod(one_bit_variance)
     example_options = {"columns": 4096}
+    constant_time_option = True
 
     def _check_options(self, options: Dict[str, Any]) -> Dict[str, Any]:
-        unknown = set(options) - {"public_key", "columns", "planes"}
+        unknown = set(options) - {"public_key", "columns", "planes"}  # (constant_time: the base class)
         if unknown:
             raise TypeError(f"protocol 'zmatrix' takes no option {sorted(unknown)[0]!r}")
         key = options.get("public_key")
@@ -333,9 +338,10 @@ class ZMatrix(Protocol, name="zmatrix", aggregator=ZMatrixAggregator, client=ZMa
 
     def _privatize_columns(self, rng: Generator, items: np.ndarray, cols: np.ndarray,
                            threads: int) -> Dict[str, np.ndarray]:
-        y = _core.ldp.zmatrix_privatize(native(rng), items, cols.astype(np.uint64), self.domain_size,
-                                    self.options["public_key"], self.gamma.numerator, self.gamma.denominator,
-                                    threads)
+        ct = self.options.get("constant_time")
+        kernel = _core.ldp.zmatrix_privatize_constant_time if ct else _core.ldp.zmatrix_privatize
+        y = kernel(native(rng), items, cols.astype(np.uint64), self.domain_size, self.options["public_key"],
+                   self.gamma.numerator, self.gamma.denominator, threads)
         return {"columns": cols, "y": y}
 
     def variance_per_user(self) -> float:

@@ -22,7 +22,10 @@ class PublicSignMatrix {
 public:
     static constexpr uint64_t kRowSeedStream = 0;
 
-    explicit PublicSignMatrix(const random::StreamKey& public_key) : stream_(public_key) {}
+    explicit PublicSignMatrix(const random::StreamKey& public_key) : key_(public_key), stream_(public_key) {}
+
+    // The public key (the constant-time client computes row seeds from it: exact/constant_time/zmatrix.hpp).
+    const random::StreamKey& key() const { return key_; }
 
     uint64_t row_seed(uint64_t row) const {
         uint64_t s;
@@ -44,6 +47,7 @@ public:
     int entry(uint64_t row, uint64_t column) const { return 1 - 2 * static_cast<int>(bit(row_seed(row), column)); }
 
 private:
+    random::StreamKey key_;
     random::PublicStream stream_;
 };
 

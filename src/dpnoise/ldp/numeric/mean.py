@@ -24,14 +24,16 @@ from __future__ import annotations
 
 import math
 import numbers
+from fractions import Fraction
 from typing import Any, ClassVar, Dict, List, Optional, Tuple
 
 import numpy as np
 
 from ... import _core
+from ..._release import constant_time as _ct
 from ..._validate import integer
 from ...generator import Generator
-from .._protocol import Aggregator, Client, Configuration, Reports, native, refuse_constant_time
+from .._protocol import Aggregator, Client, Configuration, Reports, native
 from .._schema import PACKED, PER_USER, ReportField
 from ..longitudinal import LongitudinalDP, alpha_point_round, check_instantaneous, memoised_reports, supporting
 from . import _formulas as F
@@ -83,6 +85,28 @@ def check_bounds(bounds: Any) -> Tuple[float, float]:
     if not math.isfinite(high - low):
         raise ValueError("bounds: high − low must be a finite double")
     return low, high
+
+
+def check_constant_time_bounds(low: float, high: float) -> None:
+    """ValueError unless low·2^F and high·2^F are integers, F = 93 − E with max(|low|, |high|)
+    < 2^E: the fixed-point grid of the constant-time input map (exact/constant_time/
+    mean_mechanisms.hpp, InputGridCT), where every value in the bounds is held in 94 bits.
+
+    Parameters
+    ----------
+    low, high : float
+        Checked bounds.
+
+    Raises
+    ------
+    ValueError
+        For bounds with binary digits more than 93 bits below the larger one's magnitude.
+    """
+    shift = 93 - math.frexp(max(abs(low), abs(high)))[1]
+    if any((Fraction(b) * Fraction(2) ** shift).denominator != 1 for b in (low, high)):
+        raise ValueError("constant_time=True needs bounds whose binary digits lie within 93 bits below the larger "
+                         f"bound's magnitude, not ({low!r}, {high!r}); shift or round the bounds, or use "
+                         "constant_time=False")
 
 
 def check_values(values: Any, dimensions: int) -> np.ndarray:
@@ -154,13 +178,17 @@ class MeanConfiguration(Configuration, family="mean"):
         Daily collection (``"bitmean"`` only, one dimension): the α-point rounding grid of
         memoising clients, in [2, 2^24] points on the bounds.
     constant_time : bool, default False
-        True is refused (a ValueError naming the frequency oracles that support it).
+        True: clients run the constant-time kernel (exact/constant_time/mean_mechanisms.hpp;
+        docs/security.md, "Constant-time mean oracles") and each report is charged
+        (ε, (1 + e^ε)·2^-64). Not combinable with ``instantaneous_epsilon`` or ``points``; the
+        bounds must have their binary digits within 93 bits below the larger one's magnitude.
 
     Raises
     ------
     TypeError, ValueError
         For a bad ε, bounds, dimensions, ``instantaneous_epsilon`` or ``points`` (a ValueError
-        naming the methods that take the last two), or ``constant_time=True``.
+        naming the methods that take the last two), or ``constant_time=True`` with daily
+        collection or with bounds the constant-time grid cannot hold.
     """
 
     _state_magic = MEAN_STATE
@@ -175,7 +203,7 @@ class MeanConfiguration(Configuration, family="mean"):
                  instantaneous_epsilon: Optional[float] = None, points: Optional[int] = None,
                  constant_time: bool = False) -> None:
         self._init_epsilon(epsilon)
-        refuse_constant_time(constant_time, f"mean method {self.name!r}")
+        self.constant_time = _ct.check_flag(constant_time)
         self.low, self.high = check_bounds(bounds)
         k = integer(dimensions, "dimensions")
         if not 1 <= k <= MAX_DIMENSIONS:
@@ -184,6 +212,11 @@ class MeanConfiguration(Configuration, family="mean"):
         # daily collection: a fresh bit flip at ε₁ over the (memoisable) bit at ε = ε∞
         self.instantaneous_epsilon, self.gamma1 = check_instantaneous(self, instantaneous_epsilon)
         self.points = self._check_points(points)
+        if self.constant_time:
+            if self.gamma1 is not None or self.points is not None:
+                raise ValueError("constant_time=True covers the fresh randomizer only: it cannot be combined with "
+                                 "instantaneous_epsilon or points (daily collection is not constant-time)")
+            check_constant_time_bounds(self.low, self.high)
         self.mixes = self.name == "hybrid" and F.hybrid_mixes(float(self.gamma))
         self.grid_z, self.grid_bits, _, _ = _core.ldp.mean_grid(
             self.kernel, self.low, self.high, self.gamma.numerator, self.gamma.denominator, self.mixes)
@@ -204,13 +237,16 @@ class MeanConfiguration(Configuration, family="mean"):
             out.update(instantaneous_epsilon=self.instantaneous_epsilon, instantaneous_gamma=self.gamma1)
         if self.points is not None:
             out["points"] = self.points
+        if self.constant_time:  # recorded only when True: older blobs and params keep matching
+            out["constant_time"] = True
         return out
 
     @classmethod
     def _construct(cls, params: Dict[str, Any]) -> "MeanConfiguration":
         params.pop("instantaneous_gamma", None)
         return cls(params.pop("epsilon"), (params.pop("low"), params.pop("high")), dimensions=params.pop("dimensions"),
-                   instantaneous_epsilon=params.pop("instantaneous_epsilon", None), points=params.pop("points", None))
+                   instantaneous_epsilon=params.pop("instantaneous_epsilon", None), points=params.pop("points", None),
+                   constant_time=params.pop("constant_time", False))
 
     # -- daily collection ------------------------------------------------------------------------
     def _check_points(self, value: Any) -> Optional[int]:
@@ -268,16 +304,20 @@ class MeanConfiguration(Configuration, family="mean"):
     def privacy_loss(self) -> Any:
         """ε per report; with ``instantaneous_epsilon`` a
         :class:`dpnoise.ldp.longitudinal.LongitudinalDP` stating both layers: ε∞ (``epsilon``)
-        for all reports of one rounded value together and ε₁ per report.
+        for all reports of one rounded value together and min(ε₁, ε∞) per report. With
+        ``constant_time=True`` ApproxDP(ε, (1 + e^ε)·2^-64): one constant-time report is within
+        total variation 2^-64 of the exact randomizer's (_release/constant_time.py).
 
         Returns
         -------
-        dpnoise.accounting.PureDP or LongitudinalDP
+        dpnoise.accounting.PureDP, ApproxDP or LongitudinalDP
             What one report is charged (``.epsilon``) and, for two layers, ε∞.
         """
         if self.gamma1 is None:
-            return super().privacy_loss()
-        return LongitudinalDP(self.instantaneous_epsilon, permanent_epsilon=self.epsilon,
+            loss = super().privacy_loss()
+            return _ct.loss(loss, 1) if self.constant_time else loss
+        # a report is an ε₁ channel of an ε∞-LDP bit: min(ε₁, ε∞) per report, as the frequency oracles
+        return LongitudinalDP(min(self.instantaneous_epsilon, self.epsilon), permanent_epsilon=self.epsilon,
                               instantaneous_epsilon=self.instantaneous_epsilon)
 
     @classmethod
@@ -353,7 +393,8 @@ class MeanConfiguration(Configuration, family="mean"):
         return check_values(items, self.dimensions)
 
     def _privatize(self, rng: Generator, values: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
-        coords, bits, ints = _core.ldp.mean_privatize(
+        kernel = _core.ldp.mean_privatize_constant_time if self.constant_time else _core.ldp.mean_privatize
+        coords, bits, ints = kernel(
             native(rng), values, self.dimensions, self.kernel, self.low, self.high, self.gamma.numerator,
             self.gamma.denominator, self.mixes, threads)
         data = {"bits": bits, "values": ints, "kinds": bits, "coordinates": coords}
@@ -385,6 +426,7 @@ class MeanConfiguration(Configuration, family="mean"):
         dims = f", dimensions={self.dimensions}" if self.dimensions > 1 else ""
         dims += f", instantaneous_epsilon={self.instantaneous_epsilon}" if self.gamma1 is not None else ""
         dims += f", points={self.points}" if self.points is not None else ""
+        dims += ", constant_time=True" if self.constant_time else ""
         return f"MeanOracle({self.name!r}, epsilon={self.epsilon}, bounds=({self.low}, {self.high}){dims})"
 
 
@@ -611,8 +653,10 @@ def MeanOracle(method: str, epsilon: float, bounds: Tuple[float, float] = (0.0, 
         memoising clients (``client(device_key=key)``) α-point round values to. Required for
         ``device_key``.
     constant_time : bool, default False
-        Accepted for a uniform interface; True is a ValueError (the mean randomizers have no
-        constant-time path; the frequency oracles "grr", "olh", "flh" and "sue" do).
+        True: the clients' randomizer (input grid, coordinate choice, bit or interval draw) runs
+        in time and memory accesses independent of the values and of the random bits
+        (docs/security.md, "Constant-time mean oracles"); ``privacy_loss()`` becomes
+        ApproxDP(ε, (1 + e^ε)·2^-64). Refused with daily collection.
 
     Returns
     -------
