@@ -16,7 +16,9 @@ files (row groups of 2^20 rows, the configuration in the schema metadata), read 
   aggregation beats ``mapInArrow`` (Spark's row -> Arrow conversion of 2·10^7 rows, then the
   same add in 2 Python workers), so it takes ``mapInArrow`` (``"routes"`` in the output says
   which route each side took). ``test_dataframe_routes`` compares both routes on GRR reports
-  with 1,024 keys.
+  with 1,024 keys. Beside it, each round times a bare ``count()`` of that DataFrame:
+  the least any route that lets Spark evaluate the DataFrame can cost (no conversion, no
+  Python, no aggregation).
 
 Every side produces the same state (asserted). After two warm-ups of each side, ROUNDS rounds
 each time the baselines and the Spark paths back to back; the ratio (single time / Spark
@@ -175,8 +177,9 @@ def test_spark_vs_single_process(benchmark, setup):
     for _ in range(WARMUPS):  # warm-up: JVM (its JIT needs more than one job), Python workers, imports
         for fn in sides.values():
             assert fn().to_bytes() == want[path]
+        assert not_plain().count() == N
     times = {k: [] for k in sides}
-    loads, routes = [], {}
+    loads, routes, floor = [], {}, []
     for _ in range(ROUNDS):
         loads.append(os.getloadavg()[0])
         for key, fn in sides.items():
@@ -184,6 +187,9 @@ def test_spark_vs_single_process(benchmark, setup):
             assert agg.to_bytes() == want[path]
             times[key].append(t)
             routes[key] = agg.spark.route if hasattr(agg, "spark") else "pyarrow, one process"
+        # the floor of any route that lets Spark evaluate the DataFrame: a bare count() of it
+        # (no conversion, no Python, no aggregation), timed in the same round
+        floor.append(_timed(lambda: not_plain().count())[1])
     agg = benchmark.pedantic(sides["spark parquet path"], rounds=1, iterations=1)
     assert agg.spark.source == "parquet"
     ratios = {(k, b): [s / t for s, t in zip(times[b], times[k])]
@@ -216,6 +222,10 @@ def test_spark_vs_single_process(benchmark, setup):
         "seconds": {k: [round(x, 3) for x in v] for k, v in times.items()},
         **{f"ratio {k} / {b} (median, best, all)": (round(statistics.median(v), 3), round(max(v), 3),
                                                      [round(x, 3) for x in v]) for (k, b), v in ratios.items()},
+        "jvm floor: bare count() of the dataframe, seconds": [round(x, 3) for x in floor],
+        "ratio bare count() / single process (pyarrow, 2 threads) (median, best)": (
+            round(statistics.median(a / b for a, b in zip(times["single process (pyarrow, 2 threads)"], floor)), 3),
+            round(max(a / b for a, b in zip(times["single process (pyarrow, 2 threads)"], floor)), 3)),
         "tasks_parquet": agg.spark.partitions,
         "cpu_seconds_and_wall_seconds_one_call": cpu,
         "driver_python_peak_rss_above_start_bytes": {k: (n, v[os.getpid()]) for k, (n, v) in memory.items()},
