@@ -218,10 +218,18 @@ def test_budget_refusals_up_front():
     budget = PrivacyBudget(10.0, 1e-6)
     wide.client(dpnoise.default_rng(2), allow_insecure=True, budget=budget).privatize([0, 1])
     assert budget.spent_epsilon == pytest.approx(2 * 1.0)
-    # the mean oracle charges ε₁ itself (sound for every accountant): accepted
+    # the mean oracle charges min(ε₁, ε∞) per report as the frequency oracles do, so the same rule
+    # holds: refused by a zcdp budget when ε∞ < ε₁, charged ε∞ by a basic one
     bitmean = ldp.MeanOracle("bitmean", 1.0, bounds=(0.0, 1.0), instantaneous_epsilon=2.0)
+    with pytest.raises(ValueError, match="budget: the 'zcdp' accountant"):
+        bitmean.client(budget=PrivacyBudget(50.0, 1e-6, accountant="zcdp"))
+    basic = PrivacyBudget(50.0, 1e-6)
+    bitmean.client(dpnoise.default_rng(2), allow_insecure=True, budget=basic).privatize([0.5])
+    assert basic.spent_epsilon == pytest.approx(1.0)
+    # ε₁ <= ε∞: every accountant composes it
+    narrow = ldp.MeanOracle("bitmean", 2.0, bounds=(0.0, 1.0), instantaneous_epsilon=1.0)
     zcdp = PrivacyBudget(50.0, 1e-6, accountant="zcdp")
-    bitmean.client(dpnoise.default_rng(2), allow_insecure=True, budget=zcdp).privatize([0.5])
+    narrow.client(dpnoise.default_rng(2), allow_insecure=True, budget=zcdp).privatize([0.5])
     assert zcdp.spent_epsilon > 0
 
 
@@ -230,8 +238,8 @@ def test_refusals_remain_where_there_is_no_constant_time_daily_layer():
     for name in ("hadamard", "cms", "hcms"):
         with pytest.raises(ValueError, match="instantaneous_epsilon"):
             ldp.FrequencyOracle(name, 2.0, 16, constant_time=True, instantaneous_epsilon=1.0)
-    # the mean oracle's bitmean has daily collection but no constant-time client
-    with pytest.raises(ValueError, match="constant_time=True is not supported by mean method 'bitmean'"):
+    # the mean oracles have constant-time clients, but not with daily collection
+    with pytest.raises(ValueError, match="constant_time=True covers the fresh randomizer only.*instantaneous_epsilon"):
         ldp.MeanOracle("bitmean", 2.0, bounds=(0.0, 1.0), instantaneous_epsilon=1.0, constant_time=True)
     with pytest.raises(TypeError, match="constant_time"):
         ldp.FrequencyOracle("grr", 2.0, 4, instantaneous_epsilon=1.0, constant_time="yes")
