@@ -130,6 +130,23 @@ def test_cms_report_law():
     assert chi2(np.bincount(cells, minlength=512), probs) < CRITICAL[511]
 
 
+def test_cms_spans_blocks():
+    """Width 128 (two 64-coordinate blocks of the kernel), 5,000 users holding item 3, ε = 1:
+    coordinate b of a report is 1 (−1) with probability f = 1/(e^{ε/2} + 1) where b = h_l(3) and
+    1 − f elsewhere (Apple 2017, Algorithm 1), so column b's count of ones has mean
+    Σ_i P_i(b) and variance n f (1 − f): |count − mean| < 5.3 sd for all 128 columns (normal
+    approximation, two-sided 1.2e-7 each: false alarm < 2e-5)."""
+    fo = ldp.FrequencyOracle("cms", 1.0, 16, hashes=2, width=128, public_key=5, constant_time=True)
+    n = 5_000
+    r = reports(fo, np.full(n, 3), 46)
+    h = fo.hash_values([3])[:, 0]
+    f = 1 / (math.exp(0.5) + 1)
+    at = np.arange(128)[None, :] == h[r["hash_index"]][:, None]
+    want = np.where(at, f, 1 - f).sum(axis=0)
+    cols = unpack(r["vectors"], 128).sum(axis=0)
+    assert (np.abs(cols - want) < 5.3 * math.sqrt(n * f * (1 - f))).all()
+
+
 @pytest.mark.parametrize("name", ["hadamard", "cms", "hcms"])
 def test_wide_domains_and_items(name):
     """Items far apart (0 and d − 1 of d = 2^20) give reports of the declared shapes that the
