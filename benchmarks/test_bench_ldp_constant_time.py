@@ -6,6 +6,9 @@ against the default clients, same run, one thread, secure generator, eps = 2, Zi
   the k-ary constant-time randomized-response kernel, reproduced below as the baseline).
 * dBitFlip (b = 8), Hadamard (d = 1024), CMS (16 hashes, width 1024), HCMS: constant-time vs default.
 
+The SUE/OUE/dBitFlip/CMS kernels decide each column from one 64-bit word (threshold rounded to
+2^-64), 64 columns at a time (AVX2 compare/pack); the kernel before it (2 words and a 128-bit
+compare per column) measured SUE 0.09x, OUE 0.022x and CMS 0.73x their default clients.
 No stated target: the ratios are printed (test_constant_time_ldp_ratios) and recorded.
 """
 import numpy as np

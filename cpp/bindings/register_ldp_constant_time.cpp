@@ -94,7 +94,8 @@ static void register_ldp_constant_time(py::module_& m) {
         py::arg("gamma_den"), py::arg("threads"), py::arg("keys") = py::none(),
         "Unary-encoding bits in constant time ('oue': P(1) = 1/2 at the item, 1/(e^g + 1) elsewhere; 'sue':\n"
         "e^(g/2)/(e^(g/2) + 1) and 1/(e^(g/2) + 1)), packed (n, ceil(columns/64)) uint64. Column c is the\n"
-        "item's when c == item, or keys[i, c] == item when keys is given. Each bit within 2^-120 of its law.");
+        "item's when c == item, or keys[i, c] == item when keys is given. Each bit within 2^-64 of its law\n"
+        "(one 64-bit word against the certified threshold rounded to 64 bits).");
     m.def(
         "hadamard_constant_time",
         [](GeneratorHandle& h, const i64_array& items, uint64_t padded_size, const py::int_& gamma_num,

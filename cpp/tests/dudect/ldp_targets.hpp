@@ -48,7 +48,7 @@ inline uint64_t power_of_two_at_least(uint64_t v) {
 struct Samplers {
     uint64_t scale, d, b, D, m;
     exact::ct::RandomizedResponseTable half, full;  // k = 2 at gamma/2 and gamma (gamma = 1)
-    exact::ct::BitChannel sue, oue;
+    exact::ct::BitChannel sue, oue, cms_signs;
     exact::ct::SketchHashCT hash;
     ldp::UnaryEncoding vt;
     std::vector<int64_t> keys;
@@ -61,6 +61,7 @@ struct Samplers {
           half(exact::RandomizedResponseKernel(2, exact::BigUint(1), exact::BigUint(2))),
           full(exact::RandomizedResponseKernel(2, exact::BigUint(1), exact::BigUint(1))),
           sue(exact::ct::BitChannelKind::symmetric, half), oue(exact::ct::BitChannelKind::optimized, full),
+          cms_signs(exact::ct::cms_sign_channel(half)),
           hash{random::StreamKey{{1, 2, 3, 4, 5, 6, 7, 8}}, 16, 0},
           vt(ldp::UnaryKind::symmetric, d, exact::BigUint(1), exact::BigUint(1)), keys(b), row(d / 64 + m / 64 + 2) {
         hash.width = m;
@@ -96,7 +97,7 @@ struct Samplers {
                 return static_cast<int64_t>(j * 2 + bit);
             }
             case Target::ct_cms: {
-                const uint64_t l = exact::ct::cms_report_ct(bits, hash, half, x, reinterpret_cast<uint8_t*>(row.data()));
+                const uint64_t l = exact::ct::cms_report_ct(bits, hash, cms_signs, x, reinterpret_cast<uint8_t*>(row.data()));
                 return static_cast<int64_t>(l ^ row[0]);
             }
             case Target::ct_hcms: {

@@ -1,19 +1,21 @@
 // dpnoise/exact/constant_time/ldp_randomizers.hpp -- the local-DP randomizers whose decisions
 // are bits (unary encoding, dBitFlip, 1-bit Hadamard, count-mean sketch and its Hadamard
-// variant) in constant time: every random decision is "U < T" for a 128-bit uniform U and a
-// certified public threshold T, compared branch-free (ct_ops.hpp), and where the secret item x
-// decides which law a bit has, the threshold is selected by masks from a branch-free compare of
-// x with the column. Proofs and assumptions: docs/security.md, "Constant-time randomized
-// response" and "Local DP".
+// variant) in constant time. The unary and CMS bits: "U < t" for one 64-bit uniform U and a
+// public threshold t, the certified 128-bit one rounded to the nearest multiple of 2^-64 (so
+// each bit is within 2^-64 of its law), decided 64 columns at a time by a branch-free vector
+// compare (AVX2, else the ct_ops.hpp word operations); where the secret item x decides which
+// law a bit has, the threshold is selected by masks from a branch-free compare of x with the
+// column. The Hadamard bits: the k = 2 table's 128-bit compare (2^-120). Proofs and
+// assumptions: docs/security.md, "Constant-time randomized response" and "Local DP".
 //
 //   BitChannel       one bit of a unary report: P(1) = p_true at the item's column, p_other
-//                    elsewhere; bit = [U < T_sel] xor flip_sel, (T, flip) selected by the
+//                    elsewhere; bit = [U < t_sel] xor flip_sel, (t, flip) selected by the
 //                    compare. SUE / dBitFlip (Erlingsson, Pihur & Korolova 2014; Wang et al.
-//                    2017 §4.3; Ding, Kulkarni & Yekhanin 2017 §2.2): T_true = T_other = the
+//                    2017 §4.3; Ding, Kulkarni & Yekhanin 2017 §2.2): t_true = t_other = the
 //                    k = 2 keep threshold at γ/2, flip_other = 1 (so p_other = 1 − p_true).
-//                    OUE (Wang et al. 2017 §4.3): T_true = 2^127 (p = 1/2 exactly), T_other =
+//                    OUE (Wang et al. 2017 §4.3): t_true = 2^63 (p = 1/2 exactly), t_other =
 //                    the k = 2 keep threshold at γ, flip_other = 1 (1 − e^γ/(e^γ + 1) = 1/(e^γ + 1)).
-//                    Each bit is within 2^-120 of its law (the threshold's certified width).
+//                    CMS's signs: SUE's channel with the flips exchanged.
 //   parity64         popcount(v) mod 2 by xor folding (no table, no branch): the Hadamard entry
 //                    H[j, x] = (−1)^{parity(j & x)} (Sylvester's construction).
 //   SketchHashCT     the count-mean sketch's public hash h_l(x) (count_mean_sketch.hpp) without
@@ -22,7 +24,8 @@
 //   uniform_ct       a uniform index in [0, k) by Lemire's multiply-shift without rejection
 //                    (randomized_response.hpp: within k/2^192 < 2^-130 of uniform, 3 words).
 // Every report reads the same number of words and runs the same instructions for every item;
-// the public parameters (d, γ, the sketch shape, the keys) decide the loop lengths.
+// the public parameters (d, γ, the sketch shape, the keys, the CPU's AVX2 flag) decide the
+// loop lengths and the code path.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -62,39 +65,101 @@ uint64_t uniform_ct(Bits& bits, uint64_t k) {
 
 enum class BitChannelKind { symmetric, optimized };
 
+// A probability as a 64-bit threshold: P = (t + all 2^64) / 2^64 (all = 1 only for P = 1, t = 0).
+struct Threshold64 {
+    uint64_t t = 0, all = 0;
+};
+
+// T / 2^128 rounded to the nearest multiple of 2^-64 (public, once per configuration): with the
+// certified |p − T/2^128| <= 2^-120, |p − t/2^64| <= 2^-65 + 2^-120 < 2^-64 (docs/security.md,
+// "Local DP").
+inline Threshold64 round64(const Threshold128& T) {
+    const uint64_t up = T.lo >> 63, t = T.hi + up;
+    return {t, up & eq64(t, 0)};
+}
+
+// DPNOISE_CT_PORTABLE_ONLY (a compile-time switch for the checks) leaves the AVX2 path out.
+#if defined(DPNOISE_HAVE_AVX2_PATH) && !defined(DPNOISE_CT_PORTABLE_ONLY)
+#define DPNOISE_CT_AVX2_DECIDE 1
+// The 64 decisions of a block, 4 lanes at a time: lane b is "true" iff k[b] == x (vpcmpeqq),
+// its threshold and flip selected by the mask, bit = ([u[b] < t] | all) ^ flip by a signed
+// compare of sign-flipped words (vpcmpgtq), the 4 top bits gathered by vmovmskpd. No branch,
+// no address depends on x or u (fixed-latency vector ops on every AVX2 core).
+__attribute__((target("avx2"))) inline uint64_t decide64_avx2(const uint64_t* u, const uint64_t* k, uint64_t x,
+                                                              const uint64_t sel[2][3]) {
+    const __m256i top = _mm256_set1_epi64x(INT64_MIN), xv = _mm256_set1_epi64x(static_cast<int64_t>(x));
+    __m256i tt[3], to[3];  // (t ^ top, all mask, flip mask) for the true and the other columns
+    for (int j = 0; j < 3; ++j) {
+        tt[j] = _mm256_set1_epi64x(static_cast<int64_t>(sel[0][j]));
+        to[j] = _mm256_set1_epi64x(static_cast<int64_t>(sel[1][j]));
+    }
+    uint64_t acc = 0;
+    for (unsigned i = 0; i < 16; ++i) {
+        const __m256i kv = _mm256_load_si256(reinterpret_cast<const __m256i*>(k + 4 * i));
+        const __m256i uv = _mm256_xor_si256(_mm256_load_si256(reinterpret_cast<const __m256i*>(u + 4 * i)), top);
+        const __m256i m = _mm256_cmpeq_epi64(kv, xv);
+        __m256i v[3];
+        for (int j = 0; j < 3; ++j) v[j] = _mm256_or_si256(_mm256_and_si256(m, tt[j]), _mm256_andnot_si256(m, to[j]));
+        const __m256i bit = _mm256_xor_si256(_mm256_or_si256(_mm256_cmpgt_epi64(v[0], uv), v[1]), v[2]);
+        acc |= static_cast<uint64_t>(static_cast<unsigned>(_mm256_movemask_pd(_mm256_castsi256_pd(bit)))) << (4 * i);
+    }
+    return acc;
+}
+#endif
+
+// The same 64 decisions word by word with the value-barrier operations of ct_ops.hpp.
+inline uint64_t decide64_portable(const uint64_t* u, const uint64_t* k, uint64_t x, const uint64_t sel[2][3]) {
+    constexpr uint64_t kTop = uint64_t{1} << 63;
+    uint64_t acc = 0;
+    for (unsigned b = 0; b < 64; ++b) {
+        const uint64_t m = mask_of(eq64(k[b], x));
+        const uint64_t t = ((sel[0][0] & m) | (sel[1][0] & ~m)) ^ kTop, all = (sel[0][1] & m) | (sel[1][1] & ~m);
+        const uint64_t flip = (sel[0][2] & m) | (sel[1][2] & ~m);
+        acc |= (((lt64(u[b], t) | all) ^ flip) & 1) << b;
+    }
+    return acc;
+}
+
 struct BitChannel {
-    Threshold128 t_true, t_other;
+    Threshold64 t_true, t_other;
     uint64_t flip_true = 0, flip_other = 1;
 
     // keep: the certified k = 2 randomized-response table (at γ/2 for symmetric, γ for optimized)
     BitChannel(BitChannelKind kind, const RandomizedResponseTable& keep) {
         if (keep.k != 2) throw std::invalid_argument("a bit channel needs the binary (k = 2) table");
-        t_other = keep.keep;
-        if (kind == BitChannelKind::symmetric) t_true = keep.keep;
-        else t_true = Threshold128{uint64_t{1} << 63, 0};  // exactly 1/2
-    }
-
-    // the bit of a column whose "true" flag is is_true (0 or 1): 2 words
-    template <class Bits>
-    uint64_t draw(Bits& bits, uint64_t is_true) const {
-        const uint64_t m = mask_of(is_true);
-        const Threshold128 t{(t_true.hi & m) | (t_other.hi & ~m), (t_true.lo & m) | (t_other.lo & ~m)};
-        const uint64_t flip = (flip_true & m) | (flip_other & ~m);
-        const uint64_t uh = bits.word(), ul = bits.word();
-        return below(uh, ul, t) ^ flip;
+        t_other = round64(keep.keep);
+        if (kind == BitChannelKind::symmetric) t_true = t_other;
+        else t_true = Threshold64{uint64_t{1} << 63, 0};  // exactly 1/2
     }
 
     // One unary report over `columns` columns into row[0, ceil(columns/64)): column c is "true"
-    // iff key(c) == x (compared branch-free), its bit packed at c. 2 words a column.
+    // iff key(c) == x (compared branch-free), its bit at c is [U < t_sel] xor flip_sel for one
+    // fresh 64-bit word U. Per block of 64 columns: the words and the keys are read into arrays
+    // (the same reads for every x), then decided and packed by decide64 (AVX2 when the CPU has
+    // it: a public property). 1 word a column.
     template <class Bits, class Key>
     void row(Bits& bits, uint64_t x, const Key& key, uint64_t columns, uint64_t* out) const {
+        constexpr uint64_t kTop = uint64_t{1} << 63;
+        const uint64_t sel[2][3] = {{t_true.t ^ kTop, mask_of(t_true.all), mask_of(flip_true)},
+                                    {t_other.t ^ kTop, mask_of(t_other.all), mask_of(flip_other)}};
+        alignas(32) uint64_t u[64], k[64];
         const uint64_t words = (columns + 63) / 64;
         for (uint64_t w = 0; w < words; ++w) {
             const uint64_t stop = columns - 64 * w < 64 ? columns - 64 * w : 64;
-            uint64_t acc = 0;
-            for (uint64_t b = 0; b < stop; ++b) acc |= draw(bits, eq64(key(64 * w + b), x)) << b;
-            out[w] = acc;
+            for (uint64_t b = 0; b < stop; ++b) u[b] = bits.word();
+            for (uint64_t b = 0; b < stop; ++b) k[b] = key(64 * w + b);
+            for (uint64_t b = stop; b < 64; ++b) u[b] = k[b] = 0;  // decided, then masked off
+            const uint64_t keep = stop == 64 ? ~uint64_t{0} : (uint64_t{1} << stop) - 1;
+            out[w] = decide64(u, k, x, sel) & keep;
         }
+    }
+
+private:
+    static uint64_t decide64(const uint64_t* u, const uint64_t* k, uint64_t x, const uint64_t sel[2][3]) {
+#ifdef DPNOISE_CT_AVX2_DECIDE
+        if (random::detail::cpu_has_avx2()) return decide64_avx2(u, k, x, sel);
+#endif
+        return decide64_portable(u, k, x, sel);
     }
 };
 
@@ -181,21 +246,28 @@ struct SketchHashCT {
 // the reproducibility unit of the sketch kernels (as CountMeanSketch::kReportsPerStream)
 inline constexpr size_t kSketchReportsPerStream = size_t{1} << 12;
 
-// CMS (Apple 2017, Algorithm 1), one report: l = uniform_ct(k) (returned, sent), v = −1
-// everywhere but +1 at h_l(x), every sign flipped unless [U < T] (binary RR at γ/2: `half`, the
-// k = 2 table at γ/2); bit 1 means −1, m/8 bytes into v. m + 1 draws.
+// CMS's sign channel (Apple 2017, Algorithm 1): a coordinate is kept with probability
+// e^{γ/2}/(e^{γ/2} + 1) (half: the k = 2 table at γ/2), bit 1 meaning −1: bit = [U < t] xor 1 at
+// h_l(x) (+1 kept), [U < t] elsewhere (−1 kept). SUE's channel with the flips exchanged.
+inline BitChannel cms_sign_channel(const RandomizedResponseTable& half) {
+    BitChannel signs(BitChannelKind::symmetric, half);
+    signs.flip_true = 1;
+    signs.flip_other = 0;
+    return signs;
+}
+
+// CMS, one report: l = uniform_ct(k) (returned, sent), then the m = width signs in blocks of
+// 64 through the sign channel with the "true" column h_l(x) (1 word each), m/8 bytes into v
+// little-endian. m + 1 draws.
 template <class Bits>
-uint64_t cms_report_ct(Bits& bits, const SketchHashCT& hash, const RandomizedResponseTable& half, uint64_t x, uint8_t* v) {
+uint64_t cms_report_ct(Bits& bits, const SketchHashCT& hash, const BitChannel& signs, uint64_t x, uint8_t* v) {
     const uint64_t l = uniform_ct(bits, hash.hashes);
     const uint64_t a = hash(l, x);
-    for (uint64_t byte = 0; byte < hash.width / 8; ++byte) {
-        uint64_t out = 0;
-        for (uint64_t b = 0; b < 8; ++b) {
-            const uint64_t sign = 1 ^ eq64(8 * byte + b, a);  // 0 (+1) at h_l(x), 1 (−1) elsewhere
-            const uint64_t uh = bits.word(), ul = bits.word();
-            out |= (sign ^ 1 ^ below(uh, ul, half.keep)) << b;
-        }
-        v[byte] = static_cast<uint8_t>(out);
+    for (uint64_t w = 0; 64 * w < hash.width; ++w) {
+        const uint64_t stop = hash.width - 64 * w < 64 ? hash.width - 64 * w : 64;  // a multiple of 8
+        uint64_t block = 0;
+        signs.row(bits, a, [w](uint64_t c) { return 64 * w + c; }, stop, &block);
+        for (uint64_t byte = 0; byte < stop / 8; ++byte) v[8 * w + byte] = static_cast<uint8_t>(block >> (8 * byte));
     }
     return l;
 }
@@ -204,10 +276,11 @@ template <class Family>
 void cms_constant_time(Family& family, const SketchHashCT& hash, const RandomizedResponseTable& half,
                        const int64_t* items, int64_t* hash_index, uint8_t* vectors, size_t n, unsigned threads) {
     if (half.k != 2) throw std::invalid_argument("cms needs the binary (k = 2) table");
+    const BitChannel signs = cms_sign_channel(half);
     const uint64_t bytes = hash.width / 8;
-    random::for_each_chunk<kSketchReportsPerStream>(family, n, threads, [=, &hash, &half](auto& bits, size_t begin, size_t end) {
+    random::for_each_chunk<kSketchReportsPerStream>(family, n, threads, [=, &hash](auto& bits, size_t begin, size_t end) {
         for (size_t i = begin; i < end; ++i)
-            hash_index[i] = static_cast<int64_t>(cms_report_ct(bits, hash, half, static_cast<uint64_t>(items[i]), vectors + i * bytes));
+            hash_index[i] = static_cast<int64_t>(cms_report_ct(bits, hash, signs, static_cast<uint64_t>(items[i]), vectors + i * bytes));
     });
 }
 
