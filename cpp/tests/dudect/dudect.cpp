@@ -25,16 +25,7 @@
 #include <string>
 #include <vector>
 
-#ifdef DUDECT_LDP_TARGETS  // the local-DP randomizers' targets (ldp_targets.hpp): a second binary
-#include "ldp_targets.hpp"
-using namespace dudect_ldp_targets;
-#else
-#include "targets.hpp"
-#ifndef DUDECT_TARGETS_NS  // another target set: -DDUDECT_TARGETS_NS=ns -include its header
-#define DUDECT_TARGETS_NS dudect_targets
-#endif
-using namespace DUDECT_TARGETS_NS;
-#endif
+#include "target_set.hpp"  // which targets this binary is built for
 
 namespace {
 
