@@ -21,7 +21,9 @@ def _missing():
 
 
 @pytest.fixture(scope="session")
-def spark():
+def spark(tmp_path_factory):
+    # dpnoise's JVM helper jar is compiled into this run's own cache, not the user's
+    os.environ.setdefault("DPNOISE_CACHE_DIR", str(tmp_path_factory.mktemp("dpnoise-cache")))
     reason = _missing()
     if reason:
         if REQUIRE:

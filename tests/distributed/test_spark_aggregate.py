@@ -3,7 +3,7 @@ every protocol, the same after a task failure and retry, and clear errors for ba
 import numpy as np
 import pytest
 
-from spark_oracles import oracles, reports
+from spark_oracles import COUNT_ROUTES, force_route, oracles, reports
 
 ORACLES = oracles()
 
@@ -150,11 +150,12 @@ def test_local_session_names_what_is_missing(monkeypatch):
 
 
 @pytest.mark.parametrize("name", ["grr", "hadamard", "hcms"])
-def test_the_count_table_route_equals_the_map_in_arrow_route(spark, name, monkeypatch):
-    """Protocols whose state is a count table are counted by Spark (groupBy over a key of the
-    report fields): the same state bit for bit, and the same malformed rows (a null struct; per
-    field a value at its bound, a negative one and a null), as the mapInArrow route."""
-    from dpnoise.distributed.spark import _count_table, aggregate_reports, reports_to_dataframe
+def test_the_count_routes_equal_the_map_in_arrow_route(spark, name, monkeypatch):
+    """Protocols whose state is a count table are counted in the JVM (dpnoise's helper: dense
+    arrays; or Spark's groupBy over a key of the report fields): the same state bit for bit,
+    and the same malformed rows (a null struct; per field a value at its bound, a negative one
+    and a null), as the mapInArrow route."""
+    from dpnoise.distributed.spark import aggregate_reports, reports_to_dataframe
 
     fo = ORACLES[name]
     rep = reports(fo, 1500)
@@ -168,15 +169,17 @@ def test_the_count_table_route_equals_the_map_in_arrow_route(spark, name, monkey
             rows[1 + 3 * k + j]["report"][field] = bad
     broken = spark.createDataFrame(rows, df.schema).repartition(3)
     want_bad = 1 + 3 * len(fields)
-    with pytest.raises(ValueError, match=rf"{want_bad} of 1500 report rows are malformed"):
-        aggregate_reports(broken, "report", fo)
-    counted = aggregate_reports(broken, "report", fo, on_malformed="skip")
-    monkeypatch.setattr(_count_table, "eligible", lambda oracle: False)
-    mapped = aggregate_reports(broken, "report", fo, on_malformed="skip")
-    assert (counted.spark.route, mapped.spark.route) == ("count_table", "map_in_arrow")
-    assert (counted.spark.malformed, counted.spark.rows, counted.n) == (want_bad, 1500, 1500 - want_bad)
-    assert (mapped.spark.malformed, mapped.spark.rows) == (want_bad, 1500)
-    assert counted.to_bytes() == mapped.to_bytes()
+    states = {}
+    for route in COUNT_ROUTES:
+        with monkeypatch.context() as m:
+            force_route(m, route)
+            with pytest.raises(ValueError, match=rf"{want_bad} of 1500 report rows are malformed"):
+                aggregate_reports(broken, "report", fo)
+            agg = aggregate_reports(broken, "report", fo, on_malformed="skip")
+        assert agg.spark.route == route
+        assert (agg.spark.malformed, agg.spark.rows, agg.n, agg.spark.partitions) == (want_bad, 1500, 1500 - want_bad, 3)
+        states[route] = agg.to_bytes()
+    assert states["jvm_counts"] == states["count_table"] == states["map_in_arrow"]
 
 
 @pytest.mark.parametrize("name", ["grr", "hadamard", "hcms"])

@@ -10,19 +10,19 @@ pq = pytest.importorskip("pyarrow.parquet")
 import dpnoise  # noqa: E402
 from dpnoise.ldp import FrequencyOracle  # noqa: E402
 
+from spark_oracles import COUNT_ROUTES, force_route  # noqa: E402
 
-@pytest.mark.parametrize("count_table", [True, False])
-def test_a_filtered_flat_parquet_dataframe_of_another_configuration_is_refused(spark, tmp_path, count_table,
-                                                                               monkeypatch):
-    from dpnoise.distributed.spark import _count_table, aggregate_reports
+
+@pytest.mark.parametrize("route", COUNT_ROUTES)
+def test_a_filtered_flat_parquet_dataframe_of_another_configuration_is_refused(spark, tmp_path, route, monkeypatch):
+    from dpnoise.distributed.spark import aggregate_reports
 
     eps4, eps1 = FrequencyOracle("hadamard", 4.0, 1000), FrequencyOracle("hadamard", 1.0, 1000)
     rep = eps4.client(dpnoise.default_rng(2), allow_insecure=True).privatize(np.zeros(2000, dtype=np.int64))
     pq.write_table(rep.to_arrow(), str(tmp_path / "flat.parquet"))
-    if not count_table:
-        monkeypatch.setattr(_count_table, "eligible", lambda oracle: False)
+    force_route(monkeypatch, route)
     df = spark.read.parquet(str(tmp_path / "flat.parquet")).where("rows >= 0")
     with pytest.raises(ValueError, match=r"another configuration \(FrequencyOracle\('hadamard', epsilon=4\.0"):
         aggregate_reports(df, None, eps1)
     agg = aggregate_reports(df, None, eps4)
-    assert agg.n == 2000 and agg.spark.route == ("count_table" if count_table else "map_in_arrow")
+    assert agg.n == 2000 and agg.spark.route == route

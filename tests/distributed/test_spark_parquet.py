@@ -11,7 +11,7 @@ pq = pytest.importorskip("pyarrow.parquet")
 import dpnoise  # noqa: E402
 from dpnoise.ldp import FrequencyOracle  # noqa: E402
 
-from spark_oracles import reports  # noqa: E402
+from spark_oracles import default_count_route, reports  # noqa: E402
 
 FO = FrequencyOracle("hadamard", 1.0, 1000)
 
@@ -59,8 +59,8 @@ def test_other_dataframes_are_counted_by_spark_or_go_through_map_in_arrow(spark,
                spark.read.parquet(path).withColumn("x", F.lit(1)).select("report"),
                spark.read.parquet(path).repartition(3)):
         agg = aggregate_reports(df, "report", FO)
-        # Hadamard's state is a count table over (rows, bits): Spark counts, no row enters Python
-        assert (agg.spark.source, agg.spark.route) == ("dataframe", "count_table")
+        # Hadamard's state is a count table over (rows, bits): the JVM counts, no row enters Python
+        assert (agg.spark.source, agg.spark.route) == ("dataframe", default_count_route())
         assert agg.to_bytes() == want
     olh = FrequencyOracle("olh", 1.0, 300)  # seeds per row: no count table, mapInArrow
     rep = reports(olh, 700)
@@ -84,7 +84,7 @@ def test_flat_layout_without_a_struct_column(spark, tmp_path):
     assert agg.spark.source == "parquet" and agg.to_bytes() == want
     df = spark.read.parquet(str(tmp_path / "flat.parquet")).where("rows >= 0")
     agg = aggregate_reports(df, None, FO)
-    assert (agg.spark.source, agg.spark.route) == ("dataframe", "count_table") and agg.to_bytes() == want
+    assert (agg.spark.source, agg.spark.route) == ("dataframe", default_count_route()) and agg.to_bytes() == want
 
 
 def test_files_and_columns_of_another_configuration_are_refused_naming_both(spark, tmp_path):

@@ -6,7 +6,9 @@
 * :func:`reports_to_dataframe` / :func:`dataframe_to_reports` — reports <-> DataFrame rows;
 * :func:`privatize_column` — privatise raw items on the executors (simulations, benchmarks);
 * :func:`private_counts` — exact group counts by Spark, noise drawn once at the driver;
-* :func:`local_session` — an offline ``local[2]`` session for tests and demos.
+* :func:`local_session` — an offline ``local[2]`` session for tests and demos;
+* :func:`jvm_helper_jar` — the small Java helper that counts count-table reports in the
+  executors' JVM (compiled on first use; ship it to a cluster with ``--jars``).
 
 See docs/scaling.md.
 """
@@ -22,10 +24,11 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 from ._aggregate import SparkAggregate, aggregate_reports
 from ._convert import dataframe_to_reports, reports_table, reports_to_dataframe
 from ._counts import PrivateCounts, private_counts
+from ._jvm_counts import jvm_helper_jar
 from ._privatize import privatize_column
 from ._report_rows import LAYOUTS
 from ._session import java_available, local_session
 
 __all__ = ["LAYOUTS", "PrivateCounts", "SparkAggregate", "aggregate_reports", "dataframe_to_reports",
-           "java_available", "local_session", "private_counts", "privatize_column", "reports_table",
+           "java_available", "jvm_helper_jar", "local_session", "private_counts", "privatize_column", "reports_table",
            "reports_to_dataframe"]

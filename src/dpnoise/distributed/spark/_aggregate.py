@@ -3,8 +3,9 @@ the states tree-merged, loaded at the driver.
 
 Two ways in: Parquet files (a path, paths, or a DataFrame that is a plain Parquet scan) are
 read by the executors with pyarrow, row group by row group (_parquet.py). Any other DataFrame is
-counted by Spark itself when the state is a small count table over the report fields
-(_count_table.py), else goes through ``mapInArrow`` over its report fields as flat columns."""
+counted by Spark itself when the state is a count table over the report fields
+(_count_table.py: dpnoise's JVM helper, else Spark's groupBy), else goes through
+``mapInArrow`` over its report fields as flat columns."""
 from __future__ import annotations
 
 import contextlib
@@ -13,6 +14,7 @@ import pickle
 from typing import Any, Callable, Iterable, List, Optional, Tuple  # noqa: F401
 
 from . import _count_table as count_table
+from . import _jvm_counts as jvm_counts
 from ._checks import check_on_malformed, check_report_column
 from ._jobs import catchable, raise_task_error, run_job, task_error
 from ._parquet import check_input_files, deal, list_pieces, local_files, plain_parquet_files
@@ -106,9 +108,11 @@ class SparkAggregate:
     """What :func:`aggregate_reports` found besides the aggregator: ``malformed`` rows (counted,
     never silently dropped), ``rows`` seen, ``partitions`` (tasks), ``source``:
     ``"parquet"`` (row groups read by the executors with pyarrow) or ``"dataframe"``, and
-    ``route``: ``"pyarrow"`` (Parquet row groups), ``"count_table"`` (Spark counted the reports
-    per distinct report value; only the counts came back) or ``"map_in_arrow"`` (the rows went
-    to Python workers as Arrow batches).
+    ``route``: ``"pyarrow"`` (Parquet row groups), ``"jvm_counts"`` (the executors counted the
+    reports per report value into dense arrays in the JVM, with dpnoise's helper jar; only the
+    counts came back), ``"count_table"`` (the same counts by Spark's groupBy) or
+    ``"map_in_arrow"`` (the rows went to Python workers as Arrow batches). ``jvm_helper`` is
+    why the JVM helper was not used ("" when it was, or when the state is no count table).
 
     Parameters
     ----------
@@ -116,14 +120,16 @@ class SparkAggregate:
         The counts above.
     source : {"dataframe", "parquet"}, default "dataframe"
         Where the reports were read.
-    route : {"map_in_arrow", "count_table", "pyarrow"}, default "map_in_arrow"
+    route : {"map_in_arrow", "jvm_counts", "count_table", "pyarrow"}, default "map_in_arrow"
         How they were aggregated.
+    jvm_helper : str, default ""
+        Why the JVM helper was not used, if it could have been.
     """
 
     def __init__(self, malformed: int, rows: int, partitions: int, source: str = "dataframe",
-                 route: str = "map_in_arrow") -> None:
+                 route: str = "map_in_arrow", jvm_helper: str = "") -> None:
         self.malformed, self.rows, self.partitions, self.source = malformed, rows, partitions, source
-        self.route = route
+        self.route, self.jvm_helper = route, jvm_helper
 
     def __repr__(self) -> str:
         return (f"SparkAggregate(rows={self.rows}, malformed={self.malformed}, partitions={self.partitions}, "
@@ -198,9 +204,11 @@ def aggregate_reports(source: Any, column: Optional[str], oracle: Any, *, on_mal
         ``df.write.parquet``). Parquet input -- paths, or a DataFrame that is a plain scan
         ``spark.read.parquet(...)`` -- is read by the executors with pyarrow, row group by row
         group (no JVM -> Python conversion). Any other DataFrame: when the aggregator's state
-        is a count table over at most 2^15 report values (e.g. GRR with d <= 32,768, HCMS with
-        hashes x width <= 16,384), Spark counts the reports per value and only those counts
-        reach the driver; otherwise it goes through ``mapInArrow``. ``agg.spark.route`` says
+        is a count table over the report values (Hadamard, GRR, HCMS), the executors count the
+        reports per value and only those counts reach the driver: into dense arrays in the JVM
+        with dpnoise's helper jar (up to 2^22 values; compiled on first use, which needs a JDK:
+        see :func:`jvm_helper_jar`), else with Spark's groupBy (up to 2^15 values, e.g. GRR
+        with d <= 32,768). Otherwise it goes through ``mapInArrow``. ``agg.spark.route`` says
         which.
     column : str or None
         The struct column of the reports (``"report"``), or None when the report fields are
@@ -269,6 +277,7 @@ def aggregate_reports(source: Any, column: Optional[str], oracle: Any, *, on_mal
             check_input_files(df, oracle)
         pieces = list_pieces(plain_files, oracle, column) if plain_files is not None else None
         spark = df.sparkSession
+    why = ""
     if pieces is not None:
         sc = spark.sparkContext
         dealt = deal([p for p in pieces if p[2] > 0], tasks or sc.defaultParallelism)
@@ -278,16 +287,17 @@ def aggregate_reports(source: Any, column: Optional[str], oracle: Any, *, on_mal
         task = _parquet_task(oracle_factory(oracle), column, columns)
         rdd = sc.parallelize(dealt, len(dealt)).mapPartitions(task)
         partitions, source_kind = len(dealt), "parquet"
-    elif count_table.eligible(oracle):
-        # the state is a count table over the report fields: Spark counts, no row enters Python
-        keys, counts, tasks_run = run_job(f"aggregating {what}", lambda: count_table.count_keys(df, column, oracle))
-        agg, malformed, rows = count_table.fold(oracle, keys, counts)
-        if rows == 0:
-            raise ValueError(f"{what}: the DataFrame is empty, there are no reports to aggregate")
-        _raise_malformed(what, malformed, rows, on_malformed)
-        agg.spark = SparkAggregate(malformed, rows, tasks_run, "dataframe", "count_table")
-        return agg
     else:
+        # the state is a count table over the report fields: Spark counts, no row enters Python
+        counted, why = _count_in_spark(df, column, oracle, depth, what)
+        if counted is not None:
+            agg, malformed, rows, tasks_run, route = counted
+            if rows == 0:
+                raise ValueError(f"{what}: the DataFrame is empty, there are no reports to aggregate")
+            _raise_malformed(what, malformed, rows, on_malformed)
+            agg.spark = SparkAggregate(malformed, rows, tasks_run, "dataframe", route, why)
+            return agg
+    if pieces is None:
         states = _dataframe_states(df, column, oracle)
         # (planning a DataFrame with a shuffle runs its first stages under adaptive execution)
         partitions = run_job(f"aggregating {what}", lambda: states.rdd.getNumPartitions())
@@ -304,8 +314,33 @@ def aggregate_reports(source: Any, column: Optional[str], oracle: Any, *, on_mal
     _raise_malformed(what, malformed, rows, on_malformed)
     agg = merger.load(state)
     agg.spark = SparkAggregate(malformed, rows, partitions, source_kind,
-                               "pyarrow" if source_kind == "parquet" else "map_in_arrow")
+                               "pyarrow" if source_kind == "parquet" else "map_in_arrow", why)
     return agg
+
+
+def _count_in_spark(df: Any, column: Optional[str], oracle: Any, depth: int,
+                    what: str) -> Tuple[Optional[Tuple[Any, int, int, int, str]], str]:
+    """((aggregator, malformed, rows, tasks, route) or None, why the JVM helper was not used)
+    for a DataFrame whose aggregator state is a count table over the report fields: counted
+    by dpnoise's JVM helper where it loads, else by Spark's groupBy over at most
+    ``count_table.MAX_KEYS`` keys; None when neither applies (the caller uses mapInArrow)."""
+    space = count_table.key_space(oracle)
+    if space is None:
+        return None, ""
+    n_keys = count_table.size(space)
+    helper, why = jvm_counts.helper(df.sparkSession) if n_keys <= jvm_counts.MAX_KEYS else \
+        (None, f"{n_keys} report values, more than the JVM helper's {jvm_counts.MAX_KEYS}")
+    if helper is not None:
+        keys, counts, tasks_run = run_job(f"aggregating {what}", lambda: count_table.count_keys_dense(
+            df, column, space, helper, depth))
+        route = "jvm_counts"
+    elif n_keys <= count_table.MAX_KEYS:
+        keys, counts, tasks_run = run_job(f"aggregating {what}", lambda: count_table.count_keys(df, column, space))
+        route = "count_table"
+    else:
+        return None, why
+    agg, malformed, rows = count_table.fold(oracle, space, keys, counts)
+    return (agg, malformed, rows, tasks_run, route), why
 
 
 #: rows per Arrow batch handed to mapInArrow at least (Spark's default 10,000 makes the per-batch

@@ -1,10 +1,11 @@
 """The count-table route of :func:`aggregate_reports` for a DataFrame that is not a plain
 Parquet scan: when the aggregator's state is a count table over the report fields (its
 ``_count_table``: Hadamard's signed row sums, GRR's item counts, HCMS's signed cell sums), Spark
-itself counts the reports per distinct value of those fields (``groupBy(key).count()``, a
-whole-stage-codegen hash aggregation in the JVM), and only the distinct keys -- at most the
-key space, the state's size -- come back to the driver (as Arrow), where they are added to
-the aggregator exactly (int64 counts, ``Aggregator._add_counts``). No row crosses into Python.
+itself counts the reports per distinct value of those fields, and only the counts -- at most
+the key space, the state's size -- come back to the driver, where they are added to the
+aggregator exactly (int64 counts, ``Aggregator._add_counts``). No row crosses into Python.
+Two ways to count: dpnoise's JVM helper (_jvm_counts.py: one dense array per partition, up to
+2^22 keys), else Spark's own ``groupBy(key).count()`` (a hash aggregation, up to 2^15 keys).
 
 The key is the fields' values in mixed radix (a packed bit: 2 values; a field with ``allowed``
 values: their positions; one with a ``bound``: [0, bound)). A row with a null field or a value
@@ -20,22 +21,26 @@ import numpy as np
 
 from ._report_rows import PACKED, SCALAR, layout, protocol_of
 
-#: the largest key space counted by Spark. Spark's hash aggregation slows with the number of
+#: the largest key space counted by Spark's groupBy. Its hash aggregation slows with the number of
 #: groups: on 4·10^6 Hadamard rows (local[2], warm, docs/scaling.md) 4,096 keys took 1.5-2.0 s,
 #: 16,384 keys 2.7-2.8 s, 65,536 keys 3.5-4.8 s and 131,072 keys 5.3-8.7 s, against 3.7-5.3 s
 #: for the mapInArrow route in the same runs: beyond 2^15 keys mapInArrow is as fast or faster
 MAX_KEYS = 1 << 15
 
 
-def _radices(oracle: Any) -> Optional[List[Tuple[Any, int]]]:
+#: (field, number of values) for each report field, in key order
+KeySpace = List[Tuple[Any, int]]
+
+
+def key_space(oracle: Any) -> Optional[KeySpace]:
     """(field, number of values) for each report field, or None when the fields are not a
     bounded key space (a row field, a field without a bound) or the aggregator has no count
-    table over them."""
+    table over them. Its size (the product) is the number of keys."""
     proto = protocol_of(oracle)
     # the class, not an aggregator: no state allocated to ask
     if getattr(getattr(proto, "aggregator_class", None), "_count_table", None) is None:
         return None
-    out, size = [], 1
+    out = []
     for f in layout(oracle):
         if f.kind == PACKED:
             radix = 2
@@ -45,22 +50,28 @@ def _radices(oracle: Any) -> Optional[List[Tuple[Any, int]]]:
             radix = f.spec.upper(proto)
         else:
             return None
-        size *= radix
         out.append((f, radix))
-    return out if size <= MAX_KEYS else None
+    return out
+
+
+def size(space: KeySpace) -> int:
+    """The number of keys of ``space``."""
+    return int(np.prod([radix for _, radix in space], dtype=object))
 
 
 def eligible(oracle: Any) -> bool:
-    """Whether ``oracle``'s reports can be aggregated as a count table in Spark."""
-    return _radices(oracle) is not None
+    """Whether Spark's groupBy counts ``oracle``'s reports (a count table of at most
+    :data:`MAX_KEYS` keys)."""
+    space = key_space(oracle)
+    return space is not None and size(space) <= MAX_KEYS
 
 
-def _key_column(oracle: Any, column: Optional[str]) -> Any:
+def _key_column(space: KeySpace, column: Optional[str]) -> Any:
     """The Spark expression of each row's key (-1 for a malformed row)."""
     from pyspark.sql import functions as F
 
     key, stride = None, 1
-    for f, radix in _radices(oracle):
+    for f, radix in space:
         c = F.col(f"`{f.name}`") if column is None else F.col(f"`{column}`.`{f.name}`")
         c = c.cast("bigint")
         if f.kind == SCALAR and f.spec.allowed is not None:
@@ -76,7 +87,7 @@ def _key_column(oracle: Any, column: Optional[str]) -> Any:
     return F.coalesce(key, F.lit(-1))
 
 
-def count_keys(df: Any, column: Optional[str], oracle: Any) -> Tuple[np.ndarray, np.ndarray, int]:
+def count_keys(df: Any, column: Optional[str], space: KeySpace) -> Tuple[np.ndarray, np.ndarray, int]:
     """(distinct keys, their counts, tasks that read the rows) of ``df``'s rows, counted by
     Spark (key -1: malformed). The tasks are those that counted ``df``'s partitions, read from
     the status tracker under a job tag (``df.rdd.getNumPartitions()`` would run a shuffled input's
@@ -85,7 +96,7 @@ def count_keys(df: Any, column: Optional[str], oracle: Any) -> Tuple[np.ndarray,
 
     sc = df.sparkSession.sparkContext
     tag = f"dpnoise-count-table-{uuid.uuid4().hex}"
-    counted = df.select(_key_column(oracle, column).alias("key")).groupBy("key").count()
+    counted = df.select(_key_column(space, column).alias("key")).groupBy("key").count()
     sc.addJobTag(tag)
     try:
         table = counted.toArrow()
@@ -93,6 +104,19 @@ def count_keys(df: Any, column: Optional[str], oracle: Any) -> Tuple[np.ndarray,
         sc.removeJobTag(tag)
     return (table.column("key").to_numpy().astype(np.int64, copy=False),
             table.column("count").to_numpy().astype(np.int64, copy=False), _counting_tasks(sc, tag))
+
+
+def count_keys_dense(df: Any, column: Optional[str], space: KeySpace, helper: Any,
+                     depth: int) -> Tuple[np.ndarray, np.ndarray, int]:
+    """:func:`count_keys` by dpnoise's JVM helper (``helper``, from ``_jvm_counts.helper``): one
+    dense array of counts per partition of ``df``, tree-reduced in the JVM with ``depth``; the
+    keys with a non-zero count come back, the malformed rows as key -1."""
+    from ._jvm_counts import count_dense
+
+    n_keys = size(space)
+    counts, tasks = count_dense(helper, df.select(_key_column(space, column).alias("key")), n_keys, depth)
+    keys = np.flatnonzero(counts[:n_keys]).astype(np.int64)
+    return np.append(keys, -1), np.append(counts[keys], counts[n_keys]), tasks
 
 
 def _counting_tasks(sc: Any, tag: str) -> int:
@@ -105,16 +129,16 @@ def _counting_tasks(sc: Any, tag: str) -> int:
     return ran[-2] if len(ran) >= 2 else (ran[-1] if ran else 0)
 
 
-def fold(oracle: Any, keys: np.ndarray, counts: np.ndarray) -> Tuple[Any, int, int]:
+def fold(oracle: Any, space: KeySpace, keys: np.ndarray, counts: np.ndarray) -> Tuple[Any, int, int]:
     """(the aggregator of the counted reports, malformed rows, rows seen) from Spark's
-    (keys, counts); a key the configuration's row mask refuses is malformed."""
+    (keys, counts) over ``space``; a key the configuration's row mask refuses is malformed."""
     from ._arrow import ConfigurationError, row_validity
 
     rows_seen = int(counts.sum(dtype=object))
     good = keys >= 0
     keys, n_keys = keys[good], counts[good]
     rows, stride = {}, 1
-    for f, radix in _radices(oracle):
+    for f, radix in space:
         code = (keys // stride) % radix
         if f.kind == SCALAR and f.spec.allowed is not None:
             code = np.asarray(f.spec.allowed, dtype=np.int64)[code]

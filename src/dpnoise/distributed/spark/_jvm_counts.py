@@ -1,0 +1,201 @@
+"""dpnoise's JVM helper for Spark: dense per-partition key counts in the executors' JVM.
+
+A DataFrame that is not a plain Parquet scan has to be evaluated by Spark. When the
+aggregator's state is a count table over the report fields (Hadamard, GRR, HCMS), the fastest
+thing Spark can do with it is count each row's key into one dense array per partition in the
+JVM, where the rows already are, and tree-reduce the arrays: no hash aggregation (which slows
+with the number of keys) and no row converted to Arrow for Python. Spark has no built-in
+aggregate that does that, so dpnoise carries one small Java class
+(``java/DenseCounts.java``), compiled on first use with the ``javac`` of the machine's JDK
+against pyspark's own jars, cached (``$DPNOISE_CACHE_DIR``, else ``$XDG_CACHE_HOME/dpnoise``,
+else ``~/.cache/dpnoise``), and added to the session with ``SparkContext.addJar`` (which ships
+it to the executors). Without a JDK (a JRE only), or with ``DPNOISE_SPARK_JVM_COUNTS=0``,
+:func:`aggregate_reports` takes its other routes; ``agg.spark.route`` says which ran.
+
+On a cluster, build the jar once (:func:`jvm_helper_jar`) and pass it with ``--jars``; it is
+found on the classpath then and never compiled or added again."""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+import zipfile
+from typing import Any, Dict, Optional, Tuple
+
+import numpy as np
+
+CLASS_NAME = "org.dpnoise.spark.DenseCounts"
+#: the answer format of the Java class this module understands (its VERSION)
+VERSION = 1
+#: the largest key space counted this way: 2^22 keys are a 16 MiB int array per task and a
+#: 32 MiB long array per partial result
+MAX_KEYS = 1 << 22
+_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "java", "DenseCounts.java")
+_ENV_SWITCH = "DPNOISE_SPARK_JVM_COUNTS"
+
+_lock = threading.Lock()
+#: per SparkContext (its application id and start time): the helper object, or why not
+_loaded: Dict[Tuple[str, int], Tuple[Any, str]] = {}
+
+
+class HelperUnavailable(RuntimeError):
+    """The JVM helper cannot be built or loaded here (the reason is the message)."""
+
+
+def _javac() -> str:
+    home = os.environ.get("JAVA_HOME")
+    if home:
+        exe = os.path.join(home, "bin", "javac")
+        if os.access(exe, os.X_OK):
+            return exe
+    exe = shutil.which("javac")
+    if exe is None:
+        raise HelperUnavailable("javac was not found (JAVA_HOME/bin/javac or on PATH): dpnoise's JVM helper needs a "
+                                "JDK, not only a JRE")
+    return exe
+
+
+def _spark_jars() -> str:
+    """The directory of the jars to compile against: $SPARK_HOME/jars, else pyspark's own."""
+    home = os.environ.get("SPARK_HOME")
+    if home and os.path.isdir(os.path.join(home, "jars")):
+        return os.path.join(home, "jars")
+    import pyspark
+
+    jars = os.path.join(os.path.dirname(os.path.abspath(pyspark.__file__)), "jars")
+    if not os.path.isdir(jars):
+        raise HelperUnavailable(f"Spark's jars were not found (tried $SPARK_HOME/jars and {jars})")
+    return jars
+
+
+def _cache_dir() -> str:
+    root = os.environ.get("DPNOISE_CACHE_DIR")
+    if not root:
+        root = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
+                            "dpnoise")
+    return os.path.join(root, "spark")
+
+
+def jvm_helper_jar() -> str:
+    """The path of dpnoise's JVM helper jar for Spark, compiled now if it is not cached yet.
+
+    The jar holds one class (``org.dpnoise.spark.DenseCounts``: dense per-partition counts of a
+    key column, tree-reduced). :func:`aggregate_reports` builds and adds it by itself; call this
+    to build it ahead of time, e.g. to ship it to a cluster with ``spark-submit --jars``.
+
+    Returns
+    -------
+    str
+        The jar's path, under ``$DPNOISE_CACHE_DIR`` (else ``$XDG_CACHE_HOME/dpnoise``, else
+        ``~/.cache/dpnoise``)``/spark/``, named by a hash of the source and of the Spark jars it
+        was compiled against.
+
+    Raises
+    ------
+    RuntimeError
+        No ``javac`` (a JDK is needed, a JRE is not enough), no Spark jars, or the compiler
+        failed (its first lines are in the message).
+    """
+    with open(_SOURCE, "rb") as fh:
+        source = fh.read()
+    jars = _spark_jars()
+    stamp = hashlib.sha256(source + "\0".join(sorted(os.listdir(jars))).encode()).hexdigest()[:16]
+    out_dir = _cache_dir()
+    jar = os.path.join(out_dir, f"dpnoise-spark-{stamp}.jar")
+    if os.path.isfile(jar):
+        return jar
+    javac = _javac()
+    os.makedirs(out_dir, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=out_dir) as tmp:
+        classes = os.path.join(tmp, "classes")
+        # bytecode for Java 8 and later: Spark 3 runs on 8/11/17, Spark 4 on 17+
+        cmd = [javac, "--release", "8", "-Xlint:-options", "-nowarn", "-encoding", "UTF-8",
+               "-cp", os.path.join(jars, "*"), "-d", classes, _SOURCE]
+        try:
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise HelperUnavailable(f"javac could not run: {exc}") from None
+        if done.returncode != 0:
+            lines = (done.stderr or done.stdout).strip().splitlines()[:5]
+            raise HelperUnavailable("javac failed to compile dpnoise's JVM helper: " + " | ".join(lines))
+        part = os.path.join(tmp, "helper.jar")
+        with zipfile.ZipFile(part, "w", zipfile.ZIP_DEFLATED) as z:
+            z.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\r\nCreated-By: dpnoise\r\n\r\n")
+            for root, _, files in os.walk(classes):
+                for name in sorted(files):
+                    full = os.path.join(root, name)
+                    z.write(full, os.path.relpath(full, classes))
+        os.replace(part, jar)  # atomic: a concurrent build writes the same bytes
+    return jar
+
+
+def _context_key(sc: Any) -> Tuple[str, int]:
+    return (sc.applicationId, int(sc.startTime))
+
+
+def _load(spark: Any) -> Any:
+    """The helper object in ``spark``'s JVM (classpath first; else the jar, built if needed,
+    added to the SparkContext for the executors and loaded for the driver)."""
+    jvm, sc = spark._jvm, spark.sparkContext
+    gateway = sc._gateway
+    no_classes = gateway.new_array(jvm.java.lang.Class, 0)
+    no_args = gateway.new_array(jvm.java.lang.Object, 0)
+
+    def instance(loader: Any) -> Any:
+        cls = jvm.java.lang.Class.forName(CLASS_NAME, True, loader)
+        obj = cls.getDeclaredConstructor(no_classes).newInstance(no_args)
+        if obj.version() != VERSION:
+            raise HelperUnavailable(f"the JVM helper on the classpath is version {obj.version()}, this dpnoise "
+                                    f"needs {VERSION}: rebuild it with jvm_helper_jar()")
+        return obj
+
+    context_loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+    try:
+        return instance(context_loader)  # already on the classpath (spark-submit --jars)
+    except HelperUnavailable:
+        raise
+    except Exception:  # noqa: BLE001 - py4j's error for ClassNotFoundException
+        pass
+    jar = jvm_helper_jar()
+    sc._jsc.sc().addJar(jar)  # the executors fetch it before their next task
+    url = jvm.java.io.File(jar).toURI().toURL()
+    urls = gateway.new_array(jvm.java.net.URL, 1)
+    urls[0] = url
+    return instance(jvm.java.net.URLClassLoader(urls, context_loader))
+
+
+def helper(spark: Any) -> Tuple[Optional[Any], str]:
+    """(the helper object in ``spark``'s JVM, "") or (None, why not): switched off by
+    ``DPNOISE_SPARK_JVM_COUNTS=0``, a session without a JVM gateway (Spark Connect), no JDK, or
+    a failure to build or load it. Loaded once per SparkContext."""
+    if os.environ.get(_ENV_SWITCH, "1") == "0":
+        return None, f"{_ENV_SWITCH}=0"
+    if getattr(spark, "_jvm", None) is None or getattr(spark, "sparkContext", None) is None:
+        return None, "the session has no JVM gateway (Spark Connect)"
+    with _lock:
+        key = _context_key(spark.sparkContext)
+        if key not in _loaded:
+            try:
+                _loaded[key] = (_load(spark), "")
+            except HelperUnavailable as exc:
+                _loaded[key] = (None, str(exc))
+            except Exception as exc:  # noqa: BLE001 - any py4j failure: the other routes still work
+                _loaded[key] = (None, "the JVM helper did not load: " + " ".join(str(exc).split())[:300])
+        return _loaded[key]
+
+
+def count_dense(obj: Any, keyed: Any, keys: int, depth: int) -> Tuple[np.ndarray, int]:
+    """(counts of keys 0..keys-1 then of the malformed rows, tasks): Spark evaluates ``keyed``
+    (a DataFrame whose only column is the bigint key) and the helper ``obj`` counts its rows
+    per key, one dense array per partition, tree-reduced with ``depth``."""
+    if not 1 <= keys <= MAX_KEYS:
+        raise ValueError(f"keys must be in [1, {MAX_KEYS}], got {keys}")
+    rows = keyed._jdf.queryExecution().toRdd()
+    raw = obj.count(rows, keys, depth)
+    counts = np.frombuffer(bytes(raw), dtype="<i8")
+    if counts.shape[0] != keys + 1:
+        raise RuntimeError(f"the JVM helper returned {counts.shape[0]} counts for {keys} keys")
+    return counts.astype(np.int64, copy=False), int(rows.getNumPartitions())
