@@ -12,11 +12,12 @@ files (row groups of 2^20 rows, the configuration in the schema metadata), read 
   ``use_threads=False`` (1 thread each), plus the JVM (scheduling only);
 * Spark local[2], DataFrame path: a DataFrame that is not a plain scan
   (``spark.read.parquet(path).where("report IS NOT NULL")``). Hadamard's state is a count
-  table over (rows, bits), but of 2·D = 131,072 keys, beyond the 2^15 where Spark's hash
-  aggregation beats ``mapInArrow`` (Spark's row -> Arrow conversion of 2·10^7 rows, then the
-  same add in 2 Python workers), so it takes ``mapInArrow`` (``"routes"`` in the output says
-  which route each side took). ``test_dataframe_routes`` compares both routes on GRR reports
-  with 1,024 keys. Beside it, each round times a bare ``count()`` of that DataFrame:
+  table over (rows, bits) of 2·D = 131,072 keys: Spark evaluates the DataFrame and
+  dpnoise's JVM helper counts each row's key into a dense array per partition in the
+  executors' JVM (route ``jvm_counts``; without a JDK it would be ``mapInArrow``: Spark's row
+  -> Arrow conversion of 2·10^7 rows, then the same add in 2 Python workers; ``"routes"`` in
+  the output says which route each side took). ``test_dataframe_routes`` compares the three
+  routes on GRR reports with 1,024 keys. Beside it, each round times a bare ``count()`` of that DataFrame:
   the least any route that lets Spark evaluate the DataFrame can cost (no conversion, no
   Python, no aggregation).
 
@@ -192,6 +193,7 @@ def test_spark_vs_single_process(benchmark, setup):
         floor.append(_timed(lambda: not_plain().count())[1])
     agg = benchmark.pedantic(sides["spark parquet path"], rounds=1, iterations=1)
     assert agg.spark.source == "parquet"
+    assert routes["spark dataframe (not a plain scan)"] == "jvm_counts", "the JVM helper did not load (no JDK?)"
     ratios = {(k, b): [s / t for s, t in zip(times[b], times[k])]
               for k in sides if k.startswith("spark") for b in sides if b.startswith("single")}
     for key, values in times.items():
@@ -237,10 +239,11 @@ def test_spark_vs_single_process(benchmark, setup):
 
 
 def test_dataframe_routes(benchmark, setup, tmp_path, monkeypatch):
-    """The two routes of a DataFrame that is not a plain scan, in one run: N/5 GRR reports
-    (d = 1,024, a count table of 1,024 keys) counted by Spark (``count_table``) against the same
-    DataFrame through ``mapInArrow`` (the count table switched off), and one process reading
-    the same files with pyarrow (2 threads). Same state asserted; ratios within each round."""
+    """The three routes of a DataFrame that is not a plain scan, in one run: N/5 GRR reports
+    (d = 1,024, a count table of 1,024 keys) counted in the JVM by dpnoise's helper
+    (``jvm_counts``: dense arrays), by Spark's groupBy (``count_table``, the helper switched
+    off), and through ``mapInArrow`` (no count table), against one process reading the same
+    files with pyarrow (2 threads). Same state asserted; ratios within each round."""
     from dpnoise.distributed.spark import _count_table
 
     spark = setup[3]
@@ -248,15 +251,16 @@ def test_dataframe_routes(benchmark, setup, tmp_path, monkeypatch):
     path = str(tmp_path / "grr")
     want = _write(path, N // 5, 3, grr)
     df = lambda: spark.read.parquet(path).where("report IS NOT NULL")  # noqa: E731
-    eligible = _count_table.eligible
+    key_space = _count_table.key_space
 
-    def route(on):
-        monkeypatch.setattr(_count_table, "eligible", eligible if on else (lambda oracle: False))
+    def route(name):
+        monkeypatch.setenv("DPNOISE_SPARK_JVM_COUNTS", "1" if name == "jvm_counts" else "0")
+        monkeypatch.setattr(_count_table, "key_space", key_space if name != "map_in_arrow" else (lambda oracle: None))
         return aggregate_reports(df(), "report", grr)
 
     sides = {"single process (pyarrow, 2 threads)": lambda: single_from_parquet(path, fo=grr),
-             "spark dataframe, count_table": lambda: route(True),
-             "spark dataframe, map_in_arrow": lambda: route(False)}
+             **{f"spark dataframe, {name}": (lambda name=name: route(name))
+                for name in ("jvm_counts", "count_table", "map_in_arrow")}}
     times, routes, loads = {k: [] for k in sides}, {}, []
     for r in range(WARMUPS + ROUNDS):
         loads.append(os.getloadavg()[0])
@@ -266,8 +270,9 @@ def test_dataframe_routes(benchmark, setup, tmp_path, monkeypatch):
             routes[key] = agg.spark.route if hasattr(agg, "spark") else "pyarrow, one process"
             if r >= WARMUPS:
                 times[key].append(t)
-    assert routes["spark dataframe, count_table"] == "count_table"
-    benchmark.pedantic(sides["spark dataframe, count_table"], rounds=1, iterations=1)
+    for name in ("jvm_counts", "count_table", "map_in_arrow"):
+        assert routes[f"spark dataframe, {name}"] == name
+    benchmark.pedantic(sides["spark dataframe, jvm_counts"], rounds=1, iterations=1)
     base = times["single process (pyarrow, 2 threads)"]
     info = {"n": N // 5, "load_average_1min": loads, "routes": routes,
             "seconds": {k: [round(x, 3) for x in v] for k, v in times.items()},

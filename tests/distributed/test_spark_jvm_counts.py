@@ -126,3 +126,21 @@ def test_a_failing_dataframe_surfaces_in_one_line(spark, monkeypatch):
         aggregate_reports(bad, "report", fo)
     assert "the Spark job failed" in str(info.value) and "\n" not in str(info.value)
     assert "ArithmeticError: the user's column function failed" in str(info.value)
+
+
+def test_a_cached_jar_others_could_have_written_is_refused(tmp_path, monkeypatch):
+    """The JVM runs the jar's code: a cached jar (or cache directory) writable by other users is
+    not used."""
+    _require_javac()
+    from dpnoise.distributed.spark import jvm_helper_jar
+
+    monkeypatch.setenv("DPNOISE_CACHE_DIR", str(tmp_path))
+    jar = jvm_helper_jar()
+    assert os.stat(os.path.dirname(jar)).st_mode & 0o777 == 0o700
+    os.chmod(jar, 0o666)
+    with pytest.raises(RuntimeError, match="writable by others"):
+        jvm_helper_jar()
+    os.chmod(jar, 0o644)
+    os.chmod(os.path.dirname(jar), 0o777)
+    with pytest.raises(RuntimeError, match="writable by others"):
+        jvm_helper_jar()

@@ -106,9 +106,12 @@ def jvm_helper_jar() -> str:
     out_dir = _cache_dir()
     jar = os.path.join(out_dir, f"dpnoise-spark-{stamp}.jar")
     if os.path.isfile(jar):
+        _check_private(out_dir)
+        _check_private(jar)
         return jar
     javac = _javac()
-    os.makedirs(out_dir, exist_ok=True)
+    os.makedirs(out_dir, mode=0o700, exist_ok=True)
+    _check_private(out_dir)
     with tempfile.TemporaryDirectory(dir=out_dir) as tmp:
         classes = os.path.join(tmp, "classes")
         # bytecode for Java 8 and later: Spark 3 runs on 8/11/17, Spark 4 on 17+
@@ -130,6 +133,17 @@ def jvm_helper_jar() -> str:
                     z.write(full, os.path.relpath(full, classes))
         os.replace(part, jar)  # atomic: a concurrent build writes the same bytes
     return jar
+
+
+def _check_private(path: str) -> None:
+    """Refuse a cached jar (or its directory) that another user owns or could have written: the
+    JVM would run its code."""
+    if not hasattr(os, "getuid"):
+        return
+    st = os.stat(path)
+    if st.st_uid != os.getuid() or st.st_mode & 0o022:
+        raise HelperUnavailable(f"{path} is not this user's own or is writable by others; remove it (or set "
+                                "DPNOISE_CACHE_DIR) so that dpnoise's JVM helper is compiled afresh")
 
 
 def _context_key(sc: Any) -> Tuple[str, int]:
