@@ -236,22 +236,11 @@ def check_device_keys(client: Any, value: Any, n: int) -> np.ndarray:
 
 def _memo_kernel(config: Any, keys: np.ndarray, fingerprint: bytes, items: np.ndarray,
                  threads: int) -> Optional[Dict[str, np.ndarray]]:
-    """The permanent answers from the C++ keyed-row kernel (one PRF-keyed ChaCha20 generator per
-    row, the same bits as :func:`memo_generator` row by row) for the frequency protocols that
-    have one (grr, olh, oue, sue; not their constant-time clients); None for the others."""
-    from .. import _core
-
-    name = config.name
-    if config.family != "frequency" or config.options.get("constant_time") or name not in ("grr", "olh", "oue", "sue"):
-        return None
-    g = config.gamma
-    rows = (keys, fingerprint, _MEMO_PERSON)
-    if name == "grr":
-        return {"values": _core.ldp.memo_grr(*rows, items, config.domain_size, g.numerator, g.denominator, threads)}
-    if name == "olh":
-        seeds, values = _core.ldp.memo_olh(*rows, items, config.pool, config.g, g.numerator, g.denominator, threads)
-        return {"seeds": seeds, "values": values}
-    return {"bits": _core.ldp.memo_unary(*rows, name, items, config.domain_size, g.numerator, g.denominator, threads)}
+    """The permanent answers from the configuration's C++ keyed-row kernel (one PRF-keyed
+    ChaCha20 generator per row, the same bits as :func:`memo_generator` row by row): its
+    ``_memo_rows_kernel`` hook (grr, olh, oue, sue; None for the others and for constant-time
+    configurations, which then go row by row)."""
+    return config._memo_rows_kernel(keys, fingerprint, _MEMO_PERSON, items, threads)
 
 
 def _memo_rows(config: Any, keys: np.ndarray, fingerprint: bytes, items: np.ndarray) -> List[Dict[str, np.ndarray]]:
