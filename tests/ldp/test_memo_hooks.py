@@ -1,10 +1,12 @@
 """Memoised batches (``privatize(items, device_keys=)``): the keyed-row kernel is chosen by a
-per-configuration hook (``_memo_rows_kernel``), not by the protocol's name. No randomness is
-tested here: every comparison is of exact bits."""
+per-configuration hook (``_memo_rows_kernel``), not by the protocol's name; a bad key of the
+batch is named by its index (never its bytes). No randomness is tested here: every comparison
+is of exact bits."""
 import numpy as np
 import pytest
 
 from dpnoise import ldp
+from dpnoise.accounting import PrivacyBudget
 from dpnoise.ldp import longitudinal
 from dpnoise.ldp.longitudinal import memo_fingerprint, memoised_batch, memoised_reports
 
@@ -64,3 +66,25 @@ def test_the_hook_is_what_dispatches(monkeypatch):
     rows = longitudinal._memo_rows(grr, keys, memo_fingerprint(grr), items)
     batch = grr.client().privatize(items, device_keys=keys)
     np.testing.assert_array_equal(batch.data["values"], np.concatenate([r["values"] for r in rows]))
+
+
+SECRET = bytes(range(100, 131))  # 31 bytes: must never appear in a message
+
+
+@pytest.mark.parametrize("as_bytearray", [False, True])
+def test_bad_key_of_a_batch_is_named_by_its_index(as_bytearray):
+    fo = ldp.FrequencyOracle("grr", 1.0, 10)
+    budget = PrivacyBudget(5.0)
+    client = fo.client(budget=budget)
+    good = bytes(32)
+    short = bytearray(SECRET) if as_bytearray else SECRET
+    with pytest.raises(ValueError, match=r"^device_keys\[2\] must be exactly 32 bytes, got 31$") as err:
+        client.privatize([1, 2, 3], device_keys=[good, good, short])
+    assert SECRET.hex() not in str(err.value) and repr(SECRET) not in str(err.value)
+    with pytest.raises(TypeError, match=r"^device_keys\[1\] must be 32 bytes .*got str$"):
+        client.privatize([1, 2, 3], device_keys=[good, "k" * 32, good])
+    with pytest.raises(TypeError, match=r"^device_keys\[0\] must be 32 bytes .*got ndarray$"):
+        client.privatize([1], device_keys=[np.zeros(32, np.uint8)])
+    with pytest.raises(ValueError, match=r"^device_key must be exactly 32 bytes, got 31$"):
+        fo.client(device_key=SECRET)  # the single key keeps its own name
+    assert budget.spent_epsilon == 0

@@ -116,13 +116,14 @@ def constant_time_loss(loss: LongitudinalDP, permanent_draws: int, instantaneous
     return WithinTotalVariation(loss, (permanent_draws + instantaneous_draws) * 2.0**-64)
 
 
-def check_device_key(value: Any) -> bytes:
+def check_device_key(value: Any, name: str = "device_key") -> bytes:
     """The device key as 32 bytes: TypeError for anything but bytes/bytearray, ValueError for
-    another length (the message never shows the key)."""
+    another length, each naming ``name`` (e.g. ``device_keys[3]``; the message never shows the
+    key)."""
     if not isinstance(value, (bytes, bytearray)):
-        raise TypeError(f"device_key must be 32 bytes (e.g. secrets.token_bytes(32)), got {type(value).__name__}")
+        raise TypeError(f"{name} must be 32 bytes (e.g. secrets.token_bytes(32)), got {type(value).__name__}")
     if len(value) != DEVICE_KEY_BYTES:
-        raise ValueError(f"device_key must be exactly 32 bytes, got {len(value)}")
+        raise ValueError(f"{name} must be exactly 32 bytes, got {len(value)}")
     return bytes(value)
 
 
@@ -226,7 +227,8 @@ def check_device_keys(client: Any, value: Any, n: int) -> np.ndarray:
     else:
         if isinstance(value, (bytes, bytearray, str)) or not hasattr(value, "__len__"):
             raise TypeError(f"device_keys must be a sequence of 32-byte keys, one per item, got {type(value).__name__}")
-        keys = np.frombuffer(b"".join(check_device_key(k) for k in value), dtype=np.uint8).reshape(-1, DEVICE_KEY_BYTES)
+        keys = np.frombuffer(b"".join(check_device_key(k, f"device_keys[{i}]") for i, k in enumerate(value)),
+                             dtype=np.uint8).reshape(-1, DEVICE_KEY_BYTES)
     if keys.shape[0] != n:
         raise ValueError(f"device_keys must hold one key per item: {keys.shape[0]} keys for {n} items")
     if n:
