@@ -1,7 +1,7 @@
 """Memoised batches (``privatize(items, device_keys=)``): the keyed-row kernel is chosen by a
 per-configuration hook (``_memo_rows_kernel``), not by the protocol's name; a bad key of the
-batch is named by its index (never its bytes). No randomness is tested here: every comparison
-is of exact bits."""
+batch is named by its index (never its bytes); and the configuration's own refusal runs even
+for an empty batch. No randomness is tested here: every comparison is of exact bits."""
 import numpy as np
 import pytest
 
@@ -88,3 +88,23 @@ def test_bad_key_of_a_batch_is_named_by_its_index(as_bytearray):
     with pytest.raises(ValueError, match=r"^device_key must be exactly 32 bytes, got 31$"):
         fo.client(device_key=SECRET)  # the single key keeps its own name
     assert budget.spent_epsilon == 0
+
+
+@pytest.mark.parametrize("keys", [[], np.zeros((0, 32), np.uint8)])
+@pytest.mark.parametrize("name,message", [("olh", "device_key on 'olh' needs a public pool"),
+                                          ("hadamard", r"device_key \(memoised daily collection\) is supported")])
+def test_empty_batch_on_a_configuration_that_cannot_memoise(name, message, keys):
+    """OLH without a public pool and a protocol without daily collection refuse device_keys
+    whatever the number of items, zero included (as they do for one item)."""
+    fo = ldp.FrequencyOracle(name, 1.0, 10)
+    with pytest.raises(ValueError, match=message):
+        fo.client().privatize([], device_keys=keys)
+    with pytest.raises(ValueError, match=message):
+        fo.client().privatize([1], device_keys=[bytes(32)])
+
+
+@pytest.mark.parametrize("name,opts", sorted(KERNEL_CASES.items()) + [("flh", {"pool_key": 5})])
+def test_empty_batch_on_a_configuration_that_memoises(name, opts):
+    fo = ldp.FrequencyOracle(name, 1.0, 10, **opts)
+    reports = fo.client().privatize([], device_keys=[])
+    assert len(reports) == 0

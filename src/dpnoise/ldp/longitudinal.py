@@ -231,8 +231,8 @@ def check_device_keys(client: Any, value: Any, n: int) -> np.ndarray:
                              dtype=np.uint8).reshape(-1, DEVICE_KEY_BYTES)
     if keys.shape[0] != n:
         raise ValueError(f"device_keys must hold one key per item: {keys.shape[0]} keys for {n} items")
-    if n:
-        config._check_device_key(keys[0].tobytes())  # the configuration can memoise (e.g. OLH has a pool)
+    # the configuration can memoise (e.g. OLH has a pool), whatever n: an empty batch too
+    config._check_device_key(keys[0].tobytes() if n else bytes(DEVICE_KEY_BYTES))
     return keys
 
 
