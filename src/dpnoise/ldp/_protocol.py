@@ -327,6 +327,12 @@ class Configuration:
                              f"{supporting(self)} only, not {self.name!r}")
         return key
 
+    def _memo_rows_kernel(self, keys: np.ndarray, fingerprint: bytes, person: bytes, items: np.ndarray,
+                          threads: int) -> Optional[Dict[str, np.ndarray]]:
+        """The permanent answers of memoised rows from a C++ keyed-row kernel; None (the default:
+        the per-row generator path of longitudinal.memoised_batch) where there is none."""
+        return None
+
     def _instantaneous(self, rng: Generator, data: Dict[str, np.ndarray], threads: int) -> Dict[str, np.ndarray]:
         """The per-report layer over the (permanent) answers; none by default."""
         return data

@@ -66,6 +66,20 @@ class GRR(Protocol, name="grr", aggregator=GRRAggregator, cost_rank=0):
         kernel = _core.randomized_response_constant_time if self.options.get("constant_time") else _core.ldp.grr_privatize
         return {"values": kernel(native(rng), items, self.domain_size, g.numerator, g.denominator, threads)}
 
+    def _memo_rows_kernel(self, keys: np.ndarray, fingerprint: bytes, person: bytes, items: np.ndarray,
+                          threads: int) -> Optional[Dict[str, np.ndarray]]:
+        """The permanent values of memoised rows, row i d-ary randomized response of ``items[i]``
+        on the ChaCha20 stream keyed by the PRF of (``keys[i]``, ``fingerprint``, ``items[i]``)
+        (``person``: the PRF's BLAKE2b personalisation), the same values as ``_privatize`` on
+        that row's generator, in one C++ pass. None with ``constant_time``: the keyed-row kernel
+        has no constant-time variant, so such rows go one by one through ``_privatize``."""
+        if self.options.get("constant_time"):
+            return None
+        g = self.gamma
+        values = _core.ldp.memo_grr(keys, fingerprint, person, items, self.domain_size, g.numerator, g.denominator,
+                                    threads)
+        return {"values": values}
+
     def _instantaneous(self, rng: Generator, data: Dict[str, np.ndarray], threads: int) -> Dict[str, np.ndarray]:
         """With ``instantaneous_epsilon``: d-ary randomized response at ε₁ of the permanent value."""
         if self.gamma1 is None:

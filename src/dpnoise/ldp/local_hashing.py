@@ -323,6 +323,19 @@ class OLH(_LocalHashing, name="olh", aggregator=OLHAggregator, cost_rank=1):
                              "instantaneous_epsilon=")
         return key
 
+    def _memo_rows_kernel(self, keys: np.ndarray, fingerprint: bytes, person: bytes, items: np.ndarray,
+                          threads: int) -> Optional[Dict[str, np.ndarray]]:
+        """The permanent (pool seed, bucket) of memoised rows from the C++ keyed-row kernel: row i
+        a public seed and the g-ary randomized response of ``items[i]``'s bucket, the same as
+        ``_privatize`` on the generator keyed by the PRF of (``keys[i]``, ``fingerprint``,
+        ``items[i]``). None with ``constant_time`` (no constant-time keyed-row kernel)."""
+        if self.options.get("constant_time"):
+            return None
+        g = self.gamma
+        seeds, values = _core.ldp.memo_olh(keys, fingerprint, person, items, self.pool, self.g, g.numerator,
+                                           g.denominator, threads)
+        return {"seeds": seeds, "values": values}
+
     def variance(self, n: int, counts: Optional[np.ndarray] = None) -> np.ndarray:
         """OLH's variance, plus the pool term of shared seeds when the seeds come from a pool."""
         var = super().variance(n, counts)

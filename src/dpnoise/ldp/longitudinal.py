@@ -116,13 +116,14 @@ def constant_time_loss(loss: LongitudinalDP, permanent_draws: int, instantaneous
     return WithinTotalVariation(loss, (permanent_draws + instantaneous_draws) * 2.0**-64)
 
 
-def check_device_key(value: Any) -> bytes:
+def check_device_key(value: Any, name: str = "device_key") -> bytes:
     """The device key as 32 bytes: TypeError for anything but bytes/bytearray, ValueError for
-    another length (the message never shows the key)."""
+    another length, each naming ``name`` (e.g. ``device_keys[3]``; the message never shows the
+    key)."""
     if not isinstance(value, (bytes, bytearray)):
-        raise TypeError(f"device_key must be 32 bytes (e.g. secrets.token_bytes(32)), got {type(value).__name__}")
+        raise TypeError(f"{name} must be 32 bytes (e.g. secrets.token_bytes(32)), got {type(value).__name__}")
     if len(value) != DEVICE_KEY_BYTES:
-        raise ValueError(f"device_key must be exactly 32 bytes, got {len(value)}")
+        raise ValueError(f"{name} must be exactly 32 bytes, got {len(value)}")
     return bytes(value)
 
 
@@ -226,32 +227,22 @@ def check_device_keys(client: Any, value: Any, n: int) -> np.ndarray:
     else:
         if isinstance(value, (bytes, bytearray, str)) or not hasattr(value, "__len__"):
             raise TypeError(f"device_keys must be a sequence of 32-byte keys, one per item, got {type(value).__name__}")
-        keys = np.frombuffer(b"".join(check_device_key(k) for k in value), dtype=np.uint8).reshape(-1, DEVICE_KEY_BYTES)
+        keys = np.frombuffer(b"".join(check_device_key(k, f"device_keys[{i}]") for i, k in enumerate(value)),
+                             dtype=np.uint8).reshape(-1, DEVICE_KEY_BYTES)
     if keys.shape[0] != n:
         raise ValueError(f"device_keys must hold one key per item: {keys.shape[0]} keys for {n} items")
-    if n:
-        config._check_device_key(keys[0].tobytes())  # the configuration can memoise (e.g. OLH has a pool)
+    # the configuration can memoise (e.g. OLH has a pool), whatever n: an empty batch too
+    config._check_device_key(keys[0].tobytes() if n else bytes(DEVICE_KEY_BYTES))
     return keys
 
 
 def _memo_kernel(config: Any, keys: np.ndarray, fingerprint: bytes, items: np.ndarray,
                  threads: int) -> Optional[Dict[str, np.ndarray]]:
-    """The permanent answers from the C++ keyed-row kernel (one PRF-keyed ChaCha20 generator per
-    row, the same bits as :func:`memo_generator` row by row) for the frequency protocols that
-    have one (grr, olh, oue, sue; not their constant-time clients); None for the others."""
-    from .. import _core
-
-    name = config.name
-    if config.family != "frequency" or config.options.get("constant_time") or name not in ("grr", "olh", "oue", "sue"):
-        return None
-    g = config.gamma
-    rows = (keys, fingerprint, _MEMO_PERSON)
-    if name == "grr":
-        return {"values": _core.ldp.memo_grr(*rows, items, config.domain_size, g.numerator, g.denominator, threads)}
-    if name == "olh":
-        seeds, values = _core.ldp.memo_olh(*rows, items, config.pool, config.g, g.numerator, g.denominator, threads)
-        return {"seeds": seeds, "values": values}
-    return {"bits": _core.ldp.memo_unary(*rows, name, items, config.domain_size, g.numerator, g.denominator, threads)}
+    """The permanent answers from the configuration's C++ keyed-row kernel (one PRF-keyed
+    ChaCha20 generator per row, the same bits as :func:`memo_generator` row by row): its
+    ``_memo_rows_kernel`` hook (grr, olh, oue, sue; None for the others and for constant-time
+    configurations, which then go row by row)."""
+    return config._memo_rows_kernel(keys, fingerprint, _MEMO_PERSON, items, threads)
 
 
 def _memo_rows(config: Any, keys: np.ndarray, fingerprint: bytes, items: np.ndarray) -> List[Dict[str, np.ndarray]]:

@@ -122,6 +122,18 @@ class _UnaryEncoding(Protocol, aggregator=UnaryAggregator):
                                              g.denominator, threads)
         return {"bits": bits}
 
+    def _memo_rows_kernel(self, keys: np.ndarray, fingerprint: bytes, person: bytes, items: np.ndarray,
+                          threads: int) -> Optional[Dict[str, np.ndarray]]:
+        """The permanent bit vectors of memoised rows (OUE's or SUE's, by ``self.name``), from the
+        C++ keyed-row kernel: row i the same bits as ``_privatize`` on the ChaCha20 generator keyed
+        by the PRF of (``keys[i]``, ``fingerprint``, ``items[i]``). None with ``constant_time``
+        (that kernel is not constant-time: the rows then go one by one)."""
+        if self.options.get("constant_time"):
+            return None
+        g = self.gamma
+        return {"bits": _core.ldp.memo_unary(keys, fingerprint, person, self.name, items, self.domain_size,
+                                             g.numerator, g.denominator, threads)}
+
     def _instantaneous(self, rng: Generator, data: Dict[str, np.ndarray], threads: int) -> Dict[str, np.ndarray]:
         """With ``instantaneous_epsilon``: every bit of the permanent vector B through the
         protocol's own bit channel at ε₁ (P(1 | 1) = p₁, P(1 | 0) = q₁), independently:
