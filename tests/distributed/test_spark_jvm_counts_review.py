@@ -142,3 +142,34 @@ def test_keys_at_the_bounds_are_counted_as_the_arrow_route_counts_them(spark, mo
     bad.unpersist()
     np.testing.assert_array_equal(got.estimate() if hasattr(got, "estimate") else 0,
                                   want.estimate() if hasattr(want, "estimate") else 0)
+
+
+def test_the_helper_counts_no_partition_and_empty_partitions_as_zeros(spark, monkeypatch):
+    """The Java side itself: no partition at all, partitions that are all empty, and more
+    partitions than rows (most empty, reduced at depth 3) give exact counts (zeros for no row)."""
+    from pyspark.sql import functions as F
+
+    from dpnoise.distributed.spark import _jvm_counts
+
+    force_route(monkeypatch, "jvm_counts")
+    helper, why = _jvm_counts.helper(spark)
+    assert helper is not None, why
+    base = spark.range(5).select((F.col("id") * 2).alias("key"))  # keys 0, 2, 4, 6, 8
+    for df in (base.limit(0), base.filter(F.lit(False)).repartition(4)):
+        rows = df._jdf.queryExecution().toRdd()
+        np.testing.assert_array_equal(np.frombuffer(bytes(helper.count(rows, 5, 2)), dtype="<i8"), np.zeros(6))
+    counts, tasks = _jvm_counts.count_dense(helper, base.repartition(12), 5, 3)
+    np.testing.assert_array_equal(counts, [1, 0, 1, 0, 1, 2])  # 6 and 8: out of [0, 5)
+    assert tasks == 12
+
+
+def test_a_session_without_a_jvm_gateway_is_refused_with_a_reason():
+    """A Spark Connect session has no ``_jvm`` (pyspark raises an AttributeError for it): the
+    helper is not used, and the reason says why."""
+    from dpnoise.distributed.spark import _jvm_counts
+
+    class Connect:
+        def __getattr__(self, name):
+            raise AttributeError(f"[JVM_ATTRIBUTE_NOT_SUPPORTED] {name}")
+
+    assert _jvm_counts.helper(Connect()) == (None, "the session has no JVM gateway (Spark Connect)")

@@ -228,6 +228,9 @@ def count_dense(obj: Any, keyed: Any, keys: int, depth: int) -> Tuple[np.ndarray
     from py4j.protocol import Py4JError, Py4JJavaError
 
     rows = keyed._jdf.queryExecution().toRdd()
+    partitions = int(rows.getNumPartitions())
+    if partitions == 0:  # df.limit(0): nothing to count (and a --jars helper of before 0 partitions worked)
+        return np.zeros(keys + 1, dtype=np.int64), 0
     try:
         raw = obj.count(rows, keys, depth)
     except Py4JJavaError:
@@ -238,4 +241,4 @@ def count_dense(obj: Any, keyed: Any, keys: int, depth: int) -> Tuple[np.ndarray
     counts = np.frombuffer(bytes(raw), dtype="<i8")
     if counts.shape[0] != keys + 1:
         raise RuntimeError(f"the JVM helper returned {counts.shape[0]} counts for {keys} keys")
-    return counts.astype(np.int64, copy=False), int(rows.getNumPartitions())
+    return counts.astype(np.int64, copy=False), partitions
