@@ -173,3 +173,16 @@ def test_a_session_without_a_jvm_gateway_is_refused_with_a_reason():
             raise AttributeError(f"[JVM_ATTRIBUTE_NOT_SUPPORTED] {name}")
 
     assert _jvm_counts.helper(Connect()) == (None, "the session has no JVM gateway (Spark Connect)")
+
+
+def test_a_cache_dir_that_cannot_be_made_is_the_documented_runtime_error(tmp_path, monkeypatch):
+    """jvm_helper_jar documents RuntimeError; a cache directory under a regular file (or any
+    other OSError of the cache) raised a bare NotADirectoryError/FileExistsError."""
+    _require_javac()
+    from dpnoise.distributed.spark import jvm_helper_jar
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv("DPNOISE_CACHE_DIR", str(blocker / "cache"))
+    with pytest.raises(RuntimeError, match="could not be built"):
+        jvm_helper_jar()

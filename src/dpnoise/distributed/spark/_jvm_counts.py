@@ -102,9 +102,18 @@ def jvm_helper_jar() -> str:
     Raises
     ------
     RuntimeError
-        No ``javac`` (a JDK is needed, a JRE is not enough), no Spark jars, or the compiler
-        failed (its first lines are in the message).
+        No ``javac`` (a JDK is needed, a JRE is not enough), no Spark jars, a cache directory
+        that cannot be made or written, or the compiler failed (its first lines are in the
+        message).
     """
+    try:
+        return _cached_or_built_jar()
+    except OSError as exc:  # a cache directory that cannot be made or written, a missing source
+        raise HelperUnavailable(f"dpnoise's JVM helper jar could not be built: {exc.strerror or exc} "
+                                f"({exc.filename})") from None
+
+
+def _cached_or_built_jar() -> str:
     with open(_SOURCE, "rb") as fh:
         source = fh.read()
     jars = _spark_jars()
@@ -170,6 +179,8 @@ def _load(spark: Any) -> Any:
         if jar is not None:
             if not os.path.isfile(jar):
                 raise HelperUnavailable(f"{jar}, which this JVM loaded the helper from, was removed")
+            _check_private(os.path.dirname(jar))  # the executors of the new context read it again
+            _check_private(jar)
             sc._jsc.sc().addJar(jar)
         return obj
     no_classes = gateway.new_array(jvm.java.lang.Class, 0)
