@@ -101,8 +101,8 @@ def test_a_relative_cache_dir_gives_an_absolute_jar(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("name", ["grr", "hcms"])
 def test_keys_at_the_bounds_are_counted_as_the_arrow_route_counts_them(spark, monkeypatch, name):
-    """Values 0, the largest allowed, one past it, -1 and null: the helper gives the same
-    state and the same malformed count as mapInArrow."""
+    """Values 0, the largest allowed, far past it, -1, a null field and a null report: the
+    helper gives the same state and the same malformed count as mapInArrow."""
     from pyspark.sql import functions as F
 
     from dpnoise.distributed.spark import aggregate_reports, reports_to_dataframe
@@ -119,6 +119,7 @@ def test_keys_at_the_bounds_are_counted_as_the_arrow_route_counts_them(spark, mo
                                                                       .otherwise(F.col(f"report.{field}"))))
     if top is not None:
         bad = bad.union(df.withColumn("report", F.col("report").withField(field, F.lit(top).cast("bigint"))))
+    bad = bad.union(df.limit(5).withColumn("report", F.when(F.lit(False), F.col("report"))))  # null reports
     bad = bad.cache()
     force_route(monkeypatch, "map_in_arrow")
     want = aggregate_reports(bad, "report", fo, on_malformed="skip")
