@@ -114,7 +114,8 @@ def count_keys_dense(df: Any, column: Optional[str], space: KeySpace, helper: An
     from ._jvm_counts import count_dense
 
     n_keys = size(space)
-    counts, tasks = count_dense(helper, df.select(_key_column(space, column).alias("key")), n_keys, depth)
+    counts, tasks = count_dense(  # the helper reads a bigint (getLong)
+        helper, df.select(_key_column(space, column).cast("bigint").alias("key")), n_keys, depth)
     keys = np.flatnonzero(counts[:n_keys]).astype(np.int64)
     return np.append(keys, -1), np.append(counts[keys], counts[n_keys]), tasks
 

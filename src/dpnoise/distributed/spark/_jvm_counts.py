@@ -39,6 +39,11 @@ _ENV_SWITCH = "DPNOISE_SPARK_JVM_COUNTS"
 _lock = threading.Lock()
 #: per SparkContext (its application id and start time): the helper object, or why not
 _loaded: Dict[Tuple[str, int], Tuple[Any, str]] = {}
+#: per driver JVM (its py4j gateway's id) and class name: (the gateway, kept alive so that its id
+#: is not reused; the helper object; the jar it was loaded from, None when on the classpath).
+#: One class per JVM: py4j caches methods by class *name*, so a second DenseCounts class (a new
+#: class loader for a new SparkContext) would be called through the first one's methods
+_in_jvm: Dict[Tuple[int, str], Tuple[Any, Any, Optional[str]]] = {}
 
 
 class HelperUnavailable(RuntimeError):
@@ -76,7 +81,8 @@ def _cache_dir() -> str:
     if not root:
         root = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
                             "dpnoise")
-    return os.path.join(root, "spark")
+    # absolute: the path goes to the JVM, whose working directory is not Python's after a chdir
+    return os.path.abspath(os.path.join(root, "spark"))
 
 
 def jvm_helper_jar() -> str:
@@ -96,9 +102,18 @@ def jvm_helper_jar() -> str:
     Raises
     ------
     RuntimeError
-        No ``javac`` (a JDK is needed, a JRE is not enough), no Spark jars, or the compiler
-        failed (its first lines are in the message).
+        No ``javac`` (a JDK is needed, a JRE is not enough), no Spark jars, a cache directory
+        that cannot be made or written, or the compiler failed (its first lines are in the
+        message).
     """
+    try:
+        return _cached_or_built_jar()
+    except OSError as exc:  # a cache directory that cannot be made or written, a missing source
+        raise HelperUnavailable(f"dpnoise's JVM helper jar could not be built: {exc.strerror or exc} "
+                                f"({exc.filename})") from None
+
+
+def _cached_or_built_jar() -> str:
     with open(_SOURCE, "rb") as fh:
         source = fh.read()
     jars = _spark_jars()
@@ -131,6 +146,8 @@ def jvm_helper_jar() -> str:
                 for name in sorted(files):
                     full = os.path.join(root, name)
                     z.write(full, os.path.relpath(full, classes))
+        # not group/other-writable whatever the umask (_check_private refuses such a jar)
+        os.chmod(part, 0o644)
         os.replace(part, jar)  # atomic: a concurrent build writes the same bytes
     return jar
 
@@ -152,9 +169,20 @@ def _context_key(sc: Any) -> Tuple[str, int]:
 
 def _load(spark: Any) -> Any:
     """The helper object in ``spark``'s JVM (classpath first; else the jar, built if needed,
-    added to the SparkContext for the executors and loaded for the driver)."""
+    added to the SparkContext for the executors and loaded for the driver). Loaded once per
+    driver JVM; a later SparkContext of the same JVM gets the same object, and the same jar."""
     jvm, sc = spark._jvm, spark.sparkContext
     gateway = sc._gateway
+    known = _in_jvm.get((id(gateway), CLASS_NAME))
+    if known is not None and known[0] is gateway:
+        _, obj, jar = known
+        if jar is not None:
+            if not os.path.isfile(jar):
+                raise HelperUnavailable(f"{jar}, which this JVM loaded the helper from, was removed")
+            _check_private(os.path.dirname(jar))  # the executors of the new context read it again
+            _check_private(jar)
+            sc._jsc.sc().addJar(jar)
+        return obj
     no_classes = gateway.new_array(jvm.java.lang.Class, 0)
     no_args = gateway.new_array(jvm.java.lang.Object, 0)
 
@@ -168,17 +196,18 @@ def _load(spark: Any) -> Any:
 
     context_loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
     try:
-        return instance(context_loader)  # already on the classpath (spark-submit --jars)
+        obj, jar = instance(context_loader), None  # already on the classpath (spark-submit --jars)
     except HelperUnavailable:
         raise
     except Exception:  # noqa: BLE001 - py4j's error for ClassNotFoundException
-        pass
-    jar = jvm_helper_jar()
-    sc._jsc.sc().addJar(jar)  # the executors fetch it before their next task
-    url = jvm.java.io.File(jar).toURI().toURL()
-    urls = gateway.new_array(jvm.java.net.URL, 1)
-    urls[0] = url
-    return instance(jvm.java.net.URLClassLoader(urls, context_loader))
+        jar = jvm_helper_jar()
+        sc._jsc.sc().addJar(jar)  # the executors fetch it before their next task
+        url = jvm.java.io.File(jar).toURI().toURL()
+        urls = gateway.new_array(jvm.java.net.URL, 1)
+        urls[0] = url
+        obj = instance(jvm.java.net.URLClassLoader(urls, context_loader))
+    _in_jvm[(id(gateway), CLASS_NAME)] = (gateway, obj, jar)
+    return obj
 
 
 def helper(spark: Any) -> Tuple[Optional[Any], str]:
@@ -207,9 +236,20 @@ def count_dense(obj: Any, keyed: Any, keys: int, depth: int) -> Tuple[np.ndarray
     per key, one dense array per partition, tree-reduced with ``depth``."""
     if not 1 <= keys <= MAX_KEYS:
         raise ValueError(f"keys must be in [1, {MAX_KEYS}], got {keys}")
+    from py4j.protocol import Py4JError, Py4JJavaError
+
     rows = keyed._jdf.queryExecution().toRdd()
-    raw = obj.count(rows, keys, depth)
+    partitions = int(rows.getNumPartitions())
+    if partitions == 0:  # df.limit(0): nothing to count (and a --jars helper of before 0 partitions worked)
+        return np.zeros(keys + 1, dtype=np.int64), 0
+    try:
+        raw = obj.count(rows, keys, depth)
+    except Py4JJavaError:
+        raise  # the job's failure: run_job makes it one line
+    except Py4JError as exc:  # py4j itself (a reflection or connection failure): no Java stack
+        lines = [line.strip() for line in str(exc).splitlines() if line.strip() and not line.startswith("\tat ")]
+        raise RuntimeError("the JVM helper could not be called: " + " ".join(lines)[:300]) from None
     counts = np.frombuffer(bytes(raw), dtype="<i8")
     if counts.shape[0] != keys + 1:
         raise RuntimeError(f"the JVM helper returned {counts.shape[0]} counts for {keys} keys")
-    return counts.astype(np.int64, copy=False), int(rows.getNumPartitions())
+    return counts.astype(np.int64, copy=False), partitions

@@ -7,7 +7,8 @@
  * into Python. The key is column 0 of the rows, computed by Spark SQL from the report fields;
  * a null key or one outside [0, keys) (Spark SQL gives -1 to a malformed row) is counted in
  * slot `keys`. Counts are exact: int per partition, flushed into a long array before an int
- * could overflow.
+ * could overflow. A partition without rows contributes nothing (no array is shipped for it), and
+ * a DataFrame without rows or partitions gives all zeros.
  */
 package org.dpnoise.spark;
 
@@ -42,8 +43,14 @@ public final class DenseCounts {
         if (flushEvery < 1) {
             throw new IllegalArgumentException("flushEvery must be >= 1, got " + flushEvery);
         }
+        // treeAggregate from an empty array, not treeReduce: treeReduce of no partition (df.limit(0))
+        // throws "empty collection"
         long[] total = JavaRDD.fromRDD(rows, scala.reflect.ClassTag$.MODULE$.apply(InternalRow.class))
-            .mapPartitions(new CountPartition(keys, flushEvery)).treeReduce(new Add(), Math.max(1, depth));
+            .mapPartitions(new CountPartition(keys, flushEvery))
+            .treeAggregate(new long[0], new Add(), new Add(), Math.max(1, depth));
+        if (total.length == 0) {
+            total = new long[keys + 1];
+        }
         ByteBuffer out = ByteBuffer.allocate(8 * total.length).order(ByteOrder.LITTLE_ENDIAN);
         for (long v : total) out.putLong(v);
         return out.array();
@@ -61,6 +68,9 @@ public final class DenseCounts {
 
         @Override
         public Iterator<long[]> call(Iterator<InternalRow> rows) {
+            if (!rows.hasNext()) {  // no array allocated or shipped for an empty partition
+                return Collections.emptyIterator();
+            }
             final int k = keys;
             final int[] narrow = new int[k + 1];  // half the cache footprint of longs
             final long[] wide = new long[k + 1];
@@ -87,11 +97,14 @@ public final class DenseCounts {
         }
     }
 
+    /** Adds b into a; an empty array (treeAggregate's zero) is the identity. */
     static final class Add implements Function2<long[], long[], long[]> {
         private static final long serialVersionUID = 1L;
 
         @Override
         public long[] call(long[] a, long[] b) {
+            if (a.length == 0) return b;
+            if (b.length == 0) return a;
             for (int i = 0; i < a.length; i++) a[i] += b[i];
             return a;
         }
