@@ -144,3 +144,21 @@ def test_a_cached_jar_others_could_have_written_is_refused(tmp_path, monkeypatch
     os.chmod(os.path.dirname(jar), 0o777)
     with pytest.raises(RuntimeError, match="writable by others"):
         jvm_helper_jar()
+
+
+def test_many_partitions_are_summed_on_the_executors(spark, monkeypatch):
+    """Beyond 32 partitions the helper sums the last level of the tree on an executor (one array
+    reaches the driver) and the depth grows with the partitions: same state, same counts."""
+    from dpnoise.distributed.spark import aggregate_reports, reports_to_dataframe
+
+    force_route(monkeypatch, "jvm_counts")
+    fo = FrequencyOracle("grr", 2.0, 50)
+    rep = reports(fo, 700)
+    df = reports_to_dataframe(spark, rep, fo, num_partitions=40)
+    for depth in (1, 2):
+        agg = aggregate_reports(df, "report", fo, depth=depth)
+        assert (agg.spark.route, agg.spark.partitions, agg.spark.rows) == ("jvm_counts", 40, 700)
+        assert agg.to_bytes() == fo.aggregator().add(rep).to_bytes()
+    monkeypatch.setenv("DPNOISE_SPARK_JVM_COUNTS", "off")
+    agg = aggregate_reports(df, "report", fo)
+    assert agg.spark.route == "count_table" and "jvm_helper='DPNOISE_SPARK_JVM_COUNTS=off'" in repr(agg.spark)

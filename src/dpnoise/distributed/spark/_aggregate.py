@@ -132,8 +132,9 @@ class SparkAggregate:
         self.route, self.jvm_helper = route, jvm_helper
 
     def __repr__(self) -> str:
+        helper = f", jvm_helper={self.jvm_helper!r}" if self.jvm_helper else ""
         return (f"SparkAggregate(rows={self.rows}, malformed={self.malformed}, partitions={self.partitions}, "
-                f"source={self.source!r}, route={self.route!r})")
+                f"source={self.source!r}, route={self.route!r}{helper})")
 
 
 def _parquet_task(make: Callable[[], Any], column: Optional[str], columns: List[str]) -> Callable[[Any], Any]:

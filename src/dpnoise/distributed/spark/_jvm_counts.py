@@ -17,6 +17,7 @@ found on the classpath then and never compiled or added again."""
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import shutil
 import subprocess
@@ -29,7 +30,7 @@ import numpy as np
 
 CLASS_NAME = "org.dpnoise.spark.DenseCounts"
 #: the answer format of the Java class this module understands (its VERSION)
-VERSION = 1
+VERSION = 2
 #: the largest key space counted this way: 2^22 keys are a 16 MiB int array per task and a
 #: 32 MiB long array per partial result
 MAX_KEYS = 1 << 22
@@ -214,8 +215,9 @@ def helper(spark: Any) -> Tuple[Optional[Any], str]:
     """(the helper object in ``spark``'s JVM, "") or (None, why not): switched off by
     ``DPNOISE_SPARK_JVM_COUNTS=0``, a session without a JVM gateway (Spark Connect), no JDK, or
     a failure to build or load it. Loaded once per SparkContext."""
-    if os.environ.get(_ENV_SWITCH, "1") == "0":
-        return None, f"{_ENV_SWITCH}=0"
+    switch = os.environ.get(_ENV_SWITCH, "1")
+    if switch.strip().lower() in ("0", "false", "off", "no"):
+        return None, f"{_ENV_SWITCH}={switch}"
     if getattr(spark, "_jvm", None) is None or getattr(spark, "sparkContext", None) is None:
         return None, "the session has no JVM gateway (Spark Connect)"
     with _lock:
@@ -242,6 +244,8 @@ def count_dense(obj: Any, keyed: Any, keys: int, depth: int) -> Tuple[np.ndarray
     partitions = int(rows.getNumPartitions())
     if partitions == 0:  # df.limit(0): nothing to count (and a --jars helper of before 0 partitions worked)
         return np.zeros(keys + 1, dtype=np.int64), 0
+    # at most ~16 partial arrays per level of the tree (each keys + 1 longs: 32 MiB at 2^22 keys)
+    depth = max(depth, math.ceil(math.log(partitions, 16)) if partitions > 1 else 1)
     try:
         raw = obj.count(rows, keys, depth)
     except Py4JJavaError:

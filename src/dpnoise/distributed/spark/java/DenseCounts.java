@@ -24,7 +24,7 @@ import org.apache.spark.sql.catalyst.InternalRow;
 
 public final class DenseCounts {
     /** The format of the helper's answers (checked by the Python side). */
-    public static final int VERSION = 1;
+    public static final int VERSION = 2;
 
     public int version() { return VERSION; }
 
@@ -44,10 +44,12 @@ public final class DenseCounts {
             throw new IllegalArgumentException("flushEvery must be >= 1, got " + flushEvery);
         }
         // treeAggregate from an empty array, not treeReduce: treeReduce of no partition (df.limit(0))
-        // throws "empty collection"
+        // throws "empty collection". Beyond 32 partitions the last level is also summed on an
+        // executor, so that one array (not dozens of keys + 1 longs) reaches the driver
+        boolean finalOnExecutor = rows.getNumPartitions() > 32;
         long[] total = JavaRDD.fromRDD(rows, scala.reflect.ClassTag$.MODULE$.apply(InternalRow.class))
             .mapPartitions(new CountPartition(keys, flushEvery))
-            .treeAggregate(new long[0], new Add(), new Add(), Math.max(1, depth));
+            .treeAggregate(new long[0], new Add(), new Add(), Math.max(1, depth), finalOnExecutor);
         if (total.length == 0) {
             total = new long[keys + 1];
         }
