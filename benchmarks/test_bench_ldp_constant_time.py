@@ -27,7 +27,7 @@ from dpnoise.ldp._protocol import native
 
 D, EPS = 1024, 2.0
 USERS = {"sue": 20_000, "oue": 20_000, "dbitflip": 200_000, "hadamard": 200_000, "cms": 20_000, "hcms": 200_000}
-# the sketches' public hash key is fixed (a random key made the accuracy check a random one: below)
+# the sketches' public hash key is fixed: their accuracy check is given the hashes (sketch_accuracy.py)
 OPTIONS = {"dbitflip": {"bits": 8}, "cms": {"hashes": 16, "width": 1024, "public_key": 2017},
            "hcms": {"hashes": 16, "width": 1024, "public_key": 2017}}
 SEED = 20261125  # the accuracy run's generator seed (fixed: the check is deterministic)
