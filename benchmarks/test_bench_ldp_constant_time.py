@@ -10,18 +10,27 @@ The SUE/OUE/dBitFlip/CMS kernels decide each column from one 64-bit word (thresh
 2^-64), 64 columns at a time (AVX2 compare/pack); the kernel before it (2 words and a 128-bit
 compare per column) measured SUE 0.09x, OUE 0.022x and CMS 0.73x their default clients.
 No stated target: the ratios are printed (test_constant_time_ldp_ratios) and recorded.
+
+Each client's answer is also checked (accuracy): on a second, seeded run of the same client (the
+timed runs use the secure generator), every item's estimate within a tolerance whose false-alarm
+rate is at most 1e-6 over all D items (see accuracy()).
 """
 import numpy as np
 import pytest
 
+import dpnoise
 from conftest import RESULTS, record
+from sketch_accuracy import sketch_accuracy
 from dpnoise import _core, ldp
 from dpnoise.demos.data import zipf_items
 from dpnoise.ldp._protocol import native
 
 D, EPS = 1024, 2.0
 USERS = {"sue": 20_000, "oue": 20_000, "dbitflip": 200_000, "hadamard": 200_000, "cms": 20_000, "hcms": 200_000}
-OPTIONS = {"dbitflip": {"bits": 8}, "cms": {"hashes": 16, "width": 1024}, "hcms": {"hashes": 16, "width": 1024}}
+# the sketches' public hash key is fixed: their accuracy check is given the hashes (sketch_accuracy.py)
+OPTIONS = {"dbitflip": {"bits": 8}, "cms": {"hashes": 16, "width": 1024, "public_key": 2017},
+           "hcms": {"hashes": 16, "width": 1024, "public_key": 2017}}
+SEED = 20261125  # the accuracy run's generator seed (fixed: the check is deterministic)
 
 
 def items(name):
@@ -54,11 +63,20 @@ def onehot_sue_constant_time(client, x, threads=1):
     return out
 
 
-def accurate(fo, reports, x):
-    """Every estimate within 6 standard errors of the truth (a sanity check of the answer)."""
-    truth = np.bincount(x, minlength=D)
+def accuracy(fo, reports, x):
+    """max over items of |f̂(x) − E f̂(x)| / tolerance(x), and the same for f̂ + 5 sd (a biased
+    estimate, which must fail: the check has power). Pass: the first < 1 (and the second > 1).
+    False alarm <= 1e-6 over the D items:
+    * cms/hcms: given the fixed hashes, Bernstein's inequality and a union bound (rigorous; see
+      sketch_accuracy.py, which also says why a random key made the former check fail ~12% of runs).
+    * the others (no public randomness; fo.variance is over users' randomness only): 6.12 sd,
+      D · 2 Φ̄(6.12) = 9.6e-7 by the normal approximation (sums of 2·10^4+ bounded terms)."""
+    truth = np.bincount(x, minlength=D).astype(np.float64)
     est = fo.aggregator().add(reports).estimate()
-    return float(np.abs((est - truth) / np.sqrt(fo.variance(x.size, truth))).max()) < 6
+    if fo.name in ("cms", "hcms"):
+        return sketch_accuracy(fo, est, truth)
+    sd = np.sqrt(fo.variance(x.size, truth))
+    return float(np.abs((est - truth) / (6.12 * sd)).max()), float(np.abs((est + 5 * sd - truth) / (6.12 * sd)).max())
 
 
 @pytest.mark.parametrize("constant_time", [False, True])
@@ -67,7 +85,12 @@ def test_client(benchmark, name, constant_time):
     c = clients(name)[constant_time]
     x = items(name)
     reports = record(benchmark, f"ldp ct {name} {'constant-time' if constant_time else 'default'}", lambda: c.privatize(x, threads=1), x.size, rounds=3)
-    assert accurate(c.protocol, reports, x)
+    assert reports.n == x.size
+    # the answer, on a seeded run of the same client (accuracy(): false alarm <= 1e-6)
+    seeded = c.protocol.client(dpnoise.default_rng(SEED), allow_insecure=True).privatize(x, threads=1)
+    worst, biased = accuracy(c.protocol, seeded, x)
+    assert worst < 1, f"{name}: an estimate {worst:.2f}x its tolerance off its expectation"
+    assert biased > 1, f"{name}: estimates shifted by 5 sd pass the check ({biased:.2f}x the tolerance)"
 
 
 def test_sue_onehot_baseline(benchmark):

@@ -49,6 +49,7 @@
 #include "dpnoise/exact/constant_time/ldp_randomizers.hpp"
 #include "dpnoise/exact/constant_time/mean_mechanisms.hpp"
 #include "dpnoise/exact/constant_time/noisy_release.hpp"
+#include "dpnoise/exact/constant_time/public_word.hpp"
 #include "dpnoise/exact/constant_time/randomized_response.hpp"
 #include "dpnoise/exact/constant_time/zmatrix.hpp"
 #include "dpnoise/select/candidates.hpp"

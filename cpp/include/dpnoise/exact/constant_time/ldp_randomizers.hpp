@@ -32,8 +32,8 @@
 #include <stdexcept>
 
 #include "dpnoise/exact/constant_time/ct_ops.hpp"
+#include "dpnoise/exact/constant_time/public_word.hpp"
 #include "dpnoise/exact/constant_time/randomized_response.hpp"
-#include "dpnoise/random/chacha20.hpp"
 #include "dpnoise/random/keystream.hpp"
 #include "dpnoise/random/stream_fill.hpp"
 
@@ -224,23 +224,12 @@ void hadamard_constant_time(Family& family, const RandomizedResponseTable& rr, u
 
 // h_l(x) = the low bits of public word x of stream l (random/public_stream.hpp's layout: 32-bit
 // words 2(x mod 8), 2(x mod 8) + 1 of ChaCha20 block x/8), with the block computed for x/8 and
-// the word selected from all eight by masks.
+// the word selected from all eight by masks (public_word.hpp, shared with the zmatrix row seed).
 struct SketchHashCT {
     random::StreamKey key;
     uint64_t hashes = 1, width = 8;
 
-    uint64_t operator()(uint64_t l, uint64_t x) const {
-        uint32_t state[16], block[16];
-        random::chacha20_stream_state(key.words, l, x >> 3, state);
-        random::chacha20_block(state, block);
-        const uint64_t at = x & 7;
-        uint64_t w = 0;
-        for (uint64_t i = 0; i < 8; ++i) {
-            const uint64_t v = static_cast<uint64_t>(block[2 * i]) | (static_cast<uint64_t>(block[2 * i + 1]) << 32);
-            w |= v & mask_of(eq64(i, at));
-        }
-        return w & (width - 1);
-    }
+    uint64_t operator()(uint64_t l, uint64_t x) const { return public_word_ct(key, l, x) & (width - 1); }
 };
 
 // the reproducibility unit of the sketch kernels (as CountMeanSketch::kReportsPerStream)

@@ -7,7 +7,8 @@
 // seed_x up in a table of all d seeds (an address that depends on x) or asks the public stream
 // for word x (whose batching branches on x). Here seed_x is the ChaCha20 block x / 8 (RFC 8439
 // §2.3: additions, rotations and xors of 32-bit words, no branch and no table) with word x mod 8
-// selected by a scan of the block's 8 words; the SplitMix64 mix is multiplies, xors and shifts.
+// selected by a scan of the block's 8 words (public_word.hpp, shared with the constant-time
+// sketch hash); the SplitMix64 mix is multiplies, xors and shifts.
 // The column c is public (it is in the report) and the shift by c mod 64 is a barrel shift.
 // The keep/flip: the constant-time k = 2 randomized response (randomized_response.hpp), 2 words,
 // total variation < 2^-119 to the exact law. So every report reads 2 words and runs the same
@@ -16,26 +17,19 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "dpnoise/exact/constant_time/ct_ops.hpp"
+#include "dpnoise/exact/constant_time/public_word.hpp"
 #include "dpnoise/exact/constant_time/randomized_response.hpp"
 #include "dpnoise/ldp/public_matrix.hpp"
 #include "dpnoise/ldp/zmatrix_oracle.hpp"
-#include "dpnoise/random/chacha20.hpp"
+#include "dpnoise/random/keystream.hpp"
 #include "dpnoise/random/stream_fill.hpp"
 
 namespace dpnoise::exact::ct {
 
-// Word `row` of the matrix's row-seed stream: the ChaCha20 block row / 8 and a scan of its words.
+// Word `row` of the matrix's row-seed stream (public_word.hpp: the ChaCha20 block row / 8 and a
+// scan of its words).
 inline uint64_t row_seed_ct(const random::StreamKey& key, uint64_t row) {
-    uint32_t state[16], block[16];
-    random::chacha20_stream_state(key.words, ldp::PublicSignMatrix::kRowSeedStream, row >> 3, state);
-    random::chacha20_block(state, block);
-    uint64_t seed = 0;
-    for (uint64_t i = 0; i < 8; ++i) {
-        const uint64_t w = static_cast<uint64_t>(block[2 * i]) | (static_cast<uint64_t>(block[2 * i + 1]) << 32);
-        seed |= w & mask_of(eq64(i, row & 7));
-    }
-    return seed;
+    return public_word_ct(key, ldp::PublicSignMatrix::kRowSeedStream, row);
 }
 
 // The bit of Z[row, column] (1 for -1) in constant time in `row`.
