@@ -75,9 +75,13 @@ def run_telemetry_demo(spark: Any = None, devices: int = 1_000_000, apps: int = 
         seconds["privatize+aggregate"] = time.perf_counter() - t0
         est, err = agg.estimate(), agg.stderr()
         ldp_rms = float(np.sqrt(np.mean((est - true) ** 2)))
+        if agg.spark.route in ("jvm_counts", "count_table"):  # a count table: only counts left the JVM
+            how = (f"{agg.spark.partitions} partitions counted per report value in the JVM "
+                   f"(route {agg.spark.route!r}), one {len(agg.to_bytes()):,}-byte state at the driver")
+        else:
+            how = f"{agg.spark.partitions} partition states tree-merged, {len(agg.to_bytes()):,} bytes each"
         say(f"  executors privatised and aggregated {agg.n:,} reports in {seconds['privatize+aggregate']:.1f} s "
-            f"({agg.spark.partitions} partition states tree-merged, {len(agg.to_bytes()):,} bytes each, "
-            f"{agg.spark.malformed} malformed)")
+            f"({how}, {agg.spark.malformed} malformed)")
         top = np.argsort(-true)[:10]
         names = app_names(apps)
         say("   app         true count   estimate +- 1.96 stderr")
