@@ -12,7 +12,7 @@ pytest.importorskip("pyspark")
 
 from dpnoise.ldp import FrequencyOracle  # noqa: E402
 
-from spark_oracles import force_route, reports  # noqa: E402
+from spark_oracles import COUNT_ROUTES, force_route, reports  # noqa: E402
 
 
 def _require_javac():
@@ -162,3 +162,19 @@ def test_many_partitions_are_summed_on_the_executors(spark, monkeypatch):
     monkeypatch.setenv("DPNOISE_SPARK_JVM_COUNTS", "off")
     agg = aggregate_reports(df, "report", fo)
     assert agg.spark.route == "count_table" and "jvm_helper='DPNOISE_SPARK_JVM_COUNTS=off'" in repr(agg.spark)
+
+
+def test_odd_column_names_are_quoted_in_the_key_expression(spark, monkeypatch):
+    """The key is one SQL expression over the report fields: a column name with a space, a dot
+    and a backtick is quoted (and reports_to_dataframe / mapInArrow's field selection too)."""
+    from dpnoise.distributed.spark import aggregate_reports, reports_to_dataframe
+
+    fo = FrequencyOracle("hcms", 2.0, 500, hashes=16, width=64)
+    rep = reports(fo, 600)
+    odd = "my rep.ort`s"
+    df = reports_to_dataframe(spark, rep, fo, column=odd, num_partitions=2)
+    for route in COUNT_ROUTES:
+        with monkeypatch.context() as m:
+            force_route(m, route)
+            agg = aggregate_reports(df, odd, fo)
+        assert agg.spark.route == route and agg.to_bytes() == fo.aggregator().add(rep).to_bytes()

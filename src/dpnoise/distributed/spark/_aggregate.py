@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable, List, Optional, Tuple  # noqa: F401
 from . import _count_table as count_table
 from . import _jvm_counts as jvm_counts
 from ._checks import check_on_malformed, check_report_column
+from ._identifiers import field_path
 from ._jobs import catchable, raise_task_error, run_job, task_error
 from ._parquet import check_input_files, deal, list_pieces, local_files, plain_parquet_files
 from ._report_rows import layout, protocol_of
@@ -156,9 +157,9 @@ def _dataframe_states(df: Any, column: Optional[str], oracle: Any) -> Any:
 
     fields = layout(oracle)
     if column is None:
-        flat = df.select(*[F.col(f"`{f.name}`") for f in fields])
+        flat = df.select(*[F.col(field_path(None, f.name)) for f in fields])
     else:
-        flat = df.select(*[F.col(f"`{column}`.`{f.name}`").alias(f.name) for f in fields])
+        flat = df.select(*[F.col(field_path(column, f.name)).alias(f.name) for f in fields])
     ingest = _Ingest(oracle_factory(oracle), None)
     schema = pa.schema([("state", pa.binary()), ("malformed", pa.int64()), ("rows", pa.int64()),
                         ("error", pa.string())])

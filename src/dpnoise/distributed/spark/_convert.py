@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ._checks import check_on_malformed, check_report_column
+from ._identifiers import quoted
 from ._report_rows import protocol_of, to_rows
 
 
@@ -75,8 +76,8 @@ def with_config(df: Any, column: str, oracle: Any) -> Any:
 
     from ._arrow import CONFIG_KEY, config_json
 
-    return df.select(*[F.col(f"`{c}`").alias(c, metadata={CONFIG_KEY: config_json(oracle)}) if c == column
-                       else F.col(f"`{c}`") for c in df.columns])
+    return df.select(*[F.col(quoted(c)).alias(c, metadata={CONFIG_KEY: config_json(oracle)}) if c == column
+                       else F.col(quoted(c)) for c in df.columns])
 
 
 def reports_to_dataframe(spark: Any, reports: Any, oracle: Any, column: str = "report", *,

@@ -6,6 +6,8 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
+from ._identifiers import quoted
+
 
 @dataclass(frozen=True)
 class PrivateCounts:
@@ -127,7 +129,7 @@ def private_counts(df: Any, column: str, mechanism: Any, *, bins: Optional[Seque
     _check_bins_fit(df, column, bin_list)
     # In Spark: rows outside the bins fold into one null key, so at most len(bins) + 1 groups
     # reach the driver, whatever the number of distinct values in the column
-    col = F.col(f"`{column}`")
+    col = F.col(quoted(column))
     if policy == "clamp":  # integer categories 0..k-1 (checked above)
         last = len(bin_list) - 1
         key = F.when(col < 0, F.lit(0)).when(col > last, F.lit(last)).otherwise(col)

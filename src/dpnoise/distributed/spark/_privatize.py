@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from ._aggregate import oracle_factory
+from ._identifiers import quoted
 
 
 class _PartitionRandomness:
@@ -63,7 +64,7 @@ def _check_items(df: Any, column: str, protocol: Any) -> None:
 
     dtype = df.schema[column].dataType
     integral = isinstance(dtype, (T.LongType, T.IntegerType, T.ShortType, T.ByteType))
-    col = F.col(f"`{column}`")
+    col = F.col(quoted(column))
     if is_heavy_hitters(protocol) and protocol.codec.item_type != "int":
         kind = protocol.codec.item_type
         want = T.StringType if kind == "str" else T.BinaryType

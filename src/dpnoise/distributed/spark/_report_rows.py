@@ -18,6 +18,8 @@ import numpy as np
 
 from ...ldp import PACKED, PER_USER, ROW, ReportField, report_rows, reports_from_rows
 
+from ._identifiers import quoted
+
 # the row kinds are the ones the configurations declare (dpnoise.ldp.ReportField)
 SCALAR, FIXED = PER_USER, ROW
 
@@ -92,8 +94,8 @@ def layout(oracle: Any) -> Tuple[Field, ...]:
 
 
 def spark_schema_ddl(oracle: Any, column: str) -> str:
-    fields = ", ".join(f"`{f.name}`: {f.spark_type_name()}" for f in layout(oracle))
-    return f"`{column}` struct<{fields}>"
+    fields = ", ".join(f"{quoted(f.name)}: {f.spark_type_name()}" for f in layout(oracle))
+    return f"{quoted(column)} struct<{fields}>"
 
 
 # -- NumPy report arrays <-> per-row NumPy columns ----------------------------------------------
