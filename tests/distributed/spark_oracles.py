@@ -32,25 +32,32 @@ def force_route(monkeypatch, route):
     """Make aggregate_reports take ``route`` for a count-table protocol: the JVM helper (the
     default; fails the test when it cannot load: CI has a JDK), Spark's groupBy (helper
     switched off), or mapInArrow (no count table)."""
-    import os
-
     from dpnoise.distributed.spark import _count_table
 
     if route == "jvm_counts":
-        import pytest
-
-        from dpnoise.distributed.spark import _jvm_counts
-
-        if os.environ.get("DPNOISE_REQUIRE_SPARK") != "1":
-            try:
-                _jvm_counts._javac()
-            except RuntimeError as exc:
-                pytest.skip(str(exc))
+        require_javac()
         monkeypatch.delenv("DPNOISE_SPARK_JVM_COUNTS", raising=False)
         return
     monkeypatch.setenv("DPNOISE_SPARK_JVM_COUNTS", "0")
     if route == "map_in_arrow":
         monkeypatch.setattr(_count_table, "key_space", lambda oracle: None)
+
+
+def require_javac():
+    """Skip the test when no javac is found, unless DPNOISE_REQUIRE_SPARK=1 (CI has a JDK: the
+    test then runs and fails if the helper cannot be built)."""
+    import os
+
+    import pytest
+
+    from dpnoise.distributed.spark import _jvm_counts
+
+    if os.environ.get("DPNOISE_REQUIRE_SPARK") == "1":
+        return
+    try:
+        _jvm_counts._javac()
+    except RuntimeError as exc:
+        pytest.skip(str(exc))
 
 
 def default_count_route():

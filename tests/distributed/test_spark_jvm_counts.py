@@ -12,22 +12,11 @@ pytest.importorskip("pyspark")
 
 from dpnoise.ldp import FrequencyOracle  # noqa: E402
 
-from spark_oracles import COUNT_ROUTES, force_route, reports  # noqa: E402
-
-
-def _require_javac():
-    from dpnoise.distributed.spark import _jvm_counts
-
-    if os.environ.get("DPNOISE_REQUIRE_SPARK") == "1":
-        return
-    try:
-        _jvm_counts._javac()
-    except RuntimeError as exc:
-        pytest.skip(str(exc))
+from spark_oracles import COUNT_ROUTES, force_route, reports, require_javac  # noqa: E402
 
 
 def test_the_jar_is_built_once_and_cached(tmp_path, monkeypatch):
-    _require_javac()
+    require_javac()
     from dpnoise.distributed.spark import jvm_helper_jar
 
     monkeypatch.setenv("DPNOISE_CACHE_DIR", str(tmp_path))
@@ -131,7 +120,7 @@ def test_a_failing_dataframe_surfaces_in_one_line(spark, monkeypatch):
 def test_a_cached_jar_others_could_have_written_is_refused(tmp_path, monkeypatch):
     """The JVM runs the jar's code: a cached jar (or cache directory) writable by other users is
     not used."""
-    _require_javac()
+    require_javac()
     from dpnoise.distributed.spark import jvm_helper_jar
 
     monkeypatch.setenv("DPNOISE_CACHE_DIR", str(tmp_path))

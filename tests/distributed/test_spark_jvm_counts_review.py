@@ -11,8 +11,7 @@ pytest.importorskip("pyspark")
 
 from dpnoise.ldp import FrequencyOracle  # noqa: E402
 
-from spark_oracles import force_route, reports  # noqa: E402
-from test_spark_jvm_counts import _require_javac  # noqa: E402
+from spark_oracles import force_route, reports, require_javac  # noqa: E402
 
 
 def test_a_dataframe_without_partitions_is_the_documented_empty_error(spark, monkeypatch):
@@ -74,7 +73,7 @@ def test_a_jar_built_under_a_group_writable_umask_is_used_again(tmp_path, monkey
     """Under umask 002 (the default of many distributions' user-private groups) the jar was
     written group-writable, so every later use refused the helper's own jar as "writable by
     others" and fell back to the slower routes."""
-    _require_javac()
+    require_javac()
     from dpnoise.distributed.spark import jvm_helper_jar
 
     monkeypatch.setenv("DPNOISE_CACHE_DIR", str(tmp_path))
@@ -90,7 +89,7 @@ def test_a_jar_built_under_a_group_writable_umask_is_used_again(tmp_path, monkey
 def test_a_relative_cache_dir_gives_an_absolute_jar(tmp_path, monkeypatch):
     """The jar's path goes to the JVM (addJar, a URLClassLoader), whose working directory is not
     Python's once Python changes directory: it must be absolute."""
-    _require_javac()
+    require_javac()
     from dpnoise.distributed.spark import jvm_helper_jar
 
     monkeypatch.chdir(tmp_path)
@@ -167,7 +166,7 @@ def test_a_session_without_a_jvm_gateway_is_refused_with_a_reason():
 def test_a_cache_dir_that_cannot_be_made_is_the_documented_runtime_error(tmp_path, monkeypatch):
     """jvm_helper_jar documents RuntimeError; a cache directory under a regular file (or any
     other OSError of the cache) raised a bare NotADirectoryError/FileExistsError."""
-    _require_javac()
+    require_javac()
     from dpnoise.distributed.spark import jvm_helper_jar
 
     blocker = tmp_path / "a-file"

@@ -236,15 +236,6 @@ def check_device_keys(client: Any, value: Any, n: int) -> np.ndarray:
     return keys
 
 
-def _memo_kernel(config: Any, keys: np.ndarray, fingerprint: bytes, items: np.ndarray,
-                 threads: int) -> Optional[Dict[str, np.ndarray]]:
-    """The permanent answers from the configuration's C++ keyed-row kernel (one PRF-keyed
-    ChaCha20 generator per row, the same bits as :func:`memo_generator` row by row): its
-    ``_memo_rows_kernel`` hook (grr, olh, oue, sue; None for the others and for constant-time
-    configurations, which then go row by row)."""
-    return config._memo_rows_kernel(keys, fingerprint, _MEMO_PERSON, items, threads)
-
-
 def _memo_rows(config: Any, keys: np.ndarray, fingerprint: bytes, items: np.ndarray) -> List[Dict[str, np.ndarray]]:
     """Row i's permanent answer, from key ``keys[i]`` (or ``keys[0]`` for a one-row key array) and
     ``items[i]``: the same calls for every row, whatever its item (the constant-time path), the
@@ -261,7 +252,8 @@ def memoised_batch(config: Any, keys: np.ndarray, fingerprint: bytes, items: np.
     :func:`check_device_keys`): the keyed-row kernel where the protocol has one, else the
     configuration's randomizer on each row's PRF generator."""
     items = np.ascontiguousarray(items, dtype=np.int64)
-    fast = _memo_kernel(config, keys, fingerprint, items, threads)
+    # the configuration's C++ keyed-row kernel (same bits as memo_generator row by row), if any
+    fast = config._memo_rows_kernel(keys, fingerprint, _MEMO_PERSON, items, threads)
     if fast is not None:
         return fast
     rows = _memo_rows(config, keys, fingerprint, items)
@@ -279,7 +271,7 @@ def memoised_reports(config: Any, device_key: bytes, fingerprint: bytes, items: 
     its grid value)."""
     if encode is None:
         key = np.frombuffer(device_key, dtype=np.uint8).reshape(1, DEVICE_KEY_BYTES)
-        fast = _memo_kernel(config, key, fingerprint, np.ascontiguousarray(items, dtype=np.int64), 1)
+        fast = config._memo_rows_kernel(key, fingerprint, _MEMO_PERSON, np.ascontiguousarray(items, dtype=np.int64), 1)
         if fast is not None:
             return fast
     if encode is None and config.options.get("constant_time"):

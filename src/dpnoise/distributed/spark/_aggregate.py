@@ -294,9 +294,7 @@ def aggregate_reports(source: Any, column: Optional[str], oracle: Any, *, on_mal
         counted, why = _count_in_spark(df, column, oracle, depth, what)
         if counted is not None:
             agg, malformed, rows, tasks_run, route = counted
-            if rows == 0:
-                raise ValueError(f"{what}: the DataFrame is empty, there are no reports to aggregate")
-            _raise_malformed(what, malformed, rows, on_malformed)
+            _check_rows(what, malformed, rows, on_malformed)
             agg.spark = SparkAggregate(malformed, rows, tasks_run, "dataframe", route, why)
             return agg
     if pieces is None:
@@ -311,9 +309,7 @@ def aggregate_reports(source: Any, column: Optional[str], oracle: Any, *, on_mal
         partial = run_job(f"aggregating {what}", lambda: rdd.treeReduce(merger, depth=depth))
     state, malformed, rows, error = partial
     raise_task_error(error, what)
-    if rows == 0:
-        raise ValueError(f"{what}: the DataFrame is empty, there are no reports to aggregate")
-    _raise_malformed(what, malformed, rows, on_malformed)
+    _check_rows(what, malformed, rows, on_malformed)
     agg = merger.load(state)
     agg.spark = SparkAggregate(malformed, rows, partitions, source_kind,
                                "pyarrow" if source_kind == "parquet" else "map_in_arrow", why)
@@ -364,7 +360,10 @@ def _large_arrow_batches(spark: Any) -> Any:
         spark.conf.set(key, before)
 
 
-def _raise_malformed(what: str, malformed: int, rows: int, on_malformed: str) -> None:
+def _check_rows(what: str, malformed: int, rows: int, on_malformed: str) -> None:
+    """ValueError for no rows at all, and for malformed rows under ``on_malformed="raise"``."""
+    if rows == 0:
+        raise ValueError(f"{what}: the DataFrame is empty, there are no reports to aggregate")
     if malformed and on_malformed == "raise":
         raise ValueError(f"{what}: {malformed} of {rows} report rows are malformed (null, wrong length or out of "
                          "the protocol's range); fix them or pass on_malformed='skip'")

@@ -60,13 +60,6 @@ def size(space: KeySpace) -> int:
     return int(np.prod([radix for _, radix in space], dtype=object))
 
 
-def eligible(oracle: Any) -> bool:
-    """Whether Spark's groupBy counts ``oracle``'s reports (a count table of at most
-    :data:`MAX_KEYS` keys)."""
-    space = key_space(oracle)
-    return space is not None and size(space) <= MAX_KEYS
-
-
 def _key_column(space: KeySpace, column: Optional[str]) -> Any:
     """The Spark expression of each row's key (a bigint; -1 for a malformed row). Written as one
     SQL expression: one py4j call, where a Column built call by call costs 15-20 ms of round

@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import math
 import os
-import shutil
 import subprocess
 import tempfile
 import threading
@@ -27,6 +26,8 @@ import zipfile
 from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
+
+from ._session import jdk_tool
 
 CLASS_NAME = "org.dpnoise.spark.DenseCounts"
 #: the answer format of the Java class this module understands (its VERSION)
@@ -52,12 +53,7 @@ class HelperUnavailable(RuntimeError):
 
 
 def _javac() -> str:
-    home = os.environ.get("JAVA_HOME")
-    if home:
-        exe = os.path.join(home, "bin", "javac")
-        if os.access(exe, os.X_OK):
-            return exe
-    exe = shutil.which("javac")
+    exe = jdk_tool("javac")
     if exe is None:
         raise HelperUnavailable("javac was not found (JAVA_HOME/bin/javac or on PATH): dpnoise's JVM helper needs a "
                                 "JDK, not only a JRE")
@@ -122,9 +118,7 @@ def _cached_or_built_jar() -> str:
     out_dir = _cache_dir()
     jar = os.path.join(out_dir, f"dpnoise-spark-{stamp}.jar")
     if os.path.isfile(jar):
-        _check_private(out_dir)
-        _check_private(jar)
-        return jar
+        return _checked(jar)
     javac = _javac()
     os.makedirs(out_dir, mode=0o700, exist_ok=True)
     _check_private(out_dir)
@@ -150,6 +144,13 @@ def _cached_or_built_jar() -> str:
         # not group/other-writable whatever the umask (_check_private refuses such a jar)
         os.chmod(part, 0o644)
         os.replace(part, jar)  # atomic: a concurrent build writes the same bytes
+    return jar
+
+
+def _checked(jar: str) -> str:
+    """``jar`` if it and its directory are this user's own and nobody else could write them."""
+    _check_private(os.path.dirname(jar))
+    _check_private(jar)
     return jar
 
 
@@ -180,9 +181,7 @@ def _load(spark: Any) -> Any:
         if jar is not None:
             if not os.path.isfile(jar):
                 raise HelperUnavailable(f"{jar}, which this JVM loaded the helper from, was removed")
-            _check_private(os.path.dirname(jar))  # the executors of the new context read it again
-            _check_private(jar)
-            sc._jsc.sc().addJar(jar)
+            sc._jsc.sc().addJar(_checked(jar))  # the executors of the new context read it again
         return obj
     no_classes = gateway.new_array(jvm.java.lang.Class, 0)
     no_args = gateway.new_array(jvm.java.lang.Object, 0)

@@ -15,12 +15,18 @@ def java_available() -> Optional[str]:
     str or None
         The executable's path.
     """
+    return jdk_tool("java")
+
+
+def jdk_tool(name: str) -> Optional[str]:
+    """The JDK executable ``name`` (``java``, ``javac``): JAVA_HOME/bin/<name>, else on PATH, or
+    None."""
     home = os.environ.get("JAVA_HOME")
     if home:
-        exe = os.path.join(home, "bin", "java")
+        exe = os.path.join(home, "bin", name)
         if os.access(exe, os.X_OK):
             return exe
-    return shutil.which("java")
+    return shutil.which(name)
 
 
 def _package_root() -> str:
