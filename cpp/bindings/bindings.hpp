@@ -250,6 +250,7 @@ void register_capi(py::module_& m);  // the C API capsule (dpnoise/capi.h)
 void register_selection(py::module_& m);
 void register_mechanisms(py::module_& m);  // the mechanisms' buffer kernel (register_mechanisms.cpp)
 void register_constant_time(py::module_& m);  // constant-time samplers (exact/constant_time/)
+void register_prepared(py::module_& m);  // prepared laws and plan kernels (register_prepared.cpp)
 // local DP: each protocol family's file (register_ldp_<family>.cpp) registers itself into
 // _core.ldp with DPNOISE_LDP_AREA, so that adding a protocol touches neither this header nor
 // module.cpp. module.cpp runs them in name order (static initialisation order across files is

@@ -34,7 +34,7 @@ PYBIND11_MODULE(_core, m) {
     });
     using namespace dpnoise::bindings;
     for (auto register_area : {register_random, register_exact, register_testing, register_categorical, register_capi,
-                               register_selection, register_mechanisms, register_constant_time})
+                               register_selection, register_mechanisms, register_constant_time, register_prepared})
         register_area(m);
     // local DP: every protocol kernel under one submodule, _core.ldp; each family's file registers
     // itself (DPNOISE_LDP_AREA), and they run in name order

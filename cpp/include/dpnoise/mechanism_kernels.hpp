@@ -66,8 +66,8 @@ inline double from_grid(int64_t y, const Up& up) {
 }
 
 // values: n doubles at stride `stride` (elements); out: n doubles.
-template <class Law, class Family>
-void noisy_grid(Family& family, const typename Law::Param& p, const double* values, ptrdiff_t stride, int k,
+template <class Law, class Family, class P>
+void noisy_grid(Family& family, const P& p, const double* values, ptrdiff_t stride, int k,
                 int64_t bound, double* out, size_t n, unsigned threads) {
     if (bound < 0 || bound > GridKernel::kMaxBound) throw std::invalid_argument("bound must be in [0, 2^52]");
     if (k < -1100 || k > 1100) throw std::invalid_argument("grid exponent k must be in [-1100, 1100]");
@@ -155,8 +155,8 @@ struct GridBufferCombine {
     }
 };
 
-template <class Law, class T, class Family>
-void noisy_grid_into(Family& family, const typename Law::Param& p, const T* values, ptrdiff_t stride, int k,
+template <class Law, class T, class Family, class P>
+void noisy_grid_into(Family& family, const P& p, const T* values, ptrdiff_t stride, int k,
                      int64_t bound, T* out, size_t n, unsigned threads) {
     static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "float32 or float64 buffers");
     if (bound < 0 || bound > GridKernel::kMaxBound) throw std::invalid_argument("bound must be in [0, 2^52]");
@@ -170,8 +170,8 @@ void noisy_grid_into(Family& family, const typename Law::Param& p, const T* valu
 
 // The integer form: values int64 (no rounding), clamped to [-bound, bound], y = v + noise,
 // |y| <= 2^62 or std::overflow_error.
-template <class Law, class Family>
-void noisy_integers(Family& family, const typename Law::Param& p, const int64_t* values, ptrdiff_t stride,
+template <class Law, class Family, class P>
+void noisy_integers(Family& family, const P& p, const int64_t* values, ptrdiff_t stride,
                     int64_t bound, int64_t* out, size_t n, unsigned threads) {
     constexpr int64_t kLimit = static_cast<int64_t>(exact::kMaxRationalPart);
     if (bound < 0 || bound >= kLimit) throw std::invalid_argument("bound must be in [0, 2^62)");

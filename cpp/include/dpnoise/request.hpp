@@ -302,6 +302,28 @@ void fill_block_combined(Bits& bits, Out* out, size_t begin, size_t end, const F
     }
 }
 
+// n samples from one table: out[i] = combine(i, sample) (the tables path of sample_same).
+template <class Law, class Family, class Out, class Combine>
+void sample_table(Family& family, const std::shared_ptr<const typename Law::Table>& table, Out* out, size_t n,
+                  unsigned threads, Combine combine) {
+    constexpr size_t kUnit = Law::kOutputsPerStream;
+    if constexpr (kHasBlockFill<Law>) {
+        const typename Law::Table* t = table.get();
+        random::for_each_chunk<kUnit>(family, n, threads, [t, out, combine](auto& bits, size_t b, size_t e) {
+            auto fill = [t](auto& r, int64_t* dst, size_t m) { Law::fill_table(r, *t, dst, m); };
+            fill_block_combined(bits, out, b, e, fill, combine);
+        });
+    } else {
+        Law::with_table_loop(*table, [&](auto draw) {
+            const typename Law::Table* t = table.get();
+            random::for_each_chunk<kUnit>(family, n, threads, [t, draw, out, combine](auto& bits, size_t b, size_t e) {
+                auto one = [t, draw](auto& r, size_t) { return draw(r, *t); };
+                fill_combined(bits, out, b, e, one, combine);
+            });
+        });
+    }
+}
+
 // n samples with one parameter: out[i] = combine(i, sample). `combine` must not throw except
 // on conditions that do not depend on the samples' secrecy (it runs after the draws began).
 template <class Law, class Family, class Out, class Combine = Identity>
@@ -311,22 +333,7 @@ void sample_same(Family& family, const typename Law::Param& p, Out* out, size_t 
     if constexpr (kHasTables<Law>) {
         const bool tables = path == Path::tables || (path == Path::automatic && use_tables(n, Law::table_cost(p)));
         if (tables) {
-            const std::shared_ptr<const typename Law::Table> table = TableCache<Law>::get(p);
-            if constexpr (kHasBlockFill<Law>) {
-                const typename Law::Table* t = table.get();
-                random::for_each_chunk<kUnit>(family, n, threads, [t, out, combine](auto& bits, size_t b, size_t e) {
-                    auto fill = [t](auto& r, int64_t* dst, size_t m) { Law::fill_table(r, *t, dst, m); };
-                    fill_block_combined(bits, out, b, e, fill, combine);
-                });
-                return;
-            }
-            Law::with_table_loop(*table, [&](auto draw) {
-                const typename Law::Table* t = table.get();
-                random::for_each_chunk<kUnit>(family, n, threads, [t, draw, out, combine](auto& bits, size_t b, size_t e) {
-                    auto one = [t, draw](auto& r, size_t) { return draw(r, *t); };
-                    fill_combined(bits, out, b, e, one, combine);
-                });
-            });
+            sample_table<Law>(family, TableCache<Law>::get(p), out, n, threads, combine);
             return;
         }
     }
@@ -335,6 +342,48 @@ void sample_same(Family& family, const typename Law::Param& p, Out* out, size_t 
         auto one = [&p](auto& r, size_t) { return Law::draw(r, p); };
         fill_combined(bits, out, b, e, one, combine);
     });
+}
+
+// ------------------------------------------------------------------------ prepared parameters
+// A parameter checked and converted once for many requests: a Generator's recently used scalar
+// parameter, or a mechanism's plan. Its tables, when they are cheap enough, are built when it
+// is prepared (before any budget is charged or noise drawn) and held by it, not by the LRU
+// cache, so many live plans never evict one another's tables.
+//
+// The rule (a function of the parameter and the request size alone, as above): a prepared
+// parameter uses its tables for every request of 2 or more values when they cost at most
+// kPreparedTableCost entries (about 4 ms and 1 MiB to build, once), and the automatic rule
+// otherwise. A single value takes the small-request sampler, as it does unprepared, so a
+// scalar draw is the same draw prepared or not; requests of 2 to 1023 + cost values draw
+// differently from the automatic rule (the same law, from fewer random bits and in ~7 ns
+// instead of ~100 ns a value: docs/reproducibility.md, 0.8.0).
+inline constexpr size_t kPreparedTableCost = size_t{1} << 16;
+inline bool use_prepared_tables(size_t n, size_t cost) { return n >= 2 && cost <= kPreparedTableCost; }
+
+template <class Law>
+struct Prepared {
+    using Param = typename Law::Param;
+    Param param;
+    std::shared_ptr<const typename Law::Table> table;  // null: no tables (the automatic rule applies)
+
+    explicit Prepared(const Param& p) : param(p) {
+        if constexpr (kHasTables<Law>) {
+            if (Law::table_cost(p) <= kPreparedTableCost) table = std::make_shared<const typename Law::Table>(Law::build(p));
+        }
+    }
+};
+
+// The requests of a prepared parameter: its own tables by the rule above, else sample_same.
+template <class Law, class Family, class Out, class Combine = Identity>
+void sample_same(Family& family, const Prepared<Law>& prepared, Out* out, size_t n, unsigned threads,
+                 Path path = Path::automatic, Combine combine = Combine{}) {
+    if constexpr (kHasTables<Law>) {
+        if (path == Path::automatic && prepared.table && n >= 2) {
+            sample_table<Law>(family, prepared.table, out, n, threads, combine);
+            return;
+        }
+    }
+    sample_same<Law>(family, prepared.param, out, n, threads, path, combine);
 }
 
 // n samples, sample i with parameter params[index[i]]. The indices are checked and the
