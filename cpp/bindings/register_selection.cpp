@@ -3,6 +3,8 @@
 //   select_rows(gen, method, scores, grid_exponent, gamma_num, gamma_den, k, threads)
 //       -> int64 (rows, k): k candidates per row of the 2-D `scores`
 //   _select_rows_forced(...)  the same with every coin sent down the exact refinement path (tests)
+#include <cmath>
+#include <cstring>
 #include <optional>
 #include <string>
 
@@ -48,10 +50,25 @@ select::ScoreType type_of(const py::dtype& dt) {
                          py::str(static_cast<const py::object&>(dt)).cast<std::string>());
 }
 
+// Whether every element of a 2-D float matrix (any strides) is finite.
+template <class T>
+bool all_finite(const char* data, size_t rows, size_t cols, ptrdiff_t row_stride, ptrdiff_t col_stride) {
+    bool ok = true;
+    for (size_t r = 0; r < rows; ++r) {
+        const char* row = data + static_cast<ptrdiff_t>(r) * row_stride;
+        for (size_t c = 0; c < cols; ++c) {
+            T v;
+            std::memcpy(&v, row + static_cast<ptrdiff_t>(c) * col_stride, sizeof v);
+            ok &= std::isfinite(v);
+        }
+    }
+    return ok;
+}
+
 template <class Policy>
 py::array_t<int64_t> select_rows(GeneratorHandle& h, const std::string& method, const py::array& scores,
                                  std::optional<int> grid_exponent, uint64_t gamma_num, uint64_t gamma_den, size_t k,
-                                 unsigned threads) {
+                                 unsigned threads, const py::object& charge) {
     if (scores.ndim() != 2) throw std::invalid_argument("scores must be a 2-D array (one candidate set per row)");
     select::ScoreMatrix s;
     s.type = type_of(scores.dtype());
@@ -63,6 +80,21 @@ py::array_t<int64_t> select_rows(GeneratorHandle& h, const std::string& method, 
     s.grid = grid_exponent.has_value();
     s.grid_exponent = grid_exponent.value_or(0);
     const select::Method m = method_of(method);
+    if (!charge.is_none()) {
+        // the release's one crossing: real scores checked finite (the one data-dependent check,
+        // docs/security.md), then the charge (the budget's spend), then the selection
+        if (s.type == select::ScoreType::f32 || s.type == select::ScoreType::f64) {
+            bool finite = true;
+            {
+                std::optional<py::gil_scoped_release> unlocked;
+                if (s.rows * s.cols > 4096) unlocked.emplace();
+                finite = s.type == select::ScoreType::f32 ? all_finite<float>(s.data, s.rows, s.cols, s.row_stride, s.col_stride)
+                                                          : all_finite<double>(s.data, s.rows, s.cols, s.row_stride, s.col_stride);
+            }
+            if (!finite) throw std::invalid_argument("scores must be finite (found NaN or infinity)");
+        }
+        if (!py::isinstance<py::bool_>(charge)) charge();  // True: checked, nothing to charge
+    }
     auto out = new_array<int64_t>(s.rows, k);
     int64_t* p = out.mutable_data();
     with_family_nogil(h, [&](auto& family) {
@@ -76,11 +108,13 @@ py::array_t<int64_t> select_rows(GeneratorHandle& h, const std::string& method, 
 void register_selection(py::module_& m) {
     m.def("select_rows", &select_rows<exact::NeverForceRefinement>, py::arg("gen"), py::arg("method"), py::arg("scores"),
           py::arg("grid_exponent"), py::arg("gamma_num"), py::arg("gamma_den"), py::arg("k"), py::arg("threads"),
+          py::arg("charge") = py::none(),
           "k candidates from every row of the 2-D scores (gamma = gamma_num/gamma_den; real scores rounded to the grid "
-          "2^grid_exponent), as int64 (rows, k).");
+          "2^grid_exponent), as int64 (rows, k). charge: None (the caller checked and charged), True (check real "
+          "scores finite here, nothing to charge) or a callable (check, then charge(), then select).");
     m.def("_select_rows_forced", &select_rows<exact::ForceRefinement>, py::arg("gen"), py::arg("method"), py::arg("scores"),
           py::arg("grid_exponent"), py::arg("gamma_num"), py::arg("gamma_den"), py::arg("k"), py::arg("threads"),
-          "Test hook: select_rows with every coin decided by the exact refinement path.");
+          py::arg("charge") = py::none(), "Test hook: select_rows with every coin decided by the exact refinement path.");
 }
 
 }  // namespace dpnoise::bindings
