@@ -47,6 +47,41 @@ def _refuse_scale(pname: str, value: float) -> None:
                         f"got {pname} = {value:.6g}")
 
 
+# -- the scalar fast path ------------------------------------------------------------------
+# A scalar draw (no size, no constant time) converts its parameter to the exact law once: the
+# prepared C++ law (request::Prepared) is kept here, keyed by (law, parameter kind, type, value),
+# and the next draw with an equal parameter is one C++ call. Only immutable exact types are
+# keys (a mutable object could change value behind its key; NaN never equals itself, so it is
+# never found and always refused by the conversion); ``True`` and ``1`` differ by type, so a
+# bool is still refused. Entries hold only public parameters, never randomness: a forked child
+# or another thread may use them (the draws go through the generator's own lock and fork check).
+# The same draw as the unprepared call: one value takes the small-request sampler either way.
+_EXACT_SCALAR_TYPES = frozenset({int, float, Fraction, np.float64, np.int64, np.float32, np.int32})
+_PREPARED_LIMIT = 256
+_prepared_laws: dict = {}
+_PREPARED_CLASSES = {
+    "discrete_laplace": "PreparedDiscreteLaplace", "geometric": "PreparedGeometric",
+    "discrete_gaussian": "PreparedDiscreteGaussian", "bernoulli": "PreparedBernoulli",
+    "bernoulli_exp": "PreparedBernoulliExp",
+}
+
+
+def _prepared_law(name: str, value: Any, pname: str, convert: Callable[[Any, str], R.Pair]) -> Any:
+    """The prepared C++ law of ``name`` at the scalar parameter ``value`` (checked and converted
+    on first use, exactly as the unprepared path does)."""
+    key = (name, pname, type(value), value)
+    law = _prepared_laws.get(key)
+    if law is None:
+        num, den = convert(value, pname)
+        if name in _SCALE_LAWS and num > _MAX_SCALE * den:
+            _refuse_scale(pname, num / den)
+        law = getattr(_core, _PREPARED_CLASSES[name])(num, den)
+        if len(_prepared_laws) >= _PREPARED_LIMIT:
+            _prepared_laws.clear()  # bounded; a dict swap under the GIL, never a torn entry
+        _prepared_laws[key] = law
+    return law
+
+
 class Generator:
     """Exact DP noise from a bit generator (NumPy ``Generator``-style methods).
 
@@ -96,6 +131,7 @@ class Generator:
                 f"got {type(bit_generator).__name__}"
             )
         self._bit_generator = bit_generator
+        self._secure = bool(self._core.is_secure)  # fixed when the bit generator is made
 
     @property
     def bit_generator(self) -> Any:
@@ -105,7 +141,7 @@ class Generator:
     @property
     def is_secure(self) -> bool:
         """True only for a ChaCha20 keyed from the operating system (or spawned from one)."""
-        return bool(self._core.is_secure)
+        return self._secure
 
     def spawn(self, n_children: int) -> List["Generator"]:
         """``n_children`` independent child Generators (NumPy's ``Generator.spawn``), e.g. one
@@ -146,6 +182,10 @@ class Generator:
         sampler ``name + "_constant_time"``: one public scalar parameter, checked and converted
         here (before any draw); the draws themselves branch on nothing secret
         (docs/security.md), and this wrapper branches only on the parameter and ``size``."""
+        if size is None and not constant_time and type(value) in _EXACT_SCALAR_TYPES:
+            if threads is not None:
+                check_threads(threads)
+            return _prepared_law(name, value, pname, convert).draw(self._core)
         shape = shape_of(size)
         nthreads = check_threads(threads)
         scalar = _is_scalar(value) or (isinstance(value, np.ndarray) and value.ndim == 0)
@@ -239,6 +279,11 @@ class Generator:
         >>> rng = default_rng(7)  # seeded: tests only
         >>> noise = rng.discrete_laplace(10.0, size=3, constant_time=True)
         """
+        if size is None and threads is None and constant_time is False:  # the scalar fast path
+            law = _prepared_laws.get(("discrete_laplace", "scale", type(scale), scale)) \
+                if type(scale) in _EXACT_SCALAR_TYPES else None
+            if law is not None:
+                return law.draw(self._core)
         return self._draw("discrete_laplace", scale, "scale", R.scale_pair, size, threads, constant_time)
 
     def discrete_gaussian(
@@ -290,6 +335,11 @@ class Generator:
             For a negative, NaN or too large parameter, a shape that does not broadcast to
             ``size``, or (constant time) an array parameter or σ above 2^20.
         """
+        if size is None and threads is None and constant_time is False and variance is None:  # the scalar fast path
+            law = _prepared_laws.get(("discrete_gaussian", "sigma", type(sigma), sigma)) \
+                if type(sigma) in _EXACT_SCALAR_TYPES else None
+            if law is not None:
+                return law.draw(self._core)
         if (sigma is None) == (variance is None):
             raise TypeError("discrete_gaussian takes exactly one of sigma or variance")
         if variance is not None:
