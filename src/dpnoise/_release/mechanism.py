@@ -3,14 +3,25 @@ selection (``Mechanism.release``)."""
 from __future__ import annotations
 
 import os
-from typing import Any, Optional, Tuple
+from math import isfinite
+from typing import Any, Dict, Optional, Tuple
+
+import numpy as np
 
 from .._validate import MAX_THREADS, check_threads
 from ..accounting.budget import PrivacyBudget
 from ..accounting.losses import ApproxDP, PrivacyLoss
 from ..generator import Generator, secure_generator
 from .buffers import out_array
-from .plan import ReleasePlan
+from .plan import INTEGER_BOUND, ReleasePlan
+
+# plans kept per mechanism (by shape and dtype); beyond it the memory is cleared, never stale
+_PLANS_KEPT = 64
+# Python scalar types that have one-call routes (exact types only: a subclass takes the
+# general path, so nothing it overrides is bypassed)
+_SCALAR_TYPES = frozenset({float, int, np.float64, np.int64})
+_UNSET = object()
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
 
 
 def default_threads() -> int:
@@ -55,6 +66,12 @@ class Mechanism:
         self.budget = budget
         self.threads = default_threads() if threads is None else check_threads(threads)
         self.allow_insecure = bool(allow_insecure)
+        # the fast path's memory (docs/mechanisms.md, "Every size"): plans by (shape, dtype) and
+        # the scalar route of each Python type; a mechanism's parameters never change after
+        # construction, so neither can go stale
+        self._plans: Dict[Tuple[Any, Any], ReleasePlan] = {}
+        self._scalar_routes: Dict[type, Any] = {}
+        self._array_routes: Dict[Tuple[int, ...], Any] = {}
 
     def _check_release_possible(self) -> None:
         """Called at the end of every constructor: a scalar (or one-record) plan must build, and
@@ -148,6 +165,69 @@ class Mechanism:
             return
         self.budget.spend(plan.loss, label=plan.mechanism, insecure=not self.rng.is_secure)
 
+    def _plan_for(self, shape: Tuple[int, ...], dtype: Any) -> ReleasePlan:
+        """``plan(shape, dtype)``, built once per (shape, dtype) and kept (plans are frozen and a
+        mechanism's parameters never change); at most _PLANS_KEPT are kept."""
+        key = (shape, None if dtype is None else np.dtype(dtype))
+        plan = self.__dict__.get("_plans", {}).get(key)
+        if plan is None:
+            plan = self.plan(shape, dtype)
+            plans = self.__dict__.setdefault("_plans", {})
+            if len(plans) >= _PLANS_KEPT:
+                plans.clear()
+            plans[key] = plan
+        return plan
+
+    def _scalar_route(self, kind: type) -> Optional[Tuple[str, Any]]:
+        """How a scalar of Python type ``kind`` is released by one C++ call: None (the general
+        path), or (route, plan) with route "real" (a float on the grid), "integer" (an int on the
+        integer path) or "category" (an int category index). Subclasses that have such routes
+        override this; what they return must release exactly as the general path would."""
+        return None
+
+    def _fast_scalar(self, kind: type) -> Any:
+        """The scalar release of one Python type: validate (the same checks as _prepare, else
+        the general path raises its own error), charge, then one C++ call (the plan's prepared
+        kernel, built here, before any charge). None when the type has no such route."""
+        route = self._scalar_route(kind)
+        if route is None:
+            return None
+        name, plan = route
+        kernel = plan.prepared_kernel()
+        loss, label = plan.loss, plan.mechanism
+        general = self._release_general
+
+        def charge() -> None:
+            budget = self.budget
+            if budget is not None:
+                budget.spend(loss, label=label, insecure=not self.rng._secure)
+
+        if name == "real":
+            draw = kernel.real
+
+            def release_real(x: Any) -> Any:
+                if not isfinite(x):  # NaN or infinity: the general path raises its ValueError
+                    return general(x, None)
+                charge()
+                return draw(self.rng._core, x)
+            return release_real
+        if name == "integer":
+            draw, bound = kernel.integer, INTEGER_BOUND
+
+            def release_integer(x: Any) -> Any:
+                v = x if -bound <= x <= bound else (bound if x > 0 else -bound)  # clamped_integers
+                charge()
+                return draw(self.rng._core, int(v))
+            return release_integer
+        draw, categories = kernel.one, plan.categories  # "category"
+
+        def release_category(x: Any) -> Any:
+            if not 0 <= x < categories:  # out of the domain: the general path raises or clips
+                return general(x, None)
+            charge()
+            return draw(self.rng._core, int(x))
+        return release_category
+
     def release(self, value: Any, out: Any = None) -> Any:
         """The private answer for ``value`` (the true query result).
 
@@ -173,8 +253,68 @@ class Mechanism:
         dpnoise.BudgetExceededError
             When the bound budget cannot pay for this release (nothing is drawn).
         """
+        if out is None:
+            routes = self.__dict__.get("_scalar_routes")
+            if routes is not None:
+                kind = type(value)
+                fast = routes.get(kind, _UNSET)
+                if fast is _UNSET:
+                    fast = routes[kind] = self._fast_scalar(kind) if kind in _SCALAR_TYPES else None
+                if fast is not None:
+                    return fast(value)
+        if type(value) is np.ndarray and (out is None or type(out) is np.ndarray) and "_array_routes" in self.__dict__:
+            result = self._fast_array(value, out)
+            if result is not _UNSET:
+                return result
+        return self._release_general(value, out)
+
+    def _array_plan(self, shape: Tuple[int, ...]) -> Optional[ReleasePlan]:
+        """The plan a float32/float64 array of this shape is released with in one call (its
+        kernel's ``release``), or None (the general path). Subclasses with such a route
+        override this; it must be the plan the general path would use for that input."""
+        return None
+
+    def _fast_array(self, x: np.ndarray, out: Optional[np.ndarray]) -> Any:
+        """One crossing into C++ for a float32/float64 array: the kernel checks the values are
+        finite, calls the charge, then draws (validate, charge, draw, in that order, in one
+        call). _UNSET when the input or ``out`` needs the general path (which then raises or
+        handles it exactly as before)."""
+        dt = x.dtype
+        if x.ndim == 0 or x.size == 0 or (dt is not _F64 and dt is not _F32):
+            return _UNSET
+        routes = self._array_routes
+        route = routes.get(x.shape)
+        if route is None:
+            plan = self._array_plan(x.shape)
+            route = (plan, plan.prepared_kernel()) if plan is not None else (None, None)
+            if route[1] is None:
+                route = (None, None)
+            if len(routes) >= _PLANS_KEPT:
+                routes.clear()
+            routes[x.shape] = route
+        plan, kernel = route
+        if kernel is None:
+            return _UNSET
+        if out is None:
+            target = np.empty(x.shape, dtype=_F32) if dt is _F32 else None
+        else:
+            if out.dtype is not dt or out.shape != x.shape or not out.flags.c_contiguous or not out.flags.writeable:
+                return _UNSET
+            if out is not x and np.may_share_memory(x, out):
+                return _UNSET
+            target = out
+        budget = self.budget
+        charge = None if budget is None else (
+            lambda: budget.spend(plan.loss, label=plan.mechanism, insecure=not self.rng._secure))
+        result = kernel.release(self.rng._core, x.reshape(-1), None if target is None else target.reshape(-1),
+                                plan.threads, charge)
+        return result.reshape(x.shape) if target is None else target
+
+    def _release_general(self, value: Any, out: Any) -> Any:
+        """The release of any input (the four steps above)."""
         prepared, shape, dtype = self._prepare(value)  # bad input fails here
-        plan = self.plan(shape, dtype)  # and parameters that cannot serve this shape here
+        plan = self._plan_for(shape, dtype)  # and parameters that cannot serve this shape here
+        plan.prepare()  # the plan's kernel, built before the charge (nothing fails after it)
         target = None
         if out is not None:  # a bad out= fails here too, before the charge
             result = plan.result_dtype(prepared)

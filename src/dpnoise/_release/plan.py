@@ -79,6 +79,21 @@ class ReleasePlan:
         """
         raise NotImplementedError
 
+    def prepare(self) -> None:
+        """Build what execution needs (the plan's prepared kernel), so that nothing can fail
+        after the budget is charged; the release calls it before the charge. Idempotent."""
+
+    def prepared_kernel(self) -> Any:
+        """The plan's prepared C++ kernel (built once, kept by the plan), for plans that have
+        one-call scalar routes; None otherwise."""
+        return None
+
+    def __getstate__(self) -> Any:
+        """The plan's fields: a prepared kernel is rebuilt where the plan is used, never pickled."""
+        state = dict(self.__dict__)
+        state.pop("_kernel", None)
+        return state
+
     def result_dtype(self, prepared: Any) -> Any:
         """The dtype an ``out=`` buffer must have for this input, or None when the plan cannot
         write into a caller's buffer (the default).

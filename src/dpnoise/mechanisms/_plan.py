@@ -15,6 +15,7 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from .. import _core, _rational as R
+from .._validate import MAX_PART
 from .._release import constant_time as _ct
 from .._release.buffers import source_for
 from .._release.plan import (  # noqa: F401  (re-exported: the mechanisms' public plan names)
@@ -59,6 +60,24 @@ class NoisyGridPlan(ReleasePlan):
             return R.scale_pair(self.param, "scale")
         return R.sigma_to_variance_pair(self.param, "sigma")
 
+    def prepared_kernel(self) -> Any:
+        """The prepared grid kernel (``_core.GridRelease``: the exact law converted once, its
+        tables built when cheap), kept by the plan; None in constant-time mode (its kernels
+        take the parameter per call)."""
+        if self.constant_time:
+            return None
+        kernel = self.__dict__.get("_kernel")
+        if kernel is None:
+            num, den = self._pair()
+            bound = min(int(self.bound), MAX_PART - 1) if self.k is None else int(self.bound)
+            kernel = _core.GridRelease(self.law, num, den, None if self.k is None else int(self.k), bound)
+            object.__setattr__(self, "_kernel", kernel)  # a cache, not a field: equality and repr ignore it
+        return kernel
+
+    def prepare(self) -> None:
+        """Build the prepared kernel before the charge (see ReleasePlan.prepare)."""
+        self.prepared_kernel()
+
     def _constant_time(self, rng: Any, prepared: np.ndarray) -> np.ndarray:
         """The constant-time release, an array of the input's shape: int64 (integers), float32
         (float32 input) or float64; no branch on the values in Python or C++."""
@@ -86,8 +105,13 @@ class NoisyGridPlan(ReleasePlan):
             out = np.empty(prepared.shape, dtype=np.float32)
             self.execute_into(rng, prepared, out)
             return np.float32(out.reshape(-1)[0]) if self.scalar else out
-        out = rng._noisy_grid(prepared, law=self.law, param=self.param, k=self.k, bound=self.bound,
-                              threads=self.threads)
+        kernel = self.prepared_kernel()
+        flat = prepared.reshape(-1)
+        if self.k is None:
+            out = kernel.integers(rng._core, flat.astype(np.int64, copy=False), self.threads)
+        else:
+            out = kernel.array(rng._core, flat.astype(np.float64, copy=False), self.threads)
+        out = out.reshape(prepared.shape)
         if self.scalar:
             return int(out.reshape(-1)[0]) if self.k is None else float(out.reshape(-1)[0])
         return out
@@ -105,15 +129,14 @@ class NoisyGridPlan(ReleasePlan):
         if self.constant_time:  # the kernel reads a copy of the input, then one copy into out
             np.copyto(out, self._constant_time(rng, prepared))
             return
+        kernel = self.prepared_kernel()
         if self.k is None:  # integer path: the int64 release, then one copy
-            np.copyto(out, rng._noisy_grid(prepared, law=self.law, param=self.param, k=None,
-                                           bound=self.bound, threads=self.threads))
+            np.copyto(out, kernel.integers(rng._core, prepared.reshape(-1).astype(np.int64, copy=False),
+                                           self.threads).reshape(prepared.shape))
             return
         values = prepared if prepared.dtype == out.dtype else prepared.astype(out.dtype)
         values = source_for(values, out).reshape(-1)
-        num, den = self._pair()
-        _core.noisy_grid_into(rng._core, self.law, values, int(self.k), num, den, int(self.bound),
-                              out.reshape(-1), self.threads)
+        kernel.into(rng._core, values, out.reshape(-1), self.threads)
 
 
 @dataclass(frozen=True)
@@ -139,13 +162,29 @@ class RandomizedResponsePlan(ReleasePlan):
     constant_time: bool = False
     table: Any = dataclasses.field(default=None, compare=False, repr=False)
 
+    def prepared_kernel(self) -> Any:
+        """The prepared kernel (``_core.CategoricalRelease``, the exact γ converted once), kept by
+        the plan; None in constant-time mode (its table is ``table``)."""
+        if self.constant_time:
+            return None
+        kernel = self.__dict__.get("_kernel")
+        if kernel is None:
+            g = Fraction(self.gamma)
+            kernel = _core.CategoricalRelease(int(self.categories), g.numerator, g.denominator)
+            object.__setattr__(self, "_kernel", kernel)
+        return kernel
+
+    def prepare(self) -> None:
+        """Build the prepared kernel before the charge (see ReleasePlan.prepare)."""
+        self.prepared_kernel()
+
     def execute(self, rng: Any, prepared: np.ndarray) -> Any:
         """The randomized answers: an int (scalar query; a NumPy int64 in constant-time mode) or an
         int64 array of category indices."""
         if self.constant_time:
             out = _core.randomized_response_constant_time_with(rng._core, self.table, prepared, self.threads)
             return out.reshape(-1)[0] if self.scalar else out
-        out = rng._randomized_response(prepared, self.categories, self.gamma, threads=self.threads)
+        out = self.prepared_kernel().array(rng._core, np.asarray(prepared), self.threads)
         return int(out.reshape(-1)[0]) if self.scalar else out
 
 

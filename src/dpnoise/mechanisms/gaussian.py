@@ -544,11 +544,21 @@ class GaussianMechanism(Mechanism):
 
     def _prepare(self, value: Any) -> Tuple[np.ndarray, Tuple[int, ...], Any]:
         x = as_real_array(value, keep=KEPT_FLOATS, clamp=not self.constant_time)  # float32 stays float32
-        k = self.plan(x.shape).k
+        k = self._plan_for(x.shape, None).k
         assert k is not None
         # floats go to the kernel as they are: it rounds and clamps to GRID_BOUND in one pass
         v = integers_on_grid(x, k) if x.dtype == np.int64 else x
         return v, x.shape, np.float64
+
+    def _array_plan(self, shape: Tuple[int, ...]) -> Optional[NoisyGridPlan]:
+        """Float arrays: the grid plan of their shape (as _prepare plans them)."""
+        return None if self.constant_time else self._plan_for(shape, None)
+
+    def _scalar_route(self, kind: type) -> Optional[Tuple[str, Any]]:
+        """A float is one call on the grid (ints take the general path: exact rounding)."""
+        if self.constant_time or kind not in (float, np.float64):
+            return None
+        return "real", self._plan_for((), None)
 
     def __repr__(self) -> str:
         if self.noise_multiplier is not None:
@@ -654,3 +664,9 @@ class DiscreteGaussianMechanism(Mechanism):
     def _prepare(self, value: Any) -> Tuple[np.ndarray, Tuple[int, ...], Any]:
         v = as_integer_array(value, clamp=not self.constant_time)  # constant time: the kernel clamps
         return v, v.shape, np.int64
+
+    def _scalar_route(self, kind: type) -> Optional[Tuple[str, Any]]:
+        """An int is one call on the integer path (clamped as _prepare clamps it)."""
+        if self.constant_time or kind not in (int, np.int64):
+            return None
+        return "integer", self._plan_for((), np.int64)

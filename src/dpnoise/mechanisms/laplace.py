@@ -185,6 +185,12 @@ class DiscreteLaplaceMechanism(Mechanism):
         v = as_integer_array(value, clamp=not self.constant_time)  # constant time: the kernel clamps
         return v, v.shape, np.int64
 
+    def _scalar_route(self, kind: type) -> Optional[Tuple[str, Any]]:
+        """An int is one call on the integer path (clamped as _prepare clamps it)."""
+        if self.constant_time or kind not in (int, np.int64):
+            return None
+        return "integer", self._plan_for((), np.int64)
+
 
 class GeometricMechanism(DiscreteLaplaceMechanism):
     """The geometric mechanism (Ghosh et al. 2009): another name for the discrete Laplace one.
@@ -354,11 +360,26 @@ class LaplaceMechanism(Mechanism):
         x = as_real_array(value, keep=KEPT_FLOATS, clamp=not self.constant_time)  # float32 stays float32
         if x.dtype == np.int64 and self._integral:
             return x, x.shape, np.int64
-        k = self.plan(x.shape, np.float64).k
+        k = self._plan_for(x.shape, np.float64).k
         assert k is not None
         # floats go to the kernel as they are: it rounds and clamps to GRID_BOUND in one pass
         v = integers_on_grid(x, k) if x.dtype == np.int64 else x
         return v, x.shape, np.float64
+
+    def _array_plan(self, shape: Tuple[int, ...]) -> Optional[NoisyGridPlan]:
+        """Float arrays: the grid plan of their shape (as _prepare plans them)."""
+        return None if self.constant_time else self._plan_for(shape, np.float64)
+
+    def _scalar_route(self, kind: type) -> Optional[Tuple[str, Any]]:
+        """A float is one call on the grid; an int one call on the integer path when the
+        sensitivity is integral (else the general path rounds it onto the grid exactly)."""
+        if self.constant_time:
+            return None
+        if kind in (float, np.float64):
+            return "real", self._plan_for((), np.float64)
+        if kind in (int, np.int64) and self._integral:
+            return "integer", self._plan_for((), np.int64)
+        return None
 
 
 def _is_integer_dtype(dtype: Any) -> bool:

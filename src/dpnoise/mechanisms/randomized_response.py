@@ -158,6 +158,13 @@ class RandomizedResponse(Mechanism):
             x = np.clip(x, 0, self.categories - 1)
         return x, x.shape, np.int64
 
+    def _scalar_route(self, kind: type) -> Optional[Tuple[str, Any]]:
+        """An int category is one call (an index outside the domain takes the general path,
+        which raises or clips by ``out_of_domain``)."""
+        if self.constant_time or kind not in (int, np.int64):
+            return None
+        return "category", self._plan_for((), np.int64)
+
     def estimate_counts(self, responses: Any) -> np.ndarray:
         """Unbiased estimates of the true category counts from the noisy responses:
         f̂_j = (n_j - qN)/(p - q), p = keep probability, q = (1 - p)/(k - 1) (post-processing).
