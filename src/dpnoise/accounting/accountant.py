@@ -185,6 +185,7 @@ class Accountant:
         self._groups: List[_Group] = []
         self._pld: Optional[PrivacyLossDistribution] = None  # cache of the non-Gaussian groups
         self._last_supported: Optional[PrivacyLoss] = None
+        self._last_group: Optional[_Group] = None  # the group of the last composed descriptor
         self._gauss_mu2 = 0.0
         self._gauss_events = 0
 
@@ -244,6 +245,14 @@ class Accountant:
         self.check_supported(loss)
         count = check.count(count)
         with self._lock:
+            group = self._last_group
+            if group is not None and group.loss is loss and self._events and self._events[-1][0] is loss:
+                # the same descriptor again (a training loop's step, a loop of scalar releases):
+                # O(1), the same groups and counts as the general path below
+                group.count += count
+                self._pld = None
+                self._events[-1] = (loss, self._events[-1][1] + count)
+                return self
             if self.kind == "pld" and type(loss) is Gaussian:
                 self._gauss_mu2 += count * (loss.sensitivity / loss.sigma) ** 2
                 self._gauss_events += count
@@ -251,10 +260,13 @@ class Accountant:
                 for g in self._groups:
                     if _same_loss(g.loss, loss):
                         g.count += count
+                        group = g
                         break
                 else:
-                    self._groups.append(_Group(loss, count))
+                    group = _Group(loss, count)
+                    self._groups.append(group)
                 self._pld = None
+                self._last_group = group if group.loss is loss else None
             if self._events and _same_loss(self._events[-1][0], loss):
                 last, c = self._events[-1]
                 self._events[-1] = (last, c + count)
@@ -313,6 +325,7 @@ class Accountant:
             other._lock = threading.RLock()
             other._events = list(self._events)
             other._groups = [g.copy() for g in self._groups]
+            other._last_group = None
             return other
 
     # ------------------------------------------------------------------ reading

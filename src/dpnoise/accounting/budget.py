@@ -15,6 +15,7 @@ edited by hand (an entry removed, a count lowered) is refused. Version 1 (no ``f
 """
 from __future__ import annotations
 
+import copy
 import json
 import math
 import os
@@ -103,6 +104,9 @@ class PrivacyBudget:
         # (loss, rest of the ledger, largest count of loss known to fit, least count known not
         # to fit or None): see _fits_uses
         self._headroom: Optional[Tuple[PrivacyLoss, Any, int, Optional[int]]] = None
+        # the repeated event's fast lane (in-memory budgets): (loss, label, insecure, its
+        # ledger dict, how many more single uses are known to fit); see spend
+        self._repeat: Optional[List[Any]] = None
 
     # ------------------------------------------------------------------ spending
     def _fits(self, acc: Accountant) -> bool:
@@ -130,17 +134,22 @@ class PrivacyBudget:
         def fits_with(extra: int) -> bool:
             return self._fits(trial if extra == 0 else trial.copy().compose(loss, extra))
 
+        if _uses(loss) > 1:  # many selections in one use: no look-ahead (its composition is the costly part)
+            if _fits_or_refuse(lambda: fits_with(0)):  # a composition too large to compute is a refusal
+                return True
+            self._headroom = (loss, sig, 0, have)
+            return False
         ahead = max(127, have)  # look ahead to twice the count: O(log T) evaluations in all
-        if fits_with(ahead):
+        if _fits_or_refuse(lambda: fits_with(ahead)):
             self._headroom = (loss, sig, have + ahead, None)
             return True
-        if not fits_with(0):
+        if not _fits_or_refuse(lambda: fits_with(0)):
             self._headroom = (loss, sig, 0, have)
             return False
         lo, hi = 0, ahead  # fits at +lo, not at +hi: bisect for the largest count that fits
         while hi - lo > 1:
             mid = (lo + hi) // 2
-            if fits_with(mid):
+            if _fits_or_refuse(lambda: fits_with(mid)):
                 lo = mid
             else:
                 hi = mid
@@ -195,18 +204,25 @@ class PrivacyBudget:
         OSError
             When a file-backed budget cannot write its file (nothing is charged).
         """
+        repeat = self._repeat
+        if repeat is not None and repeat[0] is loss and count.__class__ is int and count == 1 \
+                and repeat[1] == label and repeat[2] is insecure and label.__class__ in (str, type(None)):
+            with self._lock:  # the repeated event's fast lane: O(1), no composition
+                repeat = self._repeat
+                if repeat is not None and repeat[0] is loss and repeat[4] > 0:
+                    repeat[4] -= 1
+                    self._accountant.compose(loss)  # the last composed descriptor: O(1)
+                    self._ledger.append({"loss": repeat[3], "count": 1, "label": label, "insecure": insecure})
+                    return
         if label is not None and not isinstance(label, str):
             raise TypeError(f"label must be a str or None, got {type(label).__name__}")
         if not isinstance(insecure, bool):
             raise TypeError(f"insecure must be a bool, got {type(insecure).__name__}")
         with self._synced(write=True):
+            self._repeat = None
             trial = self._accountant.copy().compose(loss, count)
             if not self._fits_uses(trial, loss):
-                spent = self._accountant.get_epsilon(self.delta)
-                would = trial.get_epsilon(self.delta)
-                raise BudgetExceededError(
-                    f"release {label or loss!r} (x{count}) would bring epsilon at delta={self.delta:g} "
-                    f"from {spent:.6g} to {would:.6g}, over the budget epsilon={self.epsilon:g}")
+                raise BudgetExceededError(self._refusal(trial, loss, count, label))
             entry = {"loss": loss.to_dict(), "count": int(count), "label": label,
                      "insecure": insecure}
             if self._path is not None:
@@ -214,6 +230,29 @@ class PrivacyBudget:
                 _write_durably(self._path, data)  # raises before the in-memory commit
             self._accountant = trial
             self._ledger.append(entry)
+            if self._path is None and count == 1:
+                self._repeat = [loss, label, insecure, entry["loss"], self._room(loss)]
+
+    def _room(self, loss: PrivacyLoss) -> int:
+        """How many more single uses of ``loss`` are known to fit on top of the ledger (from the
+        headroom _fits_uses found): the fast lane of spend takes them without composing."""
+        known = self._headroom
+        if known is None or not _same_loss(known[0], loss):
+            return 0
+        if not _same_signature(known[1], self._accountant._signature_without(loss)):
+            return 0
+        return max(0, known[2] - self._accountant.count_of(loss))
+
+    def _refusal(self, trial: Accountant, loss: PrivacyLoss, count: int, label: Optional[str]) -> str:
+        """The refusal's message: ε before and after, when they can be computed (a composition
+        too large to compute is refused as over budget, and said so)."""
+        spent = self._accountant.get_epsilon(self.delta)
+        try:
+            would = f"{trial.get_epsilon(self.delta):.6g}"
+        except (ValueError, OverflowError, MemoryError):
+            would = "beyond what can be computed"
+        return (f"release {label or loss!r} (x{count}) would bring epsilon at delta={self.delta:g} "
+                f"from {spent:.6g} to {would}, over the budget epsilon={self.epsilon:g}")
 
     # ------------------------------------------------------------------ reading
     @property
@@ -238,7 +277,7 @@ class PrivacyBudget:
         """A copy of the entries spent: dicts with ``loss`` (as ``to_dict``), ``count``,
         ``label`` and ``insecure``, in order."""
         with self._synced(write=False):
-            return [dict(e) for e in self._ledger]
+            return [_entry_copy(e) for e in self._ledger]
 
     @property
     def insecure_releases(self) -> int:
@@ -292,7 +331,7 @@ class PrivacyBudget:
                 "epsilon": self.epsilon, "delta": self.delta, "accountant": acc.kind,
                 "neighbours": acc.neighbours,
                 "value_discretization_interval": acc.value_discretization_interval,
-                "ledger": [dict(e) for e in ledger],
+                "ledger": [_entry_copy(e) for e in ledger],
                 "totals": {"releases": len(ledger),
                            "uses": sum(int(e["count"]) for e in ledger),
                            "insecure_releases": sum(1 for e in ledger if e.get("insecure")),
@@ -496,6 +535,32 @@ class PrivacyBudget:
                                      f"different budget")
                 self._accountant, self._ledger = fresh._accountant, fresh._ledger
                 yield
+
+
+def _entry_copy(entry: Dict[str, Any]) -> Dict[str, Any]:
+    """A ledger entry the caller may change: repeated entries share their loss dict inside the
+    budget (the fast lane), so it is copied, with its nested parts, on the way out."""
+    out = dict(entry)
+    out["loss"] = copy.deepcopy(entry["loss"])
+    return out
+
+
+def _uses(loss: PrivacyLoss) -> int:
+    """How many single selections or releases one use of ``loss`` stands for."""
+    inner = getattr(loss, "loss", loss)  # WithinTotalVariation wraps the exact loss
+    try:
+        return int(inner.repetitions()[1])
+    except (AttributeError, TypeError, ValueError):
+        return 1
+
+
+def _fits_or_refuse(fits: Any) -> bool:
+    """``fits()``, where a composition too large to compute (the PLD grid, an overflow) counts as
+    not fitting: such a release is refused like any other over-budget release."""
+    try:
+        return bool(fits())
+    except (ValueError, OverflowError, MemoryError):
+        return False
 
 
 def _read_json(path: str) -> Dict[str, Any]:
