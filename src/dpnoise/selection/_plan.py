@@ -33,6 +33,10 @@ class SelectionPlan(ReleasePlan):
         """The selected column indices: an int, a (k,) array, (rows,) or (rows, k) int64."""
         out = rng._select_rows(prepared, method=self.method, gamma=self.gamma, grid_exponent=self.grid_exponent,
                                k=self.k, threads=self.threads)
+        return self.result(out)
+
+    def result(self, out: np.ndarray) -> Any:
+        """The release from the kernel's int64 (rows, k) selections."""
         if self.vector:
             return int(out[0, 0]) if self.k == 1 else out[0]
         return out[:, 0] if self.k == 1 else out

@@ -25,6 +25,9 @@ MAX_CANDIDATES = (1 << 32) - 1
 # dtypes the kernels read directly; other real dtypes (float16, longdouble) are converted to
 # float64 first (a copy, which NumPy's own reductions would make anyway)
 _DIRECT_REAL = (np.dtype(np.float32), np.dtype(np.float64))
+# every dtype the kernels read in place, as it is (native byte order): the one-call route
+DIRECT_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.bool_, np.int8, np.int16, np.int32,
+                                                 np.int64, np.uint8, np.uint16, np.uint32, np.uint64))
 
 
 @dataclass(frozen=True)

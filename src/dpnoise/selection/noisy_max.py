@@ -12,9 +12,11 @@ from .._validate import check_threads
 from ..accounting.budget import PrivacyBudget
 from ..accounting.losses import PrivacyLoss
 from ..accounting.losses import ReportNoisyMax as ReportNoisyMaxLoss
-from ..generator import Generator
+from .. import _core
+from ..generator import Generator, default_rng
 from .._release.docs import shared_docs
 from .._release import Mechanism, check_beta, check_epsilon, check_sensitivity, normalise_shape
+from .._release.mechanism import _UNSET
 from . import _scores
 from ._plan import SelectionPlan
 
@@ -199,6 +201,34 @@ class ReportNoisyMax(Mechanism):
         return x
 
     # -- the release ---------------------------------------------------------------------------
+    def _fast_array(self, x: np.ndarray, out: Any) -> Any:
+        """One crossing for a 1-D or 2-D score array of a dtype the kernels read in place: the
+        kernel checks real scores finite, then charges (the budget's spend), then selects
+        (``_core.select_rows`` with ``charge``). _UNSET for anything else (the general path)."""
+        dt = x.dtype
+        if out is not None or x.ndim not in (1, 2) or x.size == 0 or dt not in _scores.DIRECT_DTYPES:
+            return _UNSET
+        key = (x.shape, dt)
+        route = self._array_routes.get(key)
+        if route is None:
+            try:
+                plan = self._plan_for(x.shape, dt)
+            except (ValueError, TypeError):  # the general path raises it, with its message
+                return _UNSET
+            g = Fraction(plan.gamma)
+            route = (plan, g.numerator, g.denominator, _scores.check_axis(self.axis, x.ndim))
+            if len(self._array_routes) >= 64:
+                self._array_routes.clear()
+            self._array_routes[key] = route
+        plan, gnum, gden, axis = route
+        view = x[np.newaxis, :] if x.ndim == 1 else (x if axis == 1 else x.T)
+        budget = self.budget
+        charge: Any = True if budget is None else (
+            lambda: budget.spend(plan.loss, label=plan.mechanism, insecure=not self.rng._secure))
+        picked = _core.select_rows(self.rng._core, plan.method, view, plan.grid_exponent, gnum, gden, plan.k,
+                                   plan.threads, charge)
+        return plan.result(picked)
+
     def _prepare(self, value: Any) -> Tuple[np.ndarray, Tuple[int, ...], Any]:
         view, layout, shape = _scores.prepare_scores(value, self.axis)
         _scores.check_k(self.k, layout.columns)
@@ -326,9 +356,36 @@ def report_noisy_max(scores: Any, epsilon: float, *, sensitivity: float = 1.0, m
     True
     """
     check_threads(threads)
-    mech = ReportNoisyMax(epsilon, sensitivity=sensitivity, monotonic=monotonic, noise=noise, k=k, axis=axis,
-                          rng=rng, threads=threads, allow_insecure=allow_insecure)
-    return mech.release(scores)
+    key = (epsilon, sensitivity, monotonic, noise, k, axis, threads, allow_insecure, id(rng))
+    if all(type(v) in _KEY_TYPES for v in key[:-1]):
+        key = tuple((type(v), v) for v in key)
+        mech = _made.get(key)
+        if mech is not None and mech.rng is (rng if rng is not None else mech.rng):
+            return mech.release(scores)
+    else:
+        key = None
+    made = ReportNoisyMax(epsilon, sensitivity=sensitivity, monotonic=monotonic, noise=noise, k=k, axis=axis,
+                          rng=rng if rng is not None else _shared_rng(), threads=threads,
+                          allow_insecure=allow_insecure)
+    if key is not None:
+        if len(_made) >= 64:
+            _made.clear()
+        _made[key] = made
+    return made.release(scores)
+
+
+# report_noisy_max's memory: the mechanism of each recently used set of exact parameters (it is
+# validated and calibrated once; only its own rng is ever used with it), and one secure
+# generator for the calls that pass no rng (keyed from the OS; a forked child re-keys it).
+_KEY_TYPES = frozenset({int, float, bool, str, type(None), np.float64, np.int64})
+_made: Dict[Any, ReportNoisyMax] = {}
+_shared: list = []
+
+
+def _shared_rng() -> Generator:
+    if not _shared:
+        _shared.append(default_rng())
+    return _shared[0]
 
 
 __all__ = ["ExponentialMechanism", "ReportNoisyMax", "SelectionPlan", "report_noisy_max"]
