@@ -99,7 +99,10 @@ class Aggregator:
 
     # -- shared --------------------------------------------------------------------------------
     def _same_protocol(self, what: str, name: str, fingerprint: Any) -> None:
-        if name != self.protocol.name or fingerprint != self.protocol.fingerprint():
+        mine = self.__dict__.get("_fingerprint")
+        if mine is None:  # the configuration is complete once it has an aggregator: keep it
+            mine = self.__dict__["_fingerprint"] = self.protocol.fingerprint()
+        if name != self.protocol.name or (fingerprint is not mine and fingerprint != mine):
             raise ValueError(f"{what} come from a different configuration ({name!r}); this aggregator is "
                              f"{self.protocol!r}")
 

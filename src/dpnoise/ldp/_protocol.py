@@ -348,7 +348,10 @@ class Configuration:
         return self.aggregator_class(self)
 
     def _reports(self, n: int, data: Dict[str, np.ndarray]) -> Reports:
-        return Reports(self.name, self.fingerprint(), n, data, self.family)
+        fingerprint = self.__dict__.get("_reports_fingerprint")
+        if fingerprint is None:  # complete once it makes reports: kept (equal, and the same object)
+            fingerprint = self.__dict__["_reports_fingerprint"] = self.fingerprint()
+        return Reports(self.name, fingerprint, n, data, self.family)
 
     def reports(self, data: Dict[str, np.ndarray], n: int) -> Reports:
         """A :class:`Reports` batch of this configuration from its arrays.
