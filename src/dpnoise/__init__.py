@@ -20,7 +20,7 @@ from dpnoise import selection
 from dpnoise.selection import AboveThreshold, ExponentialMechanism, ReportNoisyMax, report_noisy_max
 from dpnoise import ldp
 
-__version__ = "0.7.1"
+__version__ = "0.8.0"
 
 __all__ = [
     "AboveThreshold",
