@@ -227,7 +227,7 @@ def from_arrow(data: Any, oracle: Any, *, on_malformed: str = "raise") -> Any:
     n_all = good.size
     bad = n_all - n_ok
     if bad and on_malformed == "raise":
-        where = [f"column {name!r}: nulls, wrong lengths or values beyond its type" for name in malformed]
+        where = [f"column {name!r}: nulls, wrong lengths or values the field cannot hold" for name in malformed]
         if n_ok != n_read:
             where.append("values out of this configuration's range")
         raise ValueError(f"{bad} of {n_all} rows are not valid reports of {oracle.name!r} ({'; '.join(where)}); "
