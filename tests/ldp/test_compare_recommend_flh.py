@@ -101,7 +101,7 @@ def test_without_n_an_n_times_d_server_is_said_so():
     assert not rows["flh"]["server_grows_with_d"] and not rows["hadamard"]["server_grows_with_d"]
     choice = ldp.recommend(2.0, 50_000)
     assert isinstance(choice, Recommendation) and choice == "olh"
-    assert "n·d" in choice.note and "pass n=" in choice.note and "pass n=" in repr(choice)
+    assert "n·d" in choice.note and "pass n=" in choice.note and repr(choice) == "'olh'"
     with_n = ldp.recommend(2.0, 50_000, n=10**5)
     assert with_n == "olh" and with_n.note == "" and repr(with_n) == "'olh'"
     assert ldp.recommend(2.0, 10).note == ""  # GRR: O(n + d)

@@ -33,7 +33,8 @@ class Recommendation(str):
     ----------
     note : str
         Empty, or (when :func:`recommend` was not given ``n`` and chose a server whose work grows
-        as n·d) the predicted server time at n = 10^6 and a request for ``n``. Shown by ``repr``.
+        as n·d) the predicted server time at n = 10^6 and a request for ``n``. ``repr`` and
+        ``str`` are the name's, so that messages quoting the choice stay short.
     """
 
     note: str
@@ -42,9 +43,6 @@ class Recommendation(str):
         obj = super().__new__(cls, name)
         obj.note = note
         return obj
-
-    def __repr__(self) -> str:
-        return str.__repr__(self) + (f"  # {self.note}" if self.note else "")
 
     def __reduce__(self) -> Any:
         return (Recommendation, (str(self), self.note))
@@ -64,8 +62,8 @@ def recommend(epsilon: float, domain_size: int, *, n: Any = None, server_seconds
     n : int, optional
         The number of reports. Without it, errors and times are taken at :func:`compare`'s
         default n = 10^6, and if the choice is a server whose work per report grows with d
-        (O(n·d): OLH, and OUE and SUE beyond d = 64), the result's ``note`` (shown by its
-        ``repr``) says so, with the predicted time, and asks for n.
+        (O(n·d): OLH, and OUE and SUE beyond d = 64), the result's ``note`` says so, with the
+        predicted time, and asks for n.
     server_seconds : float, optional
         The most time the server may spend (add and a full estimate), predicted from a run
         calibrated on this machine (see :func:`compare`), at n (default 10^6).
