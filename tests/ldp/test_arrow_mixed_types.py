@@ -7,6 +7,8 @@ import re
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import dpnoise
 from dpnoise import ldp
@@ -132,3 +134,34 @@ def test_a_part_of_another_type_is_refused_naming_the_column_and_both_types(fam,
     pq.write_table(t2, tmp_path / "b.parquet")
     with pytest.raises(ValueError, match=pattern):
         ldp.arrow.read_parquet([tmp_path / "a.parquet", tmp_path / "b.parquet"], config)
+
+
+INTEGER_TYPES = [pa.int8(), pa.uint8(), pa.int16(), pa.uint16(), pa.int32(), pa.uint32(), pa.int64(), pa.uint64()]
+
+
+@settings(max_examples=40, deadline=None)
+@given(case=st.sampled_from(CASES), choices=st.lists(st.lists(st.integers(0, 7), min_size=3, max_size=3),
+                                                       min_size=1, max_size=4),
+       chunk=st.integers(1, 40))
+def test_property_parts_in_any_integer_types_read_as_one(case, choices, chunk):
+    # property: each part's integer columns in any type that holds their values (the first of
+    # INTEGER_TYPES from a drawn start that does), split into chunks of any size, read together
+    # give the concatenated batches
+    fam, name = case
+    config, batches = make(fam, name, seeds=tuple(range(1, len(choices) + 1)), n=30)
+    parts = []
+    for reports, picks in zip(batches, choices):
+        table = reports.to_arrow()
+        cols = []
+        for j, (field, col) in enumerate(zip(table.schema, table.columns)):
+            if pa.types.is_integer(field.type):
+                v = col.to_numpy()
+                for t in INTEGER_TYPES[picks[j % 3]:] + [pa.int64()]:
+                    info = np.iinfo(t.to_pandas_dtype())
+                    if v.size == 0 or (info.min <= v.min() and v.max() <= info.max):
+                        col = col.cast(t)
+                        break
+            cols.append(col)
+        table = pa.Table.from_arrays(cols, names=table.column_names).replace_schema_metadata(table.schema.metadata)
+        parts.extend(table.to_batches(max_chunksize=chunk))
+    same(ldp.Reports.from_arrow(parts, config), ldp.Reports.concat(batches))

@@ -7,6 +7,8 @@ import time
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 import dpnoise
 from dpnoise import ldp
@@ -102,3 +104,27 @@ def test_constant_time_kernel_on_narrow_bounds():
     start = time.perf_counter()
     reports = client(oracle).privatize(np.full(100, 0.9e-300))
     assert time.perf_counter() - start < 1.0 and reports.n == 100
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(exponent=st.integers(-1070, -880), a=st.floats(-1.0, 1.0), b=st.floats(-1.0, 1.0),
+       method=st.sampled_from(METHODS), seed=st.integers(0, 2**32 - 1))
+def test_property_any_narrow_bounds_give_the_scaled_reports_quickly(exponent, a, b, method, seed):
+    # property over bounds of every scale from 2^-1070 to 2^-880: accepted iff at least 2^-1021
+    # wide; then the reports equal those of the bounds scaled by hand, at the usual speed
+    low, high = sorted((math.ldexp(a, exponent), math.ldexp(b, exponent)))
+    assume(low < high)
+    if not high - low >= MIN_WIDTH:
+        with pytest.raises(ValueError, match="bounds"):
+            ldp.MeanOracle(method, 1.0, bounds=(low, high))
+        return
+    k = kernel_scale(low, high)
+    values = low + (high - low) * np.random.default_rng(seed).uniform(-0.1, 1.1, size=16)
+    narrow = ldp.MeanOracle(method, 1.0, bounds=(low, high))
+    start = time.perf_counter()
+    got = client(narrow, seed).privatize(values)
+    assert time.perf_counter() - start < 1.0
+    wide = ldp.MeanOracle(method, 1.0, bounds=(math.ldexp(low, k), math.ldexp(high, k)))
+    want = client(wide, seed).privatize(np.ldexp(np.clip(values, low, high), k))
+    for name in got.data:
+        np.testing.assert_array_equal(got.data[name], want.data[name])
