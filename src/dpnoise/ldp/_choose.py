@@ -1,6 +1,6 @@
-"""Choosing a frequency oracle: the per-user variance formulas of the literature and
-:func:`recommend`, which weighs them over every registered protocol that declares a cost
-(class members ``cost_rank`` and ``variance_formula``; no protocol is named here)."""
+"""Choosing a frequency oracle: the per-user variance formulas of the literature,
+:func:`compare` (each registered protocol's own error, time and state) and :func:`recommend`,
+which decides from every row of :func:`compare` (no protocol is named here)."""
 from __future__ import annotations
 
 import math
@@ -25,10 +25,33 @@ def one_bit_variance(epsilon: float, d: int = 0) -> float:
     return ((em1 + 2) / em1) ** 2
 
 
+class Recommendation(str):
+    """A protocol name (a ``str``: pass it to :func:`dpnoise.ldp.FrequencyOracle`, compare it
+    with ``==``) that also says what the choice could not weigh.
+
+    Attributes
+    ----------
+    note : str
+        Empty, or (when :func:`recommend` was not given ``n`` and chose a server whose work grows
+        as n·d) the predicted server time at n = 10^6 and a request for ``n``. ``repr`` and
+        ``str`` are the name's, so that messages quoting the choice stay short.
+    """
+
+    note: str
+
+    def __new__(cls, name: str, note: str = "") -> "Recommendation":
+        obj = super().__new__(cls, name)
+        obj.note = note
+        return obj
+
+    def __reduce__(self) -> Any:
+        return (Recommendation, (str(self), self.note))
+
+
 def recommend(epsilon: float, domain_size: int, *, n: Any = None, server_seconds: Any = None,
-              memory_bytes: Any = None) -> str:
-    """The name of the registered frequency oracle with the least variance per user at (ε, d)
-    among those that can estimate the domain and meet the limits.
+              memory_bytes: Any = None) -> Recommendation:
+    """The name of the frequency oracle with the least stated error at (ε, d, n) among every
+    protocol :func:`compare` lists that can estimate the domain and meets the limits.
 
     Parameters
     ----------
@@ -37,21 +60,26 @@ def recommend(epsilon: float, domain_size: int, *, n: Any = None, server_seconds
     domain_size : int
         d, the number of items.
     n : int, optional
-        The number of reports (for the time limit; default 10^6).
+        The number of reports. Without it, errors and times are taken at :func:`compare`'s
+        default n = 10^6, and if the choice is a server whose work per report grows with d
+        (O(n·d): OLH, and OUE and SUE beyond d = 64), the result's ``note`` says so, with the
+        predicted time, and asks for n.
     server_seconds : float, optional
         The most time the server may spend (add and a full estimate), predicted from a run
-        calibrated on this machine (see :func:`compare`).
+        calibrated on this machine (see :func:`compare`), at n (default 10^6).
     memory_bytes : int, optional
         The most memory one aggregator's state may take.
 
     Returns
     -------
-    str
-        A protocol name for :func:`dpnoise.ldp.FrequencyOracle`. Without limits, ties go to the
-        cheaper protocol (its ``cost_rank``): GRR when d < 3e^ε + 2 (Wang et al. 2017, §5), else
-        OLH. A protocol that cannot estimate the whole domain (memory or work of a full estimate
-        beyond reach) is never recommended, unless it estimates given items without it
-        (count-mean sketches: pass the candidates to ``estimate(items)``).
+    Recommendation
+        A ``str``, the protocol name for :func:`dpnoise.ldp.FrequencyOracle`: the least
+        ``variance_per_user`` of :func:`compare` (FLH's is its bound over all data sets), with
+        protocols within ``TIE`` (1%) of it counting as tied and ties going to the cheaper one
+        (declared ``cost_rank``, then the predicted server time): GRR when d < 3e^ε + 2 (Wang et
+        al. 2017, §5), else OLH. A protocol that cannot estimate the whole domain is never
+        recommended, unless it estimates given items without it (count-mean sketches: pass the
+        candidates to ``estimate(items)``). Its ``note`` is described under ``n``.
 
     Raises
     ------
@@ -66,37 +94,40 @@ def recommend(epsilon: float, domain_size: int, *, n: Any = None, server_seconds
     'hadamard'
     """
     from .._validate import integer, positive
-    from ._frequency import Protocol, check_domain_size
-    from ._protocol import check_epsilon
+    from ._frequency import Protocol
 
-    eps = check_epsilon(epsilon)
-    d = check_domain_size(domain_size)
     limit_s = None if server_seconds is None else positive(server_seconds, "server_seconds")
     limit_b = None if memory_bytes is None else integer(memory_bytes, "memory_bytes")
-    rows = {r["protocol"]: r for r in compare(eps, d, n=n)} if (limit_s or n is not None or d * 8 > MAX_ESTIMATE_BYTES
-                                                               or limit_b is not None) else None
-    candidates: List[Tuple[float, int, str]] = []
-    for cls in Protocol.registered().values():
-        rank: Any = getattr(cls, "cost_rank", None)
-        if rank is None:
+    registry = Protocol.registered()
+    candidates: List[dict] = []
+    for row in compare(epsilon, domain_size, n=n):  # validates ε, d and n
+        if not row["supported"] or (limit_b is not None and row["state_bytes"] > limit_b):
             continue
-        if rows is not None:
-            row = rows[cls.name]
-            if not row["supported"] or (limit_b is not None and row["state_bytes"] > limit_b):
-                continue
-            if limit_s is not None and (row["server_seconds"] is None or row["server_seconds"] > limit_s):
-                continue
-        else:
-            try:  # a protocol may not support this domain (unary: d bits per report; hashing: 32-bit keys)
-                config = cls(eps, d)
-            except ValueError:
-                continue
-            if config.cost_units(10**6)[1] > MAX_ESTIMATE_UNITS:
-                continue
-        candidates.append((cls.variance_formula(eps, d), rank, cls.name))
+        if limit_s is not None and (row["server_seconds"] is None or row["server_seconds"] > limit_s):
+            continue
+        candidates.append(row)
     if not candidates:
-        raise ValueError(f"no registered frequency-oracle protocol can estimate domain_size={d} within the limits given")
-    return min(candidates)[2]
+        raise ValueError(f"no registered frequency-oracle protocol can estimate domain_size={domain_size} within "
+                         f"the limits given")
+    least = min(r["variance_per_user"] for r in candidates)
+
+    def cost(row: dict) -> Tuple[float, float, str]:
+        rank = getattr(registry[row["protocol"]], "cost_rank", None)
+        seconds = row["server_seconds"]
+        return (math.inf if rank is None else rank, math.inf if seconds is None else seconds, row["protocol"])
+
+    best = min((r for r in candidates if r["variance_per_user"] <= least * (1 + TIE)), key=cost)
+    note = ""
+    if n is None and best["server_grows_with_d"]:
+        seconds = best["server_seconds"]
+        at = "" if seconds is None else f": predicted {seconds:.3g} s at the default n = 10^6 on this machine, 10x at 10^7"
+        note = f"{best['protocol']}'s server work grows as n·d{at}; pass n= (and server_seconds=) to weigh it"
+    return Recommendation(best["protocol"], note)
+
+
+#: variances within this relative distance of the least are tied (OUE's and OLH's differ by
+#: <0.1% at integer g: the same formula, 4e^ε/(e^ε − 1)², Wang et al. 2017, Eqs. 7 and 12)
+TIE = 0.01
 
 
 # -- costs: recommend(..., n=, server_seconds=, memory_bytes=) and compare() -------------------
@@ -137,8 +168,33 @@ def _seconds_per_unit(cls: Any, epsilon: float) -> Tuple[float, float]:
     return _CALIBRATION[key]
 
 
+def _grows_with_d(cls: Any, epsilon: float, config: Any) -> bool:
+    """Whether the server's work per report (``cost_units``: its increase from 10^6 to 2·10^6
+    reports, per report) is larger at d than at d/2: an O(n·d) server."""
+    d = config.domain_size
+    if d < 4:
+        return False
+    try:
+        smaller = cls(epsilon, d // 2)
+    except ValueError:
+        return False
+
+    def per_report(c: Any) -> float:
+        return (c.cost_units(2 * 10**6)[1] - c.cost_units(10**6)[1]) / 10**6
+    return per_report(config) > per_report(smaller)
+
+
 def compare(epsilon: float, domain_size: int, *, n: Any = None) -> List[dict]:
     """The table :func:`recommend` decides from: one row per registered frequency oracle.
+
+    It never sees the data, so the error it states is each protocol's own, for an item no
+    device holds, and where that error depends on the other items' counts it is the largest
+    over every data set of n reports: FLH's (and a pooled OLH's) pool term
+    Σ_{y≠x} c(y)(c(y) − 1)/((g − 1)k′) taken at all n devices holding one other item,
+    n(n − 1)/((g − 1)k′) (``local_hashing.pool_variance_bound``; a protocol declares such a
+    bound as ``worst_case_variance(n)``). Real data stay below it: Zipf(1.1) over 50,000 items
+    at ε = 2, n = 10^7 measures about a fifth of FLH's bound (docs/ldp.md, "What compare()
+    assumes"). A protocol without that declaration is taken at n·``variance_per_user()``.
 
     Parameters
     ----------
@@ -151,10 +207,11 @@ def compare(epsilon: float, domain_size: int, *, n: Any = None) -> List[dict]:
     -------
     list of dict
         Sorted by variance: ``protocol``, ``supported`` (False, with ``reason``, when the
-        protocol refuses d or cannot estimate the whole domain), ``variance_per_user``,
-        ``rms_error`` (the standard error of one count at n), ``client_seconds`` and
-        ``server_seconds`` (add and a full estimate, predicted from a run calibrated on this
-        machine), ``state_bytes``.
+        protocol refuses d or cannot estimate the whole domain), ``variance_per_user`` (the
+        variance above divided by n), ``rms_error`` (its square root: the standard error of
+        one count at n), ``client_seconds`` and ``server_seconds`` (add and a full estimate,
+        predicted from a run calibrated on this machine), ``server_grows_with_d`` (True when
+        the server's work per report grows with d: an O(n·d) server), ``state_bytes``.
 
     Raises
     ------
@@ -179,10 +236,12 @@ def compare(epsilon: float, domain_size: int, *, n: Any = None) -> List[dict]:
             row["reason"] = str(exc)
             rows.append(row)
             continue
-        var = float(config.variance_per_user())
+        bound = getattr(config, "worst_case_variance", None)  # declared where other items' counts matter
+        var = float(bound(n)) / n if bound is not None else float(config.variance_per_user())
         cu, su = _units(config, n)
         full = float(d) * 8 <= MAX_ESTIMATE_BYTES and su <= MAX_ESTIMATE_UNITS
-        row.update(variance_per_user=var, rms_error=math.sqrt(n * var), state_bytes=int(config.state_bytes()))
+        row.update(variance_per_user=var, rms_error=math.sqrt(n * var), state_bytes=int(config.state_bytes()),
+                   server_grows_with_d=_grows_with_d(cls, eps, config))
         if not full and not getattr(cls, "estimates_items_only", False):
             row["reason"] = "cannot estimate a domain this large (memory or work of a full estimate)"
             rows.append(row)

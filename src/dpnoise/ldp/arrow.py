@@ -14,6 +14,14 @@ metadata carries the configuration (``dpnoise.configuration``: its JSON, see
 Malformed rows (nulls, wrong lengths, values out of range) raise, or with ``on_malformed="skip"``
 are dropped and counted in ``Reports.skipped``; both in one vectorised pass, O(batch). No
 error message carries a report's value.
+
+Readers take each part (table, record batch, chunk, Parquet file) with its own column types:
+tables or files written by other tools with other integer widths (int8 to int64, unsigned
+included) or binary layouts (binary, large binary, fixed-size binary) are read together (until
+0.7.1 they raised pyarrow's "Array chunks must all be same type"). A value that does not fit the
+field's type is a malformed row, never wrapped; an all-null column (Arrow's null type) is
+malformed rows; a column of another type (float, bool, string) is a ValueError naming the
+column, the declared type and the one found.
 """
 from __future__ import annotations
 
@@ -22,7 +30,7 @@ from typing import Any, Dict, List
 import numpy as np
 
 from ._registry import from_json, is_configuration
-from ._schema import PACKED, PER_USER, ROW, report_rows, reports_from_rows
+from ._schema import PACKED, ROW, report_rows, reports_from_rows
 
 CONFIG_KEY = b"dpnoise.configuration"
 FORMAT_KEY = b"dpnoise.format"
@@ -148,6 +156,11 @@ def check_configuration(metadata: Any, oracle: Any, what: str = "the table") -> 
 def from_arrow(data: Any, oracle: Any, *, on_malformed: str = "raise") -> Any:
     """Reports of ``oracle`` from Arrow data.
 
+    Each part (table, batch, chunk) is read with its own column types, so parts written with
+    different integer widths (int8/16/32/64, signed or unsigned: e.g. Parquet files from
+    different tools) are read together; a value that does not fit the field's declared type is a
+    malformed row, never wrapped.
+
     Parameters
     ----------
     data : pyarrow.Table, pyarrow.RecordBatch or list of them
@@ -166,12 +179,11 @@ def from_arrow(data: Any, oracle: Any, *, on_malformed: str = "raise") -> Any:
     Raises
     ------
     ValueError
-        For data of another configuration (naming both), a missing column or one of the wrong
-        type, or malformed rows under ``on_malformed="raise"``.
+        For data of another configuration (naming both), a missing column, a column of a
+        non-integer type (float, bool, string: naming the column, the declared type and the type
+        found), or malformed rows under ``on_malformed="raise"`` (naming the columns).
     """
-    pa = _pa()
-    import pyarrow.compute as pc
-
+    _pa()
     if not is_configuration(oracle):
         raise TypeError(f"oracle must be a dpnoise.ldp configuration, got {type(oracle).__name__}")
     if on_malformed not in ON_MALFORMED:
@@ -179,77 +191,113 @@ def from_arrow(data: Any, oracle: Any, *, on_malformed: str = "raise") -> Any:
     tables = _tables(data)
     for t in tables:
         check_configuration(t.schema.metadata, oracle)
+    names = [x.name for x in oracle.report_fields]
+    for t in tables:
+        for name in names:
+            if name not in t.schema.names:
+                raise ValueError(f"the table has no column {name!r} (this configuration's fields: {names})")
     want = schema(oracle)
-    cols: Dict[str, Any] = {}
+    # pass 1, per field and part: the type (checked, never merged across parts) and which rows are readable
+    parts: Dict[str, List[Any]] = {}
+    good = np.ones(sum(t.num_rows for t in tables), dtype=bool)
+    malformed: List[str] = []
     for f, af in zip(oracle.report_fields, want):
-        parts = []
-        for t in tables:
-            if f.name not in t.schema.names:
-                raise ValueError(f"the table has no column {f.name!r} (this configuration's fields: "
-                                 f"{[x.name for x in oracle.report_fields]})")
-            col = t.column(f.name)
-            parts.extend(col.chunks if isinstance(col, pa.ChunkedArray) else [col])
-        typ = parts[0].type if parts else af.type
-        if f.kind == ROW:
-            if not (pa.types.is_binary(typ) or pa.types.is_large_binary(typ) or pa.types.is_fixed_size_binary(typ)):
-                raise ValueError(f"column {f.name!r} must be binary, got {typ}")
-        elif not pa.types.is_integer(typ):
-            raise ValueError(f"column {f.name!r} must be integers, got {typ}")
-        cols[f.name] = pa.chunked_array(parts, type=typ) if parts else pa.chunked_array([], type=af.type)
-    n_all = sum(t.num_rows for t in tables)
-    good = np.ones(n_all, dtype=bool)
-    for f in oracle.report_fields:
-        col = cols[f.name]
-        good &= col.is_valid().to_numpy(zero_copy_only=False) if n_all else np.ones(0, bool)
-        if f.kind == ROW and not pa.types.is_fixed_size_binary(col.type):
-            lengths = pc.binary_length(col).fill_null(-1).to_numpy(zero_copy_only=False)
-            good &= lengths == f.row_bytes(oracle)
-        elif f.kind == ROW and col.type.byte_width != f.row_bytes(oracle):
-            raise ValueError(f"column {f.name!r} must hold rows of {f.row_bytes(oracle)} bytes, got {col.type}")
-    rows: Dict[str, np.ndarray] = {}
-    mask = pa.array(good)
+        parts[f.name] = _parts(tables, f.name)
+        ok = np.concatenate([_readable(f, af.type, oracle, p, i, len(tables)) for i, p in parts[f.name]] or
+                            [np.ones(0, bool)])
+        if not ok.all():
+            malformed.append(f.name)
+        good &= ok
+    # pass 2: the readable rows of each part, in the field's dtype (every value fits: checked above)
     n_read = int(good.sum())
+    rows: Dict[str, np.ndarray] = {}
     for f in oracle.report_fields:
-        col = cols[f.name].combine_chunks() if cols[f.name].num_chunks != 1 else cols[f.name].chunk(0)
-        if n_read != n_all:
-            col = col.filter(mask)
-        if f.kind == ROW:
-            rows[f.name] = _binary_rows(col, f.row_bytes(oracle))
-        else:
-            v = col.to_numpy(zero_copy_only=False)
-            rows[f.name] = v
-    # integers that do not fit the field's dtype (e.g. 300 in an int8 column) are malformed
-    fit = np.ones(n_read, dtype=bool)
-    for f in oracle.report_fields:
-        if f.kind == ROW:
-            continue
-        v = rows[f.name]
-        if f.kind == PACKED:
-            fit &= (v == 0) | (v == 1)
-        elif f.kind == PER_USER and v.dtype != f.dtype:
-            info = np.iinfo(f.dtype)
-            if v.dtype.kind == "u":
-                fit &= v <= info.max
-            else:
-                fit &= (v >= info.min) & (v <= info.max)
-    if not fit.all():
-        rows = {k: v[fit] for k, v in rows.items()}
-    n_fit = int(fit.sum())
-    rows = {f.name: (rows[f.name] if f.kind == ROW else rows[f.name].astype(
-        np.int8 if f.kind == PACKED else f.dtype, copy=False)) for f in oracle.report_fields}
-    arrays = reports_from_rows(oracle, rows, n_fit)
-    ok = oracle.valid_rows(arrays, n_fit)
+        pieces, begin = [], 0
+        for _, p in parts[f.name]:
+            keep = good[begin:begin + len(p)]
+            begin += len(p)
+            pieces.append(_values(f, oracle, p if keep.all() else p.filter(_pa().array(keep))))
+        rows[f.name] = np.concatenate(pieces) if pieces else _values(f, oracle, None)
+    arrays = reports_from_rows(oracle, rows, n_read)
+    ok = oracle.valid_rows(arrays, n_read)
     n_ok = int(np.count_nonzero(ok))
-    if n_ok != n_fit:
+    if n_ok != n_read:
         arrays = {f.name: (arrays[f.name][ok] if f.kind != PACKED else np.packbits(
             rows[f.name].astype(np.uint8)[ok], bitorder="little")) for f in oracle.report_fields}
+    n_all = good.size
     bad = n_all - n_ok
     if bad and on_malformed == "raise":
-        raise ValueError(f"{bad} of {n_all} rows are not valid reports of {oracle.name!r} (nulls, wrong lengths or "
-                         f"values out of range); pass on_malformed='skip' to drop and count them")
+        where = [f"column {name!r}: nulls, wrong lengths or values the field cannot hold" for name in malformed]
+        if n_ok != n_read:
+            where.append("values out of this configuration's range")
+        raise ValueError(f"{bad} of {n_all} rows are not valid reports of {oracle.name!r} ({'; '.join(where)}); "
+                         f"pass on_malformed='skip' to drop and count them")
     reports = oracle.reports(arrays, n_ok)
     object.__setattr__(reports, "skipped", bad)
     return reports
+
+
+def _parts(tables: List[Any], name: str) -> List[Any]:
+    """(table index, array) for every chunk of column ``name`` over the tables, in order."""
+    pa = _pa()
+    out = []
+    for i, t in enumerate(tables):
+        col = t.column(name)
+        out.extend((i, c) for c in (col.chunks if isinstance(col, pa.ChunkedArray) else [col]))
+    return out
+
+
+def _row_dtype(f: Any) -> np.dtype:
+    """The NumPy dtype of one row's value of a non-row field: int8 for packed bits, else its dtype."""
+    return np.dtype(np.int8) if f.kind == PACKED else f.dtype
+
+
+def _readable(f: Any, declared: Any, oracle: Any, arr: Any, table: int, tables: int) -> np.ndarray:
+    """Which rows of one part's column can be read: not null, a binary row of the right length, an
+    integer that fits the field's dtype (0/1 for packed bits). ValueError naming the column, the
+    declared type and the part's for a type that cannot hold the field (float, bool, string...);
+    a column of Arrow's null type (every row null) is read as nulls."""
+    pa = _pa()
+    import pyarrow.compute as pc
+
+    typ = arr.type
+    if pa.types.is_null(typ):
+        return np.zeros(len(arr), dtype=bool)
+    where = f" in table {table} of {tables}" if tables > 1 else ""
+    ok = arr.is_valid().to_numpy(zero_copy_only=False) if arr.null_count else np.ones(len(arr), dtype=bool)
+    if f.kind == ROW:
+        k = f.row_bytes(oracle)
+        if pa.types.is_fixed_size_binary(typ):
+            if typ.byte_width != k:
+                raise ValueError(f"column {f.name!r} must hold rows of {k} bytes ({declared}), got {typ}{where}")
+            return ok
+        if not (pa.types.is_binary(typ) or pa.types.is_large_binary(typ)):
+            raise ValueError(f"column {f.name!r} must be binary ({declared}), got {typ}{where}")
+        return ok & (pc.binary_length(arr).fill_null(-1).to_numpy(zero_copy_only=False) == k)
+    if not pa.types.is_integer(typ):
+        raise ValueError(f"column {f.name!r} must be integers ({declared}), got {typ}{where}; cast it to "
+                         f"{declared} (e.g. pandas' nullable Int64 keeps integers with nulls)")
+    v = (arr.fill_null(0) if arr.null_count else arr).to_numpy(zero_copy_only=False)
+    if f.kind == PACKED:
+        return ok & ((v == 0) | (v == 1))
+    info = np.iinfo(_row_dtype(f))
+    if np.iinfo(v.dtype).min >= info.min and np.iinfo(v.dtype).max <= info.max:
+        return ok
+    # compared in the part's own dtype (both limits fit it, or the comparison is one-sided)
+    low = v >= info.min if np.iinfo(v.dtype).min < info.min else True
+    high = v <= info.max if np.iinfo(v.dtype).max > info.max else True
+    return ok & low & high
+
+
+def _values(f: Any, oracle: Any, arr: Any) -> np.ndarray:
+    """One part's readable rows as the field's row array (binary rows (len, k) uint8; integers in
+    the field's dtype, exactly: every value was checked to fit). None: the empty array."""
+    if f.kind == ROW:
+        return _binary_rows(arr, f.row_bytes(oracle)) if arr is not None and len(arr) else \
+            np.zeros((0, f.row_bytes(oracle)), dtype=np.uint8)
+    if arr is None or len(arr) == 0:
+        return np.zeros(0, dtype=_row_dtype(f))
+    return arr.to_numpy(zero_copy_only=False).astype(_row_dtype(f), copy=False)
 
 
 def _binary_rows(arr: Any, k: int) -> np.ndarray:

@@ -131,6 +131,31 @@ def pool_variance(counts: Any, g: int, k_prime: int) -> np.ndarray:
     return (pairs.sum() - pairs) / ((g - 1) * k_prime)
 
 
+def pool_variance_bound(n: int, g: int, pool_size: int) -> float:
+    """n(n − 1)/((g − 1) k′): the largest pool term of any data set of n reports, for an item no
+    device holds (all n devices holding one other item). Two reports share a pool seed with
+    probability 1/k′; given that, the covariance of their support of x is (p − q)² times that of
+    their collision indicators, at most (1/g)(1 − 1/g) by Cauchy–Schwarz whatever their items,
+    so no independence between the collisions of distinct items is assumed (docs/ldp.md, "What
+    compare() assumes"; the pool term itself: docs/ldp_hashing.md, "FLH's pool term").
+
+    Parameters
+    ----------
+    n : int
+        The number of reports.
+    g : int
+        Hash buckets.
+    pool_size : int
+        The pool's size k′.
+
+    Returns
+    -------
+    float
+        The bound, in squared counts.
+    """
+    return float(n) * max(float(n) - 1, 0.0) / ((g - 1) * pool_size)
+
+
 class _LocalHashing(Protocol):
     """Shared: options ``g`` (buckets; default the optimal round(e^ε + 1)), the GRR keep
     probability p over g buckets, the estimator and its variance."""
@@ -200,6 +225,26 @@ class _LocalHashing(Protocol):
         optimal g, Eq. 12)."""
         p, q, gap = self._pq()
         return q * (1 - q) / gap ** 2
+
+    def worst_case_variance(self, n: int) -> float:
+        """The largest variance of the count estimate of an item no device holds, over every data
+        set of n reports: n q′(1 − q′)/(p − q′)² (Wang et al. 2017, Eq. 3), plus with a shared pool
+        of seeds (FLH's ``k_prime``, OLH's ``pool_size``) :func:`pool_variance_bound`.
+        ``dpnoise.ldp.compare`` states this, since it never sees the data.
+
+        Parameters
+        ----------
+        n : int
+            The number of reports.
+
+        Returns
+        -------
+        float
+            The variance, in squared counts.
+        """
+        pool = self.options.get("k_prime", self.options.get("pool_size"))
+        var = float(n) * self.variance_per_user()
+        return var if pool is None else var + pool_variance_bound(n, self.g, pool)
 
     def variance(self, n: int, counts: Optional[np.ndarray] = None) -> np.ndarray:
         c = np.zeros(self.domain_size) if counts is None else counts

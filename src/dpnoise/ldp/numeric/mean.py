@@ -57,8 +57,14 @@ def _bound(value: Any, name: str) -> float:
     return v + 0.0
 
 
+# The narrowest bounds taken: half their width, the scale of every estimate, is a normal double
+# (an estimate on subnormal bounds would keep only a few of its bits, or none).
+MIN_WIDTH = 2.0 ** -1021
+
+
 def check_bounds(bounds: Any) -> Tuple[float, float]:
-    """(low, high): finite reals with low < high and high − low finite.
+    """(low, high): finite reals with low < high, high − low finite and at least ``MIN_WIDTH``
+    (2^-1021 ≈ 4.5e-308).
 
     Parameters
     ----------
@@ -75,7 +81,7 @@ def check_bounds(bounds: Any) -> Tuple[float, float]:
     TypeError
         If ``bounds`` is not a pair.
     ValueError
-        For a non-finite bound, low >= high, or an overflowing width.
+        For a non-finite bound, low >= high, an overflowing width, or a width below 2^-1021.
     """
     if not isinstance(bounds, (tuple, list)) or len(bounds) != 2:
         raise TypeError("bounds must be a pair (low, high)")
@@ -84,7 +90,39 @@ def check_bounds(bounds: Any) -> Tuple[float, float]:
         raise ValueError(f"bounds must satisfy low < high, got ({low!r}, {high!r})")
     if not math.isfinite(high - low):
         raise ValueError("bounds: high − low must be a finite double")
+    if not high - low >= MIN_WIDTH:
+        raise ValueError("bounds: high − low must be at least 2^-1021 (about 4.5e-308): narrower bounds make the "
+                         "estimates subnormal doubles that keep few or no bits; measure the values in larger units")
     return low, high
+
+
+# Bounds narrower than this are handed to the kernel scaled by a power of two. numeric_grid.hpp
+# estimates the grid index with the double 2^32/(high − low), which overflows below a width of
+# 2^32/DBL_MAX ≈ 2^-992; the kernel then corrects a zero estimate one unit at a time (up to 2^32
+# steps, ~2.5 s per value; issue #33, item 5). Any threshold far above 2^-992 works: scaling is exact.
+NARROW_WIDTH = 2.0 ** -960
+
+
+def kernel_scale(low: float, high: float) -> int:
+    """The power-of-two exponent k by which the exact kernel sees the bounds and the (clipped)
+    values: 0 for bounds at least ``NARROW_WIDTH`` wide, else k with max(|low|, |high|)·2^k in
+    [1, 2). Scaling by 2^k is exact here (no result is subnormal or overflows) and leaves the
+    position u = (v − low)/(high − low) unchanged, so the reports are the same, bit for bit, as an
+    exact kernel's on the unscaled bounds (docs/ldp_numeric.md, "Input grid").
+
+    Parameters
+    ----------
+    low, high : float
+        Checked bounds (``check_bounds``).
+
+    Returns
+    -------
+    int
+        k >= 0.
+    """
+    if high - low >= NARROW_WIDTH:
+        return 0
+    return 1 - math.frexp(max(abs(low), abs(high)))[1]
 
 
 def check_constant_time_bounds(low: float, high: float) -> None:
@@ -168,7 +206,7 @@ class MeanConfiguration(Configuration, family="mean"):
     epsilon : float
         ε of each user's report, in (0, 100].
     bounds : tuple of (float, float), default (0.0, 1.0)
-        (low, high): values are clipped to it.
+        (low, high): values are clipped to it; 2^-1021 <= high − low < ∞ (``check_bounds``).
     dimensions : int, default 1
         The vector length, in [1, 2^20] (each user reports one random coordinate).
     instantaneous_epsilon : float, optional
@@ -218,8 +256,10 @@ class MeanConfiguration(Configuration, family="mean"):
                                  "instantaneous_epsilon or points (daily collection is not constant-time)")
             check_constant_time_bounds(self.low, self.high)
         self.mixes = self.name == "hybrid" and F.hybrid_mixes(float(self.gamma))
+        # the constant-time kernel's fixed-point grid has no such estimate: it takes the bounds as they are
+        self._scale = 0 if self.constant_time else kernel_scale(self.low, self.high)
         self.grid_z, self.grid_bits, _, _ = _core.ldp.mean_grid(
-            self.kernel, self.low, self.high, self.gamma.numerator, self.gamma.denominator, self.mixes)
+            self.kernel, *self._kernel_bounds(), self.gamma.numerator, self.gamma.denominator, self.mixes)
         coords = (ReportField("coordinates", PER_USER, np.int64, bound=lambda c: c.dimensions),) if k > 1 else ()
         self.report_fields = self.method_fields + coords  # type: ignore[misc]
 
@@ -392,10 +432,16 @@ class MeanConfiguration(Configuration, family="mean"):
     def _encode(self, items: Any) -> np.ndarray:
         return check_values(items, self.dimensions)
 
+    def _kernel_bounds(self) -> Tuple[float, float]:
+        """(low, high) as the kernel sees them: times 2^k, k = ``kernel_scale`` (exact)."""
+        return math.ldexp(self.low, self._scale), math.ldexp(self.high, self._scale)
+
     def _privatize(self, rng: Generator, values: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
         kernel = _core.ldp.mean_privatize_constant_time if self.constant_time else _core.ldp.mean_privatize
+        if self._scale:  # narrow bounds: clip, then scale exactly (values in the bounds stay normal or exact)
+            values = np.ldexp(np.clip(values, self.low, self.high), self._scale)
         coords, bits, ints = kernel(
-            native(rng), values, self.dimensions, self.kernel, self.low, self.high, self.gamma.numerator,
+            native(rng), values, self.dimensions, self.kernel, *self._kernel_bounds(), self.gamma.numerator,
             self.gamma.denominator, self.mixes, threads)
         data = {"bits": bits, "values": ints, "kinds": bits, "coordinates": coords}
         return {f.name: data[f.name] for f in self.report_fields}
@@ -641,8 +687,9 @@ def MeanOracle(method: str, epsilon: float, bounds: Tuple[float, float] = (0.0, 
     epsilon : float
         ε per user, in [2^-50, 100]; the randomizers use the exact rational γ <= ε.
     bounds : (float, float)
-        (low, high), finite with low < high. Values are clipped to [low, high] before
-        randomisation.
+        (low, high), finite with low < high and 2^-1021 <= high − low < ∞. Values are clipped
+        to [low, high] before randomisation. Bounds narrower than 2^-960 are handed to the
+        exact kernel scaled by a power of two (the same reports, bit for bit).
     dimensions : int, default 1
         Vector length k in [1, 2^20]; each user reports one uniformly chosen coordinate.
     instantaneous_epsilon : float, optional
