@@ -192,6 +192,31 @@ def test_a_foreign_file_at_the_jars_path_is_refused(tmp_path, monkeypatch, built
     assert str(jar) in str(info.value) and "SECRET" not in str(info.value)
 
 
+def test_a_fifo_at_the_jars_path_is_refused_without_blocking(tmp_path, monkeypatch, built_jar):
+    """Opening a FIFO for reading blocks until a writer comes: the jar is opened non-blocking
+    and anything but a regular file refused (the alarm fails the test instead of hanging it)."""
+    import signal
+
+    from dpnoise.distributed.spark import jvm_helper_jar
+
+    jar = plant_cache(tmp_path / "cache", built_jar)
+    jar.unlink()
+    os.mkfifo(jar, 0o600)
+    monkeypatch.setenv("DPNOISE_CACHE_DIR", str(tmp_path / "cache"))
+    no_javac(monkeypatch, tmp_path)
+
+    def hung(*_):
+        raise TimeoutError("opening the jar blocked")
+    old = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(20)
+    try:
+        with pytest.raises(RuntimeError, match="is not a regular file"):
+            jvm_helper_jar()
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
 # -- what Spark is given is what was checked --------------------------------------------------
 
 class FakeSpark:
@@ -316,6 +341,29 @@ def test_a_private_copy_that_changed_is_not_given_to_spark_again(tmp_path, monke
     shutil.rmtree(os.path.dirname(copy))
     with pytest.raises(RuntimeError, match="cannot be read again"):
         _jvm_counts._verify_copy(copy, digest)
+
+
+def test_a_forked_child_leaves_its_parents_copy_alone(tmp_path, monkeypatch, built_jar):
+    """The copies are removed at exit by the process that made them: a forked child that exits
+    normally runs the parent's exit handlers too, and must not remove the copy the parent's
+    JVM still reads."""
+    from dpnoise.distributed.spark import _jvm_counts
+
+    plant_cache(tmp_path / "cache", built_jar)
+    monkeypatch.setenv("DPNOISE_CACHE_DIR", str(tmp_path / "cache"))
+    no_javac(monkeypatch, tmp_path)
+    copy, _ = _jvm_counts._private_copy()
+    pid = os.fork()
+    if pid == 0:  # the child: what its atexit would do, then leave without pytest's handlers
+        try:
+            for owner in list(_jvm_counts._copies):
+                _jvm_counts._remove_copies(owner)
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+    assert os.path.isfile(copy)
+    _jvm_counts._copies[os.getpid()].remove(os.path.dirname(copy))
+    shutil.rmtree(os.path.dirname(copy))
 
 
 # -- building ------------------------------------------------------------------------------------

@@ -212,14 +212,16 @@ def _check_contents(data: bytes, jar: str) -> None:
                                 "and it is compiled afresh")
 
 
-#: the private directories of the copies handed to Spark by this process, removed at exit
-_copies: List[str] = []
+#: per process id: the private directories of the copies that process handed to Spark, removed
+#: at its exit (a forked child inherits the dict, never removes its parent's copies)
+_copies: Dict[int, List[str]] = {}
 
 
-def _remove_copies() -> None:
-    for folder in _copies:
+def _remove_copies(owner: int) -> None:
+    if os.getpid() != owner:
+        return
+    for folder in _copies.pop(owner, []):
         shutil.rmtree(folder, ignore_errors=True)
-    _copies.clear()
 
 
 def _private_copy() -> Tuple[str, str]:
@@ -238,9 +240,9 @@ def _private_copy() -> Tuple[str, str]:
     except OSError as exc:
         raise HelperUnavailable(f"dpnoise's JVM helper jar could not be copied: {exc.strerror or exc} "
                                 f"({exc.filename})") from None
-    if not _copies:
-        atexit.register(_remove_copies)
-    _copies.append(os.path.dirname(copy))
+    if os.getpid() not in _copies:
+        atexit.register(_remove_copies, os.getpid())
+    _copies.setdefault(os.getpid(), []).append(os.path.dirname(copy))
     return copy, digest
 
 
