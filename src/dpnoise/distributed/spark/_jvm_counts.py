@@ -12,8 +12,9 @@ else ``~/.cache/dpnoise``), and added to the session with ``SparkContext.addJar`
 it to the executors). The JVM runs that code, so the jar is used only if nobody but this user
 (or root) could have written it or renamed a directory above it (``_private_files``), and what
 Spark is given is a private copy of the bytes that were checked, not the cache's path
-(docs/security.md, "The Spark JVM helper's trust model"). Without a JDK (a JRE only), or with ``DPNOISE_SPARK_JVM_COUNTS=0``,
-:func:`aggregate_reports` takes its other routes; ``agg.spark.route`` says which ran.
+(docs/security.md, "The Spark JVM helper's trust model"). Without a JDK (a JRE only), or with
+``DPNOISE_SPARK_JVM_COUNTS=0``, :func:`aggregate_reports` takes its other routes;
+``agg.spark.route`` says which ran.
 
 On a cluster, build the jar once (:func:`jvm_helper_jar`) and pass it with ``--jars``; it is
 found on the classpath then and never compiled or added again."""
