@@ -9,24 +9,32 @@ aggregate that does that, so dpnoise carries one small Java class
 (``java/DenseCounts.java``), compiled on first use with the ``javac`` of the machine's JDK
 against pyspark's own jars, cached (``$DPNOISE_CACHE_DIR``, else ``$XDG_CACHE_HOME/dpnoise``,
 else ``~/.cache/dpnoise``), and added to the session with ``SparkContext.addJar`` (which ships
-it to the executors). Without a JDK (a JRE only), or with ``DPNOISE_SPARK_JVM_COUNTS=0``,
-:func:`aggregate_reports` takes its other routes; ``agg.spark.route`` says which ran.
+it to the executors). The JVM runs that code, so the jar is used only if nobody but this user
+(or root) could have written it or renamed a directory above it (``_private_files``), and what
+Spark is given is a private copy of the bytes that were checked, not the cache's path
+(docs/security.md, "The Spark JVM helper's trust model"). Without a JDK (a JRE only), or with
+``DPNOISE_SPARK_JVM_COUNTS=0``, :func:`aggregate_reports` takes its other routes;
+``agg.spark.route`` says which ran.
 
 On a cluster, build the jar once (:func:`jvm_helper_jar`) and pass it with ``--jars``; it is
 found on the classpath then and never compiled or added again."""
 from __future__ import annotations
 
+import atexit
 import hashlib
+import io
 import math
 import os
+import shutil
 import subprocess
 import tempfile
 import threading
 import zipfile
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
+from . import _private_files
 from ._session import jdk_tool
 
 CLASS_NAME = "org.dpnoise.spark.DenseCounts"
@@ -42,10 +50,11 @@ _lock = threading.Lock()
 #: per SparkContext (its application id and start time): the helper object, or why not
 _loaded: Dict[Tuple[str, int], Tuple[Any, str]] = {}
 #: per driver JVM (its py4j gateway's id) and class name: (the gateway, kept alive so that its id
-#: is not reused; the helper object; the jar it was loaded from, None when on the classpath).
+#: is not reused; the helper object; the private copy of the jar it was loaded from and that
+#: copy's SHA-256, both None when on the classpath).
 #: One class per JVM: py4j caches methods by class *name*, so a second DenseCounts class (a new
 #: class loader for a new SparkContext) would be called through the first one's methods
-_in_jvm: Dict[Tuple[int, str], Tuple[Any, Any, Optional[str]]] = {}
+_in_jvm: Dict[Tuple[int, str], Tuple[Any, Any, Optional[str], Optional[str]]] = {}
 
 
 class HelperUnavailable(RuntimeError):
@@ -78,8 +87,10 @@ def _cache_dir() -> str:
     if not root:
         root = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
                             "dpnoise")
-    # absolute: the path goes to the JVM, whose working directory is not Python's after a chdir
-    return os.path.abspath(os.path.join(root, "spark"))
+    # absolute: the path goes to the JVM, whose working directory is not Python's after a chdir;
+    # resolved once: the symbolic links of the configured root are followed here and nowhere else
+    # (below it every component is opened with O_NOFOLLOW and checked, see _private_files)
+    return os.path.join(os.path.realpath(os.path.abspath(root)), "spark")
 
 
 def jvm_helper_jar() -> str:
@@ -88,6 +99,12 @@ def jvm_helper_jar() -> str:
     The jar holds one class (``org.dpnoise.spark.DenseCounts``: dense per-partition counts of a
     key column, tree-reduced). :func:`aggregate_reports` builds and adds it by itself; call this
     to build it ahead of time, e.g. to ship it to a cluster with ``spark-submit --jars``.
+
+    The jar is used only if nobody but this user (or root) could have written it or renamed
+    any directory above it: every directory from ``/`` down is owned by this user or root and
+    not writable by group or others (unless sticky and owned by root, like ``/tmp``), and no
+    component is a symbolic link (the configured cache root is resolved once). See
+    docs/security.md, "The Spark JVM helper's trust model".
 
     Returns
     -------
@@ -100,33 +117,70 @@ def jvm_helper_jar() -> str:
     ------
     RuntimeError
         No ``javac`` (a JDK is needed, a JRE is not enough), no Spark jars, a cache directory
-        that cannot be made or written, or the compiler failed (its first lines are in the
-        message).
+        that cannot be made or written, a cached jar or a directory above it that another user
+        owns or could write, or a symbolic link on the way (the message names the path), or
+        the compiler failed (its first lines are in the message).
     """
+    return _checked_jar()[0]
+
+
+def _checked_jar() -> Tuple[str, bytes]:
+    """(the jar's path, its bytes as read through the checked walk), built first if needed."""
     try:
         return _cached_or_built_jar()
+    except _private_files.UntrustedPath as exc:
+        raise HelperUnavailable(_refusal(exc)) from None
     except OSError as exc:  # a cache directory that cannot be made or written, a missing source
         raise HelperUnavailable(f"dpnoise's JVM helper jar could not be built: {exc.strerror or exc} "
                                 f"({exc.filename})") from None
 
 
-def _cached_or_built_jar() -> str:
+def _refusal(exc: OSError) -> str:
+    return (f"{exc.filename} {exc.strerror}: dpnoise's JVM helper jar is not used from there, since the JVM would "
+            "run code that another user could have replaced; fix its permissions, remove it, or set "
+            "DPNOISE_CACHE_DIR to a private directory, and the helper is compiled afresh (docs/security.md)")
+
+
+def _read(path: str) -> bytes:
+    """The file's bytes, read through the checked walk (where the platform allows it)."""
+    if _private_files.SUPPORTED:
+        return _private_files.read_file(path)[0]
+    with open(path, "rb") as fh:  # pragma: no cover - Windows: no user ids, no openat
+        return fh.read()
+
+
+def _cached_or_built_jar() -> Tuple[str, bytes]:
     with open(_SOURCE, "rb") as fh:
         source = fh.read()
     jars = _spark_jars()
     stamp = hashlib.sha256(source + "\0".join(sorted(os.listdir(jars))).encode()).hexdigest()[:16]
     out_dir = _cache_dir()
     jar = os.path.join(out_dir, f"dpnoise-spark-{stamp}.jar")
-    if os.path.isfile(jar):
-        return _checked(jar)
+    try:
+        data = _read(jar)  # every directory from / and the jar checked first: an untrusted cache is refused
+    except FileNotFoundError:
+        _build(source, jars, out_dir, jar)
+        data = _read(jar)
+    _check_contents(data, jar)
+    return jar, data
+
+
+def _build(source: bytes, jars: str, out_dir: str, jar: str) -> None:
     javac = _javac()
-    os.makedirs(out_dir, mode=0o700, exist_ok=True)
-    _check_private(out_dir)
+    if _private_files.SUPPORTED:
+        os.close(_private_files.open_dir(out_dir, create=True))  # made 0700, every directory above checked
+    else:  # pragma: no cover - Windows
+        os.makedirs(out_dir, mode=0o700, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out_dir) as tmp:
+        # the bytes hashed into the jar's name are the bytes compiled (not the file read again)
+        src = os.path.join(tmp, "src", os.path.basename(_SOURCE))
+        os.mkdir(os.path.dirname(src), 0o700)
+        with open(src, "wb") as fh:
+            fh.write(source)
         classes = os.path.join(tmp, "classes")
         # bytecode for Java 8 and later: Spark 3 runs on 8/11/17, Spark 4 on 17+
         cmd = [javac, "--release", "8", "-Xlint:-options", "-nowarn", "-encoding", "UTF-8",
-               "-cp", os.path.join(jars, "*"), "-d", classes, _SOURCE]
+               "-cp", os.path.join(jars, "*"), "-d", classes, src]
         try:
             done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
         except (OSError, subprocess.TimeoutExpired) as exc:
@@ -141,28 +195,70 @@ def _cached_or_built_jar() -> str:
                 for name in sorted(files):
                     full = os.path.join(root, name)
                     z.write(full, os.path.relpath(full, classes))
-        # not group/other-writable whatever the umask (_check_private refuses such a jar)
+        # not group/other-writable whatever the umask (the checks refuse such a jar)
         os.chmod(part, 0o644)
         os.replace(part, jar)  # atomic: a concurrent build writes the same bytes
-    return jar
 
 
-def _checked(jar: str) -> str:
-    """``jar`` if it and its directory are this user's own and nobody else could write them."""
-    _check_private(os.path.dirname(jar))
-    _check_private(jar)
-    return jar
+def _check_contents(data: bytes, jar: str) -> None:
+    """Refuse bytes that are not a readable jar holding the helper's class (a truncated or
+    foreign file at the jar's path)."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as z:
+            ok = CLASS_NAME.replace(".", "/") + ".class" in z.namelist() and z.testzip() is None
+    except (zipfile.BadZipFile, EOFError, ValueError):
+        ok = False
+    if not ok:
+        raise HelperUnavailable(f"{jar} is not dpnoise's JVM helper jar (a damaged or foreign file): remove it, "
+                                "and it is compiled afresh")
 
 
-def _check_private(path: str) -> None:
-    """Refuse a cached jar (or its directory) that another user owns or could have written: the
-    JVM would run its code."""
-    if not hasattr(os, "getuid"):
+#: per process id: the private directories of the copies that process handed to Spark, removed
+#: at its exit (a forked child inherits the dict, never removes its parent's copies)
+_copies: Dict[int, List[str]] = {}
+
+
+def _remove_copies(owner: int) -> None:
+    if os.getpid() != owner:
         return
-    st = os.stat(path)
-    if st.st_uid != os.getuid() or st.st_mode & 0o022:
-        raise HelperUnavailable(f"{path} is not this user's own or is writable by others; remove it (or set "
-                                "DPNOISE_CACHE_DIR) so that dpnoise's JVM helper is compiled afresh")
+    for folder in _copies.pop(owner, []):
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _private_copy() -> Tuple[str, str]:
+    """(the path of a private copy of the checked jar's bytes, their SHA-256): what Spark is
+    given. The copy is in a new directory only this user can write (``mkdtemp``, mode 0700, in
+    the system's temporary directory, whose path passes the same checks), read back and
+    compared before it is handed over; a swap of the cache after the check cannot reach it."""
+    jar, data = _checked_jar()
+    digest = hashlib.sha256(data).hexdigest()
+    if not _private_files.SUPPORTED:  # pragma: no cover - Windows
+        return jar, digest
+    try:
+        copy = _private_files.write_private_copy(data, os.path.basename(jar), prefix="dpnoise-spark-")
+    except _private_files.UntrustedPath as exc:
+        raise HelperUnavailable(_refusal(exc)) from None
+    except OSError as exc:
+        raise HelperUnavailable(f"dpnoise's JVM helper jar could not be copied: {exc.strerror or exc} "
+                                f"({exc.filename})") from None
+    if os.getpid() not in _copies:
+        atexit.register(_remove_copies, os.getpid())
+    _copies.setdefault(os.getpid(), []).append(os.path.dirname(copy))
+    return copy, digest
+
+
+def _verify_copy(copy: str, digest: str) -> str:
+    """``copy`` if it still passes the checks and holds the bytes that were checked."""
+    if not _private_files.SUPPORTED:  # pragma: no cover - Windows
+        return copy
+    try:
+        _private_files.verify(copy, digest)
+    except _private_files.UntrustedPath as exc:
+        raise HelperUnavailable(_refusal(exc)) from None
+    except OSError as exc:
+        raise HelperUnavailable(f"{copy}, which this JVM loaded the helper from, cannot be read again: "
+                                f"{exc.strerror or exc}") from None
+    return copy
 
 
 def _context_key(sc: Any) -> Tuple[str, int]:
@@ -177,11 +273,10 @@ def _load(spark: Any) -> Any:
     gateway = sc._gateway
     known = _in_jvm.get((id(gateway), CLASS_NAME))
     if known is not None and known[0] is gateway:
-        _, obj, jar = known
+        _, obj, jar, digest = known
         if jar is not None:
-            if not os.path.isfile(jar):
-                raise HelperUnavailable(f"{jar}, which this JVM loaded the helper from, was removed")
-            sc._jsc.sc().addJar(_checked(jar))  # the executors of the new context read it again
+            # the executors of the new context read it again: the bytes that were checked
+            sc._jsc.sc().addJar(_verify_copy(jar, digest))
         return obj
     no_classes = gateway.new_array(jvm.java.lang.Class, 0)
     no_args = gateway.new_array(jvm.java.lang.Object, 0)
@@ -196,17 +291,18 @@ def _load(spark: Any) -> Any:
 
     context_loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
     try:
-        obj, jar = instance(context_loader), None  # already on the classpath (spark-submit --jars)
+        obj, jar, digest = instance(context_loader), None, None  # already on the classpath (spark-submit --jars)
     except HelperUnavailable:
         raise
     except Exception:  # noqa: BLE001 - py4j's error for ClassNotFoundException
-        jar = jvm_helper_jar()
+        # Spark is given a private copy of the bytes that were checked, not the cache's path
+        jar, digest = _private_copy()
         sc._jsc.sc().addJar(jar)  # the executors fetch it before their next task
         url = jvm.java.io.File(jar).toURI().toURL()
         urls = gateway.new_array(jvm.java.net.URL, 1)
         urls[0] = url
         obj = instance(jvm.java.net.URLClassLoader(urls, context_loader))
-    _in_jvm[(id(gateway), CLASS_NAME)] = (gateway, obj, jar)
+    _in_jvm[(id(gateway), CLASS_NAME)] = (gateway, obj, jar, digest)
     return obj
 
 
