@@ -130,10 +130,12 @@ class HHReports(Reports):
 
 class HHAggregator(Aggregator):
     """The server side: ``add`` report batches, ``merge`` aggregators of the same configuration,
-    ``to_bytes``/``from_bytes``, and ``top(m)`` / ``above(count)``: the heavy hitters with
-    estimates, standard errors and 95% confidence intervals; ``estimate(items)`` for given
-    items. State: counts per group (k′_l x g int64), independent of the number of users and of
-    the domain; updated in place, O(batch) per add.
+    ``to_bytes``/``from_bytes``, and ``top(m)`` / ``above(count)``: the heavy hitters the data
+    supports, with estimates, standard errors and simultaneous 95% confidence intervals (over
+    every candidate the method could return; candidates whose interval contains 0 are dropped,
+    docs/heavy_hitters.md, "Selection"); ``estimate(items)`` for given items. State: counts
+    per group (k′_l x g int64), independent of the number of users and of the domain; updated
+    in place, O(batch) per add.
 
     Parameters
     ----------
