@@ -475,6 +475,11 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
         -------
         int
             At least 1.
+
+        Raises
+        ------
+        NotImplementedError
+            On the base class (each method states its own bound).
         """
         raise NotImplementedError
 
