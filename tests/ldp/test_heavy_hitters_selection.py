@@ -14,6 +14,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import dpnoise
 from dpnoise.ldp import HeavyHitters
@@ -140,3 +141,29 @@ def test_max_candidates_bounds_what_a_run_can_return():
     assert bit_prefix_candidates([8, 16, 24], 2, 5) == 1 + 5 + 5
     # 10-bit levels: λ = 0 and 1 end within level 0 (1 + 2^8), λ = 2 after 5 prefixes (2^6 each)
     assert bit_prefix_candidates([10, 20], 2, 5) == 1 + 256 + 5 * 64
+
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(method=st.sampled_from(["pem", "treehist", "bitstogram", "string_pem"]),
+       strings=st.booleans(), n=st.integers(1, 3000), distinct=st.integers(1, 40),
+       eps=st.sampled_from([0.5, 2.0, 6.0]), seed=st.integers(0, 2**16))
+def test_property_top_and_above_return_only_supported_items(method, strings, n, distinct, eps, seed):
+    # invariants of every configuration, whatever the data: each returned item's simultaneous
+    # interval lies above 0 and is estimate ± z·stderr at z of max_candidates(); top(m) is the
+    # first m of top(tracked()), largest estimate first, and above(c) the ones >= c among them
+    kw = {"max_length": 12, "k_prime": 64} if strings else {"item_bits": 16, "k_prime": 64}
+    if method == "bitstogram":
+        kw.update(buckets=256, k_prime_bits=16)
+    hh = HeavyHitters(method, eps, k=3, pool_key=seed, **kw)
+    pool = names(distinct, seed=seed % 97) if strings else list(range(1000, 1000 + distinct))
+    pool = [x[:12] for x in pool] if strings else pool
+    items = [pool[i] for i in np.random.default_rng(seed).zipf(1.5, size=n) % len(pool)]
+    agg = privatize(hh, items, seed)
+    full = agg.top(hh.tracked())
+    z = simultaneous_z(hh.max_candidates())
+    assert all(h.ci_low > 0 and h.ci_high - h.estimate == pytest.approx(z * h.stderr) for h in full)
+    assert [h.estimate for h in full] == sorted((h.estimate for h in full), reverse=True)
+    assert agg.top(1) == full[:1] and agg.top(hh.k) == full[:hh.k]
+    cut = full[len(full) // 2].estimate if full else 0.0
+    assert agg.above(cut) == [h for h in full if h.estimate >= cut]

@@ -71,7 +71,7 @@ def null_support_variance(counts: np.ndarray) -> float:
 
 def simultaneous_z(candidates: int, alpha: float = ALPHA) -> float:
     """z with P(|N(0,1)| > z) = alpha/candidates: a two-sided interval est ± z·se at this z
-    misses with probability alpha/candidates, so by the union bound (Bonferroni 1936) the
+    misses with probability alpha/candidates, so by the union bound (Bonferroni; Dunn 1961, JASA 56) the
     intervals of all ``candidates`` items a run could return cover together with probability
     >= 1 − alpha, whichever of them the noisy counts select (docs/heavy_hitters.md, "Selection").
 
