@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import secrets
+import statistics
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Dict, List, Optional, Sequence, Tuple
 
@@ -31,11 +32,11 @@ from ..._validate import check_threads, integer
 from ...bit_generator import PublicStream
 from ...generator import Generator
 from .. import _wire
-from .._aggregator import Z95, Aggregator, HeavyHitter, count_into
+from .._aggregator import Aggregator, HeavyHitter, count_into
 from .._protocol import Client, Configuration, native
 from .._reports import Reports
 from .._schema import PER_USER, ReportField, check_arrays
-from ..local_hashing import local_hashing_pq, local_hashing_variance, optimal_buckets, pool_variance
+from ..local_hashing import local_hashing_pq, local_hashing_variance, optimal_buckets
 from ._items import MAX_ITEM_BITS, ItemCodec, _count
 from ._strings import _pack_rows, _StringCodec, bit_prefix_keys, complete_keys, find_by_bit_prefixes, prefix_hash_key
 
@@ -43,6 +44,50 @@ POOL_STREAM = 0x48485031      # "HHP1": the public pool, seed j = words 4j .. 4j
 MAX_POOL = 1 << 20
 MAX_STATE = 1 << 26           # counters of one aggregator (512 MiB)
 DEFAULT_MAX_G = 256
+ALPHA = 0.05                  # top/above: simultaneous 95% intervals over every returnable candidate
+
+
+def null_support_variance(counts: np.ndarray) -> float:
+    """Σ_j Var_b counts[j][b]: the variance of the support C(x) = Σ_j counts[j][h_j(x)] of a key x
+    that no report holds, given the table, its buckets h_j(x) being independent and uniform on
+    [0, g) (a random hash per pool index; docs/heavy_hitters.md, "Selection"). It holds the
+    randomized-response noise of all reports AND the collisions with every heavy key (FLH's pool
+    term over all keys, not only the estimated ones).
+
+    Parameters
+    ----------
+    counts : numpy.ndarray of int64
+        (k′, g) counts of one group (or of pooled levels).
+
+    Returns
+    -------
+    float
+        The variance, in reports².
+    """
+    c = counts.astype(np.float64)
+    dev = c - c.mean(axis=1, keepdims=True)  # per row, deviations first: no cancellation at large n
+    return float(np.einsum("jb,jb->", dev, dev)) / c.shape[1]
+
+
+def simultaneous_z(candidates: int, alpha: float = ALPHA) -> float:
+    """z with P(|N(0,1)| > z) = alpha/candidates: a two-sided interval est ± z·se at this z
+    misses with probability alpha/candidates, so by the union bound (Bonferroni; Dunn 1961, JASA 56) the
+    intervals of all ``candidates`` items a run could return cover together with probability
+    >= 1 − alpha, whichever of them the noisy counts select (docs/heavy_hitters.md, "Selection").
+
+    Parameters
+    ----------
+    candidates : int
+        M >= 1, the items the method can return in one run (:meth:`HHProtocol.max_candidates`).
+    alpha : float
+        The family-wise miss probability (default 0.05).
+
+    Returns
+    -------
+    float
+        z = Φ^-1(1 − alpha/(2M)).
+    """
+    return statistics.NormalDist().inv_cdf(1 - alpha / (2 * max(int(candidates), 1)))
 
 
 @dataclass(frozen=True)
@@ -85,10 +130,12 @@ class HHReports(Reports):
 
 class HHAggregator(Aggregator):
     """The server side: ``add`` report batches, ``merge`` aggregators of the same configuration,
-    ``to_bytes``/``from_bytes``, and ``top(m)`` / ``above(count)``: the heavy hitters with
-    estimates, standard errors and 95% confidence intervals; ``estimate(items)`` for given
-    items. State: counts per group (k′_l x g int64), independent of the number of users and of
-    the domain; updated in place, O(batch) per add.
+    ``to_bytes``/``from_bytes``, and ``top(m)`` / ``above(count)``: the heavy hitters the data
+    supports, with estimates, standard errors and simultaneous 95% confidence intervals (over
+    every candidate the method could return; candidates whose interval contains 0 are dropped,
+    docs/heavy_hitters.md, "Selection"); ``estimate(items)`` for given items. State: counts
+    per group (k′_l x g int64), independent of the number of users and of the domain; updated
+    in place, O(batch) per add.
 
     Parameters
     ----------
@@ -179,6 +226,10 @@ class HHAggregator(Aggregator):
             [int(self._state[f"counts_{l:03d}"].sum()) for l in range(len(self.protocol.groups))], dtype=np.int64))
 
     def _results(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(items, estimates, variances) of the SUPPORTED found items, largest estimate first, at
+        most ``tracked()``: those whose simultaneous interval (:meth:`_z`) lies above 0. The
+        candidates are selected by the same noisy counts that estimate them, so a per-item interval
+        would not cover (issue #33, item 10); a candidate the data cannot tell from 0 is dropped."""
         def compute() -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
             empty = (np.zeros(0, np.uint64), np.zeros(0), np.zeros(0))
             if self.n == 0:
@@ -187,19 +238,33 @@ class HHAggregator(Aggregator):
                 items, est, var = self.protocol._find(self)
             except _EmptyGroup:  # too few users to reach the last stage: nothing can be named yet
                 return empty
-            order = np.argsort(-est, kind="stable")[: self.protocol.tracked()]
+            supported = np.flatnonzero(est - self._z() * np.sqrt(np.maximum(var, 0)) > 0)
+            order = supported[np.argsort(-est[supported], kind="stable")][: self.protocol.tracked()]
             return items[order], est[order], var[order]
         return self._cached("found", compute)
+
+    def _z(self) -> float:
+        """The z of the simultaneous 95% intervals over the candidates the method could return."""
+        return simultaneous_z(self.protocol.max_candidates())
 
     def _rows(self, idx: np.ndarray, decode: bool) -> List[HeavyHitter]:
         items, est, var = self._results()
         names = self.protocol.codec.decode(items[idx], self._candidates, decode)
         se = np.sqrt(np.maximum(var[idx], 0))
-        return [HeavyHitter(nm, float(e), float(s), float(e - Z95 * s), float(e + Z95 * s))
+        z = self._z()
+        return [HeavyHitter(nm, float(e), float(s), float(e - z * s), float(e + z * s))
                 for nm, e, s in zip(names, est[idx], se)]
 
     def top(self, m: Any = None, *, decode: bool = True) -> List[HeavyHitter]:
-        """The m (default k) items with the largest estimated counts, largest first.
+        """The m (default k) supported items with the largest estimated counts, largest first.
+
+        The candidates are chosen by the same noisy counts that estimate them, so each record's
+        interval ``(ci_low, ci_high)`` is a SIMULTANEOUS 95% interval, ``estimate ± z·stderr``
+        with z = Φ^-1(1 − 0.025/M) over the M = ``protocol.max_candidates()`` items the method
+        could have returned (Bonferroni): with probability >= 95% every such interval covers
+        its true count, whichever items the noise selected. A candidate whose interval contains 0
+        is not returned (the data cannot tell it from an item nobody holds), so ``top(m)`` may
+        return FEWER than m items, possibly none (docs/heavy_hitters.md, "Selection").
 
         Parameters
         ----------
@@ -211,8 +276,9 @@ class HHAggregator(Aggregator):
         Returns
         -------
         list of HeavyHitter
-            (item, estimate, stderr, ci_low, ci_high); fewer than m, possibly none, when too
-            few users have reported for the method to reach its last stage.
+            (item, estimate, stderr, ci_low, ci_high); fewer than m, possibly none, when fewer
+            candidates are supported (ci_low > 0) or too few users have reported for the method to
+            reach its last stage.
 
         Raises
         ------
@@ -227,7 +293,8 @@ class HHAggregator(Aggregator):
         return self._rows(np.arange(min(m, items.size)), decode)
 
     def above(self, count: Any, *, decode: bool = True) -> List[HeavyHitter]:
-        """The tracked items whose estimated count is at least ``count``, largest first.
+        """The supported tracked items whose estimated count is at least ``count``, largest
+        first; intervals and support as for :meth:`top` (simultaneous, no interval containing 0).
 
         Parameters
         ----------
@@ -399,6 +466,22 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
         gr = self.groups[l]
         x = np.ascontiguousarray(items, dtype=np.uint64)
         return x >> np.uint64(gr.shift)
+
+    def max_candidates(self) -> int:
+        """M: the most items one run of ``top``/``above`` can estimate at its last stage (its
+        final candidates), whatever the data; the simultaneous intervals are over these M.
+
+        Returns
+        -------
+        int
+            At least 1.
+
+        Raises
+        ------
+        NotImplementedError
+            On the base class (each method states its own bound).
+        """
+        raise NotImplementedError
 
     def tracked(self) -> int:
         """How many items the protocol tracks to its last stage (the most ``top`` can return).
@@ -572,9 +655,10 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
         q′ = 1/g (Wang et al. 2017, Eq. 3), scaled to all users: ĉ = ĉ_l n/n_l. Variance, with
         c_l = clip(ĉ_l, 0, n_l) and c = clip(ĉ, 0, n) standing for the true counts:
           (n/n_l)² [ local_hashing_variance(n_l, c_l)                       (Wang et al. 2017, Eq. 3)
-                     + pool_variance(c_l)                                   (FLH pool term, docs/ldp_hashing.md)
+                     + Σ_{y≠x} c_y(c_y − 1)/((g − 1) k′)                    (FLH pool term, docs/ldp_hashing.md)
                      + n_l (c/n)(1 − c/n)(n − n_l)/(n − 1) ]                (sampling the group: hypergeometric)
-        The pool sum runs over the keys estimated here only (the others are unknown): a lower bound.
+        The pool sum runs over EVERY key the group's users hold, measured from the counts
+        (:func:`null_support_variance`), not only over the keys estimated here.
 
         Parameters
         ----------
@@ -632,7 +716,12 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
         c_l = np.clip(est_l, 0, users)
         c = np.clip(est_l * scale, 0, n)
         sampling = users * (c / n) * (1 - c / n) * (n - users) / max(n - 1, 1)  # hypergeometric
-        var_l = local_hashing_variance(self.gamma, self.g, users, c_l) + pool_variance(c_l, self.g, k_prime) + sampling
+        # the pool term of ALL keys, measured: E[null_support_variance] = users q′(1 − q′)
+        # + d² Σ_y c_y(c_y − 1)/((g − 1) k′) (docs/heavy_hitters.md, "Selection"); x's own share
+        # removed, the rest is the collision variance with every other key, heavy ones included
+        pool_all = (null_support_variance(counts) - users * q * (1 - q)) / d ** 2
+        pool = np.maximum(pool_all - c_l * np.maximum(c_l - 1, 0) / ((self.g - 1) * k_prime), 0)
+        var_l = local_hashing_variance(self.gamma, self.g, users, c_l) + pool + sampling
         return est_l * scale, var_l * scale ** 2
 
     def pooled_estimates(self, agg: HHAggregator, packed: Any, level_bits: Sequence[int],
@@ -689,7 +778,7 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
         sizes = agg.group_sizes()
         level = [agg._state[f"counts_{l:03d}"] for l in range(L)]
         pooled = {"level": 0, "counts": sum(level[1:], level[0].copy()), "users": agg.n}
-        _, q, d = self._pq()
+        d = self._pq()[2]
 
         def estimate(lvl: int, rows: np.ndarray, bits: int, complete: bool) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
             while pooled["level"] < lvl:  # levels are visited in order: drop the ones passed
@@ -702,7 +791,7 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
                 return np.zeros(m), np.zeros(m), np.full(m, np.inf)
             keys = bit_prefix_keys(_pack_rows(rows), bits, self.hash_key, agg.threads)
             est, var = self.count_estimates(agg, counts, users, keys, self.groups[lvl].k_prime)
-            return est, var, np.full(m, (agg.n / users) * math.sqrt(users * q * (1 - q)) / d)  # stderr of an empty key
+            return est, var, np.full(m, (agg.n / users) * math.sqrt(null_support_variance(counts)) / d)  # empty key
 
         return find_by_bit_prefixes([gr.shift for gr in self.groups], self.codec.max_length, estimate, select)
 

@@ -195,6 +195,37 @@ def extend_rows(rows: np.ndarray, offset: int, width: int, nbytes: int) -> np.nd
 Selector = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
+def bit_prefix_candidates(level_bits: Sequence[int], max_length: int, cap: int) -> int:
+    """The most complete strings :func:`find_by_bit_prefixes` can estimate (its returnable
+    candidates) when ``select`` keeps at most ``cap`` incomplete prefixes per level: at level l,
+    each of the S_l surviving prefixes (S_0 = 1, the empty one) of b_{l-1} bits ends as every
+    string of λ bytes with b_{l-1} <= 8λ < b_l, 2^(8λ − b_{l-1}) of them per λ.
+
+    Parameters
+    ----------
+    level_bits : sequence of int
+        b_l, strictly increasing.
+    max_length : int
+        The longest string.
+    cap : int
+        The most incomplete prefixes kept per level.
+
+    Returns
+    -------
+    int
+        The bound M >= 1.
+    """
+    survivors, prev, total = 1, 0, 0
+    for b in level_bits:
+        for lam in range(-(-prev // 8), min(max_length, (b - 1) // 8) + 1):
+            total += survivors << (8 * lam - prev)
+        if b > 8 * max_length:
+            break
+        survivors = min(cap, survivors << (b - prev))
+        prev = b
+    return max(total, 1)
+
+
 def find_by_bit_prefixes(level_bits: Sequence[int], max_length: int,
                          estimate: Callable[[int, np.ndarray, int, bool], Tuple[np.ndarray, np.ndarray, np.ndarray]],
                          select: Selector) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:

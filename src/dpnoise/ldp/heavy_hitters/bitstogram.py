@@ -85,6 +85,16 @@ class Bitstogram(HHProtocol, name="bitstogram"):
     def _aux(self, items: Any) -> Optional[np.ndarray]:
         return self.bucket(complete_keys(items, self.hash_key, 1) if self.strings else items)
 
+    def max_candidates(self) -> int:
+        """M = T (``buckets``): one reconstructed candidate per bucket.
+
+        Returns
+        -------
+        int
+            The bound the simultaneous intervals of ``top``/``above`` are over.
+        """
+        return self.options["buckets"]
+
     def _find(self, agg: Any) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         T = self.options["buckets"]
         keys0 = np.arange(T, dtype=np.uint64) << np.uint64(1)

@@ -30,6 +30,7 @@ from typing import Any, Dict, List, Tuple
 import numpy as np
 
 from ._base import Group, HHProtocol, _count
+from ._strings import bit_prefix_candidates
 
 CANDIDATE_BUDGET = 32768  # η = 10 for keep = 20: 3 levels for 32-bit items (measured: recall 1.00 vs 0.96 with 8192, docs/heavy_hitters.md)
 MAX_DEFAULT_K_PRIME = 16384
@@ -95,6 +96,20 @@ class PEM(HHProtocol, name="pem"):
             Increasing prefix lengths, the last one ``item_bits``.
         """
         return self._levels(self.key_bits, self.options["s0"], self.options["eta"])
+
+    def max_candidates(self) -> int:
+        """M: the last level's candidates, ``keep`` x 2^(b_{L-1} − b_{L-2}) (2^s0 with one level);
+        over strings, every complete string the kept prefixes can end as.
+
+        Returns
+        -------
+        int
+            The bound the simultaneous intervals of ``top``/``above`` are over.
+        """
+        bits = self.level_bits()
+        if self.strings:
+            return bit_prefix_candidates(bits, self.codec.max_length, self.options["keep"])
+        return 1 << bits[0] if len(bits) == 1 else min(self.options["keep"], 1 << bits[-2]) << (bits[-1] - bits[-2])
 
     def _find(self, agg: Any) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         bits = self.level_bits()

@@ -260,6 +260,20 @@ class StringPEM(HHProtocol, name="string_pem", aggregator=StringAggregator):
         return self.count_estimates(agg, counts, users, self._keys(_pack_rows(rows), np.full(rows.shape[0], b),
                                                                  agg.threads), self.options["k_prime"])
 
+    def max_candidates(self) -> int:
+        """M: the complete strings ``top`` can estimate, the empty one then at most ``keep`` per
+        later level (1 + keep (L − 1)); for integer items the last level's keep x 256 prefixes.
+
+        Returns
+        -------
+        int
+            The bound the simultaneous intervals of ``top``/``above`` are over.
+        """
+        keep, L = self.options["keep"], self.levels
+        if self.codec.fixed:
+            return 256 if L == 1 else min(keep, 256 ** (L - 1)) * 256
+        return 1 + keep * (L - 1)
+
     def _find(self, agg: HHAggregator) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:  # type: ignore[override]
         keep, L = self.options["keep"], self.levels
         sizes = agg.group_sizes()

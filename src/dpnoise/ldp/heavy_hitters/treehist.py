@@ -27,7 +27,8 @@ from typing import Any, Dict, Tuple
 
 import numpy as np
 
-from ._base import Group, HHProtocol, _count
+from ._base import Group, HHProtocol, _count, null_support_variance
+from ._strings import bit_prefix_candidates
 
 DEFAULT_K_PRIME = 4096  # per level: 16384 would keep 235 MiB of counters for 32-bit items (docs)
 
@@ -56,12 +57,28 @@ class TreeHist(HHProtocol, name="treehist"):
         """2k, at most max_keep: the items the last level keeps."""
         return min(2 * self.k, self.options["max_keep"])
 
+    def max_candidates(self) -> int:
+        """M: the last level's candidates, ``max_keep`` x 2^s (2^s with one level); over strings,
+        every complete string the kept prefixes can end as.
+
+        Returns
+        -------
+        int
+            The bound the simultaneous intervals of ``top``/``above`` are over.
+        """
+        if self.strings:
+            return bit_prefix_candidates([gr.shift for gr in self.groups], self.codec.max_length,
+                                         self.options["max_keep"])
+        B = self.item_bits
+        bits = [B - gr.shift for gr in self.groups]  # prefix lengths
+        return 1 << bits[0] if len(bits) == 1 else min(self.options["max_keep"], 1 << bits[-2]) << (bits[-1] - bits[-2])
+
     def _find(self, agg: Any) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         if self.strings:
             return self._find_string_prefixes(agg, self._alive)
         B, s = self.item_bits, self.options["bits_per_level"]
         bits = [gr.shift for gr in self.groups]
-        _, q, d = self._pq()
+        d = self._pq()[2]
         sizes = agg.group_sizes()
         cand = np.arange(1 << min(s, B), dtype=np.uint64)
         for l, shift in enumerate(bits):
@@ -69,7 +86,8 @@ class TreeHist(HHProtocol, name="treehist"):
             if l == len(bits) - 1:
                 return cand, est, var
             n_l = int(sizes[l])
-            sd0 = (agg.n / n_l) * math.sqrt(n_l * q * (1 - q)) / d  # stderr of an empty prefix
+            # stderr of an empty prefix, measured: LDP noise plus collisions with every held prefix
+            sd0 = (agg.n / n_l) * math.sqrt(null_support_variance(agg._state[f"counts_{l:03d}"])) / d
             alive = self._alive(est, sd0)
             if alive.size == 0:
                 empty = np.zeros(0)
