@@ -85,7 +85,13 @@ class ReleasePlan:
 
     def prepared_kernel(self) -> Any:
         """The plan's prepared C++ kernel (built once, kept by the plan), for plans that have
-        one-call scalar routes; None otherwise."""
+        one-call routes.
+
+        Returns
+        -------
+        object or None
+            The kernel, or None for plans without one (this base class).
+        """
         return None
 
     def __getstate__(self) -> Any:

@@ -61,9 +61,14 @@ class NoisyGridPlan(ReleasePlan):
         return R.sigma_to_variance_pair(self.param, "sigma")
 
     def prepared_kernel(self) -> Any:
-        """The prepared grid kernel (``_core.GridRelease``: the exact law converted once, its
-        tables built when cheap), kept by the plan; None in constant-time mode (its kernels
-        take the parameter per call)."""
+        """The prepared grid kernel: the exact law converted once, its tables built when cheap,
+        kept by the plan.
+
+        Returns
+        -------
+        dpnoise._core.GridRelease or None
+            The kernel; None in constant-time mode (its kernels take the parameter per call).
+        """
         if self.constant_time:
             return None
         kernel = self.__dict__.get("_kernel")
@@ -163,8 +168,13 @@ class RandomizedResponsePlan(ReleasePlan):
     table: Any = dataclasses.field(default=None, compare=False, repr=False)
 
     def prepared_kernel(self) -> Any:
-        """The prepared kernel (``_core.CategoricalRelease``, the exact γ converted once), kept by
-        the plan; None in constant-time mode (its table is ``table``)."""
+        """The prepared kernel: the exact γ converted once, kept by the plan.
+
+        Returns
+        -------
+        dpnoise._core.CategoricalRelease or None
+            The kernel; None in constant-time mode (its table is ``table``).
+        """
         if self.constant_time:
             return None
         kernel = self.__dict__.get("_kernel")

@@ -36,7 +36,18 @@ class SelectionPlan(ReleasePlan):
         return self.result(out)
 
     def result(self, out: np.ndarray) -> Any:
-        """The release from the kernel's int64 (rows, k) selections."""
+        """The release from the kernel's selections.
+
+        Parameters
+        ----------
+        out : numpy.ndarray
+            The kernel's int64 (rows, k) selected column indices.
+
+        Returns
+        -------
+        int or numpy.ndarray
+            An int (one vector, k = 1), a (k,) array, (rows,) or (rows, k) int64.
+        """
         if self.vector:
             return int(out[0, 0]) if self.k == 1 else out[0]
         return out[:, 0] if self.k == 1 else out
