@@ -113,6 +113,13 @@ def test_tiny_and_huge_sensitivities_fit_or_are_refused_only_when_no_grid_fits(z
                                                              constant_time=constant_time), d, constant_time)
 
 
+@pytest.mark.parametrize("constant_time", [False, True])
+def test_a_product_beyond_every_grid_is_a_value_error_naming_the_multiplier(constant_time):
+    """z·C = 1.7e314 is no double: 0.7.1 raised a bare OverflowError converting it."""
+    with pytest.raises(ValueError, match=r"noise_multiplier=1000000\.0 with sensitivity=1\.7e\+308: no grid"):
+        GaussianMechanism(noise_multiplier=1e6, sensitivity=1.7e308, constant_time=constant_time)
+
+
 @settings(max_examples=300, deadline=None, derandomize=True)
 @given(j=st.integers(-3, 10), nudge=st.sampled_from([0.0, 2.0**-52, -(2.0**-53), 2.0**-50, -(2.0**-50)]),
        frac=st.floats(1.0, 2.0, exclude_max=True), exact=st.booleans(),

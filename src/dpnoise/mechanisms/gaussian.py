@@ -443,7 +443,8 @@ class GaussianMechanism(Mechanism):
         units = _grid.grid_units(self.sensitivity, k)
         if units + spread > MAX_PART:
             raise ValueError(f"granularity 2^{k} is too fine for sensitivity={self.sensitivity} "
-                             f"(beyond 2^62 grid units)")
+                             f"(beyond 2^62 grid units)" + ("" if self.granularity_exponent is not None else
+                                                            f"; no coarser grid is accepted (k <= {highest})"))
         tried: Dict[int, Tuple[float, float]] = {}
 
         def at(j: int) -> Tuple[float, float]:
@@ -518,8 +519,8 @@ class GaussianMechanism(Mechanism):
             k = math.floor(math.log2(sens_real) - MULTIPLIER_WIDENING_BITS - math.log2(spread))
             k = min(max(min(k, bottom), top, lowest), highest)
             if not top <= k <= bottom:
-                raise ValueError(f"noise_multiplier={z} with sensitivity={sens_real} gives σ = z·Δ = {float(target):.3g}, "
-                                 f"which no grid 2^k with k in [{lowest}, {highest}] puts within [2^10, "
+                raise ValueError(f"noise_multiplier={z} with sensitivity={sens_real}: no grid 2^k with k in "
+                                 f"[{lowest}, {highest}] puts σ = z·Δ within [2^10, "
                                  f"2^{math.log2(high):.0f}] grid units{' (constant_time=True)' if self.constant_time else ''}")
         units = _grid.grid_units(sens_real, k)
         if units + spread > MAX_PART:
