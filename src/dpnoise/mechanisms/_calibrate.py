@@ -1,8 +1,9 @@
 """Calibration searches in bounded time: the least noise parameter at or above a start value
-that meets a monotone target, by doubling steps then bisection (never a fixed-factor creep)."""
+that meets a monotone target, by doubling steps then bisection (never a fixed-factor creep);
+the finest grid exponent whose noise parameter fits the samplers' range, by bisection."""
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Optional
 
 
 def least_at_or_above(ok: Callable[[float], bool], start: float, *, rel: float = 1e-9,
@@ -28,4 +29,21 @@ def least_at_or_above(ok: Callable[[float], bool], start: float, *, rel: float =
             hi = mid
         else:
             lo = mid
+    return hi
+
+
+def least_fitting_exponent(fits: Callable[[int], bool], lo: int, hi: int) -> Optional[int]:
+    """The least grid exponent k in [lo, hi] with fits(k), for fits monotone in k (false on
+    finer grids, true on coarser ones), by bisection: about log2(hi - lo) + 1 evaluations, the
+    coarsest (hi) first. None when even hi does not fit (or lo > hi). The k returned is one at
+    which fits was evaluated true, so a caller's range holds at it even if fits were not
+    monotone (it would then only not be the finest)."""
+    if lo > hi or not fits(hi):
+        return None
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if fits(mid):
+            hi = mid
+        else:
+            lo = mid + 1
     return hi

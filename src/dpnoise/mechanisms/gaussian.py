@@ -22,7 +22,7 @@ from ._base import (
     Mechanism, as_integer_array, as_real_array, check_beta, check_delta, check_epsilon, check_rho,
     check_sensitivity, integers_on_grid, normalise_shape, size_of,
 )
-from ._calibrate import least_at_or_above
+from ._calibrate import least_at_or_above, least_fitting_exponent
 from ._plan import KEPT_FLOATS, GRID_BOUND, INTEGER_BOUND, MAX_GAUSSIAN_SIGMA, NoisyGridPlan
 
 
@@ -286,7 +286,8 @@ class GaussianMechanism(Mechanism):
     (the constant-time mode).
 
     The DP-SGD form: ``noise_multiplier`` z gives σ = z·Δ (effective σ/(zΔ) in [1, 1 + 2^-20])
-    on a grid that widens Δ by at most max(2^-17, √d·z·2^-29) of it (d coordinates); ``sample_rate`` q then charges each call as
+    on a grid that widens Δ by at most max(2^-17, √d·z·2^-29) of it (d coordinates; √d·z·2^-19
+    with ``constant_time=True``); ``sample_rate`` q then charges each call as
     one Poisson-subsampled Gaussian event (docs/ml.md). float32 input gives float32 output, and
     ``mech(x, out=buf)`` writes into ``buf`` (which may be ``x``), docs/security.md.
 
@@ -424,24 +425,49 @@ class GaussianMechanism(Mechanism):
             self._cache[count] = self._calibrate_multiplier(count)
             return self._cache[count]
         spread = math.sqrt(count)
+        # the grid exponents the release accepts (constant time: a narrower range, _ct)
+        lowest, highest = (_ct.MIN_EXPONENT, _ct.MAX_EXPONENT) if self.constant_time else \
+            (_grid.MIN_EXPONENT, _grid.MAX_EXPONENT)
         k = self.granularity_exponent
         if k is None:
             k = _grid.default_exponent(self.sensitivity, spread)
-            # keep σ within the sampler's range: σ_real ≈ σ(Δ)·(1 + 2/1024), and the profile
-            # search raises it by less than the 1% added here (a step below catches the rest)
+            # start where σ_real ≈ σ(Δ)·(1 + 2/1024)·1.01 fits the sampler's range; the search
+            # below coarsens the grid when the widening (√d grid units) or the profile needs more
             with np.errstate(over="ignore"):
                 est = self._formula_sigma(self.sensitivity * (1 + 2 / _grid.WIDENING)) * 1.01
-            k = min(max(k, math.ceil(math.log2(est / self._max_sigma))), _grid.MAX_EXPONENT)
-        for _ in range(4):
-            units = _grid.grid_units(self.sensitivity, k)
-            if units + spread > MAX_PART:
-                raise ValueError(f"granularity 2^{k} is too fine for sensitivity={self.sensitivity} "
-                                 f"(beyond 2^62 grid units)")
-            sens: float = math.floor(units) + 1 if count == 1 else units + spread
-            sigma = _grid.round_up_short(self._sigma_units(sens, count))
-            if sigma <= self._max_sigma or self.granularity_exponent is not None or k >= _grid.MAX_EXPONENT:
-                break
-            k += 1  # coarser grid: σ in grid units halves (nearly)
+            if math.isfinite(est):
+                k = max(k, math.ceil(math.log2(est / self._max_sigma)))
+            else:
+                k = highest
+            k = min(max(k, lowest), highest)
+        units = _grid.grid_units(self.sensitivity, k)
+        if units + spread > MAX_PART:
+            raise ValueError(f"granularity 2^{k} is too fine for sensitivity={self.sensitivity} "
+                             f"(beyond 2^62 grid units)" + ("" if self.granularity_exponent is not None else
+                                                            f"; no coarser grid is accepted (k <= {highest})"))
+        tried: Dict[int, Tuple[float, float]] = {}
+
+        def at(j: int) -> Tuple[float, float]:
+            """(widened L2 sensitivity, final σ) in grid units on the grid 2^j."""
+            if j not in tried:
+                u = _grid.grid_units(self.sensitivity, j)
+                sens_j: float = math.floor(u) + 1 if count == 1 else u + spread
+                tried[j] = (sens_j, _grid.round_up_short(self._sigma_units(sens_j, count)))
+            return tried[j]
+
+        sens, sigma = at(k)
+        if sigma > self._max_sigma and self.granularity_exponent is None:
+            # a coarser grid shrinks the widened sensitivity in grid units, hence the final σ
+            # (monotone in k): the finest grid whose final σ fits, if any grid does
+            found = least_fitting_exponent(lambda j: at(j)[1] <= self._max_sigma, k + 1, highest)
+            k = highest if found is None else found
+            sens, sigma = at(k)
+            if sigma > self._max_sigma:  # not even the coarsest grid: the √d grid units it adds
+                raise ValueError(f"{self._what()} needs σ above 2^{math.log2(self._max_sigma):.0f} grid units on "
+                                 f"every grid for {count} coordinate(s) (σ = {sigma:.3g} on the coarsest, 2^{k}: "
+                                 f"rounding widens the L2 sensitivity by up to √{count} grid units; noisy values must "
+                                 f"stay exact{'; constant_time=True' if self.constant_time else ''}): use a larger "
+                                 + ("rho" if self.rho is not None else "epsilon or delta"))
         if sigma > self._max_sigma:
             hint = "a coarser granularity or " if self.granularity_exponent is not None else ""
             raise ValueError(f"{self._what()} needs σ = {sigma:.3g} grid units on the grid 2^{k} for "
@@ -453,29 +479,59 @@ class GaussianMechanism(Mechanism):
 
     def _calibrate_multiplier(self, count: int) -> Tuple[int, float, float, PrivacyLoss]:
         """The DP-SGD form: σ = z·Δ (rounded up to 21 significant bits in grid units, so the
-        effective σ/(zΔ) is in [1, 1 + 2^-20]) on a grid fine enough that the widened L2
-        sensitivity Δ + √d·2^k exceeds Δ by at most 2^-17 of it (hence the charged ε moves by
-        far less than 10^-3), within σ <= 2^30 grid units (which, for d > 2^26/z², bounds the
-        widening by √d·z·2^-29 instead); σ >= 2^10 grid units always, which
-        the subsampled loss below needs (docs/ml.md, "Accounting the discrete noise")."""
+        effective σ/(zΔ) is in [1, 1 + 2^-20], plus at most 2^-49 of upward float slack) on a grid
+        fine enough that the widened L2 sensitivity Δ + √d·2^k exceeds Δ by at most 2^-17 of it
+        (hence the charged ε moves by far less than 10^-3), within a final σ <= 2^30 grid units
+        (2^20 with constant_time; which, for d > 2^26/z², bounds the widening by about
+        √d·z·2^-29, resp. √d·z·2^-19, instead); σ >= 2^10 grid units always, which the
+        subsampled loss below needs (docs/ml.md, "Accounting the discrete noise"). The range is
+        checked on the rounded σ itself: z·Δ/2^k = 2^30 exactly rounds up past 2^30, so that grid
+        is one step too fine (issue #33)."""
         z, sens_real = self.noise_multiplier, self.sensitivity
         assert z is not None
         spread = math.sqrt(count)
         target = Fraction(z) * Fraction(sens_real)  # σ in the query's units, exactly
+        low, high = 2.0**MIN_SUBSAMPLED_SIGMA_BITS, self._max_sigma  # σ's range in grid units
+
+        def sigma_at(j: int) -> float:
+            """The final σ in grid units on the grid 2^j: z·Δ/2^j rounded up (never less noise)."""
+            return _grid.round_up_short(float(target / Fraction(2) ** j) * (1 + 2**-50))
+
         k = self.granularity_exponent
         if k is None:
+            lowest, highest = (_ct.MIN_EXPONENT, _ct.MAX_EXPONENT) if self.constant_time else \
+                (_grid.MIN_EXPONENT, _grid.MAX_EXPONENT)
+            # the grids whose *final* σ is in [2^10, 2^30 (2^20)]: k in [top, bottom], as σ falls
+            # when k rises; first from logarithms (exact ones of the integers), then settled on
+            # the rounded σ itself, which may pass 2^30 where z·Δ/2^k is exactly 2^30
+            log_target = math.log2(target.numerator) - math.log2(target.denominator)
+            top = math.ceil(log_target - math.log2(high))
+            while sigma_at(top) > high:
+                top += 1
+            while sigma_at(top - 1) <= high:
+                top -= 1
+            bottom = math.floor(log_target - MIN_SUBSAMPLED_SIGMA_BITS)
+            while sigma_at(bottom) < low:
+                bottom -= 1
+            while sigma_at(bottom + 1) >= low:
+                bottom += 1
+            # the grid that widens Δ by at most 2^-17 of it, within [top, bottom]
             k = math.floor(math.log2(sens_real) - MULTIPLIER_WIDENING_BITS - math.log2(spread))
-            k = min(k, math.floor(math.log2(target) - MIN_SUBSAMPLED_SIGMA_BITS))  # σ >= 2^10 units
-            k = max(k, math.ceil(math.log2(target) - math.log2(self._max_sigma)))  # σ <= 2^30 (2^20) units
-            k = min(max(k, _grid.MIN_EXPONENT), _grid.MAX_EXPONENT)
+            k = min(max(min(k, bottom), top, lowest), highest)
+            if not top <= k <= bottom:
+                raise ValueError(f"noise_multiplier={z} with sensitivity={sens_real}: no grid 2^k with k in "
+                                 f"[{lowest}, {highest}] puts σ = z·Δ within [2^10, "
+                                 f"2^{math.log2(high):.0f}] grid units{' (constant_time=True)' if self.constant_time else ''}")
         units = _grid.grid_units(sens_real, k)
         if units + spread > MAX_PART:
-            raise ValueError(f"granularity 2^{k} is too fine for sensitivity={sens_real} (beyond 2^62 grid units)")
+            raise ValueError(f"granularity 2^{k} is too fine for sensitivity={sens_real} (beyond 2^62 grid units)"
+                             + ("" if self.granularity_exponent is not None else
+                                f": noise_multiplier={z} is too small for σ to reach 2^10 grid units on a coarser grid"))
         sens: float = math.floor(units) + 1 if count == 1 else units + spread
-        sigma = _grid.round_up_short(float(target / Fraction(2) ** k) * (1 + 2**-50))
-        if not 2.0**MIN_SUBSAMPLED_SIGMA_BITS <= sigma <= self._max_sigma:
+        sigma = sigma_at(k)
+        if not low <= sigma <= high:
             raise ValueError(f"noise_multiplier={z} with sensitivity={sens_real} needs σ = {sigma:.3g} grid units on "
-                             f"the grid 2^{k}, outside [2^10, 2^{math.log2(self._max_sigma):.0f}]"
+                             f"the grid 2^{k}, outside [2^10, 2^{math.log2(high):.0f}]"
                              f"{' (constant_time=True)' if self.constant_time else ''}: choose another granularity")
         if self.sample_rate is None:
             loss = self._loss(sigma, sens, count)

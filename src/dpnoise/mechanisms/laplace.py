@@ -19,7 +19,7 @@ from ._base import (
     Mechanism, as_integer_array, as_real_array, check_beta, check_delta, check_epsilon,
     check_sensitivity, integers_on_grid, normalise_shape, size_of,
 )
-from ._calibrate import least_at_or_above
+from ._calibrate import least_at_or_above, least_fitting_exponent
 from ._plan import KEPT_FLOATS, GRID_BOUND, INTEGER_BOUND, MAX_LAPLACE_SCALE, NoisyGridPlan
 
 # The accountants enumerate the Δ + 1 loss values of a discrete Laplace up to this Δ.
@@ -285,17 +285,33 @@ class LaplaceMechanism(Mechanism):
                 sens = int(self.sensitivity)  # integer query, integer sensitivity: no rounding
             else:
                 k = self.granularity_exponent
+                # the grid exponents the release accepts (constant time: a narrower range)
+                lowest, highest = (_ct.MIN_EXPONENT, _ct.MAX_EXPONENT) if self.constant_time else \
+                    (_grid.MIN_EXPONENT, _grid.MAX_EXPONENT)
                 if k is None:
                     k = _grid.default_exponent(self.sensitivity, count)
                     # keep Δ/2^k/ε within half the scale limit: coarsen the grid for tiny ε
                     need = math.log2(self.sensitivity) - math.log2(self.epsilon) - math.log2(self._max_scale / 2)
-                    k = min(max(k, math.ceil(need)), _grid.MAX_EXPONENT)
+                    k = min(max(k, math.ceil(need), lowest), highest)
                 units = _grid.grid_units(self.sensitivity, k)
                 if units + count > MAX_PART:
                     raise ValueError(f"granularity 2^{k} is too fine for sensitivity={self.sensitivity} "
                                      f"over {count} coordinates (beyond 2^62 grid units)")
                 sens = math.floor(units) + count
             scale = discrete_laplace_scale(sens, self.epsilon, self.delta)
+            if k is not None and self.granularity_exponent is None and scale > self._max_scale:
+                # the widening (+count grid units) pushed the scale past the limit: a coarser grid
+                # shrinks Δ in grid units, hence the scale (monotone in k), so take the finest
+                # grid whose final scale fits, if any grid does
+                def sens_at(j: int) -> int:
+                    return math.floor(_grid.grid_units(self.sensitivity, j)) + count
+
+                found = least_fitting_exponent(
+                    lambda j: discrete_laplace_scale(sens_at(j), self.epsilon, self.delta) <= self._max_scale,
+                    k + 1, highest)
+                k = highest if found is None else found
+                sens = sens_at(k)
+                scale = discrete_laplace_scale(sens, self.epsilon, self.delta)
             check_laplace_scale(scale, what + ("" if k is None else f" on the grid 2^{k}"))
             self._cache[key] = (k, sens, scale)
         return self._cache[key]
