@@ -4,7 +4,9 @@
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
+#include <algorithm>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -224,12 +226,48 @@ inline random::StreamKey key_from_bytes(const py::bytes& b, const char* name) {
 struct ExactGamma {
     exact::BigUint num, den;
 };
+// A non-negative Python int that fits 64 bits, read without Python-level arithmetic (the common
+// case of an exact gamma); big_from_py otherwise.
+inline exact::BigUint small_or_big_from_py(const py::int_& v, const char* name) {
+    const unsigned long long x = PyLong_AsUnsignedLongLong(v.ptr());
+    if (x == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {
+        PyErr_Clear();  // negative or beyond 64 bits: the general conversion says which
+        return big_from_py(v, name);
+    }
+    exact::BigUint b;
+    if (x != 0) b.limb.push_back(static_cast<uint64_t>(x));
+    return b;
+}
 inline ExactGamma exact_gamma(const py::int_& num, const py::int_& den) {
-    return ExactGamma{big_from_py(num, "gamma_num"), big_from_py(den, "gamma_den")};
+    return ExactGamma{small_or_big_from_py(num, "gamma_num"), small_or_big_from_py(den, "gamma_den")};
 }
 // THE randomized-response kernel of every binding: keep with probability 1/(1 + (k-1) e^-gamma).
+// Its certified keep probability costs microseconds to build, more than a client's report, so
+// the last kernels built are kept (immutable; by categories and exact gamma; least recently
+// used out) and copied out: the same kernel, built once.
 inline exact::RandomizedResponseKernel rr_kernel(uint64_t categories, const ExactGamma& gamma) {
-    return exact::RandomizedResponseKernel(categories, gamma.num, gamma.den);
+    struct Entry {
+        uint64_t k;
+        std::vector<uint64_t> num, den;
+        std::shared_ptr<const exact::RandomizedResponseKernel> kernel;
+    };
+    static std::mutex mutex;
+    static std::vector<Entry> entries;  // most recent last; at most 16
+    {
+        std::lock_guard<std::mutex> lock(mutex);
+        for (auto it = entries.begin(); it != entries.end(); ++it) {
+            if (it->k == categories && it->num == gamma.num.limb && it->den == gamma.den.limb) {
+                const auto kernel = it->kernel;
+                if (it + 1 != entries.end()) std::rotate(it, it + 1, entries.end());
+                return *kernel;
+            }
+        }
+    }
+    auto kernel = std::make_shared<const exact::RandomizedResponseKernel>(categories, gamma.num, gamma.den);
+    std::lock_guard<std::mutex> lock(mutex);
+    if (entries.size() >= 16) entries.erase(entries.begin());
+    entries.push_back(Entry{categories, gamma.num.limb, gamma.den.limb, kernel});
+    return *kernel;
 }
 inline exact::RandomizedResponseKernel rr_kernel(uint64_t categories, const py::int_& num, const py::int_& den) {
     return rr_kernel(categories, exact_gamma(num, den));

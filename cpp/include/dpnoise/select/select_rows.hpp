@@ -35,6 +35,16 @@ struct Selection {
     static constexpr size_t kRowsPerStream = 64;
 };
 
+// The certified coin tables of one gamma, kept in the request layer's cache (immutable, by
+// (num, den), least recently used out): building them costs about 500 certified exponentials,
+// more than a whole selection over 1,000 candidates. The cache changes only the time.
+struct GapCoinsOfGamma {
+    using Param = exact::Rational;
+    using Table = GapCoins;
+    static std::pair<uint64_t, uint64_t> key(const Param& p) { return {p.num, p.den}; }
+    static GapCoins build(const Param& p) { return GapCoins(p.num, p.den); }
+};
+
 // out: rows x k int64, row-major. gamma > 0; 1 <= k <= s.cols.
 template <class Family, class Policy = exact::NeverForceRefinement>
 void select_rows(Family& family, const ScoreMatrix& s, Method method, exact::Rational gamma, size_t k, int64_t* out,
@@ -45,7 +55,8 @@ void select_rows(Family& family, const ScoreMatrix& s, Method method, exact::Rat
     constexpr size_t kUnit = Selection::kRowsPerStream;
     switch (method) {
         case Method::permute_and_flip: {
-            const GapCoins coins(gamma.num, gamma.den);
+            const std::shared_ptr<const GapCoins> cached = request::TableCache<GapCoinsOfGamma>::get(gamma);
+            const GapCoins& coins = *cached;
             random::for_each_chunk<kUnit>(family, s.rows, threads, [&s, k, out, &coins](auto& bits, size_t b, size_t e) {
                 RowWork work(s.cols);
                 PermuteAndFlip<Policy> once{&coins, &work.accepted};
@@ -57,7 +68,8 @@ void select_rows(Family& family, const ScoreMatrix& s, Method method, exact::Rat
             return;
         }
         case Method::exponential_mechanism: {
-            const GapCoins coins(gamma.num, gamma.den);
+            const std::shared_ptr<const GapCoins> cached = request::TableCache<GapCoinsOfGamma>::get(gamma);
+            const GapCoins& coins = *cached;
             random::for_each_chunk<kUnit>(family, s.rows, threads, [&s, k, out, &coins](auto& bits, size_t b, size_t e) {
                 RowWork work(s.cols);
                 ExponentialMechanism<Policy> once{&coins};
