@@ -38,3 +38,17 @@ def test_through_the_dpnoise_command(capsys):
     assert main(["audit", "--alpha", "1e-301"]) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1 and "alpha" in err
+
+
+def test_a_peer_that_refuses_the_epsilon_is_a_failed_row_not_a_traceback(monkeypatch):
+    from dpnoise.audit import catalogue as catalogue_module
+    from dpnoise.audit.catalogue import Entry
+
+    def refuses(seed):
+        raise ValueError("epsilon too small for this peer")
+    monkeypatch.setitem(catalogue_module.PEERS, "fakepeer",
+                        lambda eps: [Entry("FakeMechanism", "fakepeer", e, 0.0, refuses, ((0, 1),), expect="measured")
+                                     for e in eps])
+    rc, out, err = run(["--only", "fakepeer", "--epsilons", "1", "--trials", "1000"])
+    assert rc == 1 and "ERROR: cannot build the mechanism: ValueError: epsilon too small" in out
+    assert "Traceback" not in err
