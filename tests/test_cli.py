@@ -1,6 +1,7 @@
 """The command line: sample prints what it is asked for, demo runs end to end, bench reports,
 and every usage error is one line with exit status 2 before any work."""
 import json
+import sys
 
 import numpy as np
 import pytest
@@ -143,7 +144,7 @@ def test_sample_seed_at_the_top_of_its_range_works(capsys):
 def test_bench_quick_json_has_the_documented_record(capsys):
     assert main(["bench", "--quick", "--json", "--repeats", "1", "--no-progress"]) == 0
     rec = json.loads(capsys.readouterr().out)
-    assert rec["schema"] == "dpnoise-bench/2" and rec["schema_version"] == 2
+    assert rec["schema"] == "dpnoise-bench/3" and rec["schema_version"] == 3
     assert {"created", "dpnoise_version", "machine", "settings", "results", "notes", "loaded",
             "seconds_total"} <= rec.keys()
     assert {"cpu", "cores", "usable_cores", "platform", "python", "numpy", "chacha20_backend",
@@ -280,3 +281,15 @@ def test_demo_plot_has_axis_labels(tmp_path, capsys, monkeypatch):
     assert main(["demo", "-n", "20000", "--devices", "20000", "--plot", str(path)]) == 0
     assert path.stat().st_size > 1000
     assert len(labels) == 3 and all(x and y for x, y in labels), labels
+
+
+@pytest.mark.parametrize("argv", [["demo", "--plot", "p.png"], ["bench", "--plot", "p.png"],
+                                  ["audit", "--plot", "p.png"]])
+def test_plot_hint_names_a_command_that_works_from_a_source_checkout(argv, tmp_path, monkeypatch, capsys):
+    """``pip install 'dpnoise[plot]'`` fails from a source checkout (issue 33): the hint names
+    matplotlib itself; one line, exit status 2."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib raises ImportError
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "pip install matplotlib" in err and "dpnoise[plot]" not in err and err.count("\n") == 1

@@ -26,8 +26,9 @@ an entry point of the group ``dpnoise.bench``::
     ))
 
 The JSON record (``dpnoise bench --json``) is described field by field in docs/bench.md; its
-``schema`` is ``"dpnoise-bench/2"`` and ``schema_version`` 2 (version 1, before utility
-metrics, kept only the best time).
+``schema`` is ``"dpnoise-bench/3"`` and ``schema_version`` 3 (version 2 had no missing
+metrics: a utility hook that returned fewer metrics than declared, or raised, lost its whole row;
+version 1, before utility metrics, kept only the best time).
 """
 from __future__ import annotations
 
@@ -44,8 +45,8 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 
 import numpy as np
 
-SCHEMA = "dpnoise-bench/2"
-SCHEMA_VERSION = 2
+SCHEMA = "dpnoise-bench/3"
+SCHEMA_VERSION = 3
 ENTRY_POINT_GROUP = "dpnoise.bench"
 BUILTIN_MODULE = "dpnoise.demos.workloads"
 
@@ -181,13 +182,14 @@ class Peer:
     make : callable
         (module, ctx, state) -> (call, items).
     utility : callable, optional
-        (module, ctx, state) -> metrics dict.
+        (module, ctx, state) -> metrics dict; a declared metric it leaves out (or gives as
+        None or NaN) is recorded as missing (None), the row and its timing are kept.
     """
 
     library: str                 # import name, e.g. "opendp.prelude", "diffprivlib", "dp_accounting"
     name: str                    # what is timed, e.g. "OpenDP make_laplace (int vector)"
     make: Callable[[Any, Context, Any], Tuple[Callable[[], object], int]]
-    utility: Optional[Callable[[Any, Context, Any], Dict[str, float]]] = None
+    utility: Optional[Callable[[Any, Context, Any], Dict[str, Optional[float]]]] = None
 
 
 @dataclass(frozen=True)
@@ -215,7 +217,9 @@ class Workload:
     metrics : tuple of str
         The names of the metrics ``utility`` returns (see :data:`KNOWN_METRICS`).
     utility : callable(ctx, state) -> dict of str to float
-        Untimed, called once per row before the timing, on the state ``setup`` built.
+        Untimed, called once per row before the timing, on the state ``setup`` built. A
+        declared metric it does not give is recorded as missing (None); if it raises, the row
+        keeps its timing and records ``utility_error``.
     size : callable(ctx) -> str
         A short description of the size used (e.g. "20,000 devices, d=1024").
     in_quick : bool
@@ -488,11 +492,41 @@ def _failure(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {str(exc)[:200]}"
 
 
-def _utility(fn: Callable[[], Dict[str, float]], metrics: Tuple[str, ...]) -> Dict[str, float]:
-    values = fn()
-    if set(values) != set(metrics):
-        raise ValueError(f"utility returned metrics {sorted(values)}, declared {sorted(metrics)}")
-    return {k: float(values[k]) for k in metrics}
+def _metric_value(value: Any) -> Optional[float]:
+    """A metric as a finite float, or None (missing) for None, NaN, ±inf and non-numbers."""
+    if value is None or isinstance(value, (str, bytes)):
+        return None
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def _utility(fn: Callable[[], Dict[str, Any]], metrics: Tuple[str, ...]) -> Dict[str, Any]:
+    """The utility fields of a row: ``utility`` holds every declared metric, in declared order,
+    as a float or None (missing: not returned, None, not a finite number). A hook that raises or
+    returns no mapping keeps the row (its timing is measured apart): ``utility`` is then None and
+    ``utility_error`` says why. ``utility_note`` names missing and undeclared metrics."""
+    try:
+        values = fn()
+        if not hasattr(values, "keys"):
+            raise TypeError(f"utility returned {type(values).__name__}, not a dict of metrics")
+        values = dict(values)
+    except Exception as exc:  # noqa: BLE001 - the timing of the row stands without its utility
+        return {"utility": None, "utility_error": _failure(exc)}
+    util = {k: _metric_value(values.get(k)) for k in metrics}
+    out: Dict[str, Any] = {"utility": util}
+    missing = [k for k in metrics if util[k] is None]
+    extra = sorted(str(k) for k in values if k not in util)
+    notes = []
+    if missing:
+        notes.append("missing (not returned or not a finite number): " + ", ".join(missing))
+    if extra:
+        notes.append("undeclared, not recorded: " + ", ".join(extra))
+    if notes:
+        out["utility_note"] = "; ".join(notes)
+    return out
 
 
 def _run_peer(peer: Peer, w: Workload, ctx: Context, state: Any, ours: float, items: int) -> Dict[str, Any]:
@@ -508,20 +542,23 @@ def _run_peer(peer: Peer, w: Workload, ctx: Context, state: Any, ours: float, it
         call, n = peer.make(module, ctx, state)
         call()  # warm-up
         times = summarize(time_calls(call, ctx.repeats))
-        util = (_utility(lambda: peer.utility(module, ctx, state), w.metrics)  # type: ignore[misc]
-                if peer.utility is not None and w.metrics else None)
     except Exception as exc:  # noqa: BLE001 - a peer's API drift must not stop the run
         return {"library": peer.library, "name": peer.name, "skipped": f"failed: {_failure(exc)}"}
+    # measured apart from the timing: a peer's utility that returns fewer metrics than declared,
+    # or raises, keeps its row and timing (the missing metrics are None)
+    util: Dict[str, Any] = ({"utility": None} if peer.utility is None or not w.metrics else
+                            _utility(lambda: peer.utility(module, ctx, state), w.metrics))  # type: ignore[misc]
     thr = n / times["min"]
     return {"library": peer.library, "version": _version_of(peer.library, module), "name": peer.name,
             "items": int(n), "same_size": int(n) == items, "seconds": times, "throughput": thr,
-            "ratio": ours / thr, "utility": util, "utility_seeded": False}
+            "ratio": ours / thr, **util, "utility_seeded": False}
 
 
 def run_workload(w: Workload, ctx: Context, peers: bool = False) -> Dict[str, Any]:
     """One row: ``w`` at ``ctx.epsilon`` (utility first, then the timings of dpnoise, its
     reference and, with ``peers``, its installed peers). An exception in the workload itself is
-    recorded in the row's ``error`` field.
+    recorded in the row's ``error`` field; one in its ``utility`` hook in ``utility_error``
+    (the timings are kept), and a declared metric the hook does not give is None.
 
     Parameters
     ----------
@@ -544,8 +581,9 @@ def run_workload(w: Workload, ctx: Context, peers: bool = False) -> Dict[str, An
         items = int(w.items(ctx))
         row["items"] = items
         row["size"] = w.size(ctx) if w.size is not None else f"{items:,} {w.unit} per call"
-        row["utility"] = (_utility(lambda: w.utility(ctx, state), w.metrics)  # type: ignore[misc]
-                          if w.utility is not None else None)
+        # before the timing (the timed calls must not move the seeded streams), kept apart from it
+        row.update(_utility(lambda: w.utility(ctx, state), w.metrics)  # type: ignore[misc]
+                   if w.utility is not None else {"utility": None})
         w.run(ctx, state)  # warm-up: tables, caches, first-touch of pages
         times = summarize(time_calls(lambda: w.run(ctx, state), ctx.repeats))
     except Exception as exc:  # noqa: BLE001 - one broken workload must not stop the others
@@ -705,10 +743,23 @@ def _rate(thr: float, unit: str) -> str:
     return f"{thr / 1e6:7.2f} Mop/s" if thr >= 1e6 else f"{thr:9.1f} op/s"
 
 
-def _metrics(util: Optional[Dict[str, float]]) -> str:
+MISSING = "\u2014"  # an em dash: a declared utility metric the hook did not give
+
+
+def _metrics(util: Optional[Dict[str, Optional[float]]]) -> str:
     if not util:
         return ""
-    return ", ".join(f"{k} {v:.4g}" for k, v in util.items())
+    return ", ".join(f"{k} {MISSING if v is None else format(v, '.4g')}" for k, v in util.items())
+
+
+def _utility_text(entry: Dict[str, Any]) -> str:
+    """"; utility: ..." for a row or peer entry (with its error or note), or ""."""
+    text = f"; utility: {_metrics(entry['utility'])}" if entry.get("utility") else ""
+    if entry.get("utility_error"):
+        text += f"; utility failed: {entry['utility_error']}"
+    elif entry.get("utility_note"):
+        text += f" ({entry['utility_note']})"
+    return text
 
 
 def format_table(record: Dict[str, Any]) -> str:
@@ -747,16 +798,13 @@ def format_table(record: Dict[str, Any]) -> str:
             lines.append(head + f"{'-':34s} {'-':>7s}")
         else:
             lines.append(head + f"{ref['name'][:34]:34s} {r['ratio']:6.2f}x")
-        detail = f"      size: {r['size']}"
-        if r["utility"]:
-            detail += f"; utility: {_metrics(r['utility'])}"
-        lines.append(detail)
+        lines.append(f"      size: {r['size']}" + _utility_text(r))
         for p in r["peers"]:
             if "skipped" in p:
                 lines.append(f"      peer {p['name']}: skipped ({p['skipped']})")
                 continue
             size = "" if p["same_size"] else f" on {p['items']:,} {r['unit']} (dpnoise: {r['items']:,})"
-            util = f"; utility: {_metrics(p['utility'])}" if p["utility"] else ""
+            util = _utility_text(p)
             lines.append(f"      peer {p['name']} {p['version']}: {_rate(p['throughput'], r['unit']).strip()}{size}, "
                          f"dpnoise/peer {p['ratio']:.2f}x{util}")
     lines.append("")
@@ -781,12 +829,12 @@ def plot(record: Dict[str, Any], path: str) -> None:
     Raises
     ------
     ImportError
-        matplotlib is not installed (``pip install 'dpnoise[plot]'``).
+        matplotlib is not installed (``pip install matplotlib``).
     """
     try:
         import matplotlib
     except ImportError as exc:
-        raise ImportError("--plot needs matplotlib: pip install 'dpnoise[plot]'") from exc
+        raise ImportError("--plot needs matplotlib: pip install matplotlib") from exc
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -803,9 +851,10 @@ def plot(record: Dict[str, Any], path: str) -> None:
             continue
         metric = next(iter(r["utility"]))
         lib = curves.setdefault((r["workload"], metric), {})
-        lib.setdefault("dpnoise", []).append((r["epsilon"], r["utility"][metric]))
+        if r["utility"][metric] is not None:  # a missing metric is no point
+            lib.setdefault("dpnoise", []).append((r["epsilon"], r["utility"][metric]))
         for p in r["peers"]:
-            if "skipped" not in p and p["utility"]:
+            if "skipped" not in p and p.get("utility") and p["utility"].get(metric) is not None:
                 lib.setdefault(p["library"], []).append((r["epsilon"], p["utility"][metric]))
     panels = len(curves)
     cols = 3

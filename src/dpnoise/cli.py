@@ -94,7 +94,7 @@ def _plot_file(path: str) -> str:
     try:
         import matplotlib  # noqa: F401
     except ImportError as exc:
-        raise argparse.ArgumentTypeError("needs matplotlib: pip install 'dpnoise[plot]'") from exc
+        raise argparse.ArgumentTypeError("needs matplotlib: pip install matplotlib") from exc
     return path
 
 
@@ -214,7 +214,8 @@ def _bench(args: argparse.Namespace) -> int:
     if args.plot:
         bench.plot(record, args.plot)
         print(f"plot written to {args.plot}", file=sys.stderr)
-    failed = [r["workload"] for r in record["results"] if "error" in r]
+    failed = [r["workload"] + (" (its utility hook)" if "error" not in r else "")
+              for r in record["results"] if "error" in r or r.get("utility_error")]
     if failed:
         print(f"dpnoise bench: {len(failed)} workload(s) failed: {', '.join(failed)}", file=sys.stderr)
         return 1
@@ -255,7 +256,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--devices", type=_bounded_count(MAX_DEMO_DEVICES, "devices"), default=1_000_000,
                    help=f"simulated devices in the local-DP telemetry part (default 1,000,000; at most {MAX_DEMO_DEVICES:,})")
     d.add_argument("--plot", metavar="FILE", type=_plot_file,
-                   help="also write a PNG of the fits and of the telemetry estimates (needs the [plot] extra)")
+                   help="also write a PNG of the fits and of the telemetry estimates (needs matplotlib)")
     d.add_argument("--spark", action="store_true",
                    help="run only the telemetry scenario, on a local Spark session (needs the [spark] extra and Java 17+)")
     d.set_defaults(func=_demo)
@@ -284,7 +285,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="import MODULE (a dotted path), which registers workloads with dpnoise.bench.register; "
                         "repeatable")
     b.add_argument("--plot", metavar="FILE", type=_plot_file,
-                   help="write a PNG of the speed ratios and of utility against epsilon (needs the [plot] extra)")
+                   help="write a PNG of the speed ratios and of utility against epsilon (needs matplotlib)")
     b.add_argument("--list", action="store_true", help="print the registered workload names and stop")
     b.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
     b.set_defaults(func=_bench)

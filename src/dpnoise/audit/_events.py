@@ -250,18 +250,26 @@ class Candidates:
 
 
 def wilson_bounds(hits: np.ndarray, n: int, z: float) -> Tuple[np.ndarray, np.ndarray]:
-    """Wilson score interval (Wilson 1927) of hits/n, as arrays (lower, upper)."""
+    """Wilson score interval (Wilson 1927) of hits/n, as arrays (lower, upper).
+
+    The upper end is (h + z²/2 + z s)/(n + z²), s = sqrt(h(n − h)/n + z²/4). The lower end
+    (h + z²/2 − z s)/(n + z²) is a difference of nearly equal terms when h is small against z²
+    (large z: small levels); multiplied out by the conjugate it is h²/(n (h + z²/2 + z s)),
+    a ratio of positive terms."""
     h = hits.astype(np.float64)
-    denom = n + z * z
-    centre = (h + z * z / 2) / denom
-    half = z / denom * np.sqrt(np.maximum(h * (n - h) / n, 0.0) + z * z / 4)
-    return np.maximum(centre - half, 0.0), np.minimum(centre + half, 1.0)
+    zz = z * z
+    s = np.sqrt(np.maximum(h * (n - h) / n, 0.0) + zz / 4)
+    lower = h * h / (n * (h + zz / 2 + z * s))
+    upper = (h + zz / 2 + z * s) / (n + zz)
+    return np.maximum(lower, 0.0), np.minimum(upper, 1.0)
 
 
 def training_scores(c: Candidates, n: int, level: float, delta: float) -> np.ndarray:
     """ln((L_favoured - δ)/U_other) with one-sided Wilson bounds at ``level`` each (-inf when
     L_favoured <= δ): the bound the held-out test would give with the training frequencies."""
-    z = NormalDist().inv_cdf(1.0 - level)
+    # the upper level-quantile of N(0, 1) as minus the lower one: inv_cdf(1 - level) would form
+    # 1 - level, which is 1.0 (and refused) for level below 2^-53
+    z = -NormalDist().inv_cdf(level)
     lower, _ = wilson_bounds(c.hits_favoured, n, z)
     _, upper = wilson_bounds(c.hits_other, n, z)
     with np.errstate(divide="ignore", invalid="ignore"):

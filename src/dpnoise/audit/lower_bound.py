@@ -101,7 +101,7 @@ class AuditResult:
         return self.epsilon > claimed_epsilon
 
     def __str__(self) -> str:
-        return (f"epsilon >= {self.epsilon:.4f} (1 - alpha = {1 - self.alpha:g}, delta = {self.delta:g}); "
+        return (f"epsilon >= {self.epsilon:.4f} (alpha = {self.alpha:g}, delta = {self.delta:g}); "
                 f"event: {self.event}; held-out hits {self.hits[0]}/{self.held_out} on x0, "
                 f"{self.hits[1]}/{self.held_out} on x1")
 
@@ -146,11 +146,15 @@ def check_alpha(alpha: Any) -> float:
     Raises
     ------
     ValueError
-        Outside (0, 1).
+        Outside (0, 1), or so small (below about 1e-323) that α/2, the level of each of the
+        two Clopper-Pearson bounds, is 0 as a float.
     """
     a = real(alpha, "alpha")
     if not 0.0 < a < 1.0:
         raise ValueError(f"alpha must be in (0, 1), got {a!r}")
+    if a / 2 == 0.0:
+        raise ValueError(f"alpha={a!r} is too small: alpha/2, the level of each Clopper-Pearson bound, "
+                         f"is 0 as a float")
     return a
 
 
@@ -289,7 +293,13 @@ def bound_from_counts(hits_favoured: int, hits_other: int, n: int, delta: float,
     -------
     tuple of (float, float, float)
         ε lower bound (>= 0), lower bound on P[E | favoured], upper bound on P[E | other].
+
+    Raises
+    ------
+    ValueError
+        ``alpha`` outside (0, 1) or so small that α/2 is 0; counts outside 0..n.
     """
+    alpha = check_alpha(alpha)
     p_lower = _binomial.lower_bound(hits_favoured, n, alpha / 2)
     p_upper = _binomial.upper_bound(hits_other, n, alpha / 2)
     if p_lower <= delta:
@@ -367,7 +377,8 @@ def epsilon_lower_bound(mechanism: Callable[[Any], Any], x0: Any, x1: Any, *, tr
     TypeError
         ``mechanism`` not callable, a bad ``seed``.
     ValueError
-        ``trials`` < 1000, ``alpha`` outside (0, 1), ``delta`` outside [0, 1),
+        ``trials`` < 1000, ``alpha`` outside (0, 1) (or below about 1e-323, where α/2 is 0),
+        ``delta`` outside [0, 1),
         ``train_fraction`` outside (0, 1), a bad ``batch_size`` or ``max_train``.
     MechanismError
         The mechanism raised (the original exception is chained), returned outputs of changing
@@ -489,7 +500,8 @@ def search_pairs(mechanism: Callable[[Any], Any], pairs: Sequence[Tuple[Any, Any
     Raises
     ------
     ValueError
-        No pairs, or an element that is not a pair; the errors of :func:`epsilon_lower_bound`.
+        No pairs, or an element that is not a pair; ``alpha`` so small that its share per pair
+        underflows; the errors of :func:`epsilon_lower_bound`.
     """
     pairs = list(pairs)
     if not pairs:
@@ -498,6 +510,9 @@ def search_pairs(mechanism: Callable[[Any], Any], pairs: Sequence[Tuple[Any, Any
         if not isinstance(p, (tuple, list)) or len(p) != 2:
             raise ValueError(f"pairs[{i}] must be an (x0, x1) pair")
     a = check_alpha(alpha)
+    if a / len(pairs) / 2 == 0.0:
+        raise ValueError(f"alpha={a!r} is too small for {len(pairs)} pairs: alpha/len(pairs)/2, the level of "
+                         f"each Clopper-Pearson bound, is 0 as a float")
     if isinstance(seed, np.random.Generator):
         seeds: List[Any] = [seed] * len(pairs)  # one generator, used pair after pair
     else:
