@@ -401,3 +401,14 @@ def test_many_selection_release_over_budget_is_refused_at_once():
             rnm(np.zeros((rows, 10)))
         assert time.perf_counter() - start < 30  # was 1.2 s, 12 s and a ValueError
     assert budget.ledger == []
+
+
+def test_float16_out_names_what_is_taken():
+    """Issue 33, minor: a float16 tensor with out= is refused naming float16 and the dtypes out=
+    takes, before any charge."""
+    budget = PrivacyBudget(10.0, 1e-5, accountant="rdp")
+    mech = dpnoise.GaussianMechanism(noise_multiplier=1.0, sensitivity=1.0, sample_rate=0.1, budget=budget)
+    x = np.zeros(10, dtype=np.float16)
+    with pytest.raises(TypeError, match=r"float16.*float32 or float64"):
+        mech(x, out=x)
+    assert budget.ledger == [] and np.all(x == 0)

@@ -54,7 +54,13 @@ def out_array(out: Any, shape: tuple, dtype: np.dtype) -> np.ndarray:
     want = np.dtype(dtype)
     if arr.dtype != want:
         kind = "integer " if arr.dtype.kind in "iub" else ""
-        raise TypeError(f"out must have dtype {want} (the release's), got {kind}dtype {arr.dtype}")
+        extra = ""
+        if arr.dtype.kind == "f" and arr.dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
+            # float16 (or longdouble) gradients: name what out= takes instead of leaving the
+            # reader to guess why float64 is asked for
+            extra = (f"; {arr.dtype} is not written in place: out= takes float32 or float64 (a {arr.dtype} "
+                     f"input is released as {want}: convert it, e.g. x.astype(np.float32))")
+        raise TypeError(f"out must have dtype {want} (the release's), got {kind}dtype {arr.dtype}{extra}")
     if tuple(arr.shape) != tuple(shape):
         raise ValueError(f"out must have shape {tuple(shape)}, got {tuple(arr.shape)}")
     if not arr.flags.writeable:

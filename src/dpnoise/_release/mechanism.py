@@ -69,7 +69,7 @@ class Mechanism:
         # the fast path's memory (docs/mechanisms.md, "Every size"): plans by (shape, dtype) and
         # the scalar route of each Python type; a mechanism's parameters never change after
         # construction, so neither can go stale
-        self._plans: Dict[Tuple[Any, Any], ReleasePlan] = {}
+        self._kept_plans: Dict[Tuple[Any, Any], ReleasePlan] = {}
         self._scalar_routes: Dict[type, Any] = {}
         self._array_routes: Dict[Tuple[int, ...], Any] = {}
 
@@ -169,10 +169,10 @@ class Mechanism:
         """``plan(shape, dtype)``, built once per (shape, dtype) and kept (plans are frozen and a
         mechanism's parameters never change); at most _PLANS_KEPT are kept."""
         key = (shape, None if dtype is None else np.dtype(dtype))
-        plan = self.__dict__.get("_plans", {}).get(key)
+        plan = self.__dict__.get("_kept_plans", {}).get(key)
         if plan is None:
             plan = self.plan(shape, dtype)
-            plans = self.__dict__.setdefault("_plans", {})
+            plans = self.__dict__.setdefault("_kept_plans", {})
             if len(plans) >= _PLANS_KEPT:
                 plans.clear()
             plans[key] = plan

@@ -40,6 +40,10 @@ def check_domain_size(value: Any) -> int:
 def check_items(items: Any, domain_size: int, name: str = "items") -> np.ndarray:
     """A 1-D int64 array of items in [0, domain_size): TypeError for a non-integer dtype (bool
     included), ValueError (naming the range, never a value) for items outside it."""
+    if type(items) is list and len(items) == 1 and type(items[0]) is int:  # one user's item: the checks below, at once
+        if not 0 <= items[0] < domain_size:
+            raise ValueError(f"{name} must be in [0, {domain_size}) (domain_size)")
+        return np.array(items, dtype=np.int64)
     if isinstance(items, (list, tuple)):
         if any(isinstance(v, (bool, np.bool_)) for v in items):
             raise TypeError(f"{name} must be integers, not bool")
