@@ -241,33 +241,58 @@ inline exact::BigUint small_or_big_from_py(const py::int_& v, const char* name) 
 inline ExactGamma exact_gamma(const py::int_& num, const py::int_& den) {
     return ExactGamma{small_or_big_from_py(num, "gamma_num"), small_or_big_from_py(den, "gamma_den")};
 }
-// THE randomized-response kernel of every binding: keep with probability 1/(1 + (k-1) e^-gamma).
-// Its certified keep probability costs microseconds to build, more than a client's report, so
-// the last kernels built are kept (immutable; by categories and exact gamma; least recently
-// used out) and copied out: the same kernel, built once.
-inline exact::RandomizedResponseKernel rr_kernel(uint64_t categories, const ExactGamma& gamma) {
-    struct Entry {
-        uint64_t k;
-        std::vector<uint64_t> num, den;
-        std::shared_ptr<const exact::RandomizedResponseKernel> kernel;
-    };
-    static std::mutex mutex;
-    static std::vector<Entry> entries;  // most recent last; at most 16
-    {
-        std::lock_guard<std::mutex> lock(mutex);
-        for (auto it = entries.begin(); it != entries.end(); ++it) {
-            if (it->k == categories && it->num == gamma.num.limb && it->den == gamma.den.limb) {
-                const auto kernel = it->kernel;
-                if (it + 1 != entries.end()) std::rotate(it, it + 1, entries.end());
-                return *kernel;
+// Kernels built from exact parameters (certified constants, skip tables) cost microseconds to
+// build, more than a client's report, so the last ones built are kept: immutable, keyed by all
+// of their parameters (flattened into words), at most 16 of each type, least recently used out.
+// A kept kernel is the kernel the parameters build: only the time changes.
+template <class T>
+class KeptKernels {
+public:
+    using Key = std::vector<uint64_t>;
+    template <class Make>
+    static std::shared_ptr<const T> get(const Key& key, Make&& make) {
+        auto& self = instance();
+        {
+            std::lock_guard<std::mutex> lock(self.mutex_);
+            for (auto it = self.entries_.begin(); it != self.entries_.end(); ++it) {
+                if (it->first == key) {
+                    auto kernel = it->second;
+                    if (it + 1 != self.entries_.end()) std::rotate(it, it + 1, self.entries_.end());
+                    return kernel;
+                }
             }
         }
+        auto kernel = std::make_shared<const T>(make());  // built outside the lock; may throw
+        std::lock_guard<std::mutex> lock(self.mutex_);
+        if (self.entries_.size() >= 16) self.entries_.erase(self.entries_.begin());
+        self.entries_.emplace_back(key, kernel);
+        return kernel;
     }
-    auto kernel = std::make_shared<const exact::RandomizedResponseKernel>(categories, gamma.num, gamma.den);
-    std::lock_guard<std::mutex> lock(mutex);
-    if (entries.size() >= 16) entries.erase(entries.begin());
-    entries.push_back(Entry{categories, gamma.num.limb, gamma.den.limb, kernel});
-    return *kernel;
+
+private:
+    static KeptKernels& instance() {
+        static KeptKernels kept;
+        return kept;
+    }
+    std::mutex mutex_;
+    std::vector<std::pair<Key, std::shared_ptr<const T>>> entries_;  // most recent last
+};
+
+// The key words of (tag, n, gamma): the limbs of numerator and denominator, each led by its length.
+inline std::vector<uint64_t> kernel_key(uint64_t tag, uint64_t n, const ExactGamma& gamma) {
+    std::vector<uint64_t> key{tag, n, gamma.num.limb.size()};
+    key.insert(key.end(), gamma.num.limb.begin(), gamma.num.limb.end());
+    key.push_back(gamma.den.limb.size());
+    key.insert(key.end(), gamma.den.limb.begin(), gamma.den.limb.end());
+    return key;
+}
+
+// THE randomized-response kernel of every binding: keep with probability 1/(1 + (k-1) e^-gamma)
+// (kept: see KeptKernels).
+inline exact::RandomizedResponseKernel rr_kernel(uint64_t categories, const ExactGamma& gamma) {
+    return *KeptKernels<exact::RandomizedResponseKernel>::get(kernel_key(0, categories, gamma), [&] {
+        return exact::RandomizedResponseKernel(categories, gamma.num, gamma.den);
+    });
 }
 inline exact::RandomizedResponseKernel rr_kernel(uint64_t categories, const py::int_& num, const py::int_& den) {
     return rr_kernel(categories, exact_gamma(num, den));

@@ -182,7 +182,8 @@ static void register_ldp_hadamard(py::module_& m) {
         m, "cms_privatize",
         [](GeneratorHandle& h, const SketchClients& c, const py::int_& gamma_num, const py::int_& gamma_den, unsigned threads) {
             const ExactGamma gamma = exact_gamma(gamma_num, gamma_den);
-            const exact::RandomizedResponseKernel flip = ldp::cms_sign_kernel(gamma.num, gamma.den);
+            const exact::RandomizedResponseKernel flip = *KeptKernels<exact::RandomizedResponseKernel>::get(
+                kernel_key(1, 2, gamma), [&] { return ldp::cms_sign_kernel(gamma.num, gamma.den); });
             auto index = new_array<int64_t>(c.n);
             auto vectors = new_array<uint8_t>(c.n, c.hashes.width() / 8);
             int64_t* ix = index.mutable_data();

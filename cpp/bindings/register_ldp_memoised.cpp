@@ -147,8 +147,10 @@ static void register_ldp_memoised(py::module_& m) {
             const KeyedInput in(device_keys, fingerprint, person, items);
             if (protocol != "oue" && protocol != "sue") throw std::invalid_argument("protocol must be 'oue' or 'sue'");
             const ExactGamma gamma = exact_gamma(gamma_num, gamma_den);
-            const ldp::UnaryEncoding enc(protocol == "oue" ? ldp::UnaryKind::optimized : ldp::UnaryKind::symmetric,
-                                         domain_size, gamma.num, gamma.den);
+            const ldp::UnaryKind kind = protocol == "oue" ? ldp::UnaryKind::optimized : ldp::UnaryKind::symmetric;
+            const auto kept = KeptKernels<ldp::UnaryEncoding>::get(
+                kernel_key(static_cast<uint64_t>(kind), domain_size, gamma), [&] { return ldp::UnaryEncoding(kind, domain_size, gamma.num, gamma.den); });
+            const ldp::UnaryEncoding& enc = *kept;
             check_below(in.items, domain_size, "items must be in [0, domain_size)");
             auto out = new_array<uint64_t>(in.n, enc.words);
             uint64_t* p = out.mutable_data();

@@ -41,7 +41,10 @@ static void register_ldp_unary(py::module_& m) {
         [](GeneratorHandle& h, const std::string& protocol, const i64_array& items, uint64_t domain_size,
            const py::int_& gamma_num, const py::int_& gamma_den, unsigned threads) {
             const ExactGamma gamma = exact_gamma(gamma_num, gamma_den);
-            const ldp::UnaryEncoding enc(unary_kind(protocol), domain_size, gamma.num, gamma.den);
+            const ldp::UnaryKind kind = unary_kind(protocol);
+            const auto kept = KeptKernels<ldp::UnaryEncoding>::get(
+                kernel_key(static_cast<uint64_t>(kind), domain_size, gamma), [&] { return ldp::UnaryEncoding(kind, domain_size, gamma.num, gamma.den); });
+            const ldp::UnaryEncoding& enc = *kept;
             if (items.ndim() != 1) throw std::invalid_argument("items must be a 1-D array");
             const int64_t* in = items.data();
             const size_t n = static_cast<size_t>(items.size());

@@ -18,7 +18,10 @@ def count_into(target: np.ndarray, cells: np.ndarray) -> None:
     """Add one to ``target.flat[c]`` for every c in ``cells``, in place: O(batch) for a small
     batch (np.add.at), one bincount over the state when the batch is large (faster there)."""
     flat = target.reshape(-1)
-    if cells.size * 8 >= flat.size:
+    if cells.size <= 8:  # a device's few reports: no ufunc machinery
+        for c in cells.ravel().tolist():
+            flat[c] += 1
+    elif cells.size * 8 >= flat.size:
         flat += np.bincount(cells, minlength=flat.size)
     else:
         np.add.at(flat, cells, 1)

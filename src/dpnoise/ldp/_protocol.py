@@ -348,10 +348,22 @@ class Configuration:
         return self.aggregator_class(self)
 
     def _reports(self, n: int, data: Dict[str, np.ndarray]) -> Reports:
+        return Reports(self.name, self._kept_fingerprint(), n, data, self.family)
+
+    def _kept_fingerprint(self) -> Tuple[Tuple[str, Any], ...]:
+        """fingerprint(), kept once the configuration makes reports (it is complete by then)."""
         fingerprint = self.__dict__.get("_reports_fingerprint")
-        if fingerprint is None:  # complete once it makes reports: kept (equal, and the same object)
+        if fingerprint is None:
             fingerprint = self.__dict__["_reports_fingerprint"] = self.fingerprint()
-        return Reports(self.name, fingerprint, n, data, self.family)
+        return fingerprint
+
+    def _client_reports(self, n: int, data: Dict[str, np.ndarray]) -> Reports:
+        """The batch this configuration's own client just randomized: ``n`` an int and ``data``
+        the kernels' arrays, right by construction, so not checked again one call at a time
+        (families with their own ``_reports`` keep it)."""
+        if type(self)._reports is not Configuration._reports:
+            return self._reports(n, data)
+        return Reports._made(self.name, self._kept_fingerprint(), n, data, self.family)
 
     def reports(self, data: Dict[str, np.ndarray], n: int) -> Reports:
         """A :class:`Reports` batch of this configuration from its arrays.
@@ -531,6 +543,6 @@ class Client:
         keys = None if device_keys is None else check_device_keys(self, device_keys, int(x.shape[0]))
         self._charge(int(x.shape[0]))
         if keys is None:
-            return self.protocol._reports(int(x.shape[0]), self._randomize(x, t))
+            return self.protocol._client_reports(int(x.shape[0]), self._randomize(x, t))
         data = memoised_batch(self.protocol, keys, memo_fingerprint(self.protocol), x, t)
-        return self.protocol._reports(int(x.shape[0]), self.protocol._instantaneous(self.rng, data, t))
+        return self.protocol._client_reports(int(x.shape[0]), self.protocol._instantaneous(self.rng, data, t))

@@ -44,16 +44,30 @@ class Reports:
 
     def __post_init__(self) -> None:
         n = self.n
-        if isinstance(n, np.integer):
-            n = int(n)
-        if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n <= _wire.MAX_REPORTS:
+        if type(n) is not int:  # the common case (a client's own count) needs no conversion
+            if isinstance(n, np.integer):
+                n = int(n)
+            if not isinstance(n, int) or isinstance(n, bool):
+                raise TypeError(f"Reports.n must be an int in [0, 2^62], got {type(self.n).__name__}")
+            object.__setattr__(self, "n", n)
+        if not 0 <= n <= _wire.MAX_REPORTS:
             raise TypeError(f"Reports.n must be an int in [0, 2^62], got {type(self.n).__name__}")
-        object.__setattr__(self, "n", n)
-        if not isinstance(self.data, dict) or not all(
-                isinstance(k, str) and isinstance(v, np.ndarray) for k, v in self.data.items()):
+        if not isinstance(self.data, dict):
             raise TypeError("Reports.data must be a dict of NumPy arrays by name")
+        for k, v in self.data.items():
+            if not (isinstance(k, str) and isinstance(v, np.ndarray)):
+                raise TypeError("Reports.data must be a dict of NumPy arrays by name")
         if self.family not in FAMILIES:
             raise ValueError(f"Reports.family must be one of {sorted(FAMILIES)}, got {self.family!r}")
+
+    @classmethod
+    def _made(cls, protocol: str, params: Tuple[Tuple[str, Any], ...], n: int, data: Dict[str, np.ndarray],
+              family: str) -> "Reports":
+        """A batch a configuration's own client made (``Configuration._client_reports``): the same
+        object the constructor makes, without re-checking fields that are right by construction."""
+        out = object.__new__(cls)
+        out.__dict__.update(protocol=protocol, params=params, n=n, data=data, family=family, skipped=0)
+        return out
 
     @property
     def method(self) -> str:

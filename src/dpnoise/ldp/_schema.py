@@ -293,3 +293,13 @@ def reports_from_rows(config: Any, rows: Dict[str, np.ndarray], n: int) -> Dict[
         The batch's arrays (bits packed again).
     """
     return from_rows(config.report_fields, config, rows, n)
+
+
+def values_within(v: np.ndarray, upper: int) -> bool:
+    """Whether every value of the integer array ``v`` is in [0, upper): the batch checks'
+    one range rule. A batch of a few reports (one device's) is read as Python ints, without
+    NumPy's per-call reduction cost; larger ones by min and max."""
+    if v.size <= 16:
+        values = v.ravel().tolist()
+        return not values or (min(values) >= 0 and max(values) < upper)
+    return (v.dtype.kind != "i" or int(v.min()) >= 0) and int(v.max()) < upper

@@ -16,7 +16,7 @@ from ._frequency import Protocol
 from ._aggregator import Aggregator, count_into
 from ._protocol import native
 from ._reports import Reports
-from ._schema import PER_USER, ReportField
+from ._schema import PER_USER, ReportField, values_within
 from .longitudinal import symmetric_two_layers
 
 
@@ -29,8 +29,7 @@ class GRRAggregator(Aggregator):
         return {"counts": np.zeros(self.protocol.domain_size, dtype=np.int64)}
 
     def _check_batch(self, reports: Reports) -> None:
-        v = reports.data["values"]
-        if v.size and (int(v.min()) < 0 or int(v.max()) >= self.protocol.domain_size):
+        if not values_within(reports.data["values"], self.protocol.domain_size):
             raise ValueError(f"grr report values must be in [0, {self.protocol.domain_size})")
 
     def _check_state(self, state: Dict[str, np.ndarray], n: int) -> None:

@@ -28,7 +28,7 @@ from ._frequency import Protocol
 from ._aggregator import Aggregator, count_into
 from ._protocol import native
 from ._reports import Reports
-from ._schema import PER_USER, ROW, ReportField
+from ._schema import PER_USER, ROW, ReportField, values_within
 from .longitudinal import DEFAULT_POOL_SIZE, check_pool_size, symmetric_two_layers
 
 MAX_HASH_DOMAIN = 1 << 32   # items are 32-bit hash keys
@@ -258,8 +258,7 @@ class _LocalHashing(Protocol):
 
 
 def _check_buckets(reports: Reports, g: int, name: str) -> None:
-    v = reports.data["values"]
-    if v.size and (int(v.min()) < 0 or int(v.max()) >= g):
+    if not values_within(reports.data["values"], g):
         raise ValueError(f"{name} report values must be buckets in [0, {g}) (g)")
 
 
@@ -422,7 +421,7 @@ class FLHAggregator(Aggregator):
     def _check_batch(self, reports: Reports) -> None:
         j = reports.data["indices"]
         k = self.protocol.options["k_prime"]
-        if j.size and (int(j.min()) < 0 or int(j.max()) >= k):
+        if not values_within(j, k):
             raise ValueError(f"flh report indices must be in [0, {k}) (k_prime)")
         _check_buckets(reports, self.protocol.g, "flh")
 
