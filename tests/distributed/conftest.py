@@ -1,23 +1,15 @@
 """One local Spark session (local[2, 4]: two cores, a failed task retried up to 4 times) for
 every Spark test. Skipped with the reason when pyspark/pyarrow or Java is missing, unless
 DPNOISE_REQUIRE_SPARK=1 (as .ci/run sets), where a missing piece is a failure."""
-import importlib.util
 import os
-import shutil
 
 import pytest
+from spark_available import spark_missing
 
 REQUIRE = os.environ.get("DPNOISE_REQUIRE_SPARK") == "1"
 
 
-def _missing():
-    for mod in ("pyspark", "pyarrow", "pandas"):
-        if importlib.util.find_spec(mod) is None:
-            return f"{mod} is not installed (pip install 'dpnoise[spark]')"
-    home = os.environ.get("JAVA_HOME")
-    if not (home and os.access(os.path.join(home, "bin", "java"), os.X_OK)) and shutil.which("java") is None:
-        return "Java is not installed (Spark needs Java 17+: set JAVA_HOME or put java on PATH)"
-    return None
+_missing = spark_missing  # one check for every Spark test (tests/spark_available.py)
 
 
 @pytest.fixture(scope="session")

@@ -17,11 +17,9 @@ failure. The check of what is missing is the one of tests/distributed/conftest.p
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -30,6 +28,7 @@ from pathlib import Path
 import pytest
 
 import dpnoise
+from spark_available import spark_missing
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
@@ -77,14 +76,7 @@ def test_readme_python_blocks_run_in_order_in_one_namespace():
     assert ran >= 6, f"only {ran} README blocks ran"  # what it gives you, mechanisms, selection, LDP, ...
 
 
-def _spark_missing():
-    for mod in ("pyspark", "pyarrow", "pandas"):
-        if importlib.util.find_spec(mod) is None:
-            return f"{mod} is not installed (pip install 'dpnoise[spark]')"
-    home = os.environ.get("JAVA_HOME")
-    if not (home and os.access(os.path.join(home, "bin", "java"), os.X_OK)) and shutil.which("java") is None:
-        return "Java is not installed (Spark needs Java 17+: set JAVA_HOME or put java on PATH)"
-    return None
+_spark_missing = spark_missing  # one check for every Spark test (tests/spark_available.py)
 
 
 RUNNER = """\

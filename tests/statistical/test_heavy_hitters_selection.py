@@ -19,33 +19,16 @@ import numpy as np
 import pytest
 
 import dpnoise
-from dpnoise.demos.data import zipf_ranks
+from dpnoise.demos.data import package_names, zipf_ranks
 from dpnoise.ldp import HeavyHitters
 
 DEVICES = 10**6
 RUNS = 20
 NOMINAL = 0.95
 
-_SYLLABLES = ("mi", "ne", "vi", "lo", "ra", "ke", "ka", "zu", "to", "pe", "su", "da", "go", "bo", "xi", "qu")
-_TLDS = ("org", "com", "io", "net", "app", "de")
-_WORDS = ("keyboard", "shop", "mail", "lite", "pro", "music", "photo", "game", "chat", "news")
-
-
 def catalogue(count=50_000, seed=2031):
-    """``count`` distinct made-up package names of 11-39 bytes (tld.word.word[.word][.suffix])."""
-    r = np.random.default_rng(seed)
-    names, seen = [], set()
-    while len(names) < count:
-        parts = [_TLDS[r.integers(len(_TLDS))]]
-        parts += ["".join(_SYLLABLES[i] for i in r.integers(0, len(_SYLLABLES), size=r.integers(2, 5)))
-                  for _ in range(int(r.integers(2, 4)))]
-        if r.random() < 0.5:
-            parts.append(_WORDS[r.integers(len(_WORDS))])
-        name = ".".join(parts)
-        if 11 <= len(name) <= 39 and name not in seen:
-            seen.add(name)
-            names.append(name)
-    return names
+    """``count`` distinct made-up package names of 11-39 bytes (dpnoise.demos.data.package_names)."""
+    return package_names(count, seed, max_bytes=39)
 
 
 @pytest.mark.slow

@@ -208,6 +208,46 @@ def _made_up_names(count: int, r: np.random.Generator) -> List[str]:
     return vocab
 
 
+_PACKAGE_SYLLABLES = ("mi", "ne", "vi", "lo", "ra", "ke", "ka", "zu", "to", "pe", "su", "da", "go", "bo", "xi", "qu")
+_PACKAGE_TLDS = ("org", "com", "io", "net", "app", "de")
+_PACKAGE_WORDS = ("keyboard", "shop", "mail", "lite", "pro", "music", "photo", "game", "chat", "news")
+
+
+def package_names(count: int, seed: int = 2031, max_bytes: int = 40) -> List[str]:
+    """``count`` distinct made-up package names of 11 to ``max_bytes`` ASCII bytes
+    (tld.word.word[.word][.suffix], e.g. "com.kalo.mizuta.shop"): the long strings of the
+    heavy-hitters benchmarks and tests. Deterministic for a given seed; not real data.
+
+    Parameters
+    ----------
+    count : int
+        How many names.
+    seed : int, default 2031
+        NumPy seed.
+    max_bytes : int, default 40
+        The longest name.
+
+    Returns
+    -------
+    list of str
+        Distinct names.
+    """
+    r = np.random.default_rng(seed)
+    names: List[str] = []
+    seen: Set[str] = set()
+    while len(names) < count:
+        parts = [_PACKAGE_TLDS[r.integers(len(_PACKAGE_TLDS))]]
+        parts += ["".join(_PACKAGE_SYLLABLES[i] for i in r.integers(0, len(_PACKAGE_SYLLABLES), size=r.integers(2, 5)))
+                  for _ in range(int(r.integers(2, 4)))]
+        if r.random() < 0.5:
+            parts.append(_PACKAGE_WORDS[r.integers(len(_PACKAGE_WORDS))])
+        name = ".".join(parts)
+        if 11 <= len(name) <= max_bytes and name not in seen:
+            seen.add(name)
+            names.append(name)
+    return names
+
+
 def app_names(apps: int = 1024, seed: int = 2029) -> List[str]:
     """Names of the ``apps`` made-up apps of :func:`synthetic_app_usage` (app i is called
     ``app_names(apps)[i]``), so that the demos show names, not integer IDs.
