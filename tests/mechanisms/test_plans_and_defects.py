@@ -23,6 +23,7 @@ from dpnoise.mechanisms import (
     analytic_gaussian_sigma, discrete_gaussian_sigma, hall_rinaldo_wasserman_sigma,
 )
 from dpnoise.mechanisms import _base
+from dpnoise.mechanisms._plan import NoisyGridPlan, RandomizedResponsePlan
 from dpnoise.mechanisms.gaussian import _zcdp_sigma
 from spy_budget import SpyBudget
 
@@ -65,25 +66,57 @@ CLASSES = [LaplaceMechanism, DiscreteLaplaceMechanism, GeometricMechanism, Gauss
 KERNEL_CALLS = {"above_threshold": 2}
 
 
-def spy_kernels(rng):
+class _KernelSpy:
+    """A plan's prepared kernel that records each draw (every method call runs the kernel once)."""
+
+    def __init__(self, kernel, calls):
+        self._kernel, self._calls = kernel, calls
+
+    def __getattr__(self, name):
+        attr = getattr(self._kernel, name)
+        if not callable(attr):
+            return attr
+
+        def draw(*a, **kw):
+            self._calls.append(name)
+            return attr(*a, **kw)
+        return draw
+
+
+def spy_kernels(rng, monkeypatch):
+    """Record every kernel a release runs: the generator's fused kernels, the plans' prepared
+    kernels (the one-call routes go through these) and the selection kernel."""
     calls = []
-    for name in ("_noisy_grid", "_randomized_response", "_select_rows"):
+    for name in ("_noisy_grid", "_randomized_response"):
         orig = getattr(rng, name)
 
         def wrapper(*a, _orig=orig, _name=name, **kw):
             calls.append(_name)
             return _orig(*a, **kw)
         setattr(rng, name, wrapper)
+    for plan_class in (NoisyGridPlan, RandomizedResponsePlan):
+        original = plan_class.prepared_kernel
+
+        def spied(self, _original=original):
+            kernel = _original(self)
+            return None if kernel is None else _KernelSpy(kernel, calls)
+        monkeypatch.setattr(plan_class, "prepared_kernel", spied)
+    select = dpnoise._core.select_rows
+
+    def select_rows(*a, **kw):
+        calls.append("select_rows")
+        return select(*a, **kw)
+    monkeypatch.setattr(dpnoise._core, "select_rows", select_rows)
     return calls
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_every_mechanism_plans_charges_once_and_executes_one_kernel(name):
+def test_every_mechanism_plans_charges_once_and_executes_one_kernel(name, monkeypatch):
     make, value = CASES[name]
     budget = SpyBudget(100.0, 1e-3, "pld")
     rng = seeded(3)
     mech = make(rng=rng, budget=budget, allow_insecure=True)
-    kernels = spy_kernels(rng)
+    kernels = spy_kernels(rng, monkeypatch)
     out = mech(value)
     assert len(budget.calls) == 1 and len(kernels) == KERNEL_CALLS.get(name, 1)
     loss, count, kw = budget.calls[0]
