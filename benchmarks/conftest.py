@@ -50,7 +50,7 @@ def assert_targets(request, rates=(), ratios=(), seconds=()):
         pytest.skip(f"run the whole file to compare: {missing[0]!r} not measured")
     checks = [(f"{k}: {throughput(k):.3g}/s", throughput(k) >= least, f">= {least:.3g}/s") for k, least in rates]
     checks += [(f"{a} / {b} = {ratio(a, b):.2f}", ratio(a, b) >= least, f">= {least}") for a, b, least in ratios]
-    checks += [(f"{k}: {TIMES[k]:.3f} s", TIMES[k] <= most, f"<= {most} s") for k, most in seconds]
+    checks += [(f"{k}: {TIMES[k]:.3g} s", TIMES[k] <= most, f"<= {most:g} s") for k, most in seconds]
     print("\n" + "\n".join(f"{text} (target {target})" for text, _, target in checks))
     misses = [f"{text}, target {target}" for text, ok, target in checks if not ok]
     assert not misses, "; ".join(misses)
