@@ -30,7 +30,7 @@ public:
         : key_(key), stream_(stream), next_block_(first_block) {}
 
     uint64_t next_u64() {
-        if (pos_ == end_) refill();
+        if (pos_ == kWords) refill();
         return buffer_[pos_++];
     }
 
@@ -41,36 +41,42 @@ public:
         key_ = key;
         stream_ = stream;
         next_block_ = first_block;
-        pos_ = end_ = 0;
+        pos_ = kWords;
+        fresh_ = true;
     }
 
     // Skips the counter forward over blocks another caller generated directly.
     void skip_blocks(uint64_t n) { next_block_ += n; }
 
-    unsigned buffered() const { return end_ - pos_; }
+    unsigned buffered() const { return kWords - pos_; }
 
 private:
-    // The first refill of a stream makes one block (8 words: a scalar draw's request needs no
-    // more, and one block costs an eighth of eight), later ones eight blocks at a time. The
+    // Eight blocks at a time, except the first refill of a stream, which makes one block (8
+    // words: a scalar draw's request needs no more, and one block costs an eighth of eight),
+    // placed at the end of the buffer so that the hot path's test stays `pos_ == kWords`. The
     // words are the stream's words in order either way: only how many are computed ahead moves.
     void refill() {
-        if (end_ == 0) {
-            keystream_words64<1>(key_, stream_, next_block_, buffer_);
-            next_block_ += 1;
-            end_ = 8;
-        } else {
-            keystream_words64<kBlocks>(key_, stream_, next_block_, buffer_);
-            next_block_ += kBlocks;
-            end_ = kWords;
+        if (fresh_) {
+            refill_first();
+            return;
         }
+        keystream_words64<kBlocks>(key_, stream_, next_block_, buffer_);
+        next_block_ += kBlocks;
         pos_ = 0;
+    }
+
+    [[gnu::noinline, gnu::cold]] void refill_first() {
+        keystream_words64<1>(key_, stream_, next_block_, buffer_ + kWords - 8);
+        next_block_ += 1;
+        pos_ = kWords - 8;
+        fresh_ = false;
     }
 
     StreamKey key_;
     uint64_t stream_;
     uint64_t next_block_;
-    unsigned pos_ = 0;
-    unsigned end_ = 0;  // words in buffer_; 0 until the first refill
+    unsigned pos_ = kWords;
+    bool fresh_ = true;  // no word computed since construction or reset
     alignas(32) uint64_t buffer_[kWords];
 };
 
