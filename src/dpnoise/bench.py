@@ -45,9 +45,10 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 
 import numpy as np
 
-SCHEMA = "dpnoise-bench/3"
-SCHEMA_VERSION = 3
+SCHEMA = "dpnoise-bench/4"
+SCHEMA_VERSION = 4
 ENTRY_POINT_GROUP = "dpnoise.bench"
+MAX_UTILITY_REPEATS = 1000
 BUILTIN_MODULE = "dpnoise.demos.workloads"
 
 #: Utility metric names with a documented meaning (others are allowed; see docs/bench.md).
@@ -84,6 +85,10 @@ class Context:
         The run's seed (None: secure generators).
     workload : str
         The row's workload name (part of the derived seeds).
+    utility_repeat : int
+        Which utility repetition this context builds (0 for the timed state; 1, ..., R-1 for
+        the further repetitions of ``--utility-repeats R``): part of the derived seeds, so that
+        every repetition is independent and a re-run with the same seed gives the same numbers.
     """
 
     quick: bool
@@ -95,6 +100,7 @@ class Context:
     epsilon: Optional[float] = None
     seed: Optional[int] = None
     workload: str = ""
+    utility_repeat: int = 0
 
     @property
     def allow_insecure(self) -> bool:
@@ -103,7 +109,10 @@ class Context:
         return self.seed is not None
 
     def _derived(self, stream: str, seed: Optional[int] = None) -> int:
-        text = json.dumps([self.seed if seed is None else seed, self.workload, self.epsilon, stream])
+        key: List[Any] = [self.seed if seed is None else seed, self.workload, self.epsilon, stream]
+        if self.utility_repeat:  # repetition 0 keeps the seeds of record version 3
+            key.append(self.utility_repeat)
+        text = json.dumps(key)
         return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest(), "big")
 
     def rng(self, stream: str = "") -> Any:
@@ -224,6 +233,10 @@ class Workload:
         A short description of the size used (e.g. "20,000 devices, d=1024").
     in_quick : bool
         False: too slow for ``--quick`` (skipped there, with a note).
+    family : str, optional
+        Rows doing the same job in different ways (e.g. every frequency oracle's server): the
+        plot overlays a family's rows in one panel per metric and marks those of another size.
+        None: the workload is its own family.
     """
 
     name: str
@@ -239,6 +252,7 @@ class Workload:
     utility: Optional[Callable[[Context, Any], Dict[str, float]]] = None
     size: Optional[Callable[[Context], str]] = None
     in_quick: bool = True
+    family: Optional[str] = None
 
 
 _REGISTRY: Dict[str, Workload] = {}
@@ -529,32 +543,122 @@ def _utility(fn: Callable[[], Dict[str, Any]], metrics: Tuple[str, ...]) -> Dict
     return out
 
 
-def _run_peer(peer: Peer, w: Workload, ctx: Context, state: Any, ours: float, items: int) -> Dict[str, Any]:
+# -- repeated utility --------------------------------------------------------------------------
+
+# Student's t quantile t(0.975; df) for df = 1..30 (Fisher & Yates, Statistical Tables, Table III).
+_T975 = (12.706205, 4.302653, 3.182446, 2.776445, 2.570582, 2.446912, 2.364624, 2.306004, 2.262157,
+         2.228139, 2.200985, 2.178813, 2.160369, 2.144787, 2.131450, 2.119905, 2.109816, 2.100922,
+         2.093024, 2.085963, 2.079614, 2.073873, 2.068658, 2.063899, 2.059539, 2.055529, 2.051831,
+         2.048407, 2.045230, 2.042272)
+
+
+def t_quantile_975(df: int) -> float:
+    """Student's t quantile t(0.975; df): the half-width factor of a two-sided 95% interval.
+
+    Parameters
+    ----------
+    df : int
+        Degrees of freedom, at least 1.
+
+    Returns
+    -------
+    float
+        Exact to 6 digits for df <= 30 (table); beyond, the Cornish-Fisher expansion of
+        Abramowitz & Stegun 26.7.5, within 1e-6.
+
+    Raises
+    ------
+    ValueError
+        ``df`` is not an integer >= 1.
+    """
+    if isinstance(df, bool) or not isinstance(df, (int, np.integer)) or df < 1:
+        raise ValueError(f"df must be an integer >= 1, got {df!r}")
+    if df <= len(_T975):
+        return _T975[df - 1]
+    x, v = 1.959963984540054, float(df)  # the normal quantile z(0.975); A&S 26.7.5 in powers of 1/df
+    g1 = (x**3 + x) / 4
+    g2 = (5 * x**5 + 16 * x**3 + 3 * x) / 96
+    g3 = (3 * x**7 + 19 * x**5 + 17 * x**3 - 15 * x) / 384
+    g4 = (79 * x**9 + 776 * x**7 + 1482 * x**5 - 1920 * x**3 - 945 * x) / 92160
+    return x + g1 / v + g2 / v**2 + g3 / v**3 + g4 / v**4
+
+
+def summarize_utility(values: Sequence[Optional[float]]) -> Dict[str, Any]:
+    """Mean, standard error and 95% interval of one metric's repetitions (missing ones left out).
+
+    The interval is mean ± t(0.975; n-1)·s/√n (Student 1908), s the sample standard deviation of
+    the n non-missing values.
+
+    Parameters
+    ----------
+    values : sequence of float or None
+        The metric's value in each repetition (None: missing there).
+
+    Returns
+    -------
+    dict
+        ``{"mean", "stderr", "ci95": [low, high], "n", "raw"}``: ``mean`` None when every value
+        is missing; ``stderr`` and ``ci95`` None with fewer than 2 values; ``raw`` the values
+        as given (None kept, in repetition order).
+    """
+    raw = [None if v is None else float(v) for v in values]
+    have = np.asarray([v for v in raw if v is not None], dtype=float)
+    n = int(have.size)
+    mean = float(have.mean()) if n else None
+    stderr: Optional[float] = None
+    ci: Optional[List[float]] = None
+    if n >= 2:
+        stderr = float(have.std(ddof=1) / math.sqrt(n))
+        half = t_quantile_975(n - 1) * stderr
+        ci = [mean - half, mean + half]  # type: ignore[operator]
+    return {"mean": mean, "stderr": stderr, "ci95": ci, "n": n, "raw": raw}
+
+
+def _combine_utility(per_rep: Sequence[Dict[str, Any]], metrics: Tuple[str, ...]) -> Dict[str, Any]:
+    """The utility fields of a row or peer from R repetitions (each what :func:`_utility` gave):
+    ``utility`` holds each metric's mean (None if missing in every repetition), ``utility_stats``
+    its mean, stderr, 95% interval and raw values. A repetition that raised makes the whole
+    utility fail (``utility_error``): a mean over the repetitions that happened to work would be
+    biased."""
+    for rep in per_rep:
+        if rep["utility"] is None:
+            return {"utility": None, "utility_error": rep["utility_error"]}
+    stats = {k: summarize_utility([rep["utility"][k] for rep in per_rep]) for k in metrics}
+    out: Dict[str, Any] = {"utility": {k: stats[k]["mean"] for k in metrics}, "utility_stats": stats}
+    notes = sorted({rep["utility_note"] for rep in per_rep if "utility_note" in rep})
+    if notes:
+        out["utility_note"] = "; ".join(notes) + (f" (in some of {len(per_rep)} repetitions)" if len(per_rep) > 1
+                                                   else "")
+    return out
+
+
+def _import_peer(peer: Peer) -> Tuple[Any, Optional[Dict[str, Any]]]:
+    """(module, None), or (None, the skipped entry of the record)."""
     try:
-        module = importlib.import_module(peer.library)
+        return importlib.import_module(peer.library), None
     except ModuleNotFoundError as exc:
         if exc.name is not None and peer.library.startswith(exc.name):
-            return {"library": peer.library, "name": peer.name, "skipped": f"not installed ({_failure(exc)})"}
-        return {"library": peer.library, "name": peer.name, "skipped": f"import failed: {_failure(exc)}"}
+            return None, {"library": peer.library, "name": peer.name, "skipped": f"not installed ({_failure(exc)})"}
+        return None, {"library": peer.library, "name": peer.name, "skipped": f"import failed: {_failure(exc)}"}
     except Exception as exc:  # noqa: BLE001 - installed but broken: say why
-        return {"library": peer.library, "name": peer.name, "skipped": f"import failed: {_failure(exc)}"}
+        return None, {"library": peer.library, "name": peer.name, "skipped": f"import failed: {_failure(exc)}"}
+
+
+def _run_peer(peer: Peer, module: Any, ctx: Context, state: Any, ours: float, items: int,
+              util: Dict[str, Any]) -> Dict[str, Any]:
     try:
         call, n = peer.make(module, ctx, state)
         call()  # warm-up
         times = summarize(time_calls(call, ctx.repeats))
     except Exception as exc:  # noqa: BLE001 - a peer's API drift must not stop the run
         return {"library": peer.library, "name": peer.name, "skipped": f"failed: {_failure(exc)}"}
-    # measured apart from the timing: a peer's utility that returns fewer metrics than declared,
-    # or raises, keeps its row and timing (the missing metrics are None)
-    util: Dict[str, Any] = ({"utility": None} if peer.utility is None or not w.metrics else
-                            _utility(lambda: peer.utility(module, ctx, state), w.metrics))  # type: ignore[misc]
     thr = n / times["min"]
     return {"library": peer.library, "version": _version_of(peer.library, module), "name": peer.name,
             "items": int(n), "same_size": int(n) == items, "seconds": times, "throughput": thr,
             "ratio": ours / thr, **util, "utility_seeded": False}
 
 
-def run_workload(w: Workload, ctx: Context, peers: bool = False) -> Dict[str, Any]:
+def run_workload(w: Workload, ctx: Context, peers: bool = False, utility_repeats: int = 1) -> Dict[str, Any]:
     """One row: ``w`` at ``ctx.epsilon`` (utility first, then the timings of dpnoise, its
     reference and, with ``peers``, its installed peers). An exception in the workload itself is
     recorded in the row's ``error`` field; one in its ``utility`` hook in ``utility_error``
@@ -568,22 +672,46 @@ def run_workload(w: Workload, ctx: Context, peers: bool = False) -> Dict[str, An
         Sizes, ε and seed of the run.
     peers : bool, default False
         Also time the installed peers.
+    utility_repeats : int, default 1
+        R: the utility is measured R times, each on a fresh state from ``setup`` with seeds
+        derived from (seed, workload, ε, repetition); repetition 0 is the state that is timed.
 
     Returns
     -------
     dict
         The row of the JSON record (docs/bench.md).
+
+    Raises
+    ------
+    ValueError
+        ``utility_repeats`` is not an integer >= 1.
     """
+    _check_utility_repeats(utility_repeats)
     ctx = replace(ctx, workload=w.name)
     row: Dict[str, Any] = {"workload": w.name, "epsilon": ctx.epsilon, "unit": w.unit}
+    if w.family is not None:
+        row["family"] = w.family
+    chosen_peers = [(p, *_import_peer(p)) for p in w.peers] if peers else []
     try:
         state = w.setup(ctx)
         items = int(w.items(ctx))
         row["items"] = items
         row["size"] = w.size(ctx) if w.size is not None else f"{items:,} {w.unit} per call"
-        # before the timing (the timed calls must not move the seeded streams), kept apart from it
-        row.update(_utility(lambda: w.utility(ctx, state), w.metrics)  # type: ignore[misc]
-                   if w.utility is not None else {"utility": None})
+        # Utility before the timing (the timed calls must not move the seeded streams), kept apart
+        # from it; repetition r > 0 builds its own state (then dropped: memory stays one state).
+        own: List[Dict[str, Any]] = []
+        theirs: Dict[int, List[Dict[str, Any]]] = {i: [] for i in range(len(chosen_peers))}
+        for r in range(utility_repeats):
+            ctx_r = ctx if r == 0 else replace(ctx, utility_repeat=r)
+            state_r = state if r == 0 else w.setup(ctx_r)
+            if w.utility is not None:
+                own.append(_utility(lambda: w.utility(ctx_r, state_r), w.metrics))  # type: ignore[misc]
+            for i, (p, module, _) in enumerate(chosen_peers):
+                if module is not None and p.utility is not None and w.metrics:
+                    theirs[i].append(_utility(lambda: p.utility(module, ctx_r, state_r),  # type: ignore[misc]
+                                              w.metrics))
+            del state_r
+        row.update(_combine_utility(own, w.metrics) if w.utility is not None else {"utility": None})
         w.run(ctx, state)  # warm-up: tables, caches, first-touch of pages
         times = summarize(time_calls(lambda: w.run(ctx, state), ctx.repeats))
     except Exception as exc:  # noqa: BLE001 - one broken workload must not stop the others
@@ -599,9 +727,23 @@ def run_workload(w: Workload, ctx: Context, peers: bool = False) -> Dict[str, An
         row["reference"] = {"name": w.reference_name or "reference", "items": items, "seconds": rtimes,
                             "throughput": items / rtimes["min"]}
         row["ratio"] = thr / (items / rtimes["min"])
-    if peers:
-        row["peers"] = [_run_peer(p, w, ctx, state, thr, items) for p in w.peers]
+    for i, (p, module, skipped) in enumerate(chosen_peers):
+        if module is None:
+            row["peers"].append(skipped)
+            continue
+        # measured apart from the timing: a peer's utility that returns fewer metrics than declared,
+        # or raises, keeps its row and timing (the missing metrics are None)
+        util = _combine_utility(theirs[i], w.metrics) if theirs[i] else {"utility": None}
+        row["peers"].append(_run_peer(p, module, ctx, state, thr, items, util))
     return row
+
+
+def _check_utility_repeats(utility_repeats: Any) -> int:
+    if isinstance(utility_repeats, bool) or not isinstance(utility_repeats, (int, np.integer)) \
+            or not 1 <= utility_repeats <= MAX_UTILITY_REPEATS:
+        raise ValueError(f"utility_repeats must be an integer from 1 to {MAX_UTILITY_REPEATS}, "
+                         f"got {utility_repeats!r}")
+    return int(utility_repeats)
 
 
 def make_context(quick: bool = False, threads: int = 1, repeats: Optional[int] = None,
@@ -642,7 +784,7 @@ def _check_epsilons(epsilons: Optional[Sequence[float]]) -> Optional[List[float]
 
 def run(quick: bool = False, threads: int = 1, peers: bool = False, repeats: Optional[int] = None,
         only: Optional[str] = None, epsilons: Optional[Sequence[float]] = None, seed: Optional[int] = None,
-        progress: Optional[Callable[[str], None]] = None) -> Dict[str, Any]:
+        progress: Optional[Callable[[str], None]] = None, utility_repeats: int = 1) -> Dict[str, Any]:
     """Run the registered workloads and return the JSON record (docs/bench.md).
 
     Parameters
@@ -662,13 +804,17 @@ def run(quick: bool = False, threads: int = 1, peers: bool = False, repeats: Opt
         the record says so). None: secure OS-keyed generators.
     progress : callable(str), optional
         Called with one line before each row (``dpnoise bench`` writes it to stderr).
+    utility_repeats : int, default 1
+        R: every utility metric is measured R times with independent seeds derived from
+        ``seed``; the record keeps each metric's mean, standard error, 95% interval and the R
+        raw values (``utility_stats``).
 
     Raises
     ------
     LookupError
         ``only`` matches no workload.
     ValueError
-        A bad ε.
+        A bad ε, or ``utility_repeats`` not an integer from 1 to 1000.
 
     Returns
     -------
@@ -676,6 +822,7 @@ def run(quick: bool = False, threads: int = 1, peers: bool = False, repeats: Opt
         The JSON record: machine, settings, results (one row per workload and ε), notes.
     """
     eps_list = _check_epsilons(epsilons)
+    utility_repeats = _check_utility_repeats(utility_repeats)
     chosen = select(only)
     skipped = [w.name for w in chosen if quick and not w.in_quick]
     chosen = [w for w in chosen if not (quick and not w.in_quick)]
@@ -687,7 +834,7 @@ def run(quick: bool = False, threads: int = 1, peers: bool = False, repeats: Opt
         if progress is not None:
             progress(f"[{i + 1}/{len(plan)}, {time.perf_counter() - t_start:5.1f} s] {w.name}"
                      + (f" (epsilon={eps:g})" if eps is not None else ""))
-        results.append(run_workload(w, replace(base, epsilon=eps), peers))
+        results.append(run_workload(w, replace(base, epsilon=eps), peers, utility_repeats))
     notes = ["ratio = dpnoise throughput / reference throughput, both measured in this run (> 1: dpnoise is "
              "faster); a ratio is given only against a like-for-like reference; NumPy references are "
              "floating-point, not exact or secure"]
@@ -708,7 +855,8 @@ def run(quick: bool = False, threads: int = 1, peers: bool = False, repeats: Opt
         "created": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "dpnoise_version": machine["dpnoise"],
         "machine": machine,
-        "settings": {"quick": quick, "threads": threads, "repeats": base.repeats, "peers": peers,
+        "settings": {"quick": quick, "threads": threads, "repeats": base.repeats,
+                     "utility_repeats": utility_repeats, "peers": peers,
                      "filter": only, "epsilons": eps_list, "seed": seed, "seeded_insecure": seed is not None,
                      "sizes": {"samples": base.samples, "values": base.values, "devices": base.devices}},
         "loaded": loaded(),
@@ -746,15 +894,24 @@ def _rate(thr: float, unit: str) -> str:
 MISSING = "\u2014"  # an em dash: a declared utility metric the hook did not give
 
 
-def _metrics(util: Optional[Dict[str, Optional[float]]]) -> str:
+def _metrics(util: Optional[Dict[str, Optional[float]]], stats: Optional[Dict[str, Any]] = None) -> str:
     if not util:
         return ""
-    return ", ".join(f"{k} {MISSING if v is None else format(v, '.4g')}" for k, v in util.items())
+    parts = []
+    for k, v in util.items():
+        st = (stats or {}).get(k)
+        if v is None:
+            parts.append(f"{k} {MISSING}")
+        elif st and st.get("ci95"):
+            parts.append(f"{k} {v:.4g} \u00b1 {(st['ci95'][1] - st['ci95'][0]) / 2:.2g}")
+        else:
+            parts.append(f"{k} {v:.4g}")
+    return ", ".join(parts)
 
 
 def _utility_text(entry: Dict[str, Any]) -> str:
     """"; utility: ..." for a row or peer entry (with its error or note), or ""."""
-    text = f"; utility: {_metrics(entry['utility'])}" if entry.get("utility") else ""
+    text = f"; utility: {_metrics(entry['utility'], entry.get('utility_stats'))}" if entry.get("utility") else ""
     if entry.get("utility_error"):
         text += f"; utility failed: {entry['utility_error']}"
     elif entry.get("utility_note"):
@@ -779,6 +936,8 @@ def format_table(record: Dict[str, Any]) -> str:
     lines = [
         f"dpnoise {record['dpnoise_version']} bench ({'quick' if s['quick'] else 'full'}, "
         f"{s['repeats']} timed calls per row: best and median, threads={s['threads']}, "
+        + (f"utility: mean \u00b1 95% half-width of {s['utility_repeats']} repetitions, "
+           if s.get("utility_repeats", 1) > 1 else "")
         + ("secure generators" if s["seed"] is None else f"SEEDED {s['seed']}: reproducible, NOT secure") + ")",
         f"  cpu: {m['cpu']} ({m['cores']} cores, {m['usable_cores']} usable; load {m['load_average']})",
         f"  python {m['python']}, numpy {m['numpy']}, ChaCha20 backend {m['chacha20_backend']}, {m['platform']}",

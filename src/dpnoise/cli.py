@@ -206,7 +206,7 @@ def _bench(args: argparse.Namespace) -> int:
 
     record = bench.run(quick=args.quick, threads=args.threads, peers=args.peers, repeats=args.repeats,
                        only=args.only, epsilons=args.epsilon, seed=args.seed,
-                       progress=None if args.no_progress else progress)
+                       progress=None if args.no_progress else progress, utility_repeats=args.utility_repeats)
     if args.json:
         print(json.dumps(record, indent=1))
     else:
@@ -275,6 +275,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--threads", type=_threads, default=1, help=f"1 to {_validate.MAX_THREADS}")
     b.add_argument("--repeats", type=_bounded_count(100, "repeats"), default=None,
                    help="timed calls per row (default 5, 3 with --quick); best, median and IQR are kept")
+    b.add_argument("--utility-repeats", metavar="R", type=_bounded_count(1000, "utility-repeats"), default=1,
+                   help="measure every utility metric R times with independent seeds derived from --seed "
+                        "(default 1); the record keeps mean, standard error, 95%% interval and the R values")
     b.add_argument("--only", metavar="TEXT", default=None,
                    help="only workloads whose name contains TEXT (ignoring case); matching none is an error")
     b.add_argument("--seed", type=_seed, default=None,
