@@ -98,6 +98,15 @@ def _plot_file(path: str) -> str:
     return path
 
 
+def _bench_plot_file(path: str) -> str:
+    """bench --plot FILE: as --plot, and the extension names the format (.png, .pdf or .svg)."""
+    from dpnoise.bench import PLOT_FORMATS
+
+    if os.path.splitext(path)[1].lower() not in PLOT_FORMATS:
+        raise argparse.ArgumentTypeError(f"{path[:80]!r} must end in .png, .pdf or .svg (the format is its extension)")
+    return _plot_file(path)
+
+
 def _spark_demo(args: argparse.Namespace) -> int:
     """``dpnoise demo --spark``: the telemetry scenario on a local Spark session (pyspark and
     Java 17+ needed; see docs/scaling.md)."""
@@ -337,8 +346,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--workloads", metavar="MODULE", action="append", default=None,
                    help="import MODULE (a dotted path), which registers workloads with dpnoise.bench.register; "
                         "repeatable")
-    b.add_argument("--plot", metavar="FILE", type=_plot_file,
-                   help="write a PNG of the speed ratios and of utility against epsilon (needs matplotlib)")
+    b.add_argument("--plot", metavar="FILE", type=_bench_plot_file,
+                   help="write a figure (PNG, PDF or SVG, by the extension): speed ratios, then one panel per "
+                        "family and metric against epsilon with 95%% error bars (needs matplotlib)")
     b.add_argument("--list", action="store_true", help="print the registered workload names and stop")
     b.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
     b.set_defaults(func=_bench)

@@ -74,7 +74,7 @@ def _register_samplers() -> None:
         register(Workload(
             name=f"discrete_{kind}({'scale' if kind == 'laplace' else 'sigma'}=10)",
             items=lambda ctx: ctx.samples, setup=_sampler_state, run=draw,
-            reference_name=ref_name, reference=reference,
+            reference_name=ref_name, reference=reference, family="exact samplers",
             metrics=("variance_ratio",), utility=utility,
             peers=(Peer("opendp.prelude", f"OpenDP make_{kind} (int vector)", _opendp_vector_noise(kind, 10.0),
                         _opendp_variance_ratio(kind, 10.0)),),
@@ -135,7 +135,7 @@ def _mse_over_stated(ctx: Context, s: Dict[str, Any]) -> Dict[str, float]:
 def _register_mechanisms() -> None:
     register(Workload(
         name="LaplaceMechanism on floats", items=lambda ctx: ctx.values, setup=_mechanism_state("laplace"),
-        run=lambda ctx, s: s["mech"](s["x"]), epsilon=1.0,
+        run=lambda ctx, s: s["mech"](s["x"]), epsilon=1.0, family="mechanisms on floats",
         reference_name="x + numpy laplace(0, b, n)",
         reference=lambda ctx, s: s["x"] + s["np"].laplace(0.0, s["width"], s["x"].size),
         metrics=("mse_over_2b2",), utility=_mse_over_stated,
@@ -145,6 +145,7 @@ def _register_mechanisms() -> None:
     register(Workload(
         name="GaussianMechanism(delta=1e-6) on floats", items=lambda ctx: ctx.values,
         setup=_mechanism_state("gaussian"), run=lambda ctx, s: s["mech"](s["x"]), epsilon=1.0,
+        family="mechanisms on floats",
         reference_name="x + numpy normal(0, sigma, n)",
         reference=lambda ctx, s: s["x"] + s["np"].normal(0.0, s["width"], s["x"].size),
         metrics=("mse_over_sigma2",), utility=_mse_over_stated,
@@ -209,6 +210,7 @@ def _register_selection() -> None:
         register(Workload(
             name=f"report_noisy_max {noise}: rows of 1000 int32", unit="ops", items=_selection_rows,
             setup=_selection_state(noise), run=lambda ctx, s: s["mech"](s["scores"]), epsilon=1.0,
+            family="report_noisy_max, rows of 1000 int32",
             reference_name=f"numpy argmax(S + {noise}(2/eps))", reference=reference,
             metrics=("p_correct",), utility=_p_correct,
             size=lambda ctx: f"{_selection_rows(ctx):,} rows of 1,000 scores in [0, 1000)",
@@ -222,9 +224,12 @@ def _register_selection() -> None:
 _LDP_D = 1024
 
 
-# Shares of the devices for the slow sides, so that a run stays short (each row states its size):
-# OLH's server is O(n·d); the CMS client draws one exact Bernoulli per sketch bit (m = 1024).
-_SERVER_SHARE = {"olh": 10}
+# Shares of the devices for the slow sides, so that a run stays short (each row states its size,
+# and the plot marks a row whose size differs from its family's): the CMS client draws one exact
+# Bernoulli per sketch bit (m = 1024). Every server runs on the same number of reports, so that
+# the utility of the protocols is compared at one n (OLH's server had 1/10 of them up to 0.8.0,
+# when its O(n·d) estimate was slow; it takes about 3 ms for 20,000 reports now).
+_SERVER_SHARE: Dict[str, int] = {}
 _CLIENT_SHARE = {"cms": 10}
 
 
@@ -298,6 +303,7 @@ def _register_frequency_oracles() -> None:
     for name in ldp.protocols():
         register(Workload(
             name=f"ldp {name} client: devices, d={_LDP_D}", unit="ops", epsilon=2.0,
+            family=f"ldp frequency oracle clients, d={_LDP_D}",
             items=lambda ctx, name=name: _client_devices(ctx, name), setup=_fo_client_state(name),
             run=lambda ctx, s: s["client"].privatize(s["items"]),
             # like for like only for k-ary randomized response itself
@@ -307,6 +313,7 @@ def _register_frequency_oracles() -> None:
         ))
         register(Workload(
             name=f"ldp {name} server: add + estimate all, d={_LDP_D}", unit="ops", epsilon=2.0,
+            family=f"ldp frequency oracle servers, d={_LDP_D}",
             items=lambda ctx, name=name: _server_devices(ctx, name),
             setup=_fo_server_state(name), run=_fo_aggregate,
             metrics=("rms_error", "ci_coverage"), utility=_fo_utility,
@@ -350,11 +357,13 @@ def _register_heavy_hitters() -> None:
     for method in ldp.heavy_hitters.methods():
         register(Workload(
             name=f"ldp heavy hitters {method} client: devices, 32-bit IDs", unit="ops", epsilon=4.0,
+            family="ldp heavy hitters clients, 32-bit IDs",
             items=_hh_devices, setup=_hh_state(method), run=lambda ctx, s: s["client"].privatize(s["items"]),
             size=lambda ctx: f"{_hh_devices(ctx):,} devices, 32-bit IDs",
         ))
         register(Workload(
             name=f"ldp heavy hitters {method}: clients + add + top(10), 32-bit IDs", unit="ops", epsilon=4.0,
+            family="ldp heavy hitters end to end, 32-bit IDs",
             items=_hh_devices, setup=_hh_state(method), run=_hh_end_to_end, in_quick=False,
             metrics=("recall",), utility=_hh_recall,
             size=lambda ctx: f"{_hh_devices(ctx):,} devices, 32-bit IDs",
