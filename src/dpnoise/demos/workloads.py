@@ -428,9 +428,108 @@ def _register_streams_and_accounting() -> None:
     ))
 
 
+# -- per-call (scalar) costs ------------------------------------------------------------------------
+
+_PER_CALL = "per call (one scalar or one report per Python call)"
+
+
+def _calls(ctx: Context) -> int:
+    """Python-level calls per timed batch of the per-call rows."""
+    return 2_000 if ctx.quick else 20_000
+
+
+def _per_call_state(ctx: Context) -> Dict[str, Any]:
+    from dpnoise.mechanisms import LaplaceMechanism
+
+    state: Dict[str, Any] = {"rng": ctx.rng(), "np": ctx.numpy_rng(), "n": _calls(ctx)}
+    if ctx.epsilon is not None:
+        state["mech"] = LaplaceMechanism(float(ctx.epsilon), 1.0, rng=ctx.rng("mech"),
+                                         allow_insecure=ctx.allow_insecure)
+        state["width"] = 1.0 / float(ctx.epsilon)  # b = sensitivity / epsilon
+        state["variance"], state["metric"] = 2 * state["width"] ** 2, "mse_over_2b2"  # Var Laplace(b) = 2b^2
+    return state
+
+
+def _scalar_draws(ctx: Context, s: Dict[str, Any]) -> list:
+    draw = s["rng"].discrete_laplace
+    return [draw(10) for _ in range(s["n"])]
+
+
+def _scalar_releases(ctx: Context, s: Dict[str, Any]) -> list:
+    mech = s["mech"]
+    return [mech(3.2) for _ in range(s["n"])]
+
+
+def _one_report_state(ctx: Context) -> Dict[str, Any]:
+    fo = _oracle(ctx, "grr")
+    items = zipf_items(_calls(ctx), _LDP_D, seed=1)
+    p = math.exp(fo.epsilon) / (math.exp(fo.epsilon) + _LDP_D - 1)  # GRR keep probability (Wang et al. 2017)
+    return {"fo": fo, "client": fo.client(ctx.rng(), allow_insecure=ctx.allow_insecure),
+            "items": [int(x) for x in items], "true": np.bincount(items, minlength=_LDP_D), "np": ctx.numpy_rng(),
+            "p": p}
+
+
+def _one_report_each(ctx: Context, s: Dict[str, Any]) -> list:
+    privatize = s["client"].privatize
+    return [privatize(x) for x in s["items"]]
+
+
+def _numpy_one_report_each(ctx: Context, s: Dict[str, Any]) -> list:
+    # the usual float way, one device per call: keep with probability p, else a uniform other item
+    r, p, out = s["np"], s["p"], []
+    for x in s["items"]:
+        other = int(r.integers(0, _LDP_D - 1))
+        out.append(x if r.random() < p else other + (other >= x))
+    return out
+
+
+def _one_report_utility(ctx: Context, s: Dict[str, Any]) -> Dict[str, float]:
+    agg = s["fo"].aggregator()
+    for report in _one_report_each(ctx, s):
+        agg.add(report)
+    est, se = agg.estimate(), agg.stderr()
+    return {"rms_error": float(np.sqrt(np.mean((est - s["true"]) ** 2))),
+            "ci_coverage": float(np.mean(np.abs(est - s["true"]) <= 1.96 * se))}
+
+
+def _register_per_call() -> None:
+    """What one Python call costs (issue 38 item 3): a scalar draw, a scalar release, one LDP
+    report; one op = one call, timed over a batch of calls (the fast path of docs/ml.md and the
+    scalar path of NumPy's Generator are the yardsticks)."""
+    register(Workload(
+        name="per call: rng.discrete_laplace(10), one scalar", unit="ops", items=_calls, setup=_per_call_state,
+        run=_scalar_draws, family=_PER_CALL,
+        reference_name="numpy Generator.laplace(0, 10), one scalar",
+        reference=lambda ctx, s: [s["np"].laplace(0.0, 10.0) for _ in range(s["n"])],
+        metrics=("variance_ratio",),
+        utility=lambda ctx, s: {"variance_ratio": float(np.var(_scalar_draws(ctx, s)) / _laplace_variance(10.0))},
+        size=lambda ctx: f"{_calls(ctx):,} calls of one sample",
+    ))
+    register(Workload(
+        name="per call: LaplaceMechanism(eps)(3.2), one scalar release", unit="ops", items=_calls,
+        setup=_per_call_state, run=_scalar_releases, epsilon=1.0, family=_PER_CALL,
+        reference_name="3.2 + numpy laplace(0, b), one scalar",
+        reference=lambda ctx, s: [3.2 + s["np"].laplace(0.0, s["width"]) for _ in range(s["n"])],
+        metrics=("mse_over_2b2",),
+        utility=lambda ctx, s: {"mse_over_2b2": float(np.mean((np.asarray(_scalar_releases(ctx, s)) - 3.2) ** 2)
+                                                      / s["variance"])},
+        size=lambda ctx: f"{_calls(ctx):,} calls of one value",
+        peers=(Peer("diffprivlib", "diffprivlib Laplace.randomise (per scalar)", _diffprivlib_scalar("laplace"),
+                    _diffprivlib_error("laplace")),),
+    ))
+    register(Workload(
+        name=f"per call: ldp grr client, one report, d={_LDP_D}", unit="ops", items=_calls,
+        setup=_one_report_state, run=_one_report_each, epsilon=2.0, family=_PER_CALL,
+        reference_name="numpy float k-ary RR, one device per call", reference=_numpy_one_report_each,
+        metrics=("rms_error", "ci_coverage"), utility=_one_report_utility,
+        size=lambda ctx: f"{_calls(ctx):,} calls of one device, Zipf(1.1) over d={_LDP_D}",
+    ))
+
+
 _register_samplers()
 _register_mechanisms()
 _register_selection()
 _register_frequency_oracles()
 _register_heavy_hitters()
 _register_streams_and_accounting()
+_register_per_call()
