@@ -25,8 +25,15 @@ an entry point of the group ``dpnoise.bench``::
         utility=lambda ctx, state: {"mse_over_2b2": ...},  # untimed, once per epsilon
     ))
 
+With ``utility_repeats=R`` (``--utility-repeats R``) every utility metric is measured R times
+with independent seeds derived from the run's seed: the record keeps each metric's mean, standard
+error, Student-t 95% interval and the R raw values. :func:`plot` draws one panel per (family,
+metric) with error bars; :func:`compare` (``dpnoise bench compare OLD.json NEW.json``) says which
+rows got slower or less accurate beyond noise.
+
 The JSON record (``dpnoise bench --json``) is described field by field in docs/bench.md; its
-``schema`` is ``"dpnoise-bench/3"`` and ``schema_version`` 3 (version 2 had no missing
+``schema`` is ``"dpnoise-bench/4"`` and ``schema_version`` 4 (version 3 had a single utility draw:
+no ``utility_stats``, ``family`` or ``settings.utility_repeats``; version 2 had no missing
 metrics: a utility hook that returned fewer metrics than declared, or raised, lost its whole row;
 version 1, before utility metrics, kept only the best time).
 """
@@ -1409,11 +1416,16 @@ def _utility_panels(record: Dict[str, Any]) -> List[Dict[str, Any]]:
                 series = panel["series"].setdefault(key, {"points": [], "sizes": set()})
                 series["points"].append((r["epsilon"], value, ci))
                 series["sizes"].add(items)
+    members: Dict[str, List[str]] = {}  # every workload of a family, whatever the metric
+    for r in rows:
+        names = members.setdefault(r.get("family") or r["workload"], [])
+        if r["workload"] not in names:
+            names.append(r["workload"])
     out = []
     for (family, metric), panel in panels.items():
         if not panel["series"]:
             continue
-        short = _trim_names(panel["workloads"])
+        short = _trim_names(members[family])
         sizes = [x for s in panel["series"].values() if len(s["sizes"]) == 1 for x in s["sizes"] if x is not None]
         # the panel's size: the most common one, the largest on a tie (a reduced row is the odd one)
         common = max(set(sizes), key=lambda x: (sizes.count(x), x)) if sizes else None
