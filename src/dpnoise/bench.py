@@ -1233,7 +1233,7 @@ def compare(old: Dict[str, Any], new: Dict[str, Any], threshold: float = 1.1, al
         if not force:
             raise RecordError(text + " (re-run both with one dpnoise, or pass --force)")
         warnings.append(text + " (compared anyway: --force)")
-    so, sn = (old.get("settings") or {}), (new.get("settings") or {})
+    so, sn = [r.get("settings") if isinstance(r.get("settings"), dict) else {} for r in (old, new)]
     if (so.get("sizes"), so.get("quick")) != (sn.get("sizes"), sn.get("quick")):
         text = (f"sizes differ: OLD {'quick' if so.get('quick') else 'full'} {so.get('sizes')}, "
                 f"NEW {'quick' if sn.get('quick') else 'full'} {sn.get('sizes')}")

@@ -497,8 +497,8 @@ def _register_per_call() -> None:
     report; one op = one call, timed over a batch of calls (the fast path of docs/ml.md and the
     scalar path of NumPy's Generator are the yardsticks)."""
     register(Workload(
-        name="per call: rng.discrete_laplace(10), one scalar", unit="ops", items=_calls, setup=_per_call_state,
-        run=_scalar_draws, family=_PER_CALL,
+        name="per call: one discrete-Laplace draw (scale 10), rng scalar path", unit="ops", items=_calls,
+        setup=_per_call_state, run=_scalar_draws, family=_PER_CALL,
         reference_name="numpy Generator.laplace(0, 10), one scalar",
         reference=lambda ctx, s: [s["np"].laplace(0.0, 10.0) for _ in range(s["n"])],
         metrics=("variance_ratio",),
@@ -506,7 +506,7 @@ def _register_per_call() -> None:
         size=lambda ctx: f"{_calls(ctx):,} calls of one sample",
     ))
     register(Workload(
-        name="per call: LaplaceMechanism(eps)(3.2), one scalar release", unit="ops", items=_calls,
+        name="per call: one Laplace mechanism release of a scalar (3.2)", unit="ops", items=_calls,
         setup=_per_call_state, run=_scalar_releases, epsilon=1.0, family=_PER_CALL,
         reference_name="3.2 + numpy laplace(0, b), one scalar",
         reference=lambda ctx, s: [3.2 + s["np"].laplace(0.0, s["width"]) for _ in range(s["n"])],
