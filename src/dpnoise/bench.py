@@ -1322,7 +1322,8 @@ def format_comparison(result: Dict[str, Any]) -> str:
         only in one record, warnings and the verdict.
     """
     lines = [f"dpnoise bench compare: OLD {result['old']['dpnoise_version']} ({result['old']['created']}) vs "
-             f"NEW {result['new']['dpnoise_version']} ({result['new']['created']}); threshold x{result['threshold']:g}, "
+             f"NEW {result['new']['dpnoise_version']} ({result['new']['created']}); "
+             f"threshold x{result['threshold']:g}, "
              f"alpha {result['alpha']:g} (one-sided Mann-Whitney on the timed calls; utility: 95% interval of "
              "the difference)", "",
              f"  {'workload':58s} {'time NEW/OLD':>12s} {'p(slower)':>9s} {'ref NEW/OLD':>11s}  verdict"]
@@ -1595,8 +1596,9 @@ def plot(record: Dict[str, Any], path: str) -> List[str]:
     return titles
 
 
-__all__ = ["Context", "ENTRY_POINT_GROUP", "KNOWN_METRICS", "METRIC_GOALS", "Peer", "RecordError", "SCHEMA",
-           "SCHEMA_VERSION", "Workload", "compare", "format_comparison", "format_table", "load_record",
-           "load_workloads", "loaded", "machine_info", "make_context", "mann_whitney_greater", "plot", "plot_caption", "register",
-           "run", "run_workload", "select", "summarize", "summarize_utility", "t_quantile_975", "time_calls",
-           "utility_figures", "workloads"]
+__all__ = ["Context", "ENTRY_POINT_GROUP", "KNOWN_METRICS", "MAX_UTILITY_REPEATS", "METRIC_GOALS", "METRIC_LABELS",
+           "PLOT_FORMATS", "Peer", "RecordError", "SCHEMA", "SCHEMA_VERSION", "Workload", "compare",
+           "format_comparison", "format_table", "load_record", "load_workloads", "loaded", "machine_info",
+           "make_context", "mann_whitney_greater", "plot", "plot_caption", "register", "run", "run_workload",
+           "select", "summarize", "summarize_utility", "t_quantile_975", "time_calls", "utility_figures",
+           "workloads"]
