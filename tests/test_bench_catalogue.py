@@ -27,6 +27,20 @@ def test_per_call_rows_run_in_quick_with_their_utility_and_a_reference():
     assert abs(rows[[n for n in rows if "release" in n][0]]["utility"]["mse_over_2b2"] - 1) < 0.25
 
 
+NEW_ROWS = {"constant-time discrete Laplace": ("variance_ratio", "exact samplers"),
+            "constant-time discrete Gaussian": ("variance_ratio", "exact samplers"),
+            "DP-SGD step": ("mse_over_sigma2", "DP-SGD step")}
+
+
+@pytest.mark.parametrize("only", sorted(NEW_ROWS))
+def test_constant_time_and_dp_sgd_rows_run_in_quick_with_their_utility(only):
+    metric, family = NEW_ROWS[only]
+    (row,) = bench.run(quick=True, repeats=1, only=only, seed=2, utility_repeats=2)["results"]
+    assert "error" not in row and row["family"] == family and row["ratio"] > 0
+    # 2 x 100,000-200,000 draws: the sd of the ratio is below 0.01, so 0.05 is > 5 sd (false alarm < 1e-6)
+    assert abs(row["utility"][metric] - 1) < 0.05
+
+
 def test_rows_of_a_family_with_utility_share_one_size():
     by_family = {}
     ctx = bench.make_context(quick=True)

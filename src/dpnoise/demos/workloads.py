@@ -526,6 +526,55 @@ def _register_per_call() -> None:
     ))
 
 
+# -- constant-time samplers and a DP-SGD step ------------------------------------------------------
+
+def _register_constant_time_and_sgd() -> None:
+    """The constant-time samplers against the default path of the same generator (the ratio is
+    the price of branching on nothing secret, docs/security.md), and one DP-SGD noise step on a
+    float32 gradient in place against NumPy's float normal."""
+    for kind, exact in (("laplace", _laplace_variance(10.0)), ("gaussian", 100.0)):
+        def draw(ctx: Context, s: Dict[str, Any], kind: str = kind, constant_time: bool = True) -> np.ndarray:
+            f = s["rng"].discrete_laplace if kind == "laplace" else s["rng"].discrete_gaussian
+            return f(10, ctx.samples, threads=ctx.threads, constant_time=constant_time)
+
+        register(Workload(
+            name=f"constant-time discrete {kind.capitalize()} ({'scale' if kind == 'laplace' else 'sigma'}=10)",
+            items=lambda ctx: ctx.samples, setup=_sampler_state, run=draw, family="exact samplers",
+            reference_name="the default (variable-time) path, same generator",
+            reference=lambda ctx, s, draw=draw: draw(ctx, s, constant_time=False),
+            metrics=("variance_ratio",),
+            utility=lambda ctx, s, draw=draw, exact=exact: {"variance_ratio": float(draw(ctx, s).var() / exact)},
+        ))
+
+    def sgd_state(ctx: Context) -> Dict[str, Any]:
+        from dpnoise.mechanisms import GaussianMechanism
+
+        mech = GaussianMechanism(noise_multiplier=1.1, sensitivity=1.0, rng=ctx.rng(), threads=ctx.threads,
+                                 allow_insecure=ctx.allow_insecure)
+        grad = ctx.numpy_rng("grad").standard_normal(ctx.values).astype(np.float32)
+        return {"mech": mech, "grad": grad, "g": grad.copy(), "np": ctx.numpy_rng()}
+
+    def sgd_step(ctx: Context, s: Dict[str, Any]) -> object:
+        return s["mech"](s["g"], out=s["g"])
+
+    def numpy_step(ctx: Context, s: Dict[str, Any]) -> object:
+        g = s["g"]
+        return np.add(g, s["np"].standard_normal(g.size, dtype=np.float32) * np.float32(1.1), out=g)
+
+    def sgd_utility(ctx: Context, s: Dict[str, Any]) -> Dict[str, float]:
+        # noise of sigma = noise_multiplier x sensitivity (Abadi et al. 2016, Algorithm 1)
+        noisy = s["mech"](s["grad"])
+        return {"mse_over_sigma2": float(np.mean((noisy.astype(np.float64) - s["grad"]) ** 2) / 1.1**2)}
+
+    register(Workload(
+        name="DP-SGD step: GaussianMechanism(noise_multiplier=1.1)(g, out=g), float32", items=lambda ctx: ctx.values,
+        setup=sgd_state, run=sgd_step, family="DP-SGD step",
+        reference_name="numpy g += 1.1 * standard_normal(float32)", reference=numpy_step,
+        metrics=("mse_over_sigma2",), utility=sgd_utility,
+        size=lambda ctx: f"a gradient of {ctx.values:,} float32",
+    ))
+
+
 _register_samplers()
 _register_mechanisms()
 _register_selection()
@@ -533,3 +582,4 @@ _register_frequency_oracles()
 _register_heavy_hitters()
 _register_streams_and_accounting()
 _register_per_call()
+_register_constant_time_and_sgd()
