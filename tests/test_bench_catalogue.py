@@ -53,3 +53,16 @@ def test_rows_of_a_family_with_utility_share_one_size():
         if family.startswith("per call"):
             continue  # calls, not items: one size too, checked above
         assert len(sizes) == 1, (family, sizes)  # OLH's server had 1/10 of the reports before
+
+
+def test_mean_oracle_rows_cover_every_method_and_carry_utility():
+    from dpnoise.ldp.numeric.mean import MeanConfiguration
+
+    rows = bench.run(quick=True, repeats=1, only="ldp mean oracle", seed=3)["results"]
+    assert sorted(r["workload"].split()[3].rstrip(":") for r in rows) == sorted(MeanConfiguration.registered())
+    for row in rows:
+        assert "error" not in row and row["family"].startswith("ldp mean oracles") and row["items"] == 20_000
+        # 2,500 reports per coordinate at epsilon 1: per-coordinate sd <= 0.05 (Duchi et al. 2018,
+        # the largest variance of the methods), so rms over 8 coordinates > 0.12 has chance < 1e-6
+        assert 0 < row["utility"]["rms_error"] < 0.12
+        assert 0 <= row["utility"]["ci_coverage"] <= 1

@@ -575,6 +575,52 @@ def _register_constant_time_and_sgd() -> None:
     ))
 
 
+# -- local DP: mean oracles -------------------------------------------------------------------------
+
+_MEAN_DIMS = 8
+
+
+def _mean_state(method: str) -> Callable[[Context], Dict[str, Any]]:
+    def setup(ctx: Context) -> Dict[str, Any]:
+        from dpnoise.ldp.numeric.mean import MeanConfiguration
+
+        mo = MeanConfiguration.registered()[method](float(ctx.epsilon), (0.0, 1.0),  # type: ignore[arg-type]
+                                                    dimensions=_MEAN_DIMS)
+        r = ctx.numpy_rng("values")
+        # coordinate j ~ Beta(2 + j, 5): means from 0.29 to 0.6 (values in the bounds [0, 1])
+        values = np.stack([r.beta(2 + j, 5, ctx.devices) for j in range(_MEAN_DIMS)], axis=1)
+        return {"mo": mo, "client": mo.client(ctx.rng(), allow_insecure=ctx.allow_insecure), "values": values,
+                "true": values.mean(axis=0)}
+    return setup
+
+
+def _mean_end_to_end(ctx: Context, s: Dict[str, Any]) -> Any:
+    agg = s["mo"].aggregator().add(s["client"].privatize(s["values"]))
+    return agg.estimate(), agg.stderr()
+
+
+def _mean_utility(ctx: Context, s: Dict[str, Any]) -> Dict[str, float]:
+    est, se = _mean_end_to_end(ctx, s)
+    err = np.asarray(est) - s["true"]
+    return {"rms_error": float(np.sqrt(np.mean(err**2))),
+            "ci_coverage": float(np.mean(np.abs(err) <= 1.96 * np.asarray(se)))}
+
+
+def _register_mean_oracles() -> None:
+    """Local-DP mean oracles (docs/ldp_numeric.md): every registered method, devices with one
+    8-dimensional vector in [0, 1] each (each reports one coordinate), clients + add + estimate."""
+    from dpnoise.ldp.numeric.mean import MeanConfiguration
+
+    for method in MeanConfiguration.registered():
+        register(Workload(
+            name=f"ldp mean oracle {method}: clients + add + estimate, {_MEAN_DIMS} dims", unit="ops", epsilon=1.0,
+            items=lambda ctx: ctx.devices, setup=_mean_state(method), run=_mean_end_to_end,
+            family=f"ldp mean oracles, {_MEAN_DIMS} dims in [0, 1]",
+            metrics=("rms_error", "ci_coverage"), utility=_mean_utility,
+            size=lambda ctx: f"{ctx.devices:,} devices, {_MEAN_DIMS} dims",
+        ))
+
+
 _register_samplers()
 _register_mechanisms()
 _register_selection()
@@ -583,3 +629,4 @@ _register_heavy_hitters()
 _register_streams_and_accounting()
 _register_per_call()
 _register_constant_time_and_sgd()
+_register_mean_oracles()
