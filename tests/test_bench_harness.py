@@ -55,7 +55,7 @@ def test_context_generators_follow_the_seed():
 def test_json_record_fields_and_timing_summary():
     rec = bench.run(quick=True, repeats=3, only="discrete_laplace")
     json.dumps(rec)  # serialisable as it is
-    assert rec["schema"] == bench.SCHEMA == "dpnoise-bench/3" and rec["schema_version"] == bench.SCHEMA_VERSION == 3
+    assert rec["schema"] == bench.SCHEMA == "dpnoise-bench/4" and rec["schema_version"] == bench.SCHEMA_VERSION == 4
     (row,) = rec["results"]
     t = row["seconds"]
     assert len(t["raw"]) == 3 and t["min"] == min(t["raw"]) and t["min"] <= t["median"] <= max(t["raw"])

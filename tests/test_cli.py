@@ -144,7 +144,7 @@ def test_sample_seed_at_the_top_of_its_range_works(capsys):
 def test_bench_quick_json_has_the_documented_record(capsys):
     assert main(["bench", "--quick", "--json", "--repeats", "1", "--no-progress"]) == 0
     rec = json.loads(capsys.readouterr().out)
-    assert rec["schema"] == "dpnoise-bench/3" and rec["schema_version"] == 3
+    assert rec["schema"] == "dpnoise-bench/4" and rec["schema_version"] == 4
     assert {"created", "dpnoise_version", "machine", "settings", "results", "notes", "loaded",
             "seconds_total"} <= rec.keys()
     assert {"cpu", "cores", "usable_cores", "platform", "python", "numpy", "chacha20_backend",

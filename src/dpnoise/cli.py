@@ -98,6 +98,15 @@ def _plot_file(path: str) -> str:
     return path
 
 
+def _bench_plot_file(path: str) -> str:
+    """bench --plot FILE: as --plot, and the extension names the format (.png, .pdf or .svg)."""
+    from dpnoise.bench import PLOT_FORMATS
+
+    if os.path.splitext(path)[1].lower() not in PLOT_FORMATS:
+        raise argparse.ArgumentTypeError(f"{path[:80]!r} must end in .png, .pdf or .svg (the format is its extension)")
+    return _plot_file(path)
+
+
 def _spark_demo(args: argparse.Namespace) -> int:
     """``dpnoise demo --spark``: the telemetry scenario on a local Spark session (pyspark and
     Java 17+ needed; see docs/scaling.md)."""
@@ -206,7 +215,7 @@ def _bench(args: argparse.Namespace) -> int:
 
     record = bench.run(quick=args.quick, threads=args.threads, peers=args.peers, repeats=args.repeats,
                        only=args.only, epsilons=args.epsilon, seed=args.seed,
-                       progress=None if args.no_progress else progress)
+                       progress=None if args.no_progress else progress, utility_repeats=args.utility_repeats)
     if args.json:
         print(json.dumps(record, indent=1))
     else:
@@ -220,6 +229,54 @@ def _bench(args: argparse.Namespace) -> int:
         print(f"dpnoise bench: {len(failed)} workload(s) failed: {', '.join(failed)}", file=sys.stderr)
         return 1
     return 0
+
+
+def _threshold(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"threshold must be a number > 1, got {text[:40]!r}") from None
+    if not 1 < v < math.inf:
+        raise argparse.ArgumentTypeError(f"threshold must be a finite number > 1, got {text[:40]!r}")
+    return v
+
+
+def _alpha(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"alpha must be a number in (0, 1), got {text[:40]!r}") from None
+    if not 0 < v < 1:
+        raise argparse.ArgumentTypeError(f"alpha must be a number in (0, 1), got {text[:40]!r}")
+    return v
+
+
+def _bench_compare(argv: Sequence[str]) -> int:
+    """``dpnoise bench compare OLD.json NEW.json``: exit 1 on a regression, 2 on unusable input."""
+    import json
+
+    from dpnoise import bench
+
+    p = _Parser(prog="dpnoise bench compare",
+                description="Compare two `dpnoise bench --json` records: time ratios (Mann-Whitney on the raw "
+                            "timed calls) and utility changes (95% intervals); exit 1 if any row regressed.")
+    p.add_argument("old", metavar="OLD.json")
+    p.add_argument("new", metavar="NEW.json")
+    p.add_argument("--threshold", type=_threshold, default=1.1,
+                   help="slow-down (NEW/OLD time per item) and relative utility change that count (default 1.1)")
+    p.add_argument("--alpha", type=_alpha, default=0.01,
+                   help="significance level of each test (default 0.01; needs --repeats 5 or more in both runs)")
+    p.add_argument("--force", action="store_true",
+                   help="compare records of different schema versions or sizes anyway (times per item)")
+    p.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    args = p.parse_args(list(argv))
+    try:
+        old, new = bench.load_record(args.old), bench.load_record(args.new)
+        result = bench.compare(old, new, threshold=args.threshold, alpha=args.alpha, force=args.force)
+    except bench.RecordError as exc:
+        raise _UsageError(f"dpnoise bench compare: {exc}") from None
+    print(json.dumps(result, indent=1) if args.json else bench.format_comparison(result))
+    return 1 if result["regressions"] else 0
 
 
 def _audit(argv: Sequence[str]) -> int:
@@ -268,13 +325,18 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--seed", type=_seed, default=None, help="reproducible stream (NOT secure), 0 <= seed < 2**256")
     s.add_argument("--threads", type=_threads, default=1, help=f"1 to {_validate.MAX_THREADS}")
     s.set_defaults(func=_sample)
-    b = sub.add_parser("bench", help="speed and utility of the built-in workloads against NumPy (and installed peers)")
+    b = sub.add_parser("bench", help="speed and utility of the built-in workloads against NumPy (and installed peers)",
+                       epilog="dpnoise bench compare OLD.json NEW.json [--threshold 1.1] [--force]: compare two "
+                              "--json records (exit 1 on a regression); see docs/bench.md")
     b.add_argument("--quick", action="store_true", help="small workloads, utility included: about 10 s")
     b.add_argument("--json", action="store_true", help="print a JSON record (schema: docs/bench.md)")
     b.add_argument("--peers", action="store_true", help="also time installed OpenDP, diffprivlib, dp-accounting")
     b.add_argument("--threads", type=_threads, default=1, help=f"1 to {_validate.MAX_THREADS}")
     b.add_argument("--repeats", type=_bounded_count(100, "repeats"), default=None,
                    help="timed calls per row (default 5, 3 with --quick); best, median and IQR are kept")
+    b.add_argument("--utility-repeats", metavar="R", type=_bounded_count(1000, "utility-repeats"), default=1,
+                   help="measure every utility metric R times with independent seeds derived from --seed "
+                        "(default 1); the record keeps mean, standard error, 95%% interval and the R values")
     b.add_argument("--only", metavar="TEXT", default=None,
                    help="only workloads whose name contains TEXT (ignoring case); matching none is an error")
     b.add_argument("--seed", type=_seed, default=None,
@@ -284,8 +346,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--workloads", metavar="MODULE", action="append", default=None,
                    help="import MODULE (a dotted path), which registers workloads with dpnoise.bench.register; "
                         "repeatable")
-    b.add_argument("--plot", metavar="FILE", type=_plot_file,
-                   help="write a PNG of the speed ratios and of utility against epsilon (needs matplotlib)")
+    b.add_argument("--plot", metavar="FILE", type=_bench_plot_file,
+                   help="write a figure (PNG, PDF or SVG, by the extension): speed ratios, then one panel per "
+                        "family and metric against epsilon with 95%% error bars (needs matplotlib)")
     b.add_argument("--list", action="store_true", help="print the registered workload names and stop")
     b.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
     b.set_defaults(func=_bench)
@@ -311,6 +374,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         if argv[:1] == ["audit"]:
             return _audit(argv[1:])
+        if argv[:2] == ["bench", "compare"]:
+            return _bench_compare(argv[2:])
         args = build_parser().parse_args(argv)
         return int(args.func(args))
     except _UsageError as exc:

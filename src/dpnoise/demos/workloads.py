@@ -74,7 +74,7 @@ def _register_samplers() -> None:
         register(Workload(
             name=f"discrete_{kind}({'scale' if kind == 'laplace' else 'sigma'}=10)",
             items=lambda ctx: ctx.samples, setup=_sampler_state, run=draw,
-            reference_name=ref_name, reference=reference,
+            reference_name=ref_name, reference=reference, family="exact samplers",
             metrics=("variance_ratio",), utility=utility,
             peers=(Peer("opendp.prelude", f"OpenDP make_{kind} (int vector)", _opendp_vector_noise(kind, 10.0),
                         _opendp_variance_ratio(kind, 10.0)),),
@@ -135,7 +135,7 @@ def _mse_over_stated(ctx: Context, s: Dict[str, Any]) -> Dict[str, float]:
 def _register_mechanisms() -> None:
     register(Workload(
         name="LaplaceMechanism on floats", items=lambda ctx: ctx.values, setup=_mechanism_state("laplace"),
-        run=lambda ctx, s: s["mech"](s["x"]), epsilon=1.0,
+        run=lambda ctx, s: s["mech"](s["x"]), epsilon=1.0, family="mechanisms on floats",
         reference_name="x + numpy laplace(0, b, n)",
         reference=lambda ctx, s: s["x"] + s["np"].laplace(0.0, s["width"], s["x"].size),
         metrics=("mse_over_2b2",), utility=_mse_over_stated,
@@ -145,6 +145,7 @@ def _register_mechanisms() -> None:
     register(Workload(
         name="GaussianMechanism(delta=1e-6) on floats", items=lambda ctx: ctx.values,
         setup=_mechanism_state("gaussian"), run=lambda ctx, s: s["mech"](s["x"]), epsilon=1.0,
+        family="mechanisms on floats",
         reference_name="x + numpy normal(0, sigma, n)",
         reference=lambda ctx, s: s["x"] + s["np"].normal(0.0, s["width"], s["x"].size),
         metrics=("mse_over_sigma2",), utility=_mse_over_stated,
@@ -209,6 +210,7 @@ def _register_selection() -> None:
         register(Workload(
             name=f"report_noisy_max {noise}: rows of 1000 int32", unit="ops", items=_selection_rows,
             setup=_selection_state(noise), run=lambda ctx, s: s["mech"](s["scores"]), epsilon=1.0,
+            family="report_noisy_max, rows of 1000 int32",
             reference_name=f"numpy argmax(S + {noise}(2/eps))", reference=reference,
             metrics=("p_correct",), utility=_p_correct,
             size=lambda ctx: f"{_selection_rows(ctx):,} rows of 1,000 scores in [0, 1000)",
@@ -222,9 +224,12 @@ def _register_selection() -> None:
 _LDP_D = 1024
 
 
-# Shares of the devices for the slow sides, so that a run stays short (each row states its size):
-# OLH's server is O(n·d); the CMS client draws one exact Bernoulli per sketch bit (m = 1024).
-_SERVER_SHARE = {"olh": 10}
+# Shares of the devices for the slow sides, so that a run stays short (each row states its size,
+# and the plot marks a row whose size differs from its family's): the CMS client draws one exact
+# Bernoulli per sketch bit (m = 1024). Every server runs on the same number of reports, so that
+# the utility of the protocols is compared at one n (OLH's server had 1/10 of them up to 0.8.0,
+# when its O(n·d) estimate was slow; it takes about 3 ms for 20,000 reports now).
+_SERVER_SHARE: Dict[str, int] = {}
 _CLIENT_SHARE = {"cms": 10}
 
 
@@ -298,6 +303,7 @@ def _register_frequency_oracles() -> None:
     for name in ldp.protocols():
         register(Workload(
             name=f"ldp {name} client: devices, d={_LDP_D}", unit="ops", epsilon=2.0,
+            family=f"ldp frequency oracle clients, d={_LDP_D}",
             items=lambda ctx, name=name: _client_devices(ctx, name), setup=_fo_client_state(name),
             run=lambda ctx, s: s["client"].privatize(s["items"]),
             # like for like only for k-ary randomized response itself
@@ -307,6 +313,7 @@ def _register_frequency_oracles() -> None:
         ))
         register(Workload(
             name=f"ldp {name} server: add + estimate all, d={_LDP_D}", unit="ops", epsilon=2.0,
+            family=f"ldp frequency oracle servers, d={_LDP_D}",
             items=lambda ctx, name=name: _server_devices(ctx, name),
             setup=_fo_server_state(name), run=_fo_aggregate,
             metrics=("rms_error", "ci_coverage"), utility=_fo_utility,
@@ -350,11 +357,13 @@ def _register_heavy_hitters() -> None:
     for method in ldp.heavy_hitters.methods():
         register(Workload(
             name=f"ldp heavy hitters {method} client: devices, 32-bit IDs", unit="ops", epsilon=4.0,
+            family="ldp heavy hitters clients, 32-bit IDs",
             items=_hh_devices, setup=_hh_state(method), run=lambda ctx, s: s["client"].privatize(s["items"]),
             size=lambda ctx: f"{_hh_devices(ctx):,} devices, 32-bit IDs",
         ))
         register(Workload(
             name=f"ldp heavy hitters {method}: clients + add + top(10), 32-bit IDs", unit="ops", epsilon=4.0,
+            family="ldp heavy hitters end to end, 32-bit IDs",
             items=_hh_devices, setup=_hh_state(method), run=_hh_end_to_end, in_quick=False,
             metrics=("recall",), utility=_hh_recall,
             size=lambda ctx: f"{_hh_devices(ctx):,} devices, 32-bit IDs",
@@ -419,9 +428,205 @@ def _register_streams_and_accounting() -> None:
     ))
 
 
+# -- per-call (scalar) costs ------------------------------------------------------------------------
+
+_PER_CALL = "per call (one scalar or one report per Python call)"
+
+
+def _calls(ctx: Context) -> int:
+    """Python-level calls per timed batch of the per-call rows."""
+    return 2_000 if ctx.quick else 20_000
+
+
+def _per_call_state(ctx: Context) -> Dict[str, Any]:
+    from dpnoise.mechanisms import LaplaceMechanism
+
+    state: Dict[str, Any] = {"rng": ctx.rng(), "np": ctx.numpy_rng(), "n": _calls(ctx)}
+    if ctx.epsilon is not None:
+        state["mech"] = LaplaceMechanism(float(ctx.epsilon), 1.0, rng=ctx.rng("mech"),
+                                         allow_insecure=ctx.allow_insecure)
+        state["width"] = 1.0 / float(ctx.epsilon)  # b = sensitivity / epsilon
+        state["variance"], state["metric"] = 2 * state["width"] ** 2, "mse_over_2b2"  # Var Laplace(b) = 2b^2
+    return state
+
+
+def _scalar_draws(ctx: Context, s: Dict[str, Any]) -> list:
+    draw = s["rng"].discrete_laplace
+    return [draw(10) for _ in range(s["n"])]
+
+
+def _scalar_releases(ctx: Context, s: Dict[str, Any]) -> list:
+    mech = s["mech"]
+    return [mech(3.2) for _ in range(s["n"])]
+
+
+def _one_report_state(ctx: Context) -> Dict[str, Any]:
+    fo = _oracle(ctx, "grr")
+    items = zipf_items(_calls(ctx), _LDP_D, seed=1)
+    p = math.exp(fo.epsilon) / (math.exp(fo.epsilon) + _LDP_D - 1)  # GRR keep probability (Wang et al. 2017)
+    return {"fo": fo, "client": fo.client(ctx.rng(), allow_insecure=ctx.allow_insecure),
+            "items": [int(x) for x in items], "true": np.bincount(items, minlength=_LDP_D), "np": ctx.numpy_rng(),
+            "p": p}
+
+
+def _one_report_each(ctx: Context, s: Dict[str, Any]) -> list:
+    privatize = s["client"].privatize
+    return [privatize(x) for x in s["items"]]
+
+
+def _numpy_one_report_each(ctx: Context, s: Dict[str, Any]) -> list:
+    # the usual float way, one device per call: keep with probability p, else a uniform other item
+    r, p, out = s["np"], s["p"], []
+    for x in s["items"]:
+        other = int(r.integers(0, _LDP_D - 1))
+        out.append(x if r.random() < p else other + (other >= x))
+    return out
+
+
+def _one_report_utility(ctx: Context, s: Dict[str, Any]) -> Dict[str, float]:
+    agg = s["fo"].aggregator()
+    for report in _one_report_each(ctx, s):
+        agg.add(report)
+    est, se = agg.estimate(), agg.stderr()
+    return {"rms_error": float(np.sqrt(np.mean((est - s["true"]) ** 2))),
+            "ci_coverage": float(np.mean(np.abs(est - s["true"]) <= 1.96 * se))}
+
+
+def _register_per_call() -> None:
+    """What one Python call costs (issue 38 item 3): a scalar draw, a scalar release, one LDP
+    report; one op = one call, timed over a batch of calls (the fast path of docs/ml.md and the
+    scalar path of NumPy's Generator are the yardsticks)."""
+    register(Workload(
+        name="per call: one discrete-Laplace draw (scale 10), rng scalar path", unit="ops", items=_calls,
+        setup=_per_call_state, run=_scalar_draws, family=_PER_CALL,
+        reference_name="numpy Generator.laplace(0, 10), one scalar",
+        reference=lambda ctx, s: [s["np"].laplace(0.0, 10.0) for _ in range(s["n"])],
+        metrics=("variance_ratio",),
+        utility=lambda ctx, s: {"variance_ratio": float(np.var(_scalar_draws(ctx, s)) / _laplace_variance(10.0))},
+        size=lambda ctx: f"{_calls(ctx):,} calls of one sample",
+    ))
+    register(Workload(
+        name="per call: one Laplace mechanism release of a scalar (3.2)", unit="ops", items=_calls,
+        setup=_per_call_state, run=_scalar_releases, epsilon=1.0, family=_PER_CALL,
+        reference_name="3.2 + numpy laplace(0, b), one scalar",
+        reference=lambda ctx, s: [3.2 + s["np"].laplace(0.0, s["width"]) for _ in range(s["n"])],
+        metrics=("mse_over_2b2",),
+        utility=lambda ctx, s: {"mse_over_2b2": float(np.mean((np.asarray(_scalar_releases(ctx, s)) - 3.2) ** 2)
+                                                      / s["variance"])},
+        size=lambda ctx: f"{_calls(ctx):,} calls of one value",
+        peers=(Peer("diffprivlib", "diffprivlib Laplace.randomise (per scalar)", _diffprivlib_scalar("laplace"),
+                    _diffprivlib_error("laplace")),),
+    ))
+    register(Workload(
+        name=f"per call: ldp grr client, one report, d={_LDP_D}", unit="ops", items=_calls,
+        setup=_one_report_state, run=_one_report_each, epsilon=2.0, family=_PER_CALL,
+        reference_name="numpy float k-ary RR, one device per call", reference=_numpy_one_report_each,
+        metrics=("rms_error", "ci_coverage"), utility=_one_report_utility,
+        size=lambda ctx: f"{_calls(ctx):,} calls of one device, Zipf(1.1) over d={_LDP_D}",
+    ))
+
+
+# -- constant-time samplers and a DP-SGD step ------------------------------------------------------
+
+def _register_constant_time_and_sgd() -> None:
+    """The constant-time samplers against the default path of the same generator (the ratio is
+    the price of branching on nothing secret, docs/security.md), and one DP-SGD noise step on a
+    float32 gradient in place against NumPy's float normal."""
+    for kind, exact in (("laplace", _laplace_variance(10.0)), ("gaussian", 100.0)):
+        def draw(ctx: Context, s: Dict[str, Any], kind: str = kind, constant_time: bool = True) -> np.ndarray:
+            f = s["rng"].discrete_laplace if kind == "laplace" else s["rng"].discrete_gaussian
+            return f(10, ctx.samples, threads=ctx.threads, constant_time=constant_time)
+
+        register(Workload(
+            name=f"constant-time discrete {kind.capitalize()} ({'scale' if kind == 'laplace' else 'sigma'}=10)",
+            items=lambda ctx: ctx.samples, setup=_sampler_state, run=draw, family="exact samplers",
+            reference_name="the default (variable-time) path, same generator",
+            reference=lambda ctx, s, draw=draw: draw(ctx, s, constant_time=False),
+            metrics=("variance_ratio",),
+            utility=lambda ctx, s, draw=draw, exact=exact: {"variance_ratio": float(draw(ctx, s).var() / exact)},
+        ))
+
+    def sgd_state(ctx: Context) -> Dict[str, Any]:
+        from dpnoise.mechanisms import GaussianMechanism
+
+        mech = GaussianMechanism(noise_multiplier=1.1, sensitivity=1.0, rng=ctx.rng(), threads=ctx.threads,
+                                 allow_insecure=ctx.allow_insecure)
+        grad = ctx.numpy_rng("grad").standard_normal(ctx.values).astype(np.float32)
+        return {"mech": mech, "grad": grad, "g": grad.copy(), "np": ctx.numpy_rng()}
+
+    def sgd_step(ctx: Context, s: Dict[str, Any]) -> object:
+        return s["mech"](s["g"], out=s["g"])
+
+    def numpy_step(ctx: Context, s: Dict[str, Any]) -> object:
+        g = s["g"]
+        return np.add(g, s["np"].standard_normal(g.size, dtype=np.float32) * np.float32(1.1), out=g)
+
+    def sgd_utility(ctx: Context, s: Dict[str, Any]) -> Dict[str, float]:
+        # noise of sigma = noise_multiplier x sensitivity (Abadi et al. 2016, Algorithm 1)
+        noisy = s["mech"](s["grad"])
+        return {"mse_over_sigma2": float(np.mean((noisy.astype(np.float64) - s["grad"]) ** 2) / 1.1**2)}
+
+    register(Workload(
+        name="DP-SGD step: GaussianMechanism(noise_multiplier=1.1)(g, out=g), float32", items=lambda ctx: ctx.values,
+        setup=sgd_state, run=sgd_step, family="DP-SGD step",
+        reference_name="numpy g += 1.1 * standard_normal(float32)", reference=numpy_step,
+        metrics=("mse_over_sigma2",), utility=sgd_utility,
+        size=lambda ctx: f"a gradient of {ctx.values:,} float32",
+    ))
+
+
+# -- local DP: mean oracles -------------------------------------------------------------------------
+
+_MEAN_DIMS = 8
+
+
+def _mean_state(method: str) -> Callable[[Context], Dict[str, Any]]:
+    def setup(ctx: Context) -> Dict[str, Any]:
+        from dpnoise.ldp.numeric.mean import MeanConfiguration
+
+        mo = MeanConfiguration.registered()[method](float(ctx.epsilon), (0.0, 1.0),  # type: ignore[arg-type]
+                                                    dimensions=_MEAN_DIMS)
+        r = ctx.numpy_rng("values")
+        # coordinate j ~ Beta(2 + j, 5): means from 0.29 to 0.6 (values in the bounds [0, 1])
+        values = np.stack([r.beta(2 + j, 5, ctx.devices) for j in range(_MEAN_DIMS)], axis=1)
+        return {"mo": mo, "client": mo.client(ctx.rng(), allow_insecure=ctx.allow_insecure), "values": values,
+                "true": values.mean(axis=0)}
+    return setup
+
+
+def _mean_end_to_end(ctx: Context, s: Dict[str, Any]) -> Any:
+    agg = s["mo"].aggregator().add(s["client"].privatize(s["values"]))
+    return agg.estimate(), agg.stderr()
+
+
+def _mean_utility(ctx: Context, s: Dict[str, Any]) -> Dict[str, float]:
+    est, se = _mean_end_to_end(ctx, s)
+    err = np.asarray(est) - s["true"]
+    return {"rms_error": float(np.sqrt(np.mean(err**2))),
+            "ci_coverage": float(np.mean(np.abs(err) <= 1.96 * np.asarray(se)))}
+
+
+def _register_mean_oracles() -> None:
+    """Local-DP mean oracles (docs/ldp_numeric.md): every registered method, devices with one
+    8-dimensional vector in [0, 1] each (each reports one coordinate), clients + add + estimate."""
+    from dpnoise.ldp.numeric.mean import MeanConfiguration
+
+    for method in MeanConfiguration.registered():
+        register(Workload(
+            name=f"ldp mean oracle {method}: clients + add + estimate, {_MEAN_DIMS} dims", unit="ops", epsilon=1.0,
+            items=lambda ctx: ctx.devices, setup=_mean_state(method), run=_mean_end_to_end,
+            family=f"ldp mean oracles, {_MEAN_DIMS} dims in [0, 1]",
+            metrics=("rms_error", "ci_coverage"), utility=_mean_utility,
+            size=lambda ctx: f"{ctx.devices:,} devices, {_MEAN_DIMS} dims",
+        ))
+
+
 _register_samplers()
 _register_mechanisms()
 _register_selection()
 _register_frequency_oracles()
 _register_heavy_hitters()
 _register_streams_and_accounting()
+_register_per_call()
+_register_constant_time_and_sgd()
+_register_mean_oracles()
