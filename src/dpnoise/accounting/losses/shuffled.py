@@ -53,6 +53,7 @@ class ShuffledReports(PrivacyLoss):
     delta: float
     configuration: Optional[str] = None
     _epsilon: float = field(init=False, repr=False, compare=False, default=math.nan)
+    _atoms: Optional[Atoms] = field(init=False, repr=False, compare=False, default=None)
 
     def __post_init__(self) -> None:
         from ..shuffle import _check_args, _configuration_kind
@@ -104,6 +105,11 @@ class ShuffledReports(PrivacyLoss):
         return (self.epsilon0, 0.0) if eps >= self.epsilon0 else (eps, self.delta)
 
     def _loss_atoms(self, direction: str) -> Optional[Atoms]:
+        if self._atoms is None:
+            object.__setattr__(self, "_atoms", self._clone_atoms())
+        return self._atoms
+
+    def _clone_atoms(self) -> Atoms:
         from ..shuffle import _configuration_kind, clone_bound
 
         config = self._config()
