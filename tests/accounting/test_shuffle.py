@@ -11,7 +11,7 @@ import dpnoise.ldp as ldp
 from dpnoise import BudgetExceededError
 from dpnoise.accounting import (Accountant, PrivacyBudget, ShuffledReports, loss_from_dict,
                                 shuffle_amplification, supported_by)
-from dpnoise.accounting.shuffle import fmt21_closed_form
+from dpnoise.accounting.shuffle import _fmt21_closed_form
 
 
 # ----------------------------------------------------------------- independent references (SciPy)
@@ -141,7 +141,7 @@ def test_generic_bound_is_never_below_exact_rr_nor_above_the_closed_form(eps0, n
         warnings.simplefilter("ignore", UserWarning)  # no amplification at (8, 10^3), (8, 10^4)
         ours = shuffle_amplification(eps0, n, delta)
     assert exact_rr_window(eps0, n, delta) <= ours <= eps0
-    closed = fmt21_closed_form(eps0, n, delta)
+    closed = _fmt21_closed_form(eps0, n, delta)
     if closed is not None:
         assert ours <= closed
     if n >= 10**6:  # where Thm 3.1 applies it must apply here (ε0 <= log(n / (16 log(2/δ))))

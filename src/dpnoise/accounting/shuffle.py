@@ -262,7 +262,7 @@ class _CloneBound:
         return hi
 
 
-def clone_bound(epsilon0: float, n: int, delta: float, *, domain_size: Optional[int] = None) -> _CloneBound:
+def _clone_bound(epsilon0: float, n: int, delta: float, *, domain_size: Optional[int] = None) -> _CloneBound:
     """The clone bound prepared for a target δ (FMT21 Thm 3.2; with ``domain_size`` the k-ary
     randomized-response parametrisation). Arguments are checked by the caller."""
     if domain_size is None:
@@ -275,13 +275,13 @@ def clone_bound(epsilon0: float, n: int, delta: float, *, domain_size: Optional[
     return _CloneBound(epsilon0, n, delta, r, rc, w)
 
 
-def clone_bound_epsilon(epsilon0: float, n: int, delta: float, *, domain_size: Optional[int] = None) -> float:
-    """The clone bound's ε at ``delta`` (:func:`clone_bound`)."""
-    return clone_bound(epsilon0, n, delta, domain_size=domain_size).epsilon(delta)
+def _clone_bound_epsilon(epsilon0: float, n: int, delta: float, *, domain_size: Optional[int] = None) -> float:
+    """The clone bound's ε at ``delta`` (:func:`_clone_bound`)."""
+    return _clone_bound(epsilon0, n, delta, domain_size=domain_size).epsilon(delta)
 
 
 # --------------------------------------------------------------------------- binary RR, exact
-def binary_rr_delta_curve(epsilon0: float, n: int, delta: float):  # type: ignore[no-untyped-def]
+def _binary_rr_delta_curve(epsilon0: float, n: int, delta: float):  # type: ignore[no-untyped-def]
     """δ(ε) of binary randomized response at ε0 shuffled among n users, the other n - 1 holding
     the same bit: the count of ones is C + B with C ~ Bin(n-1, q), B ~ Bern(p) or Bern(q)
     (p = e^ε0/(e^ε0+1), q = 1 - p), two binomial mixtures compared exactly (both directions).
@@ -312,9 +312,9 @@ def binary_rr_delta_curve(epsilon0: float, n: int, delta: float):  # type: ignor
     return curve
 
 
-def binary_rr_epsilon(epsilon0: float, n: int, delta: float) -> float:
-    """ε at ``delta`` of :func:`binary_rr_delta_curve` (bisection, the checked end), at most ε0."""
-    curve = binary_rr_delta_curve(epsilon0, n, delta)
+def _binary_rr_epsilon(epsilon0: float, n: int, delta: float) -> float:
+    """ε at ``delta`` of :func:`_binary_rr_delta_curve` (bisection, the checked end), at most ε0."""
+    curve = _binary_rr_delta_curve(epsilon0, n, delta)
     if curve(0.0) <= delta:
         return 0.0
     lo, hi = 0.0, epsilon0
@@ -330,7 +330,7 @@ def binary_rr_epsilon(epsilon0: float, n: int, delta: float) -> float:
 
 
 # --------------------------------------------------------------------------- closed form
-def fmt21_closed_form(epsilon0: float, n: int, delta: float) -> Optional[float]:
+def _fmt21_closed_form(epsilon0: float, n: int, delta: float) -> Optional[float]:
     """FMT21 Thm 3.1: for ε0 <= log(n/(16 log(2/δ))), the shuffle is (ε, δ)-DP with
     ε = log(1 + (e^ε0 - 1)/(e^ε0 + 1)·(8√(e^ε0 log(4/δ))/√n + 8e^ε0/n)); None outside that range."""
     if n < 16 * math.log(2 / delta) or epsilon0 > math.log(n / (16 * math.log(2 / delta))):
@@ -414,11 +414,11 @@ def shuffle_amplification(epsilon0: float, n: int, delta: float, *, configuratio
     eps0, n, delta = _check_args(epsilon0, n, delta)
     d = None if configuration is None else _configuration_kind(configuration, eps0)
     if d == 2:
-        eps = binary_rr_epsilon(eps0, n, delta)
+        eps = _binary_rr_epsilon(eps0, n, delta)
     else:
-        eps = clone_bound_epsilon(eps0, n, delta)
+        eps = _clone_bound_epsilon(eps0, n, delta)
         if d is not None:
-            eps = min(eps, clone_bound_epsilon(eps0, n, delta, domain_size=d))
+            eps = min(eps, _clone_bound_epsilon(eps0, n, delta, domain_size=d))
     if eps >= eps0:
         warnings.warn(f"shuffling {n} reports gives no amplification at delta={delta:g} under this bound; "
                       f"returning epsilon0={eps0:g} (the reports' own guarantee)", UserWarning, stacklevel=2)

@@ -110,15 +110,15 @@ class ShuffledReports(PrivacyLoss):
         return self._atoms
 
     def _clone_atoms(self) -> Atoms:
-        from ..shuffle import _configuration_kind, clone_bound
+        from ..shuffle import _clone_bound, _configuration_kind
 
         config = self._config()
         d = None if config is None else _configuration_kind(config, self.epsilon0)
-        generic = clone_bound(self.epsilon0, self.n, self.delta)
+        generic = _clone_bound(self.epsilon0, self.n, self.delta)
         if d is None:
             return generic.atoms()
         # both pairs dominate: keep the tighter at the (ε, δ) point (GRR's for e^ε0 > d - 1)
-        grr = clone_bound(self.epsilon0, self.n, self.delta, domain_size=d)
+        grr = _clone_bound(self.epsilon0, self.n, self.delta, domain_size=d)
         return grr.atoms() if grr.epsilon(self.delta) <= generic.epsilon(self.delta) else generic.atoms()
 
     def to_dict(self) -> Dict[str, Any]:
