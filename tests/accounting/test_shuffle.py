@@ -2,6 +2,7 @@
 ShuffledReports descriptor). Every check here is deterministic (no sampling, so no false-alarm
 rate): values are compared with independent brute-force computations written with SciPy."""
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -136,7 +137,6 @@ def test_generic_bound_is_never_below_exact_shuffled_rr_over_every_dataset(eps0,
 @pytest.mark.parametrize("n", [10**3, 10**4, 10**6, 10**8])
 def test_generic_bound_is_never_below_exact_rr_nor_above_the_closed_form(eps0, n):
     delta = 1e-8
-    import warnings
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # no amplification at (8, 10^3), (8, 10^4)
         ours = shuffle_amplification(eps0, n, delta)
@@ -171,7 +171,6 @@ def test_binary_grr_within_5_percent_of_the_exact_two_mixture_value(eps0, n):
     delta = 1e-8
     exact = exact_rr_window(eps0, n, delta)
     fo = ldp.FrequencyOracle("grr", epsilon=eps0, domain_size=2)
-    import warnings
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # (8, 10^4): no amplification
         ours = shuffle_amplification(eps0, n, delta, configuration=fo)
@@ -238,3 +237,25 @@ def test_a_budget_holds_a_month_of_daily_collections_and_refuses_the_next():
         budget.spend(day)
     with pytest.raises(BudgetExceededError):
         budget.spend(day)
+
+
+def test_every_n_up_to_2_62_is_answered_and_more_users_never_cost():
+    fo = ldp.FrequencyOracle("grr", epsilon=1.0, domain_size=2)
+    for config in (None, fo):
+        eps = [shuffle_amplification(1.0, n, 1e-8, configuration=config) for n in (10**9, 10**10, 10**12, 2**62)]
+        assert 0 < eps[-1] <= eps[-2] <= eps[1] < eps[0]
+    assert ShuffledReports(1.0, 2**62, 1e-8).approx_dp()[0] == shuffle_amplification(1.0, 2**62, 1e-8)
+
+
+@pytest.mark.parametrize("eps0", [2.0**-50, 1e-6, 0.01])
+def test_tiny_epsilon0_is_still_an_upper_bound(eps0):
+    """A pure ε0 guarantee is (0, δ')-DP with δ' = (e^ε0 - 1)/(e^ε0 + 1); at δ above that, 0 is
+    the truth, and any value in [0, ε0] is an upper bound; at δ below it the bound is positive."""
+    for n in (2, 10, 10**6):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # no amplification at n = 2
+            eps = shuffle_amplification(eps0, n, 1e-8)
+        assert 0 <= eps <= eps0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # at 2^-50: no amplification, ε0 itself
+        assert shuffle_amplification(eps0, 2, math.tanh(eps0 / 2) / 10) > 0

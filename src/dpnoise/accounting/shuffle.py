@@ -34,6 +34,10 @@ _BISECTION_STEPS = 60
 _MAX_EPSILON0 = check.MAX_EPSILON
 # the largest n accepted (counts feed float arithmetic; beyond 2^62 it is meaningless)
 _MAX_N = check.MAX_PART
+# beyond this n the bounds are evaluated at _N_CAP: every bound here only decreases with n (one
+# more report is one more independent clone or coin, a post-processing), so the value at
+# _N_CAP is valid for every larger n, and its windows stay below _MAX_WINDOW points
+_N_CAP = 10**10
 
 
 # --------------------------------------------------------------------------- validation
@@ -413,12 +417,13 @@ def shuffle_amplification(epsilon0: float, n: int, delta: float, *, configuratio
     """
     eps0, n, delta = _check_args(epsilon0, n, delta)
     d = None if configuration is None else _configuration_kind(configuration, eps0)
+    m = min(n, _N_CAP)
     if d == 2:
-        eps = _binary_rr_epsilon(eps0, n, delta)
+        eps = _binary_rr_epsilon(eps0, m, delta)
     else:
-        eps = _clone_bound_epsilon(eps0, n, delta)
+        eps = _clone_bound_epsilon(eps0, m, delta)
         if d is not None:
-            eps = min(eps, _clone_bound_epsilon(eps0, n, delta, domain_size=d))
+            eps = min(eps, _clone_bound_epsilon(eps0, m, delta, domain_size=d))
     if eps >= eps0:
         warnings.warn(f"shuffling {n} reports gives no amplification at delta={delta:g} under this bound; "
                       f"returning epsilon0={eps0:g} (the reports' own guarantee)", UserWarning, stacklevel=2)

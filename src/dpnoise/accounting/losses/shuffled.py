@@ -110,15 +110,16 @@ class ShuffledReports(PrivacyLoss):
         return self._atoms
 
     def _clone_atoms(self) -> Atoms:
-        from ..shuffle import _clone_bound, _configuration_kind
+        from ..shuffle import _N_CAP, _clone_bound, _configuration_kind
 
         config = self._config()
         d = None if config is None else _configuration_kind(config, self.epsilon0)
-        generic = _clone_bound(self.epsilon0, self.n, self.delta)
+        n = min(self.n, _N_CAP)  # the pairs only improve with n: the one at the cap dominates
+        generic = _clone_bound(self.epsilon0, n, self.delta)
         if d is None:
             return generic.atoms()
         # both pairs dominate: keep the tighter at the (ε, δ) point (GRR's for e^ε0 > d - 1)
-        grr = _clone_bound(self.epsilon0, self.n, self.delta, domain_size=d)
+        grr = _clone_bound(self.epsilon0, n, self.delta, domain_size=d)
         return grr.atoms() if grr.epsilon(self.delta) <= generic.epsilon(self.delta) else generic.atoms()
 
     def to_dict(self) -> Dict[str, Any]:
