@@ -201,6 +201,34 @@ def test_kary_grr_clone_bound_matches_its_brute_force_sum():
     assert brute <= ours <= brute * 1.01
 
 
+def _krr_histogram_law(values, d, eps0):
+    """The law of the histogram of k-ary RR reports of ``values`` ({histogram: probability})."""
+    p, q = math.exp(eps0) / (math.exp(eps0) + d - 1), 1 / (math.exp(eps0) + d - 1)
+    law = {(0,) * d: 1.0}
+    for v in values:
+        new = {}
+        for h, pr in law.items():
+            for o in range(d):
+                h2 = h[:o] + (h[o] + 1,) + h[o + 1:]
+                new[h2] = new.get(h2, 0.0) + pr * (p if o == v else q)
+        law = new
+    return law
+
+
+@pytest.mark.parametrize("d", [3, 4])
+def test_kary_grr_bound_is_never_below_exact_shuffled_krr(d):
+    """Shuffled k-RR is its histogram: enumerated exactly for n = 40 on four dataset pairs."""
+    eps0, n, delta = 2.0, 40, 1e-3
+    fo = ldp.FrequencyOracle("grr", epsilon=eps0, domain_size=d)
+    ours = shuffle_amplification(eps0, n, delta, configuration=fo)
+    for others in ([0] * 39, [2] * 39, [0] * 20 + [2] * 19, [0] * 13 + [1] * 13 + [2] * 13):
+        P, Q = _krr_histogram_law(others + [0], d, eps0), _krr_histogram_law(others + [1], d, eps0)
+        keys = sorted(set(P) | set(Q))
+        Pv, Qv = np.array([P.get(k, 0.0) for k in keys]), np.array([Q.get(k, 0.0) for k in keys])
+        exact = _bisect(lambda e: _hockey(Pv, Qv, e), delta, eps0)
+        assert 0 < exact <= ours
+
+
 def test_other_configurations_get_the_generic_bound():
     fo = ldp.FrequencyOracle("oue", epsilon=2.0, domain_size=16)
     assert shuffle_amplification(2.0, 10**5, 1e-8, configuration=fo) == shuffle_amplification(2.0, 10**5, 1e-8)
