@@ -375,7 +375,8 @@ def shuffle_amplification(epsilon0: float, n: int, delta: float, *, configuratio
     k-ary randomized-response configuration (``FrequencyOracle("grr", ...)``, d >= 3), the same
     bound with GRR's clone probability 2/(e^ε0 + d - 1) (never worse than the generic one: the
     smaller of the two is returned); for d = 2, the exact value for binary randomized response
-    (two binomial mixtures, the other users all holding the same bit). Other configurations get
+    (two binomial mixtures, the other users all holding the same bit; that this pair is the worst
+    is measured, not proved: docs/accounting.md). Other configurations get
     the generic bound. The result is at most ε0 (shuffling never makes privacy worse).
     docs/accounting.md, "Shuffle-model accounting", states the theorems and their range.
 
