@@ -18,14 +18,16 @@ from .losses import (
     PureDP,
     RandomizedResponse,
     ReportNoisyMax,
+    ShuffledReports,
     WithinTotalVariation,
     loss_from_dict,
 )
 from .pld import PrivacyLossDistribution
+from .shuffle import shuffle_amplification
 
 __all__ = [
     "Accountant", "ApproxDP", "DiscreteGaussian", "DiscreteGaussianVector", "DiscreteLaplace", "Gaussian", "KINDS",
     "Laplace", "Parallel", "PoissonSampled", "PrivacyBudget", "PrivacyLoss",
-    "PrivacyLossDistribution", "PureDP", "RDP", "RandomizedResponse", "ReportNoisyMax", "WithinTotalVariation", "ZCDP",
-    "calibrate", "least_sigma", "group_privacy", "loss_from_dict", "parallel_composition", "supported_by",
+    "PrivacyLossDistribution", "PureDP", "RDP", "RandomizedResponse", "ReportNoisyMax", "ShuffledReports", "WithinTotalVariation", "ZCDP",
+    "calibrate", "least_sigma", "group_privacy", "loss_from_dict", "parallel_composition", "shuffle_amplification", "supported_by",
 ]

@@ -3,7 +3,7 @@
 One module per family: ``base`` (the base class, the registry behind :func:`loss_from_dict` and
 shared helpers), ``guarantees`` (pure/approximate DP, zCDP, RDP), ``laplace``, ``gaussian``
 (Gaussian, discrete Gaussian, discrete Gaussian vector), ``randomized_response``,
-``report_noisy_max``, ``poisson_sampled``, ``parallel`` and ``total_variation``. Every name is re-exported here.
+``report_noisy_max``, ``poisson_sampled``, ``parallel``, ``total_variation`` and ``shuffled``. Every name is re-exported here.
 """
 from .base import (  # noqa: F401  (helpers re-exported for the accountants and tests)
     DIRECTIONS, Atoms, PrivacyLoss, Tails, _atoms_profile, _atoms_rdp, _fields,
@@ -19,10 +19,11 @@ from .parallel import Parallel
 from .poisson_sampled import PoissonSampled
 from .randomized_response import RandomizedResponse
 from .report_noisy_max import ReportNoisyMax
+from .shuffled import ShuffledReports
 from .total_variation import WithinTotalVariation
 
 __all__ = [
     "ApproxDP", "DiscreteGaussian", "DiscreteGaussianVector", "DiscreteLaplace", "Gaussian",
     "Laplace", "Parallel", "PoissonSampled", "PrivacyLoss", "PureDP", "RDP", "RandomizedResponse",
-    "ReportNoisyMax", "WithinTotalVariation", "ZCDP", "loss_from_dict",
+    "ReportNoisyMax", "ShuffledReports", "WithinTotalVariation", "ZCDP", "loss_from_dict",
 ]
