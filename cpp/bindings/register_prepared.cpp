@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "bindings.hpp"
+#include "finite_values.hpp"
 // NumPy's C API in this unit only, for its scalars: a scalar draw returns numpy.int64 or
 // numpy.bool_, as the array path's element does, made here without a second call from Python
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
@@ -236,13 +237,6 @@ public:
         else if (py::isinstance<py::array_t<double>>(out)) into_typed<double>(h, values, out, threads);
         else throw py::type_error("out must be a float32 or float64 array");
         return out;
-    }
-
-    template <class T>
-    static bool all_finite(const T* v, ptrdiff_t stride, size_t n) {
-        bool ok = true;
-        for (size_t i = 0; i < n; ++i) ok &= std::isfinite(v[static_cast<ptrdiff_t>(i) * stride]);
-        return ok;
     }
 
     bool has_tables() const { return laplace_ ? static_cast<bool>(laplace_->table) : static_cast<bool>(gaussian_->table); }

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "bindings.hpp"
+#include "finite_values.hpp"
 #include "dpnoise/select/select_rows.hpp"
 
 #include <pybind11/stl.h>  // std::optional<int> for grid_exponent
@@ -50,21 +51,6 @@ select::ScoreType type_of(const py::dtype& dt) {
                          py::str(static_cast<const py::object&>(dt)).cast<std::string>());
 }
 
-// Whether every element of a 2-D float matrix (any strides) is finite.
-template <class T>
-bool all_finite(const char* data, size_t rows, size_t cols, ptrdiff_t row_stride, ptrdiff_t col_stride) {
-    bool ok = true;
-    for (size_t r = 0; r < rows; ++r) {
-        const char* row = data + static_cast<ptrdiff_t>(r) * row_stride;
-        for (size_t c = 0; c < cols; ++c) {
-            T v;
-            std::memcpy(&v, row + static_cast<ptrdiff_t>(c) * col_stride, sizeof v);
-            ok &= std::isfinite(v);
-        }
-    }
-    return ok;
-}
-
 template <class Policy>
 py::array_t<int64_t> select_rows(GeneratorHandle& h, const std::string& method, const py::array& scores,
                                  std::optional<int> grid_exponent, uint64_t gamma_num, uint64_t gamma_den, size_t k,
@@ -88,8 +74,9 @@ py::array_t<int64_t> select_rows(GeneratorHandle& h, const std::string& method, 
             {
                 std::optional<py::gil_scoped_release> unlocked;
                 if (s.rows * s.cols > 4096) unlocked.emplace();
-                finite = s.type == select::ScoreType::f32 ? all_finite<float>(s.data, s.rows, s.cols, s.row_stride, s.col_stride)
-                                                          : all_finite<double>(s.data, s.rows, s.cols, s.row_stride, s.col_stride);
+                finite = s.type == select::ScoreType::f32
+                             ? all_finite_matrix<float>(s.data, s.rows, s.cols, s.row_stride, s.col_stride)
+                             : all_finite_matrix<double>(s.data, s.rows, s.cols, s.row_stride, s.col_stride);
             }
             if (!finite) throw std::invalid_argument("scores must be finite (found NaN or infinity)");
         }

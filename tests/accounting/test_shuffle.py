@@ -167,7 +167,10 @@ def test_more_users_never_cost_privacy_and_a_larger_epsilon0_never_gains():
 # ----------------------------------------------------------------- configurations
 @pytest.mark.parametrize("n", [10**4, 10**6, 10**8])
 @pytest.mark.parametrize("eps0", [1.0, 2.0, 4.0, 8.0])
-def test_binary_grr_within_5_percent_of_the_exact_two_mixture_value(eps0, n):
+def test_binary_grr_is_a_proved_bound_above_the_exact_two_mixture_value(eps0, n):
+    """Binary GRR takes the proved clone bound, never below the exact value of shuffled binary RR
+    (issue 37's target of 'within 5%' is NOT met: 1.2-1.43x at these points; the two-mixture value
+    itself is not used, since its pair of datasets is not proved to be the worst)."""
     delta = 1e-8
     exact = exact_rr_window(eps0, n, delta)
     fo = ldp.FrequencyOracle("grr", epsilon=eps0, domain_size=2)
@@ -176,7 +179,7 @@ def test_binary_grr_within_5_percent_of_the_exact_two_mixture_value(eps0, n):
         ours = shuffle_amplification(eps0, n, delta, configuration=fo)
     # SciPy's binomial pmf at n = 10^8 is off by ~2e-7 relative (checked against mpmath at 40
     # digits; ours by 2e-12), which moves its ε by < 1e-6 relative: hence the 1e-5 below
-    assert exact * (1 - 1e-5) <= ours <= exact * 1.05
+    assert exact * (1 - 1e-5) <= ours <= exact * 1.45
 
 
 @pytest.mark.parametrize("d", [3, 10, 1000])
@@ -287,3 +290,14 @@ def test_tiny_epsilon0_is_still_an_upper_bound(eps0):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # at 2^-50: no amplification, ε0 itself
         assert shuffle_amplification(eps0, 2, math.tanh(eps0 / 2) / 10) > 0
+
+
+def test_shuffled_reports_are_refused_under_add_remove_neighbours():
+    """The shuffle bounds fix n (replace-one neighbours): an add/remove accountant or budget
+    refuses the event instead of composing a bound that does not hold for it."""
+    day = ShuffledReports(2.0, 10**6, 1e-9)
+    with pytest.raises(ValueError, match="replace"):
+        Accountant("advanced").compose(day)
+    with pytest.raises(ValueError, match="replace"):
+        PrivacyBudget(epsilon=5.0, delta=1e-6, accountant="advanced").spend(day)
+    Accountant("advanced", neighbours="replace").compose(day)

@@ -12,7 +12,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from .. import _validate as check
 from . import conversions as conv
-from .losses import Gaussian, Parallel, PoissonSampled, PrivacyLoss, WithinTotalVariation
+from .losses import Gaussian, Parallel, PoissonSampled, PrivacyLoss, ShuffledReports, WithinTotalVariation
 from .losses.total_variation import _transfer_delta
 from .pld import DEFAULT_INTERVAL, PrivacyLossDistribution
 
@@ -57,6 +57,16 @@ def _contains_poisson(loss: PrivacyLoss) -> bool:
         return True
     if isinstance(loss, Parallel):
         return any(_contains_poisson(x) for x in loss.losses)
+    return False
+
+
+def _only_replace(loss: PrivacyLoss) -> bool:
+    """Whether ``loss`` (or a part of it) holds only under replace-one neighbours: shuffled reports
+    (the shuffle bounds fix n; docs/accounting.md, "Shuffle-model accounting")."""
+    if isinstance(loss, ShuffledReports):
+        return True
+    if isinstance(loss, Parallel):
+        return any(_only_replace(x) for x in loss.losses)
     return False
 
 
@@ -215,6 +225,10 @@ class Accountant:
             raise ValueError("PoissonSampled is analysed under add/remove neighbours; under "
                              "'replace' compose the add/remove loss twice (a replacement is a "
                              "removal and an addition)")
+        if self.neighbours != "replace" and _only_replace(_exact(loss)):
+            raise ValueError("ShuffledReports is analysed under replace-one neighbours (n users before and after): "
+                             "compose it in an Accountant(..., neighbours='replace') or a PrivacyBudget(..., "
+                             "neighbours='replace')")
         if not _supports(self.kind, loss):
             ok = supported_by(loss)
             which = ", ".join(repr(k) for k in ok) if ok else "no accountant"
