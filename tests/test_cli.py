@@ -293,3 +293,16 @@ def test_plot_hint_names_a_command_that_works_from_a_source_checkout(argv, tmp_p
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "pip install matplotlib" in err and "dpnoise[plot]" not in err and err.count("\n") == 1
+
+
+def test_package_names_refuses_bad_arguments():
+    from dpnoise.demos.data import package_names
+    names = package_names(100, max_bytes=20)
+    assert len(set(names)) == 100 and all(11 <= len(n) <= 20 for n in names)
+    assert package_names(100, max_bytes=20) == names  # deterministic
+    with pytest.raises(ValueError, match="count"):
+        package_names(-1)
+    with pytest.raises(ValueError, match="max_bytes"):
+        package_names(5, max_bytes=10)
+    with pytest.raises(TypeError, match="count"):
+        package_names(2.5)

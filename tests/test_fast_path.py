@@ -412,3 +412,4 @@ def test_float16_out_names_what_is_taken():
     with pytest.raises(TypeError, match=r"float16.*float32 or float64"):
         mech(x, out=x)
     assert budget.ledger == [] and np.all(x == 0)
+

@@ -100,7 +100,14 @@ public:
         if (law == "laplace") laplace_ = std::make_shared<request::Prepared<request::DiscreteLaplace>>(request::DiscreteLaplace::make({num, den}));
         else if (law == "gaussian") gaussian_ = std::make_shared<request::Prepared<request::DiscreteGaussian>>(request::DiscreteGaussian::make({num, den}));
         else throw std::invalid_argument("law must be 'laplace' or 'gaussian'");
-        if (bound < 0) throw std::invalid_argument("bound must be >= 0");
+        // every check the kernels make, here, when the plan is prepared (before any charge):
+        // nothing the kernels check can then fail after a budget has been charged
+        if (k_) {
+            if (*k_ < -1022 || *k_ > 970) throw std::invalid_argument("grid exponent k must be in [-1022, 970]");
+            if (bound < 0 || bound > request::GridKernel::kMaxBound) throw std::invalid_argument("bound must be in [0, 2^52]");
+        } else if (bound < 0 || bound >= static_cast<int64_t>(exact::kMaxRationalPart)) {
+            throw std::invalid_argument("bound must be in [0, 2^62)");
+        }
     }
 
     template <class F>

@@ -231,7 +231,21 @@ def package_names(count: int, seed: int = 2031, max_bytes: int = 40) -> List[str
     -------
     list of str
         Distinct names.
+
+    Raises
+    ------
+    ValueError
+        For ``count`` < 0 or above 10^6, or ``max_bytes`` below 11 (no name would fit).
+    TypeError
+        For a non-integer ``count`` or ``max_bytes``.
     """
+    for name, value in (("count", count), ("max_bytes", max_bytes)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if not 0 <= count <= 10**6:
+        raise ValueError(f"count must be in [0, 10^6], got {count}")
+    if max_bytes < 11:
+        raise ValueError(f"max_bytes must be at least 11 (the shortest name), got {max_bytes}")
     r = np.random.default_rng(seed)
     names: List[str] = []
     seen: Set[str] = set()
