@@ -413,3 +413,16 @@ def test_float16_out_names_what_is_taken():
         mech(x, out=x)
     assert budget.ledger == [] and np.all(x == 0)
 
+
+
+def test_a_copied_mechanism_charges_its_own_budget():
+    """The scalar routes hold the plan's parts only: a copy made after the routes were built
+    charges the budget and draws from the generator it holds, not the original's."""
+    import copy
+    first, second = PrivacyBudget(10.0), PrivacyBudget(10.0)
+    mech = dpnoise.LaplaceMechanism(1.0, budget=first)
+    mech(1.0)
+    twin = copy.copy(mech)
+    twin.budget = second
+    twin(1.0)
+    assert len(first.ledger) == 1 and len(second.ledger) == 1

@@ -186,46 +186,47 @@ class Mechanism:
         return None
 
     def _fast_scalar(self, kind: type) -> Any:
-        """The scalar release of one Python type: validate (the same checks as _prepare, else
-        the general path raises its own error), charge, then one C++ call (the plan's prepared
-        kernel, built here, before any charge). None when the type has no such route."""
+        """The scalar release of one Python type, as ``route(mechanism, x)``: validate (the same
+        checks as _prepare, else the general path raises its own error), charge, then one C++
+        call (the plan's prepared kernel, built here, before any charge). None when the type has
+        no such route. The route holds only the plan's parts, never the mechanism: its rng and
+        budget are read at each call (a copy of the mechanism uses its own)."""
         route = self._scalar_route(kind)
         if route is None:
             return None
         name, plan = route
         kernel = plan.prepared_kernel()
         loss, label = plan.loss, plan.mechanism
-        general = self._release_general
 
-        def charge() -> None:
-            budget = self.budget
+        def charge(mech: "Mechanism") -> None:
+            budget = mech.budget
             if budget is not None:
-                budget.spend(loss, label=label, insecure=not self.rng._secure)
+                budget.spend(loss, label=label, insecure=not mech.rng._secure)
 
         if name == "real":
             draw = kernel.real
 
-            def release_real(x: Any) -> Any:
+            def release_real(mech: "Mechanism", x: Any) -> Any:
                 if not isfinite(x):  # NaN or infinity: the general path raises its ValueError
-                    return general(x, None)
-                charge()
-                return draw(self.rng._core, x)
+                    return mech._release_general(x, None)
+                charge(mech)
+                return draw(mech.rng._core, x)
             return release_real
         if name == "integer":
             draw, bound = kernel.integer, INTEGER_BOUND
 
-            def release_integer(x: Any) -> Any:
+            def release_integer(mech: "Mechanism", x: Any) -> Any:
                 v = x if -bound <= x <= bound else (bound if x > 0 else -bound)  # clamped_integers
-                charge()
-                return draw(self.rng._core, int(v))
+                charge(mech)
+                return draw(mech.rng._core, int(v))
             return release_integer
         draw, categories = kernel.one, plan.categories  # "category"
 
-        def release_category(x: Any) -> Any:
+        def release_category(mech: "Mechanism", x: Any) -> Any:
             if not 0 <= x < categories:  # out of the domain: the general path raises or clips
-                return general(x, None)
-            charge()
-            return draw(self.rng._core, int(x))
+                return mech._release_general(x, None)
+            charge(mech)
+            return draw(mech.rng._core, int(x))
         return release_category
 
     def release(self, value: Any, out: Any = None) -> Any:
@@ -261,7 +262,7 @@ class Mechanism:
                 if fast is _UNSET:
                     fast = routes[kind] = self._fast_scalar(kind) if kind in _SCALAR_TYPES else None
                 if fast is not None:
-                    return fast(value)
+                    return fast(self, value)
         if type(value) is np.ndarray and (out is None or type(out) is np.ndarray) and "_array_routes" in self.__dict__:
             result = self._fast_array(value, out)
             if result is not _UNSET:
@@ -304,9 +305,10 @@ class Mechanism:
                 return _UNSET
             target = out
         budget = self.budget
+        rng = self.rng
         charge = None if budget is None else (
-            lambda: budget.spend(plan.loss, label=plan.mechanism, insecure=not self.rng._secure))
-        result = kernel.release(self.rng._core, x.reshape(-1), None if target is None else target.reshape(-1),
+            lambda: budget.spend(plan.loss, label=plan.mechanism, insecure=not rng._secure))
+        result = kernel.release(rng._core, x.reshape(-1), None if target is None else target.reshape(-1),
                                 plan.threads, charge)
         return result.reshape(x.shape) if target is None else target
 
