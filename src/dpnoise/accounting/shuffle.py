@@ -252,18 +252,7 @@ class _CloneBound:
     def epsilon(self, delta: float) -> float:
         """The least ε on a 60-step bisection with delta(ε) <= ``delta`` (never below: the end
         returned is one where the bound was checked), at most ε0."""
-        if self.delta(0.0) <= delta:
-            return 0.0
-        lo, hi = 0.0, self.epsilon0
-        for _ in range(_BISECTION_STEPS):
-            mid = 0.5 * (lo + hi)
-            if self.delta(mid) <= delta:
-                hi = mid
-            else:
-                lo = mid
-            if hi - lo <= 1e-12 * hi:
-                break
-        return hi
+        return _least_epsilon(self.delta, delta, self.epsilon0)
 
 
 def _clone_bound(epsilon0: float, n: int, delta: float, *, domain_size: Optional[int] = None) -> _CloneBound:
@@ -318,7 +307,12 @@ def _binary_rr_delta_curve(epsilon0: float, n: int, delta: float):  # type: igno
 
 def _binary_rr_epsilon(epsilon0: float, n: int, delta: float) -> float:
     """ε at ``delta`` of :func:`_binary_rr_delta_curve` (bisection, the checked end), at most ε0."""
-    curve = _binary_rr_delta_curve(epsilon0, n, delta)
+    return _least_epsilon(_binary_rr_delta_curve(epsilon0, n, delta), delta, epsilon0)
+
+
+def _least_epsilon(curve: Any, delta: float, epsilon0: float) -> float:
+    """The least ε in [0, ε0] on a bisection with curve(ε) <= ``delta`` (never below: the end
+    returned is one where the curve was checked); curve is a δ(ε) that decreases in ε."""
     if curve(0.0) <= delta:
         return 0.0
     lo, hi = 0.0, epsilon0
