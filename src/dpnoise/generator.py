@@ -528,17 +528,6 @@ class Generator:
                                    int(bound), nthreads)
         return out.reshape(v.shape)
 
-    def _randomized_response(
-        self, values: np.ndarray, categories: int, gamma: Any, threads: Optional[int] = None
-    ) -> np.ndarray:
-        """Internal: k-ary randomized response of int64 ``values`` (all in [0, categories)):
-        keep each with probability 1/(1 + (k-1) e^-gamma), else one of the k-1 others uniformly,
-        sampled exactly with O(1) expected random bits per value (gamma a rational epsilon, as a
-        Fraction; see docs/samplers.md). Returns an int64 array of the same shape."""
-        g = Fraction(gamma)
-        return _core.randomized_response(self._core, np.asarray(values), int(categories), g.numerator,
-                                         g.denominator, check_threads(threads))
-
     def _select_rows(
         self, scores: np.ndarray, *, method: str, gamma: Fraction, grid_exponent: Optional[int], k: int,
         threads: Optional[int] = None,

@@ -1,8 +1,10 @@
 """The mechanisms' release plans (the base class and the release steps: dpnoise/_release/).
 
-Execution draws all noise through ``Generator._noisy_grid`` or ``Generator._randomized_response``
-(the fused kernels) and cannot fail on valid prepared input, except for the documented
-data-independent overflow of ``_noisy_grid`` whose probability the plan keeps below 2^-90.
+Execution draws all noise through the plan's prepared kernel (``_core.GridRelease``,
+``_core.CategoricalRelease``: the fused kernels, built before the charge), the constant-time
+kernels, or ``Generator._noisy_grid`` (the Gaussian-process plan), and cannot fail on valid
+prepared input, except for the documented data-independent overflow of the grid kernel whose
+probability the plan keeps below 2^-90.
 """
 from __future__ import annotations
 
