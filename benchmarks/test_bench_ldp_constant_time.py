@@ -1,4 +1,4 @@
-"""Constant-time local-DP clients (``constant_time=True``; exact/constant_time/ldp_randomizers.hpp)
+"""Constant-time local-DP clients (``constant_time=True``; ldp/constant_time/randomizers.hpp)
 against the default clients, same run, one thread, secure generator, eps = 2, Zipf(1.1) items.
 
 * SUE/OUE at d = 1024: the packed constant-time kernel, the default (exact geometric skips)

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "bindings.hpp"
-#include "dpnoise/exact/constant_time/laws.hpp"
-#include "dpnoise/exact/constant_time/noisy_release.hpp"
+#include "dpnoise/request_constant_time.hpp"
+#include "dpnoise/mechanism_kernels_constant_time.hpp"
 #include "dpnoise/request.hpp"
 
 namespace dpnoise::bindings {

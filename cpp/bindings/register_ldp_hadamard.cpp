@@ -6,7 +6,9 @@
 #include <utility>
 
 #include "bindings.hpp"
+#include "constant_time_glue.hpp"
 #include "dpnoise/exact/randomized_response.hpp"
+#include "dpnoise/ldp/constant_time/randomizers.hpp"
 #include "dpnoise/ldp/count_mean_sketch.hpp"
 #include "dpnoise/ldp/hadamard_response.hpp"
 #include "dpnoise/ldp/walsh_hadamard.hpp"
@@ -102,6 +104,38 @@ void def_sketch_client(py::module_& m, const char* name, Body body, const char* 
             return body(h, sketch_clients(public_key, hashes, width, items), gamma_num, gamma_den, threads);
         },
         py::arg("gen"), py::arg("items"), py::arg("public_key"), py::arg("hashes"), py::arg("width"),
+        py::arg("gamma_num"), py::arg("gamma_den"), py::arg("threads"), doc);
+}
+
+using exact::ct::RandomizedResponseTable;
+
+// the sketch's public hash family, checked as the default client checks it
+exact::ct::SketchHashCT sketch_hash(const py::bytes& public_key, uint64_t hashes, uint64_t width) {
+    const random::StreamKey key = key_from_bytes(public_key, "public_key");
+    (void)ldp::SketchHashes(key, hashes, width);  // the range checks of hashes and width
+    return exact::ct::SketchHashCT{key, hashes, width};
+}
+
+// A sketch client (gen, items, public_key, hashes, width, gamma_num, gamma_den, threads): the hash
+// family and the k = 2 table (at γ/2 when halved: CMS, Apple 2017 Algorithm 1) built and checked
+// before body(gen, call, threads) draws anything.
+struct SketchCall {
+    exact::ct::SketchHashCT hash;
+    std::shared_ptr<const RandomizedResponseTable> table;
+    const int64_t* items;
+    size_t n;
+};
+template <class Body>
+void def_sketch_ct(py::module_& m, const char* name, bool halved, Body body, const char* doc) {
+    m.def(
+        name,
+        [body, halved](GeneratorHandle& h, const i64_array& items, const py::bytes& public_key, uint64_t hashes,
+                       uint64_t width, const py::int_& gamma_num, const py::int_& gamma_den, unsigned threads) {
+            const SketchCall call{sketch_hash(public_key, hashes, width), binary_table(exact_gamma(gamma_num, gamma_den), halved),
+                                  items_1d(items), static_cast<size_t>(items.size())};
+            return body(h, call, threads);
+        },
+        py::arg("gen"), py::arg("items").noconvert(), py::arg("public_key"), py::arg("hashes"), py::arg("width"),
         py::arg("gamma_num"), py::arg("gamma_den"), py::arg("threads"), doc);
 }
 
@@ -297,6 +331,45 @@ static void register_ldp_hadamard(py::module_& m) {
         },
         py::arg("public_key"), py::arg("hashes"), py::arg("width"), py::arg("l"), py::arg("items"),
         "The public hash values h_l(x) of the sketch family (tests, documentation).");
+    // The constant-time variants (dpnoise/ldp/constant_time/randomizers.hpp; docs/security.md).
+    m.def(
+        "hadamard_constant_time",
+        [](GeneratorHandle& h, const i64_array& items, uint64_t padded_size, const py::int_& gamma_num,
+           const py::int_& gamma_den, unsigned threads) {
+            if (!ldp::is_power_of_two(padded_size) || padded_size > (uint64_t{1} << 40))
+                throw std::invalid_argument("padded_size must be a power of two, at most 2^40");
+            const unsigned t = static_cast<unsigned>(__builtin_ctzll(padded_size));
+            const auto table = binary_table(exact_gamma(gamma_num, gamma_den), false);
+            const int64_t* in = items_1d(items);
+            const size_t n = static_cast<size_t>(items.size());
+            auto rows = new_array<int64_t>(n);
+            auto bits = new_array<uint8_t>((n + 7) / 8);
+            int64_t* r = rows.mutable_data();
+            uint8_t* b = bits.mutable_data();
+            with_family_nogil(h, [&](auto& f) { exact::ct::hadamard_constant_time(f, *table, t, in, r, b, n, threads); });
+            return py::make_tuple(rows, bits);
+        },
+        py::arg("gen"), py::arg("items").noconvert(), py::arg("padded_size"), py::arg("gamma_num"), py::arg("gamma_den"),
+        py::arg("threads"),
+        "1-bit Hadamard response in constant time: (rows int64, bits uint8 packed little-endian).");
+    def_sketch_ct(m, "cms_constant_time", true, [](GeneratorHandle& h, const SketchCall& c, unsigned threads) {
+        auto index = new_array<int64_t>(c.n);
+        auto vectors = new_array<uint8_t>(c.n, static_cast<size_t>(c.hash.width / 8));
+        int64_t* l = index.mutable_data();
+        uint8_t* v = vectors.mutable_data();
+        with_family_nogil(h, [&](auto& f) { exact::ct::cms_constant_time(f, c.hash, *c.table, c.items, l, v, c.n, threads); });
+        return py::make_tuple(index, vectors);
+    }, "Count-mean sketch clients in constant time: (hash_index int64, vectors (n, width/8) uint8, bit 1 = -1).");
+    def_sketch_ct(m, "hcms_constant_time", false, [](GeneratorHandle& h, const SketchCall& c, unsigned threads) {
+        auto index = new_array<int64_t>(c.n);
+        auto coefficient = new_array<int64_t>(c.n);
+        auto bits = new_array<uint8_t>((c.n + 7) / 8);
+        int64_t* l = index.mutable_data();
+        int64_t* a = coefficient.mutable_data();
+        uint8_t* b = bits.mutable_data();
+        with_family_nogil(h, [&](auto& f) { exact::ct::hcms_constant_time(f, c.hash, *c.table, c.items, l, a, b, c.n, threads); });
+        return py::make_tuple(index, coefficient, bits);
+    }, "Hadamard count-mean sketch clients in constant time: (hash_index, coefficient int64, bits uint8 packed).");
 }
 
 DPNOISE_LDP_AREA(hadamard, register_ldp_hadamard);

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "bindings.hpp"
-#include "dpnoise/exact/constant_time/mean_mechanisms.hpp"
+#include "dpnoise/ldp/constant_time/mean_mechanisms.hpp"
 #include "dpnoise/ldp/mean_mechanisms.hpp"
 
 namespace dpnoise::bindings {
@@ -95,7 +95,7 @@ static void register_ldp_numeric(py::module_& m) {
         },
         py::arg("gen"), py::arg("values"), py::arg("k"), py::arg("method"), py::arg("low"), py::arg("high"),
         py::arg("gamma_num"), py::arg("gamma_den"), py::arg("mix"), py::arg("threads"),
-        "mean_privatize's reports from the constant-time kernel (exact/constant_time/mean_mechanisms.hpp): a fixed\n"
+        "mean_privatize's reports from the constant-time kernel (ldp/constant_time/mean_mechanisms.hpp): a fixed\n"
         "number of words per report, no branch or address on the values or the random bits; ValueError for\n"
         "bounds it does not support.");
 
@@ -145,7 +145,7 @@ static void register_ldp_numeric(py::module_& m) {
         },
         py::arg("gen"), py::arg("values"), py::arg("low"), py::arg("high"), py::arg("constant_time") = false,
         "The input grid alone (tests): m in [-2^32, 2^32] per value, E[m/2^32] = (2v - low - high)/(high - low)\n"
-        "(constant_time: the branch-free grid of exact/constant_time/mean_mechanisms.hpp).");
+        "(constant_time: the branch-free grid of ldp/constant_time/mean_mechanisms.hpp).");
 
     m.def(
         "mean_accumulate",

@@ -6,8 +6,10 @@
 #include <vector>
 
 #include "bindings.hpp"
+#include "constant_time_glue.hpp"
 #include "dpnoise/ldp/packed_column_counts.hpp"
 #include "dpnoise/exact/refinement_policy.hpp"
+#include "dpnoise/ldp/constant_time/randomizers.hpp"
 #include "dpnoise/ldp/geometric_skip.hpp"
 #include "dpnoise/ldp/unary_encoding.hpp"
 #include "dpnoise/random/stream_fill.hpp"
@@ -115,6 +117,39 @@ static void register_ldp_unary(py::module_& m) {
         py::arg("bits"), py::arg("domain_size"), py::arg("counts").noconvert(), py::arg("threads"),
         "counts[64 j + b] += the rows of the packed (users, ceil(domain_size/64)) uint64 matrix with\n"
         "bit b of word j set (carry-save adders over 16 rows; no per-bit unpacking).");
+    // The constant-time variant (dpnoise/ldp/constant_time/randomizers.hpp; docs/security.md).
+    m.def(
+        "unary_constant_time",
+        [](GeneratorHandle& h, const std::string& protocol, const i64_array& items, uint64_t columns,
+           const py::int_& gamma_num, const py::int_& gamma_den, unsigned threads, const py::object& keys) {
+            if (protocol != "oue" && protocol != "sue") throw std::invalid_argument("protocol must be 'oue' or 'sue'");
+            if (columns < 1 || columns > (uint64_t{1} << 21)) throw std::invalid_argument("columns must be in [1, 2^21]");
+            const bool sue = protocol == "sue";
+            const auto table = binary_table(exact_gamma(gamma_num, gamma_den), sue);  // before any draw
+            const exact::ct::BitChannel channel(sue ? exact::ct::BitChannelKind::symmetric
+                                                    : exact::ct::BitChannelKind::optimized, *table);
+            const int64_t* in = items_1d(items);
+            const size_t n = static_cast<size_t>(items.size());
+            i64_array key_array;
+            const int64_t* k = nullptr;
+            if (!keys.is_none()) {
+                key_array = integer_array<int64_t>(keys, "keys must be an integer array");
+                if (key_array.ndim() != 2 || static_cast<size_t>(key_array.shape(0)) != n ||
+                    static_cast<uint64_t>(key_array.shape(1)) != columns)
+                    throw std::invalid_argument("keys must have shape (len(items), columns)");
+                k = key_array.data();
+            }
+            auto out = new_array<uint64_t>(n, static_cast<size_t>((columns + 63) / 64));
+            uint64_t* p = out.mutable_data();
+            with_family_nogil(h, [&](auto& f) { exact::ct::unary_constant_time(f, channel, in, k, columns, p, n, threads); });
+            return out;
+        },
+        py::arg("gen"), py::arg("protocol"), py::arg("items").noconvert(), py::arg("columns"), py::arg("gamma_num"),
+        py::arg("gamma_den"), py::arg("threads"), py::arg("keys") = py::none(),
+        "Unary-encoding bits in constant time ('oue': P(1) = 1/2 at the item, 1/(e^g + 1) elsewhere; 'sue':\n"
+        "e^(g/2)/(e^(g/2) + 1) and 1/(e^(g/2) + 1)), packed (n, ceil(columns/64)) uint64. Column c is the\n"
+        "item's when c == item, or keys[i, c] == item when keys is given. Each bit within 2^-64 of its law\n"
+        "(one 64-bit word against the certified threshold rounded to 64 bits).");
 }
 
 DPNOISE_LDP_AREA(unary, register_ldp_unary);

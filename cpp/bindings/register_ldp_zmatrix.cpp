@@ -3,7 +3,7 @@
 #include <string>
 
 #include "bindings.hpp"
-#include "dpnoise/exact/constant_time/zmatrix.hpp"
+#include "dpnoise/ldp/constant_time/zmatrix.hpp"
 #include "dpnoise/exact/randomized_response.hpp"
 #include "dpnoise/ldp/public_matrix.hpp"
 #include "dpnoise/ldp/zmatrix_oracle.hpp"
@@ -80,7 +80,7 @@ static void register_ldp_zmatrix(py::module_& m) {
         },
         py::arg("gen"), py::arg("items"), py::arg("columns"), py::arg("domain_size"), py::arg("public_key"),
         py::arg("gamma_num"), py::arg("gamma_den"), py::arg("threads"),
-        "zmatrix client in constant time (exact/constant_time/zmatrix.hpp): the entry Z[item, column] from one\n"
+        "zmatrix client in constant time (ldp/constant_time/zmatrix.hpp): the entry Z[item, column] from one\n"
         "ChaCha20 block and a scan, kept/flipped by the constant-time binary randomized response.");
 
     m.def(

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "bindings.hpp"
-#include "dpnoise/exact/constant_time/noisy_release.hpp"
+#include "dpnoise/mechanism_kernels_constant_time.hpp"
 #include "dpnoise/mechanism_kernels.hpp"
 #include "dpnoise/request.hpp"
 

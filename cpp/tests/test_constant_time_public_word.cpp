@@ -7,9 +7,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "dpnoise/exact/constant_time/ldp_randomizers.hpp"
+#include "dpnoise/ldp/constant_time/randomizers.hpp"
 #include "dpnoise/exact/constant_time/public_word.hpp"
-#include "dpnoise/exact/constant_time/zmatrix.hpp"
+#include "dpnoise/ldp/constant_time/zmatrix.hpp"
 #include "dpnoise/ldp/count_mean_sketch.hpp"
 #include "dpnoise/ldp/public_matrix.hpp"
 #include "dpnoise/random/public_stream.hpp"

@@ -255,7 +255,7 @@ class ldp:
     @staticmethod
     def zmatrix_sweep_items(public_key: bytes, sign: npt.NDArray[Any], magnitude: npt.NDArray[Any], items: npt.NDArray[Any], domain_size: int, threads: int, allow_simd: bool = True) -> npt.NDArray[np.int64]: ...
 
-    # constant-time LDP bit randomizers (register_ldp_constant_time.cpp; docs/security.md, "Local DP")
+    # constant-time LDP bit randomizers (register_ldp_unary.cpp, register_ldp_hadamard.cpp; docs/security.md, "Local DP")
     @staticmethod
     def unary_constant_time(gen: GeneratorCore, protocol: str, items: npt.NDArray[np.int64], columns: int, gamma_num: int, gamma_den: int, threads: int, keys: npt.ArrayLike | None = None) -> npt.NDArray[np.uint64]: ...
     @staticmethod

@@ -5,7 +5,7 @@
 // the released value is declassified only after the release. Run:
 //   valgrind --error-exitcode=3 ct_valgrind TARGET N [SCALE]
 // for a target of targets.hpp: the grid targets round a double secret onto the grid 2^-10 as
-// noisy_grid_constant_time does (exact/constant_time/noisy_release.hpp); ct_rr is the
+// noisy_grid_constant_time does (mechanism_kernels_constant_time.hpp); ct_rr is the
 // randomized-response kernel with k = SCALE categories.
 // A constant-time target must give no error; a variable-time one (vt_*) must give some (this
 // shows the check has power).

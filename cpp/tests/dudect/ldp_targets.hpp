@@ -1,5 +1,5 @@
 // cpp/tests/dudect/ldp_targets.hpp -- the timing checks' targets for the constant-time local-DP
-// randomizers (exact/constant_time/ldp_randomizers.hpp), built into the same harness
+// randomizers (ldp/constant_time/randomizers.hpp), built into the same harness
 // (dudect.cpp, ct_valgrind.cpp compiled with -DDUDECT_LDP_TARGETS). One report of a secret item:
 //   ct_sue, ct_oue   a unary report over d = SCALE columns (epsilon = 1)
 //   ct_dbitflip      dBitFlip bits over b = min(SCALE, 63) buckets of one public row (keys 0..b-1)
@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "dpnoise/exact/constant_time/ldp_randomizers.hpp"
+#include "dpnoise/ldp/constant_time/randomizers.hpp"
 #include "dpnoise/ldp/unary_encoding.hpp"
 #include "targets.hpp"
 

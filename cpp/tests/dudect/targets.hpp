@@ -15,8 +15,8 @@
 #include <cstring>
 #include <string>
 
-#include "dpnoise/exact/constant_time/laws.hpp"
-#include "dpnoise/exact/constant_time/noisy_release.hpp"
+#include "dpnoise/request_constant_time.hpp"
+#include "dpnoise/mechanism_kernels_constant_time.hpp"
 #include "dpnoise/exact/discrete_gaussian.hpp"
 #include "dpnoise/exact/discrete_laplace.hpp"
 #include "dpnoise/exact/table_samplers.hpp"

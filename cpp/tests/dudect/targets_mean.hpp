@@ -1,12 +1,12 @@
 // cpp/tests/dudect/targets_mean.hpp -- the timing checks' targets for the numeric mean oracles
-// (exact/constant_time/mean_mechanisms.hpp), for the same harnesses (dudect.cpp, ct_valgrind.cpp,
+// (ldp/constant_time/mean_mechanisms.hpp), for the same harnesses (dudect.cpp, ct_valgrind.cpp,
 // compiled with -DDUDECT_TARGETS_NS=dudect_mean_targets -include this file). One release = one
 // user's report of the double secret / 2^30 (in [-1024, 1024]) with bounds (-512, 512), so that
 // both clipped and interior values occur; SCALE is 100 ε (default ε = 1), or for ct_mean_vector
 // the number of coordinates k (ε = 1; the secret is placed in coordinate 0, the others 0).
 //   ct_mean_duchi, ct_mean_piecewise, ct_mean_hybrid, ct_mean_vector (hybrid, k coordinates)
 //   ct_zmatrix: the zmatrix report ±Z[x, c] of the item x = secret mod 2^20 on the public column
-//               c = 12345, γ = SCALE / 100 (exact/constant_time/zmatrix.hpp)
+//               c = 12345, γ = SCALE / 100 (ldp/constant_time/zmatrix.hpp)
 //   vt_mean_duchi, vt_mean_piecewise, vt_mean_hybrid, vt_zmatrix: the default (variable-time)
 //               kernels (vt_zmatrix: the row seed from the public stream, the exact keep/flip)
 // Output classes: Duchi's bit 0 vs 1; Piecewise / hybrid: a report inside vs outside the
@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "dpnoise/exact/constant_time/mean_mechanisms.hpp"
-#include "dpnoise/exact/constant_time/zmatrix.hpp"
+#include "dpnoise/ldp/constant_time/mean_mechanisms.hpp"
+#include "dpnoise/ldp/constant_time/zmatrix.hpp"
 #include "targets.hpp"
 
 namespace dudect_mean_targets {

@@ -24,7 +24,7 @@ public:
 
     explicit PublicSignMatrix(const random::StreamKey& public_key) : key_(public_key), stream_(public_key) {}
 
-    // The public key (the constant-time client computes row seeds from it: exact/constant_time/zmatrix.hpp).
+    // The public key (the constant-time client computes row seeds from it: ldp/constant_time/zmatrix.hpp).
     const random::StreamKey& key() const { return key_; }
 
     uint64_t row_seed(uint64_t row) const {

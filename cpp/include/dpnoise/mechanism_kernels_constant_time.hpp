@@ -1,4 +1,4 @@
-// dpnoise/exact/constant_time/noisy_release.hpp -- the mechanisms' fused release kernels
+// dpnoise/mechanism_kernels_constant_time.hpp -- the mechanisms' fused release kernels
 // (mechanism_kernels.hpp) with constant-time noise and no branch on the secret values:
 //   noisy_integers_constant_time: y = clamp(x, +-bound) + noise, int64
 //   noisy_grid_constant_time:     y = (clamp(round(x / 2^k), +-bound) + noise) 2^k, double or
@@ -19,7 +19,7 @@
 #include <type_traits>
 
 #include "dpnoise/exact/constant_time/ct_ops.hpp"
-#include "dpnoise/exact/constant_time/laws.hpp"
+#include "dpnoise/request_constant_time.hpp"
 #include "dpnoise/exact/constant_time/randomized_response.hpp"
 #include "dpnoise/mechanism_kernels.hpp"  // request::sample_same, the variable-time to_grid
 

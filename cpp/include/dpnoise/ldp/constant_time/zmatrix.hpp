@@ -1,4 +1,4 @@
-// dpnoise/exact/constant_time/zmatrix.hpp -- the zmatrix client (ldp/zmatrix_oracle.hpp: report
+// dpnoise/ldp/constant_time/zmatrix.hpp -- the zmatrix client (ldp/zmatrix_oracle.hpp: report
 // ±Z[x, c], kept with probability e^γ/(e^γ + 1); Bassily & Smith 2015) in constant time in the
 // secret item x and the random bits. docs/security.md, "Constant-time zmatrix".
 //

@@ -1,4 +1,4 @@
-// dpnoise/exact/constant_time/laws.hpp -- the constant-time samplers as laws of the request
+// dpnoise/request_constant_time.hpp -- the constant-time samplers as laws of the request
 // layer (request.hpp): the same callers (sample_same, its chunks, streams and threads, the table
 // cache), another algorithm. A constant-time request always uses its table (Path::tables); the
 // table depends on the public parameter only and is built and cached before any draw.

@@ -1,4 +1,4 @@
-// dpnoise/exact/constant_time/ldp_randomizers.hpp -- the local-DP randomizers whose decisions
+// dpnoise/ldp/constant_time/randomizers.hpp -- the local-DP randomizers whose decisions
 // are bits (unary encoding, dBitFlip, 1-bit Hadamard, count-mean sketch and its Hadamard
 // variant) in constant time. The unary and CMS bits: "U < t" for one 64-bit uniform U and a
 // public threshold t, the certified 128-bit one rounded to the nearest multiple of 2^-64 (so

@@ -1,4 +1,4 @@
-// dpnoise/exact/constant_time/mean_mechanisms.hpp -- the numeric mean oracles' randomizers
+// dpnoise/ldp/constant_time/mean_mechanisms.hpp -- the numeric mean oracles' randomizers
 // (ldp/mean_mechanisms.hpp: Duchi / 1BitMean, Piecewise, hybrid; one sampled coordinate of a
 // vector) in constant time: a fixed number of random words per report, every decision a
 // branch-free comparison of uniform words against thresholds, every selection by masks.
