@@ -1,5 +1,5 @@
-// dpnoise/ldp/public_matrix.hpp -- the public random sign matrix Z ∈ {−1,+1}^{d×W} of the zmatrix
-// frequency oracle (docs/ldp_zmatrix.md), never stored: every entry is computed from its address
+// dpnoise/ldp/public_matrix.hpp -- the public random sign matrix Z ∈ {−1,+1}^{d×W} of the Z-matrix
+// frequency oracle (Bassily & Smith 2015; its user guide in docs/), never stored: every entry is computed from its address
 // and a public key, identically on clients and servers.
 //
 // Row r has a 64-bit seed: word r of stream kRowSeedStream of the ChaCha20 public stream of the
@@ -24,7 +24,7 @@ public:
 
     explicit PublicSignMatrix(const random::StreamKey& public_key) : key_(public_key), stream_(public_key) {}
 
-    // The public key (the constant-time client computes row seeds from it: ldp/constant_time/zmatrix.hpp).
+    // The public key (the constant-time client computes row seeds from it, ldp/constant_time/).
     const random::StreamKey& key() const { return key_; }
 
     uint64_t row_seed(uint64_t row) const {

@@ -1,7 +1,8 @@
 // dpnoise/exact/constant_time/public_word.hpp -- word w of a public ChaCha20 stream
 // (random/public_stream.hpp's layout) in constant time in w: the one helper behind the
-// constant-time zmatrix row seed (zmatrix.hpp) and the constant-time sketch hash (SketchHashCT,
-// ldp_randomizers.hpp), whose w is the secret item. docs/security.md, "Constant-time zmatrix".
+// constant-time public-matrix row seed (ldp/constant_time/) and the constant-time sketch hash
+// (SketchHashCT, ldp/constant_time/randomizers.hpp), whose w is the secret item. Proof:
+// docs/security.md, the constant-time mean oracles' section.
 //
 // PublicStream::words batches blocks and starts its loop at w mod 8 (a branch and a trip count
 // that depend on w). Here the ChaCha20 block w / 8 is computed alone (RFC 8439 §2.3: additions,

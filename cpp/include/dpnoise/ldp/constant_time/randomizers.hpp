@@ -224,7 +224,7 @@ void hadamard_constant_time(Family& family, const RandomizedResponseTable& rr, u
 
 // h_l(x) = the low bits of public word x of stream l (random/public_stream.hpp's layout: 32-bit
 // words 2(x mod 8), 2(x mod 8) + 1 of ChaCha20 block x/8), with the block computed for x/8 and
-// the word selected from all eight by masks (public_word.hpp, shared with the zmatrix row seed).
+// the word selected from all eight by masks (public_word.hpp, shared with the public-matrix row seed).
 struct SketchHashCT {
     random::StreamKey key;
     uint64_t hashes = 1, width = 8;
