@@ -68,3 +68,36 @@ def test_stream_matches_an_independent_implementation():
 
 def test_backend_is_reported():
     assert _core.chacha20_backend() in {"avx512vl", "avx2", "portable"}
+
+
+# --- random_raw(out=): NumPy's out= for the raw keystream -------------------------------------
+
+def test_random_raw_out_fills_the_same_words_in_place():
+    buf = np.zeros((3, 5), dtype=np.uint64)
+    got = dpnoise.default_rng(seed=11).random_raw(out=buf)
+    assert got is buf
+    want = dpnoise.default_rng(seed=11).random_raw((3, 5))
+    assert np.array_equal(buf, want)
+    # the stream goes on where it stopped, as after an allocating call
+    a, b = dpnoise.ChaCha20(5), dpnoise.ChaCha20(5)
+    a.random_raw(out=np.empty(1000, dtype=np.uint64), threads=2)
+    b.random_raw(1000)
+    assert a.random_raw(4).tolist() == b.random_raw(4).tolist()
+
+
+def test_random_raw_out_refuses_what_it_cannot_fill():
+    rng = dpnoise.default_rng(seed=1)
+    with pytest.raises(TypeError, match="out must be a uint64 array"):
+        rng.random_raw(out=np.zeros(4, dtype=np.int64))
+    with pytest.raises(TypeError, match="out must be a numpy.ndarray"):
+        rng.random_raw(out=[0, 0])
+    with pytest.raises(ValueError, match="C-contiguous"):
+        rng.random_raw(out=np.zeros((4, 4), dtype=np.uint64).T)
+    ro = np.zeros(4, dtype=np.uint64)
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="writeable"):
+        rng.random_raw(out=ro)
+    with pytest.raises(ValueError, match="does not match out.shape"):
+        rng.random_raw(3, out=np.zeros(4, dtype=np.uint64))
+    with pytest.raises(ValueError, match="ChaCha20 bit generator only"):
+        dpnoise.Generator(np.random.PCG64(1)).random_raw(out=np.zeros(4, dtype=np.uint64))

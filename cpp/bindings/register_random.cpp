@@ -114,6 +114,22 @@ void register_random(py::module_& m) {
             },
             py::arg("n"), py::arg("threads"))
         .def(
+            "random_raw_into",
+            [](GeneratorHandle& h, py::array& out, unsigned threads) {
+                random::ChaCha20Generator& g = *chacha(h).gen;
+                // the words go into memory in stream order: uint64, C-contiguous, writable
+                if (out.dtype().kind() != 'u' || out.itemsize() != 8)
+                    throw py::type_error("out must be a uint64 array");
+                if (!(out.flags() & py::array::c_style)) throw std::invalid_argument("out must be C-contiguous");
+                if (!out.writeable()) throw std::invalid_argument("out must be writeable");
+                uint64_t* p = static_cast<uint64_t*>(out.mutable_data());
+                const size_t n = static_cast<size_t>(out.size());
+                py::gil_scoped_release release;
+                g.fill_u64(p, n, threads);
+            },
+            py::arg("out").noconvert(), py::arg("threads"),
+            "Fill the uint64, C-contiguous, writable array `out` with the next out.size words, in order.")
+        .def(
             "skip",
             [](GeneratorHandle& h, uint64_t n) {
                 random::ChaCha20Generator& g = *chacha(h).gen;

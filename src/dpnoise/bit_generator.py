@@ -115,7 +115,8 @@ class ChaCha20:
         """The ``BitGenerator`` capsule NumPy's Generator reads."""
         return self._capsule
 
-    def random_raw(self, size: Any = None, output: bool = True, *, threads: Optional[int] = None) -> Any:
+    def random_raw(self, size: Any = None, output: bool = True, *, threads: Optional[int] = None,
+                   out: Optional[np.ndarray] = None) -> Any:
         """Raw 64-bit keystream words (uint64) of the sequential stream, in order.
 
         ``size=None`` returns one Python int. The words of a request are the same for any
@@ -131,11 +132,16 @@ class ChaCha20:
             False only advances the stream.
         threads : int, optional
             Worker threads (the words do not depend on it).
+        out : numpy.ndarray of uint64, optional
+            Fill this array instead of allocating one (NumPy's ``out=``): it must be uint64,
+            C-contiguous and writable, because the words are written into its memory in stream
+            order. ``size``, if given, must equal its shape. The words are those a call with
+            ``size=out.shape`` would return.
 
         Returns
         -------
         int, numpy.ndarray of uint64 or None
-            The words (None when ``output=False``).
+            The words (``out`` itself when given; None when ``output=False``).
 
         Raises
         ------
@@ -147,6 +153,8 @@ class ChaCha20:
         if not isinstance(output, (bool, np.bool_)):
             raise TypeError(f"output must be a bool, got {type(output).__name__}")
         nthreads = check_threads(threads)
+        if out is not None:
+            return self._random_raw_into(out, size, output, nthreads)
         shape = shape_of(size)
         if not output:
             self._core.skip(count_of(shape))
@@ -154,6 +162,22 @@ class ChaCha20:
         if shape is None:
             return int(self._core.next_u64())
         return self._core.random_raw(count_of(shape), nthreads).reshape(shape)
+
+    def _random_raw_into(self, out: Any, size: Any, output: bool, nthreads: int) -> np.ndarray:
+        if not isinstance(out, np.ndarray):
+            raise TypeError(f"out must be a numpy.ndarray of uint64, got {type(out).__name__}")
+        if out.dtype != np.uint64:
+            raise TypeError(f"out must be a uint64 array, got dtype {out.dtype}")
+        if not out.flags.c_contiguous:
+            raise ValueError("out must be C-contiguous (the words are written in stream order)")
+        if not out.flags.writeable:
+            raise ValueError("out must be writeable")
+        if not output:
+            raise ValueError("out cannot be combined with output=False")
+        if size is not None and shape_of(size) != out.shape:
+            raise ValueError(f"size {shape_of(size)} does not match out.shape {out.shape}")
+        self._core.random_raw_into(out, nthreads)
+        return out
 
     def spawn(self, n_children: int) -> List["ChaCha20"]:
         """``n_children`` new, independent ChaCha20 generators (NumPy's ``BitGenerator.spawn``).

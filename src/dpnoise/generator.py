@@ -542,7 +542,7 @@ class Generator:
         return _core.select_rows(self._core, method, scores, grid_exponent, g.numerator, g.denominator, int(k),
                                  check_threads(threads))
 
-    def random_raw(self, size: Size = None, *, threads: Optional[int] = None) -> Any:
+    def random_raw(self, size: Size = None, *, threads: Optional[int] = None, out: Optional[np.ndarray] = None) -> Any:
         """Raw uint64 words of the bit generator's sequential stream.
 
         Parameters
@@ -551,16 +551,21 @@ class Generator:
             Output shape; None gives one word.
         threads : int, optional
             Worker threads (ChaCha20 only; the words do not depend on it).
+        out : numpy.ndarray of uint64, optional
+            Fill this uint64, C-contiguous, writable array and return it (ChaCha20 only), as
+            NumPy's ``out=``: ``rng.random_raw(out=buf)``.
 
         Returns
         -------
         int or numpy.ndarray of uint64
-            The words.
+            The words (``out`` when given).
         """
         if not isinstance(self._bit_generator, ChaCha20):  # a NumPy bit generator: no threads
             check_threads(threads)
+            if out is not None:
+                raise ValueError("out is supported for the ChaCha20 bit generator only")
             return self._bit_generator.random_raw(size)
-        return self._bit_generator.random_raw(size, threads=threads)
+        return self._bit_generator.random_raw(size, threads=threads, out=out)
 
 
 def default_rng(
