@@ -21,7 +21,7 @@ the loss is composed in.
 """
 
 import math
-from typing import Any, Callable, ClassVar, Dict, Optional, Tuple
+from typing import Any, Callable, ClassVar, Dict, Optional, Tuple, Union
 
 import numpy as np
 
@@ -157,7 +157,7 @@ class PrivacyLoss:
         d = self._directions()[0]
         return self._loss_atoms(d) is not None or self._loss_tails(np.zeros(1), d) is not None
 
-    def delta_for_epsilon(self, epsilon: float | np.ndarray) -> Any:
+    def delta_for_epsilon(self, epsilon: Union[float, np.ndarray]) -> Any:
         """The exact δ(ε) of one use (hockey-stick divergence, max over directions).
 
         Parameters
