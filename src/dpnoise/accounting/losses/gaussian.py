@@ -329,7 +329,9 @@ class DiscreteGaussianVector(_GaussianNoise):
       1. the smoothing bound (proved in docs/accounting.md; sketch below): for every a in
          (0, σ), with σ_c = √(σ² - a²),
          r = θ_max/θ_min of the width-a theta function and R = r^d,
+
              δ(ε) <= R · δ_BW(Δ/σ_c, ε - 2 log R),
+
          where δ_BW(s, ε) = Φ(s/2 - ε/s) - e^ε Φ(-s/2 - ε/s) is the exact profile of the
          continuous Gaussian mechanism (Balle & Wang 2018, Thm 8);
       2. the zCDP conversion of ρ (CKS 2020, Prop. 12), the route used before.
