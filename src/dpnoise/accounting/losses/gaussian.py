@@ -349,7 +349,7 @@ class DiscreteGaussianVector(_GaussianNoise):
     hockey-stick divergence is at most δ_BW(||μ||/σ_c, ·) <= δ_BW(Δ/σ_c, ·). The bound of θ
     comes from Poisson summation (see ``_theta_ratio_log``). □
 
-    The Gaussian mechanisms calibrate σ with :func:`dpnoise.accounting.calibration.least_sigma`
+    The Gaussian mechanisms calibrate σ with :func:`dpnoise.accounting.least_sigma`
     on this profile; it is within a fraction of a percent of the continuous analytic Gaussian
     once σ is a few grid units (σ_c/σ = √(1 - a²/σ²)), recovering most of the ~7% of noise
     that the zCDP route costs.
