@@ -5,6 +5,7 @@ Build: ``PYTHONPATH=src sphinx-build -W --keep-going -b html docs docs/_build/ht
 """
 from __future__ import annotations
 
+import importlib.util
 import logging
 import re
 import sys
@@ -59,6 +60,9 @@ nitpick_ignore = [
     ("py:func", "to_rows"),                            # ldp._schema.report_rows
 ]
 
+# dpnoise.distributed.spark imports pyspark and pyarrow (the spark extra): whichever is missing is
+# mocked, so the site builds without the extra; installed, the real modules are used.
+autodoc_mock_imports = [name for name in ("pyarrow", "pyspark", "pandas") if importlib.util.find_spec(name) is None]
 autodoc_default_options = {"members": True, "show-inheritance": True}
 autodoc_member_order = "bysource"
 autosummary_generate = False
