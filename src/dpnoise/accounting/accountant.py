@@ -138,6 +138,7 @@ class Accountant:
       * ``"pld"``      discretised privacy-loss distributions composed by FFT (pessimistic);
                        Gaussian events are combined exactly (μ² = Σ(Δ/σ)², Dong, Roth & Su 2019)
                        and discretised once, at query time.
+
     neighbours: ``"add_remove"`` or ``"replace"``; the sensitivities of the composed losses are
     taken in this relation. Poisson subsampling is analysed under add/remove only.
 

@@ -8,3 +8,5 @@ library only when called, and none of them is a dependency of dpnoise.
 * :mod:`dpnoise.integrations.torch`: exact Gaussian noise added in place to PyTorch CPU
   tensors, and a noise function with the signature Opacus' optimizers call.
 """
+
+__all__ = ["diffprivlib", "numpy_random", "torch"]

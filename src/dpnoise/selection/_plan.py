@@ -20,7 +20,7 @@ class SelectionPlan(ReleasePlan):
     Parameters
     ----------
     method, gamma, grid_exponent, k, vector
-        As described above; the first five fields are those of :class:`ReleasePlan`.
+        As described above; the first five fields are those of :class:`~dpnoise.mechanisms.ReleasePlan`.
     """
 
     method: str

@@ -60,7 +60,7 @@ class SparseVectorPlan(ReleasePlan):
     Parameters
     ----------
     k, sensitivity, threshold_units, threshold_scale, query_scale, max_positives, bound
-        As described above; the first five fields are those of :class:`ReleasePlan`.
+        As described above; the first five fields are those of :class:`~dpnoise.mechanisms.ReleasePlan`.
     """
 
     k: Optional[int]

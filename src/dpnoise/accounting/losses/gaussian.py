@@ -329,7 +329,9 @@ class DiscreteGaussianVector(_GaussianNoise):
       1. the smoothing bound (proved in docs/accounting.md; sketch below): for every a in
          (0, σ), with σ_c = √(σ² - a²),
          r = θ_max/θ_min of the width-a theta function and R = r^d,
+
              δ(ε) <= R · δ_BW(Δ/σ_c, ε - 2 log R),
+
          where δ_BW(s, ε) = Φ(s/2 - ε/s) - e^ε Φ(-s/2 - ε/s) is the exact profile of the
          continuous Gaussian mechanism (Balle & Wang 2018, Thm 8);
       2. the zCDP conversion of ρ (CKS 2020, Prop. 12), the route used before.
@@ -347,7 +349,7 @@ class DiscreteGaussianVector(_GaussianNoise):
     hockey-stick divergence is at most δ_BW(||μ||/σ_c, ·) <= δ_BW(Δ/σ_c, ·). The bound of θ
     comes from Poisson summation (see ``_theta_ratio_log``). □
 
-    The Gaussian mechanisms calibrate σ with :func:`dpnoise.accounting.calibration.least_sigma`
+    The Gaussian mechanisms calibrate σ with :func:`dpnoise.accounting.least_sigma`
     on this profile; it is within a fraction of a percent of the continuous analytic Gaussian
     once σ is a few grid units (σ_c/σ = √(1 - a²/σ²)), recovering most of the ~7% of noise
     that the zCDP route costs.
