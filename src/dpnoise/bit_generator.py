@@ -357,7 +357,7 @@ class PublicStream:
         return self._public.signs(r0, r1 - r0, c0, c1 - c0)
 
     @staticmethod
-    def _span(value: Any, name: str) -> tuple:
+    def _span(value: Any, name: str) -> tuple[int, int]:
         if isinstance(value, range):
             if value.step != 1:
                 raise ValueError(f"{name} must have step 1, got {value.step}")

@@ -58,7 +58,7 @@ def _refuse_scale(pname: str, value: float) -> None:
 # The same draw as the unprepared call: one value takes the small-request sampler either way.
 _EXACT_SCALAR_TYPES = frozenset({int, float, Fraction, np.float64, np.int64, np.float32, np.int32})
 _PREPARED_LIMIT = 256
-_prepared_laws: dict = {}
+_prepared_laws: dict[tuple[Any, ...], Any] = {}
 _PREPARED_CLASSES = {
     "discrete_laplace": "PreparedDiscreteLaplace", "geometric": "PreparedGeometric",
     "discrete_gaussian": "PreparedDiscreteGaussian", "bernoulli": "PreparedBernoulli",
@@ -512,6 +512,7 @@ class Generator:
         else:
             raise ValueError(f"law must be 'laplace' or 'gaussian', got {law!r}")
         flat = v.reshape(-1)
+        out: np.ndarray  # int64 values without a grid, float64 on the grid 2^k
         if constant_time:
             if k is None:
                 out = _core.noisy_integers_constant_time(self._core, law, flat.astype(np.int64, copy=False), num, den,

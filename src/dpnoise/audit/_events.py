@@ -22,12 +22,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Any, Callable, List, Optional, Tuple, Union
+from typing import Any, Callable, List, Literal, Optional, Tuple, Union
 
 import numpy as np
 
 _HAS_BITWISE_COUNT = hasattr(np, "bitwise_count")
-Coordinate = Union[None, int, str]  # None: the whole (scalar) output; j: coordinate j; "sum"
+Coordinate = Union[None, int, Literal["sum"]]  # None: the whole (scalar) output; j: coordinate j; "sum"
 
 MAX_COORDINATES = 8      # of a vector output, the first coordinates searched one by one
 MAX_VALUES = 4096        # distinct values up to which a coordinate is treated as discrete
@@ -371,6 +371,7 @@ def candidate_batches(train0: np.ndarray, train1: np.ndarray) -> List[Candidates
             batches.append(_ratio_sets(np.bincount(feature.codes(train0), minlength=len(values)),
                                        np.bincount(feature.codes(train1), minlength=len(values)), feature))
     for coordinate in _coordinates(train0):
+        f: Feature
         v0, v1 = column(train0, coordinate), column(train1, coordinate)
         if not numeric:  # strings and the like: exact values only
             values = np.unique(np.concatenate([np.unique(v0), np.unique(v1)]))

@@ -85,6 +85,12 @@ def _rng(seed: int) -> dpnoise.Generator:
     return dpnoise.default_rng(seed)  # seeded: insecure, for this test only
 
 
+def _bind(build: Callable[..., Callable[[Any], Any]], *params: Any) -> Callable[[int], Callable[[Any], Any]]:
+    """``make(seed) = build(seed, *params)``: an entry's maker with this loop's ε (and noise) bound
+    now, not looked up when the maker runs."""
+    return lambda seed: build(seed, *params)
+
+
 def _batched_scalar_plan(mech: Any) -> Callable[[Any], Any]:
     """Run a real-valued dpnoise mechanism's scalar plan over a batch of trial inputs."""
     plan = mech.plan((), np.float64)
@@ -143,33 +149,33 @@ def dpnoise_entries(epsilons: Sequence[float]) -> List[Entry]:
     for eps in epsilons:
         out += [
             Entry("LaplaceMechanism", "dpnoise", eps, 0.0,
-                  lambda s, e=eps: _batched_scalar_plan(dpnoise.LaplaceMechanism(e, rng=_rng(s), allow_insecure=True)),
+                  _bind(lambda s, e: _batched_scalar_plan(dpnoise.LaplaceMechanism(e, rng=_rng(s), allow_insecure=True)), eps),
                   real_pair, note="grid 2^-10, sensitivity 1"),
             Entry("DiscreteLaplaceMechanism", "dpnoise", eps, 0.0,
-                  lambda s, e=eps: dpnoise.DiscreteLaplaceMechanism(e, rng=_rng(s), allow_insecure=True),
+                  _bind(lambda s, e: dpnoise.DiscreteLaplaceMechanism(e, rng=_rng(s), allow_insecure=True), eps),
                   int_pair, note="= GeometricMechanism"),
             Entry("GaussianMechanism", "dpnoise", eps, GAUSSIAN_DELTA,
-                  lambda s, e=eps: _batched_scalar_plan(
-                      dpnoise.GaussianMechanism(e, GAUSSIAN_DELTA, rng=_rng(s), allow_insecure=True)),
+                  _bind(lambda s, e: _batched_scalar_plan(
+                      dpnoise.GaussianMechanism(e, GAUSSIAN_DELTA, rng=_rng(s), allow_insecure=True)), eps),
                   real_pair, note="analytic calibration"),
             Entry("DiscreteGaussianMechanism", "dpnoise", eps, GAUSSIAN_DELTA,
-                  lambda s, e=eps: dpnoise.DiscreteGaussianMechanism(e, GAUSSIAN_DELTA, rng=_rng(s),
-                                                                     allow_insecure=True),
+                  _bind(lambda s, e: dpnoise.DiscreteGaussianMechanism(e, GAUSSIAN_DELTA, rng=_rng(s),
+                                                                     allow_insecure=True), eps),
                   int_pair),
             Entry("RandomizedResponse", "dpnoise", eps, 0.0,
-                  lambda s, e=eps: dpnoise.RandomizedResponse(e, 2, rng=_rng(s), allow_insecure=True),
+                  _bind(lambda s, e: dpnoise.RandomizedResponse(e, 2, rng=_rng(s), allow_insecure=True), eps),
                   int_pair, note="2 categories"),
         ]
         out += [
             Entry("Histogram", "dpnoise", eps, 0.0,
-                  lambda s, e=eps: _batched_histogram(
-                      dpnoise.Histogram(e, categories=4, rng=_rng(s), allow_insecure=True)),
+                  _bind(lambda s, e: _batched_histogram(
+                      dpnoise.Histogram(e, categories=4, rng=_rng(s), allow_insecure=True)), eps),
                   (([0, 1, 2, 3], [0, 1, 2, 3, 0]),), note="4 categories, add/remove one record"),
             Entry("ExponentialMechanism", "dpnoise", eps, 0.0,
-                  lambda s, e=eps: dpnoise.ExponentialMechanism(e, rng=_rng(s), allow_insecure=True),
+                  _bind(lambda s, e: dpnoise.ExponentialMechanism(e, rng=_rng(s), allow_insecure=True), eps),
                   (_selection_pair(),), note=f"{SELECTION_CANDIDATES} candidates"),
             Entry("AboveThreshold", "dpnoise", eps, 0.0,
-                  lambda s, e=eps: _first_positive(dpnoise.AboveThreshold(e, 0.5, rng=_rng(s), allow_insecure=True)),
+                  _bind(lambda s, e: _first_positive(dpnoise.AboveThreshold(e, 0.5, rng=_rng(s), allow_insecure=True)), eps),
                   (_svt_pair(),), vectorized=False,
                   note=f"{SVT_QUERIES} queries, one positive; output: its index"),
         ]
@@ -177,7 +183,7 @@ def dpnoise_entries(epsilons: Sequence[float]) -> List[Entry]:
                             ("laplace", "Laplace noise")):
             out.append(Entry(
                 f"report_noisy_max[{noise}]", "dpnoise", eps, 0.0,
-                lambda s, e=eps, nz=noise: dpnoise.ReportNoisyMax(e, noise=nz, rng=_rng(s), allow_insecure=True),
+                _bind(lambda s, e, nz: dpnoise.ReportNoisyMax(e, noise=nz, rng=_rng(s), allow_insecure=True), eps, noise),
                 (_selection_pair(),), note=f"{what}, {SELECTION_CANDIDATES} candidates"))
     return out
 
@@ -191,8 +197,8 @@ def flawed_entries(epsilons: Sequence[float]) -> List[Entry]:
         out.append(Entry("Generator.laplace (x + Lap(1/eps))", "numpy", eps, 0.0, numpy_laplace,
                          ((0.0, 1.0),), expect="refuted", note="Mironov 2012: float noise"))
         out.append(Entry("LaplaceMechanism(2 eps) claimed as eps", "dpnoise", eps, 0.0,
-                         lambda s, e=eps: _batched_scalar_plan(
-                             dpnoise.LaplaceMechanism(2 * e, rng=_rng(s), allow_insecure=True)),
+                         _bind(lambda s, e: _batched_scalar_plan(
+                             dpnoise.LaplaceMechanism(2 * e, rng=_rng(s), allow_insecure=True)), eps),
                          ((0.0, 1.0),), expect="refuted", note="mis-calibrated: scale for 2 eps"))
     return out
 

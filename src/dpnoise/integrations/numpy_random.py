@@ -47,7 +47,9 @@ def numpy_generator(seed: Optional[int] = None, *, allow_insecure: bool = False)
     numpy.random.Generator
         NumPy's samplers (floating point, not exact) over a secure keystream.
     """
-    return np.random.Generator(_secure_chacha20(seed, allow_insecure))
+    # ChaCha20 is a bit generator by NumPy's protocol (``capsule`` and ``lock``), not by subclassing
+    # numpy.random.BitGenerator, which NumPy's stubs name: the type cannot be expressed there
+    return np.random.Generator(_secure_chacha20(seed, allow_insecure))  # type: ignore[arg-type]
 
 
 def random_state(seed: Optional[int] = None, *, allow_insecure: bool = False) -> np.random.RandomState:
@@ -66,7 +68,7 @@ def random_state(seed: Optional[int] = None, *, allow_insecure: bool = False) ->
     -------
     numpy.random.RandomState
     """
-    return np.random.RandomState(_secure_chacha20(seed, allow_insecure))
+    return np.random.RandomState(_secure_chacha20(seed, allow_insecure))  # type: ignore[arg-type]  # as above
 
 
 def grid_exponent_for(std: float) -> int:

@@ -56,7 +56,7 @@ class NoisyGridPlan(ReleasePlan):
             _ct.check_parameter(self.law, self.param, f"{self.mechanism} for shape {self.shape}")
             _ct.check_exponent(self.k)
 
-    def _pair(self) -> tuple:
+    def _pair(self) -> tuple[int, int]:
         """The exact (num, den) of the kernels: the scale, or the variance σ²."""
         if self.law == "laplace":
             return R.scale_pair(self.param, "scale")

@@ -263,7 +263,7 @@ def discrete_gaussian_sigma(epsilon: float, delta: float, sensitivity: int = 1,
     return _grid.round_up_short(sigma)
 
 
-class GaussianMechanism(Mechanism):
+class GaussianMechanism(Mechanism[NoisyGridPlan]):
     """The Gaussian mechanism with L2 sensitivity Δ, on the discrete Gaussian over a grid.
 
     Real queries are rounded to 2^k (k from the sensitivity, or ``granularity``); the L2
@@ -351,11 +351,12 @@ class GaussianMechanism(Mechanism):
         self._max_sigma = float(_ct.MAX_PARAMETER) if self.constant_time else MAX_SIGMA
         self.noise_multiplier: Optional[float] = None
         self.sample_rate: Optional[float] = None
+        self.rho: Optional[float] = None
         if noise_multiplier is not None:
             if epsilon is not None or delta is not None or rho is not None:
                 raise TypeError("give noise_multiplier alone, not with epsilon, delta or rho")
             self.noise_multiplier = check_noise_multiplier(noise_multiplier)
-            self.epsilon = self.delta = self.rho = None
+            self.epsilon = self.delta = None
             if sample_rate is not None:
                 self.sample_rate = rate(sample_rate, "sample_rate")
         elif sample_rate is not None:
@@ -373,7 +374,6 @@ class GaussianMechanism(Mechanism):
             if calibration == "hall_rinaldo_wasserman" and self.epsilon > 1:
                 raise ValueError(f"calibration='hall_rinaldo_wasserman' is proved for epsilon <= 1 only, "
                                  f"got epsilon={self.epsilon}; use calibration='analytic'")
-            self.rho: Optional[float] = None
         else:
             if epsilon is not None or delta is not None:
                 raise TypeError("give either epsilon and delta, or rho, not both")
@@ -627,7 +627,7 @@ class GaussianMechanism(Mechanism):
 
 
 @shared_docs
-class DiscreteGaussianMechanism(Mechanism):
+class DiscreteGaussianMechanism(Mechanism[NoisyGridPlan]):
     """Discrete Gaussian noise for integer queries with integer L2 sensitivity Δ (CKS 2020):
     σ from the exact discrete-Gaussian profile (least σ meeting (ε, δ), by bisection), or from
     ``rho`` (σ = √c Δ/sqrt(2ρ)).

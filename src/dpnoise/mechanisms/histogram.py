@@ -25,7 +25,7 @@ MAX_BINS = 1 << 27  # the counts are held in memory (8 bytes each)
 
 
 @shared_docs
-class Histogram(Mechanism):
+class Histogram(Mechanism[NoisyGridPlan]):
     """Counts of the data in public bins, released with discrete noise.
 
     Sensitivity (Dwork & Roth 2014, §3.3): one record changes one count by 1 under add/remove
@@ -71,6 +71,9 @@ class Histogram(Mechanism):
     >>> h([0, 1, 1, 2]).shape
     (3,)
     """
+
+    epsilon: float  # always set (the base allows None for mechanisms calibrated otherwise)
+    delta: float
 
     def __init__(self, epsilon: float, *, delta: float = 0.0, neighbours: str = "add_remove",
                  noise: str = "laplace", bins: Union[int, Sequence[float], None] = None,

@@ -22,7 +22,7 @@ _MAX_LOG_NORM = 600.0
 
 
 @shared_docs
-class PrivateKDE(Mechanism):
+class PrivateKDE(Mechanism[GaussianProcessPlan]):
     """Gaussian-kernel density estimate released with the Gaussian-process mechanism of Hall,
     Rinaldo & Wasserman (2013, Prop. 3 and §4.1 on kernel density estimation):
 
@@ -60,6 +60,9 @@ class PrivateKDE(Mechanism):
     >>> kde(np.zeros(100)).shape
     (5,)
     """
+
+    epsilon: float  # always set (the base allows None for mechanisms calibrated otherwise)
+    delta: float
 
     def __init__(self, epsilon: float, delta: float, bandwidth: float, grid: Any, *,
                  rng: Optional[Generator] = None, budget: Optional[PrivacyBudget] = None,

@@ -119,7 +119,7 @@ def discrete_laplace_half_width(scale: float, count: int, beta: float) -> int:
 
 
 @shared_docs
-class DiscreteLaplaceMechanism(Mechanism):
+class DiscreteLaplaceMechanism(Mechanism[NoisyGridPlan]):
     """Adds discrete Laplace noise P(x) ∝ exp(-|x|/t) to integer queries (L1 sensitivity Δ,
     an integer): t = Δ/ε gives ε-DP (Ghosh, Roughgarden & Sundararajan 2009; CKS 2020); with
     ``delta`` > 0, t = Δ/(ε - ln(1-δ)) (docs/mechanisms.md, Lemma 1). Scalars and arrays of any
@@ -149,6 +149,9 @@ class DiscreteLaplaceMechanism(Mechanism):
     >>> isinstance(mech(41), int)
     True
     """
+
+    epsilon: float  # always set (the base allows None for mechanisms calibrated otherwise)
+    delta: float
 
     def __init__(self, epsilon: float, sensitivity: int = 1, *, delta: float = 0.0,
                  rng: Optional[Generator] = None, budget: Optional[PrivacyBudget] = None,
@@ -210,7 +213,7 @@ class GeometricMechanism(DiscreteLaplaceMechanism):
 
 
 @shared_docs
-class LaplaceMechanism(Mechanism):
+class LaplaceMechanism(Mechanism[NoisyGridPlan]):
     """The Laplace mechanism f(x) + Lap(Δ/ε), made safe against floating-point attacks.
 
     The query value is rounded to the grid 2^k (chosen from the sensitivity so that the rounding
@@ -258,6 +261,9 @@ class LaplaceMechanism(Mechanism):
     True
     """
 
+    epsilon: float  # always set (the base allows None for mechanisms calibrated otherwise)
+    delta: float
+
     def __init__(self, epsilon: float, sensitivity: float = 1.0, *, delta: float = 0.0,
                  granularity: Optional[float] = None, rng: Optional[Generator] = None,
                  budget: Optional[PrivacyBudget] = None, threads: Optional[int] = None,
@@ -280,14 +286,14 @@ class LaplaceMechanism(Mechanism):
         key = (count, integer)
         if key not in self._cache:
             what = f"epsilon={self.epsilon} with sensitivity={self.sensitivity} over {count} coordinates"
+            # the grid exponents the release accepts (constant time: a narrower range)
+            lowest, highest = (_ct.MIN_EXPONENT, _ct.MAX_EXPONENT) if self.constant_time else \
+                (_grid.MIN_EXPONENT, _grid.MAX_EXPONENT)
             if integer:
                 k: Optional[int] = None
                 sens = int(self.sensitivity)  # integer query, integer sensitivity: no rounding
             else:
                 k = self.granularity_exponent
-                # the grid exponents the release accepts (constant time: a narrower range)
-                lowest, highest = (_ct.MIN_EXPONENT, _ct.MAX_EXPONENT) if self.constant_time else \
-                    (_grid.MIN_EXPONENT, _grid.MAX_EXPONENT)
                 if k is None:
                     k = _grid.default_exponent(self.sensitivity, count)
                     # keep Δ/2^k/ε within half the scale limit: coarsen the grid for tiny ε

@@ -11,7 +11,7 @@ from .. import _core
 from .._release import constant_time as _ct
 from .._release.docs import shared_docs
 from ..accounting.budget import PrivacyBudget
-from ..accounting.losses import PureDP, RandomizedResponse as RRLoss
+from ..accounting.losses import PrivacyLoss, PureDP, RandomizedResponse as RRLoss
 from .._validate import MAX_PART, integer
 from ..generator import Generator
 from ._base import (
@@ -31,7 +31,7 @@ def _epsilon_down(eps: float) -> Fraction:
 
 
 @shared_docs
-class RandomizedResponse(Mechanism):
+class RandomizedResponse(Mechanism[RandomizedResponsePlan]):
     """k-ary randomized response: report the true category with probability e^ε/(e^ε + k - 1),
     otherwise one of the k - 1 others uniformly (Warner 1965; Kairouz, Oh & Viswanath 2016).
 
@@ -74,6 +74,9 @@ class RandomizedResponse(Mechanism):
     >>> rr([0, 3, 2]).shape
     (3,)
     """
+
+    epsilon: float  # always set (the base allows None for mechanisms calibrated otherwise)
+    delta: float
 
     def __init__(self, epsilon: float, categories: int = 2, *, rng: Optional[Generator] = None,
                  budget: Optional[PrivacyBudget] = None, threads: Optional[int] = None,
@@ -131,7 +134,7 @@ class RandomizedResponse(Mechanism):
         """The plan for ``shape`` responses (one per record); the loss is the per-record ε (each
         record is randomized on its own). An empty input spends nothing (PureDP(0))."""
         shape = normalise_shape(shape)
-        loss = RRLoss(self.epsilon, self.categories) if size_of(shape) else PureDP(0.0)
+        loss: PrivacyLoss = RRLoss(self.epsilon, self.categories) if size_of(shape) else PureDP(0.0)
         if self.constant_time:  # each record's draw is within 2^-64 of the exact law
             loss = _ct.loss(loss, min(size_of(shape), 1))
         name = "RandomizedResponse.two_coin" if self._two_coin else type(self).__name__

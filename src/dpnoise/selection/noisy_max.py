@@ -41,7 +41,7 @@ def _check_noise(noise: Any) -> str:
 
 
 @shared_docs
-class ReportNoisyMax(Mechanism):
+class ReportNoisyMax(Mechanism[SelectionPlan]):
     """Private selection: the index of the (noisily) best candidate of each candidate set.
 
     ``release(scores)``: ``scores`` a 1-D vector (returns one int; for ``k`` > 1 an int64 array
@@ -102,6 +102,9 @@ class ReportNoisyMax(Mechanism):
     >>> rnm([3, 90, 7]) in (0, 1, 2)
     True
     """
+
+    epsilon: float  # always set (the base allows None for mechanisms calibrated otherwise)
+    delta: float
 
     def __init__(self, epsilon: float, *, sensitivity: float = 1.0, monotonic: bool = False,
                  noise: str = "exponential", k: int = 1, axis: int = -1, disjoint_rows: bool = False,
@@ -356,14 +359,13 @@ def report_noisy_max(scores: Any, epsilon: float, *, sensitivity: float = 1.0, m
     True
     """
     check_threads(threads)
-    key = (epsilon, sensitivity, monotonic, noise, k, axis, threads, allow_insecure, id(rng))
-    if all(type(v) in _KEY_TYPES for v in key[:-1]):
-        key = tuple((type(v), v) for v in key)
+    params = (epsilon, sensitivity, monotonic, noise, k, axis, threads, allow_insecure, id(rng))
+    key: Optional[tuple[tuple[type, Any], ...]] = None
+    if all(type(v) in _KEY_TYPES for v in params[:-1]):
+        key = tuple((type(v), v) for v in params)
         mech = _made.get(key)
         if mech is not None and mech.rng is (rng if rng is not None else mech.rng):
             return mech.release(scores)
-    else:
-        key = None
     made = ReportNoisyMax(epsilon, sensitivity=sensitivity, monotonic=monotonic, noise=noise, k=k, axis=axis,
                           rng=rng if rng is not None else _shared_rng(), threads=threads,
                           allow_insecure=allow_insecure)
@@ -378,8 +380,8 @@ def report_noisy_max(scores: Any, epsilon: float, *, sensitivity: float = 1.0, m
 # validated and calibrated once; only its own rng is ever used with it), and one secure
 # generator for the calls that pass no rng (keyed from the OS; a forked child re-keys it).
 _KEY_TYPES = frozenset({int, float, bool, str, type(None), np.float64, np.int64})
-_made: Dict[Any, ReportNoisyMax] = {}
-_shared: list = []
+_made: Dict[tuple[tuple[type, Any], ...], ReportNoisyMax] = {}
+_shared: list[Generator] = []
 
 
 def _shared_rng() -> Generator:

@@ -128,7 +128,7 @@ class SparseVectorPlan(ReleasePlan):
 
 
 @shared_docs
-class AboveThreshold(Mechanism):
+class AboveThreshold(Mechanism[SparseVectorPlan]):
     """The sparse vector technique: which queries are above a public threshold, for ε in total.
 
     ``AboveThreshold(epsilon, threshold, sensitivity=Δ, max_positives=c)`` answers a sequence of
@@ -181,6 +181,9 @@ class AboveThreshold(Mechanism):
     dtype('int64')
     """
 
+    epsilon: float  # always set (the base allows None for mechanisms calibrated otherwise)
+    delta: float
+
     def __init__(self, epsilon: float, threshold: float, *, sensitivity: float = 1.0,
                  monotonic: bool = False, max_positives: int = 1, rng: Optional[Generator] = None,
                  budget: Optional[PrivacyBudget] = None, threads: Optional[int] = None,
@@ -198,7 +201,7 @@ class AboveThreshold(Mechanism):
         self.monotonic = bool(monotonic)
         self.max_positives = count(max_positives, "max_positives")
         self._integral = self.sensitivity == int(self.sensitivity) and self.sensitivity <= MAX_PART
-        self._plans: dict = {}
+        self._plans: dict[bool, tuple[Optional[int], int, Fraction, Fraction]] = {}
         # refuse parameters that cannot be served now, not at the first release
         self._calibrate(integer_path=False)
         if self.budget is not None:
