@@ -11,7 +11,7 @@ import decimal
 import math
 import numbers
 from fractions import Fraction
-from typing import Any, Callable, Optional, Tuple
+from typing import Any, Callable
 
 import numpy as np
 
@@ -22,7 +22,7 @@ from dpnoise._validate import MAX_PART
 # rounded (up) to meet this too. Exact variances are never changed.
 MAX_VARIANCE_PRODUCT = 1 << 96
 
-Pair = Tuple[int, int]
+Pair = tuple[int, int]
 
 
 def to_fraction(value: Any, name: str) -> Fraction:
@@ -65,7 +65,7 @@ def nonnegative(value: Any, name: str) -> Fraction:
     return fr
 
 
-def round_up(fr: Fraction, name: str, max_product: Optional[int] = None) -> Pair:
+def round_up(fr: Fraction, name: str, max_product: int | None = None) -> Pair:
     """(num, den) with num/den >= fr and num, den <= 2^62 (and num*den <= max_product).
 
     Exact when fr already fits; otherwise the smallest dyadic num/2^k above fr with the

@@ -8,7 +8,7 @@ anyone who knows the seed knows the noise.
 from __future__ import annotations
 
 import threading
-from typing import Any, List, Optional, Union
+from typing import Any
 
 import numpy as np
 
@@ -64,9 +64,9 @@ class ChaCha20:
     out twice. ``spawn(n)`` gives independent children (see docs/reproducibility.md).
     """
 
-    def __init__(self, seed: Union[None, int, np.random.SeedSequence] = None) -> None:
-        self._seed: Optional[int] = None
-        self._seed_seq: Optional[np.random.SeedSequence] = None
+    def __init__(self, seed: int | np.random.SeedSequence | None = None) -> None:
+        self._seed: int | None = None
+        self._seed_seq: np.random.SeedSequence | None = None
         if seed is None:
             core = _core.GeneratorCore()
         elif isinstance(seed, np.random.SeedSequence):
@@ -80,14 +80,14 @@ class ChaCha20:
             core = _core.GeneratorCore(value.to_bytes(32, "little"))
         self._setup(core, None)
 
-    def _setup(self, core: Any, origin: Optional[str]) -> None:
+    def _setup(self, core: Any, origin: str | None) -> None:
         self._core = core
         self._origin = origin  # how a spawned child came to be, for repr
         self.lock = threading.Lock()  # NumPy's Generator holds it around its own calls
         self._capsule = self._core.capsule
 
     @classmethod
-    def _child(cls, core: Any, origin: str, seed_seq: Optional[np.random.SeedSequence] = None) -> "ChaCha20":
+    def _child(cls, core: Any, origin: str, seed_seq: np.random.SeedSequence | None = None) -> ChaCha20:
         child = cls.__new__(cls)
         child._seed = None
         child._seed_seq = seed_seq
@@ -101,12 +101,12 @@ class ChaCha20:
         return bool(self._core.is_secure)
 
     @property
-    def seed(self) -> Optional[int]:
+    def seed(self) -> int | None:
         """The int seed of a reproducible stream, None otherwise."""
         return self._seed
 
     @property
-    def seed_seq(self) -> Optional[np.random.SeedSequence]:
+    def seed_seq(self) -> np.random.SeedSequence | None:
         """The SeedSequence this stream was keyed from, None otherwise."""
         return self._seed_seq
 
@@ -115,7 +115,7 @@ class ChaCha20:
         """The ``BitGenerator`` capsule NumPy's Generator reads."""
         return self._capsule
 
-    def random_raw(self, size: Any = None, output: bool = True, *, threads: Optional[int] = None) -> Any:
+    def random_raw(self, size: Any = None, output: bool = True, *, threads: int | None = None) -> Any:
         """Raw 64-bit keystream words (uint64) of the sequential stream, in order.
 
         ``size=None`` returns one Python int. The words of a request are the same for any
@@ -155,7 +155,7 @@ class ChaCha20:
             return int(self._core.next_u64())
         return self._core.random_raw(count_of(shape), nthreads).reshape(shape)
 
-    def spawn(self, n_children: int) -> List["ChaCha20"]:
+    def spawn(self, n_children: int) -> list[ChaCha20]:
         """``n_children`` new, independent ChaCha20 generators (NumPy's ``BitGenerator.spawn``).
 
         A generator keyed from a SeedSequence spawns as NumPy does: child i is
@@ -232,12 +232,12 @@ class PublicStream:
         For seed bytes not 32 long, or an int seed outside [0, 2**256).
     """
 
-    def __init__(self, seed: Union[int, bytes]) -> None:
+    def __init__(self, seed: int | bytes) -> None:
         if isinstance(seed, (bytes, bytearray)):
             key = bytes(seed)
             if len(key) != 32:
                 raise ValueError(f"seed bytes must be exactly 32 bytes long, got {len(key)}")
-            self._seed: Union[int, bytes] = key
+            self._seed: int | bytes = key
         else:
             value = integer(seed, "seed")
             if not 0 <= value < _SEED_LIMIT:
@@ -247,7 +247,7 @@ class PublicStream:
         self._public = _core.PublicStreamCore(key)
 
     @property
-    def seed(self) -> Union[int, bytes]:
+    def seed(self) -> int | bytes:
         """The public seed."""
         return self._seed
 

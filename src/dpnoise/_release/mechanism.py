@@ -3,8 +3,9 @@ selection (``Mechanism.release``)."""
 from __future__ import annotations
 
 import os
+from collections.abc import Hashable
 from math import isfinite
-from typing import Any, Dict, Generic, Hashable, Optional, Tuple, TypeVar
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -57,10 +58,10 @@ class Mechanism(Generic[PlanT]):
     releases are charged with ``insecure=True`` in the budget's ledger.
     """
 
-    epsilon: Optional[float]
-    delta: Optional[float]
+    epsilon: float | None
+    delta: float | None
 
-    def __init__(self, rng: Optional[Generator], budget: Optional[PrivacyBudget], *,
+    def __init__(self, rng: Generator | None, budget: PrivacyBudget | None, *,
                  threads: Any = None, allow_insecure: bool = False):
         if budget is not None and not isinstance(budget, PrivacyBudget):
             raise TypeError(f"budget must be a dpnoise.accounting.PrivacyBudget, got {type(budget).__name__}")
@@ -72,10 +73,10 @@ class Mechanism(Generic[PlanT]):
         # the fast path's memory (docs/mechanisms.md, "Every size"): plans by (shape, dtype) and
         # the scalar route of each Python type; a mechanism's parameters never change after
         # construction, so neither can go stale
-        self._kept_plans: Dict[Tuple[Any, Any], PlanT] = {}
-        self._scalar_routes: Dict[type, Any] = {}
+        self._kept_plans: dict[tuple[Any, Any], PlanT] = {}
+        self._scalar_routes: dict[type, Any] = {}
         # keyed by shape here, by (shape, dtype) in selection; the route's parts are the subclass's
-        self._array_routes: Dict[Hashable, Any] = {}
+        self._array_routes: dict[Hashable, Any] = {}
 
     def _check_release_possible(self) -> None:
         """Called at the end of every constructor: a scalar (or one-record) plan must build, and
@@ -160,7 +161,7 @@ class Mechanism(Generic[PlanT]):
         raise NotImplementedError
 
     # -- the release path ----------------------------------------------------------------------
-    def _prepare(self, value: Any) -> Tuple[Any, Tuple[int, ...], Any]:  # pragma: no cover
+    def _prepare(self, value: Any) -> tuple[Any, tuple[int, ...], Any]:  # pragma: no cover
         """(prepared input, query shape, dtype for plan()); raises for bad input."""
         raise NotImplementedError
 
@@ -169,11 +170,11 @@ class Mechanism(Generic[PlanT]):
             return
         self.budget.spend(plan.loss, label=plan.mechanism, insecure=not self.rng.is_secure)
 
-    def _plan_for(self, shape: Tuple[int, ...], dtype: Any) -> PlanT:
+    def _plan_for(self, shape: tuple[int, ...], dtype: Any) -> PlanT:
         """``plan(shape, dtype)``, built once per (shape, dtype) and kept (plans are frozen and a
         mechanism's parameters never change); at most _PLANS_KEPT are kept."""
         key = (shape, None if dtype is None else np.dtype(dtype))
-        plans: Dict[Tuple[Any, Any], PlanT] = self.__dict__.setdefault("_kept_plans", {})
+        plans: dict[tuple[Any, Any], PlanT] = self.__dict__.setdefault("_kept_plans", {})
         plan = plans.get(key)
         if plan is None:
             plan = self.plan(shape, dtype)
@@ -182,7 +183,7 @@ class Mechanism(Generic[PlanT]):
             plans[key] = plan
         return plan
 
-    def _scalar_route(self, kind: type) -> Optional[Tuple[str, Any]]:
+    def _scalar_route(self, kind: type) -> tuple[str, Any] | None:
         """How a scalar of Python type ``kind`` is released by one C++ call: None (the general
         path), or (route, plan) with route "real" (a float on the grid), "integer" (an int on the
         integer path) or "category" (an int category index). Subclasses that have such routes
@@ -273,13 +274,13 @@ class Mechanism(Generic[PlanT]):
                 return result
         return self._release_general(value, out)
 
-    def _array_plan(self, shape: Tuple[int, ...]) -> Optional[PlanT]:
+    def _array_plan(self, shape: tuple[int, ...]) -> PlanT | None:
         """The plan a float32/float64 array of this shape is released with in one call (its
         kernel's ``release``), or None (the general path). Subclasses with such a route
         override this; it must be the plan the general path would use for that input."""
         return None
 
-    def _fast_array(self, x: np.ndarray, out: Optional[np.ndarray]) -> Any:
+    def _fast_array(self, x: np.ndarray, out: np.ndarray | None) -> Any:
         """One crossing into C++ for a float32/float64 array: the kernel checks the values are
         finite, calls the charge, then draws (validate, charge, draw, in that order, in one
         call). _UNSET when the input or ``out`` needs the general path (which then raises or
@@ -288,7 +289,7 @@ class Mechanism(Generic[PlanT]):
         if x.ndim == 0 or x.size == 0 or (dt is not _F64 and dt is not _F32):
             return _UNSET
         routes = self._array_routes
-        route: Optional[Tuple[Optional[PlanT], Any]] = routes.get(x.shape)
+        route: tuple[PlanT | None, Any] | None = routes.get(x.shape)
         if route is None:
             plan = self._array_plan(x.shape)
             kernel = None if plan is None else plan.prepared_kernel()
