@@ -30,7 +30,7 @@ def pure_ldp_pem(items, seed):
     from pure_ldp.heavy_hitters.prefix_extending import PEMClient, PEMServer
 
     random.seed(seed)
-    np.random.seed(seed)
+    np.random.seed(seed)  # noqa: NPY002  (pure_ldp draws from NumPy's global state: the only way to seed it)
     server_fo = CMSServer(EPS, 256, 1024)
     client_fo = CMSClient(EPS, server_fo.hash_funcs, 1024)
     server = PEMServer(EPS, 8, 32, 8, fo_server=server_fo)

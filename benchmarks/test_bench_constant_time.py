@@ -54,7 +54,9 @@ def check_law(method, param, x):
 @pytest.mark.parametrize("method", ["discrete_laplace", "discrete_gaussian"])
 @pytest.mark.parametrize("constant_time", [True, False], ids=["ct", "vt"])
 def test_size_throughput(benchmark, method, param, constant_time):
-    draw = lambda: getattr(rng, method)(param, N, threads=1, constant_time=constant_time)
+    def draw():
+        return getattr(rng, method)(param, N, threads=1, constant_time=constant_time)
+
     x, wall, cpu = best_of(draw)
     CPU_RATE[(method, param, constant_time)] = N / cpu
     WALL[(method, param, constant_time)] = wall / N

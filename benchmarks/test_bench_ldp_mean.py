@@ -85,7 +85,7 @@ def test_mean_targets(request):
             misses.append(f"{m} client {c:.3g} < 1e7 values/s")
         if s < 1e8:
             misses.append(f"{m} server {s:.3g} < 1e8 reports/s")
-    for (m, eps), (stated, emp, worst) in sorted(CALIBRATION.items()):
+    for (m, eps), (stated, emp, _worst) in sorted(CALIBRATION.items()):
         lines.append(f"stderr {m} eps={eps}: stated {stated:.4g} empirical {emp:.4g} ratio {stated / emp:.3f}")
     print("\n" + "\n".join(lines))
     assert not misses, "; ".join(misses)

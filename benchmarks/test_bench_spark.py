@@ -34,6 +34,7 @@ Peak driver memory vs n: the resident memory of the Python driver (sampled every
 The malformed-rows cost (10% bad rows against 0%, 2^18 TreeHist rows through the row masks and
 one add) is measured in ``test_malformed_rows_cost``.
 """
+import functools
 import glob
 import os
 import statistics
@@ -211,7 +212,7 @@ def test_spark_vs_single_process(benchmark, setup):
         cpu[key] = (round(_tree_cpu_seconds(set(pids)) - before, 3), round(time.perf_counter() - t0, 3))
     memory = {}
     for label, p, n in (("n/10", small, N // 10), ("n", path, N)):
-        agg_m, peaks = _peak_rss_during(lambda: aggregate_reports(p, "report", FO, spark=spark), pids)
+        agg_m, peaks = _peak_rss_during(functools.partial(aggregate_reports, p, "report", FO, spark=spark), pids)
         assert agg_m.to_bytes() == want[p] and agg_m.n == n
         memory[label] = (n, peaks)
     info = {
@@ -308,7 +309,7 @@ def test_malformed_rows_cost(benchmark):
 
     t = {}
     for label, column in (("0%", good), ("10%", bad), ("0%", good), ("10%", bad)):
-        n_bad, t[label] = _timed(lambda: ingest(column))
+        n_bad, t[label] = _timed(functools.partial(ingest, column))
     assert ingest(bad) == n // 10 and ingest(good) == 0
     benchmark.pedantic(lambda: ingest(bad), rounds=1, iterations=1)
     info = {"rows": n, "seconds_0pct_bad": t["0%"], "seconds_10pct_bad": t["10%"], "ratio": t["10%"] / t["0%"]}

@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 
 import dpnoise
-from dpnoise import BudgetExceededError, _core
-from dpnoise import _rational as R
+from dpnoise import BudgetExceededError
 from dpnoise.accounting import Accountant, PrivacyBudget
 from dpnoise.generator import _prepared_laws
 

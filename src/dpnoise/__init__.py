@@ -4,21 +4,31 @@ The public surface: the secure generator (`default_rng`, `Generator`, `ChaCha20`
 mechanisms (re-exported from `dpnoise.mechanisms`), the `dpnoise.accounting` package and the
 library's exception family.
 """
+from dpnoise import accounting, ldp, selection
 from dpnoise._errors import (
-    BudgetExceededError, CapacityError, DPError, EntropyError, InsecureGeneratorError, InvariantError,
+    BudgetExceededError,
+    CapacityError,
+    DPError,
+    EntropyError,
+    InsecureGeneratorError,
+    InvariantError,
 )
+from dpnoise._include import get_cmake_dir, get_include
+from dpnoise.accounting import PrivacyBudget
 from dpnoise.bit_generator import ChaCha20, PublicStream
 from dpnoise.generator import Generator, default_rng
-from dpnoise._include import get_cmake_dir, get_include
-from dpnoise import accounting
-from dpnoise.accounting import PrivacyBudget
 from dpnoise.mechanisms import (
-    DiscreteGaussianMechanism, DiscreteLaplaceMechanism, GaussianMechanism, GeometricMechanism,
-    Histogram, LaplaceMechanism, PrivateKDE, RandomizedResponse, posterior_bounds,
+    DiscreteGaussianMechanism,
+    DiscreteLaplaceMechanism,
+    GaussianMechanism,
+    GeometricMechanism,
+    Histogram,
+    LaplaceMechanism,
+    PrivateKDE,
+    RandomizedResponse,
+    posterior_bounds,
 )
-from dpnoise import selection
 from dpnoise.selection import AboveThreshold, ExponentialMechanism, ReportNoisyMax, report_noisy_max
-from dpnoise import ldp
 
 __version__ = "0.8.0"
 

@@ -32,4 +32,5 @@ class InvariantError(DPError):
     """An internal invariant of the core failed (a bug in dpnoise, never a user error): please report it."""
 
 
-__all__ = ["BudgetExceededError", "CapacityError", "DPError", "EntropyError", "InsecureGeneratorError", "InvariantError"]
+__all__ = ["BudgetExceededError", "CapacityError", "DPError", "EntropyError", "InsecureGeneratorError",
+           "InvariantError"]

@@ -11,7 +11,7 @@ import decimal
 import math
 import numbers
 from fractions import Fraction
-from typing import Any, Callable, Optional, Tuple
+from typing import Any, Callable
 
 import numpy as np
 
@@ -22,7 +22,7 @@ from dpnoise._validate import MAX_PART
 # rounded (up) to meet this too. Exact variances are never changed.
 MAX_VARIANCE_PRODUCT = 1 << 96
 
-Pair = Tuple[int, int]
+Pair = tuple[int, int]
 
 
 def to_fraction(value: Any, name: str) -> Fraction:
@@ -41,7 +41,7 @@ def to_fraction(value: Any, name: str) -> Fraction:
             raise ValueError(f"{name} must be finite, got {v!r}")
         return Fraction(v)  # exact: a double is a dyadic rational
     if isinstance(value, numbers.Rational):
-        return Fraction(value.numerator, value.denominator)
+        return Fraction(int(value.numerator), int(value.denominator))  # Integral -> int: exact
     if isinstance(value, (numbers.Real, decimal.Decimal)):  # Decimal is not a numbers.Real
         if isinstance(value, decimal.Decimal) and value.is_nan():
             raise ValueError(f"{name} must not be NaN")
@@ -65,7 +65,7 @@ def nonnegative(value: Any, name: str) -> Fraction:
     return fr
 
 
-def round_up(fr: Fraction, name: str, max_product: Optional[int] = None) -> Pair:
+def round_up(fr: Fraction, name: str, max_product: int | None = None) -> Pair:
     """(num, den) with num/den >= fr and num, den <= 2^62 (and num*den <= max_product).
 
     Exact when fr already fits; otherwise the smallest dyadic num/2^k above fr with the
@@ -143,7 +143,8 @@ def parameter_array(values: Any, name: str) -> np.ndarray:
     return arr
 
 
-def parameter_table(values: Any, name: str, convert: Callable[[Any, str], Pair]):
+def parameter_table(values: Any, name: str, convert: Callable[[Any, str], Pair],
+                    ) -> tuple[tuple[int, ...], np.ndarray, np.ndarray, np.ndarray]:
     """Convert an array-like parameter. Returns (shape, nums, dens, index) where element i of
     the flattened parameter uses nums[index[i]] / dens[index[i]]. Only distinct values are
     converted, so large arrays with few distinct values are cheap."""
@@ -155,8 +156,8 @@ def parameter_table(values: Any, name: str, convert: Callable[[Any, str], Pair])
     flat = arr.reshape(-1)
     if arr.dtype.kind == "O":
         # Objects (Fractions, Python ints beyond int64): convert each distinct one.
-        cache: dict = {}
-        pairs = []
+        cache: dict[tuple[type, Any], int] = {}
+        pairs: list[Pair] = []
         index = np.empty(flat.shape[0], dtype=np.int64)
         for i, v in enumerate(flat):
             if isinstance(v, decimal.Decimal) and v.is_nan():  # a signalling NaN cannot be hashed

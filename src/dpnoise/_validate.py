@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Optional, Tuple, Union
+from typing import Any, Union
 
 import numpy as np
 
@@ -15,7 +15,7 @@ import numpy as np
 # within +-2^62, so a sum of two of them never wraps in int64.
 MAX_PART = 1 << 62
 
-Size = Union[None, int, Tuple[int, ...]]
+Size = Union[None, int, tuple[int, ...]]
 
 
 def real(value: Any, name: str) -> float:
@@ -35,8 +35,8 @@ def real(value: Any, name: str) -> float:
 MAX_EPSILON = 100.0
 
 
-def check_epsilon(value: Any, name: str = "epsilon", *, minimum: Optional[float] = None,
-                  maximum: Optional[float] = None) -> float:
+def check_epsilon(value: Any, name: str = "epsilon", *, minimum: float | None = None,
+                  maximum: float | None = None) -> float:
     """ε as a float: a finite real > 0 (or >= ``minimum``), at most ``maximum``.
 
     Parameters
@@ -191,7 +191,7 @@ def _check_count(size: Any, name: str = "size") -> int:
     return n
 
 
-def shape_of(size: Size, name: str = "size", *, lists: bool = False) -> Optional[Tuple[int, ...]]:
+def shape_of(size: Size, name: str = "size", *, lists: bool = False) -> tuple[int, ...] | None:
     """The output shape for ``size`` (None stays None: the caller returns a scalar).
 
     ``size`` is an int or a tuple of ints (also a list when ``lists``), each >= 0; the element
@@ -212,7 +212,7 @@ def shape_of(size: Size, name: str = "size", *, lists: bool = False) -> Optional
     return shape
 
 
-def count_of(shape: Optional[Tuple[int, ...]]) -> int:
+def count_of(shape: tuple[int, ...] | None) -> int:
     """Number of samples a shape holds (a scalar request is one sample); ValueError naming size
     when it exceeds MAX_SIZE (shapes from :func:`shape_of` never do)."""
     if shape is None:

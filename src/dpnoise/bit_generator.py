@@ -8,7 +8,7 @@ anyone who knows the seed knows the noise.
 from __future__ import annotations
 
 import threading
-from typing import Any, List, Optional, Union
+from typing import Any
 
 import numpy as np
 
@@ -64,9 +64,9 @@ class ChaCha20:
     out twice. ``spawn(n)`` gives independent children (see docs/reproducibility.md).
     """
 
-    def __init__(self, seed: Union[None, int, np.random.SeedSequence] = None) -> None:
-        self._seed: Optional[int] = None
-        self._seed_seq: Optional[np.random.SeedSequence] = None
+    def __init__(self, seed: int | np.random.SeedSequence | None = None) -> None:
+        self._seed: int | None = None
+        self._seed_seq: np.random.SeedSequence | None = None
         if seed is None:
             core = _core.GeneratorCore()
         elif isinstance(seed, np.random.SeedSequence):
@@ -80,14 +80,14 @@ class ChaCha20:
             core = _core.GeneratorCore(value.to_bytes(32, "little"))
         self._setup(core, None)
 
-    def _setup(self, core: Any, origin: Optional[str]) -> None:
+    def _setup(self, core: Any, origin: str | None) -> None:
         self._core = core
         self._origin = origin  # how a spawned child came to be, for repr
         self.lock = threading.Lock()  # NumPy's Generator holds it around its own calls
         self._capsule = self._core.capsule
 
     @classmethod
-    def _child(cls, core: Any, origin: str, seed_seq: Optional[np.random.SeedSequence] = None) -> "ChaCha20":
+    def _child(cls, core: Any, origin: str, seed_seq: np.random.SeedSequence | None = None) -> ChaCha20:
         child = cls.__new__(cls)
         child._seed = None
         child._seed_seq = seed_seq
@@ -101,12 +101,12 @@ class ChaCha20:
         return bool(self._core.is_secure)
 
     @property
-    def seed(self) -> Optional[int]:
+    def seed(self) -> int | None:
         """The int seed of a reproducible stream, None otherwise."""
         return self._seed
 
     @property
-    def seed_seq(self) -> Optional[np.random.SeedSequence]:
+    def seed_seq(self) -> np.random.SeedSequence | None:
         """The SeedSequence this stream was keyed from, None otherwise."""
         return self._seed_seq
 
@@ -115,8 +115,8 @@ class ChaCha20:
         """The ``BitGenerator`` capsule NumPy's Generator reads."""
         return self._capsule
 
-    def random_raw(self, size: Any = None, output: bool = True, *, threads: Optional[int] = None,
-                   out: Optional[np.ndarray] = None) -> Any:
+    def random_raw(self, size: Any = None, output: bool = True, *, threads: int | None = None,
+                   out: np.ndarray | None = None) -> Any:
         """Raw 64-bit keystream words (uint64) of the sequential stream, in order.
 
         ``size=None`` returns one Python int. The words of a request are the same for any
@@ -163,23 +163,8 @@ class ChaCha20:
             return int(self._core.next_u64())
         return self._core.random_raw(count_of(shape), nthreads).reshape(shape)
 
-    def _random_raw_into(self, out: Any, size: Any, output: bool, nthreads: int) -> np.ndarray:
-        if not isinstance(out, np.ndarray):
-            raise TypeError(f"out must be a numpy.ndarray of uint64, got {type(out).__name__}")
-        if out.dtype != np.uint64:
-            raise TypeError(f"out must be a uint64 array, got dtype {out.dtype}")
-        if not out.flags.c_contiguous:
-            raise ValueError("out must be C-contiguous (the words are written in stream order)")
-        if not out.flags.writeable:
-            raise ValueError("out must be writeable")
-        if not output:
-            raise ValueError("out cannot be combined with output=False")
-        if size is not None and shape_of(size) != out.shape:
-            raise ValueError(f"size {shape_of(size)} does not match out.shape {out.shape}")
-        self._core.random_raw_into(out, nthreads)
-        return out
-
-    def spawn(self, n_children: int) -> List["ChaCha20"]:
+    def random_raw(self, size: Any = None, output: bool = True, *, threads: int | None = None,
+                   out: np.ndarray | None = None) -> Any:
         """``n_children`` new, independent ChaCha20 generators (NumPy's ``BitGenerator.spawn``).
 
         A generator keyed from a SeedSequence spawns as NumPy does: child i is
@@ -256,12 +241,12 @@ class PublicStream:
         For seed bytes not 32 long, or an int seed outside [0, 2**256).
     """
 
-    def __init__(self, seed: Union[int, bytes]) -> None:
+    def __init__(self, seed: int | bytes) -> None:
         if isinstance(seed, (bytes, bytearray)):
             key = bytes(seed)
             if len(key) != 32:
                 raise ValueError(f"seed bytes must be exactly 32 bytes long, got {len(key)}")
-            self._seed: Union[int, bytes] = key
+            self._seed: int | bytes = key
         else:
             value = integer(seed, "seed")
             if not 0 <= value < _SEED_LIMIT:
@@ -271,7 +256,7 @@ class PublicStream:
         self._public = _core.PublicStreamCore(key)
 
     @property
-    def seed(self) -> Union[int, bytes]:
+    def seed(self) -> int | bytes:
         """The public seed."""
         return self._seed
 
@@ -381,7 +366,7 @@ class PublicStream:
         return self._public.signs(r0, r1 - r0, c0, c1 - c0)
 
     @staticmethod
-    def _span(value: Any, name: str) -> tuple:
+    def _span(value: Any, name: str) -> tuple[int, int]:
         if isinstance(value, range):
             if value.step != 1:
                 raise ValueError(f"{name} must have step 1, got {value.step}")

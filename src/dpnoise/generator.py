@@ -9,12 +9,11 @@ denominators is rounded toward more noise (scales and variances up).
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any, Callable, List, Optional, Union
+from typing import Any, Callable
 
 import numpy as np
 
-from dpnoise import _core
-from dpnoise import _rational as R
+from dpnoise import _core, _rational as R
 from dpnoise._validate import MAX_PART, Size, check_threads, count_of, integer, shape_of
 from dpnoise.bit_generator import ChaCha20, PublicStream
 
@@ -58,7 +57,7 @@ def _refuse_scale(pname: str, value: float) -> None:
 # The same draw as the unprepared call: one value takes the small-request sampler either way.
 _EXACT_SCALAR_TYPES = frozenset({int, float, Fraction, np.float64, np.int64, np.float32, np.int32})
 _PREPARED_LIMIT = 256
-_prepared_laws: dict = {}
+_prepared_laws: dict[tuple[Any, ...], Any] = {}
 _PREPARED_CLASSES = {
     "discrete_laplace": "PreparedDiscreteLaplace", "geometric": "PreparedGeometric",
     "discrete_gaussian": "PreparedDiscreteGaussian", "bernoulli": "PreparedBernoulli",
@@ -143,7 +142,7 @@ class Generator:
         """True only for a ChaCha20 keyed from the operating system (or spawned from one)."""
         return self._secure
 
-    def spawn(self, n_children: int) -> List["Generator"]:
+    def spawn(self, n_children: int) -> list[Generator]:
         """``n_children`` independent child Generators (NumPy's ``Generator.spawn``), e.g. one
         per worker or partition. Children of a seeded generator are reproducible from the seed
         and the spawn path; children of a secure generator are secure. A NumPy bit generator
@@ -175,7 +174,7 @@ class Generator:
         pname: str,
         convert: Callable[[Any, str], R.Pair],
         size: Size,
-        threads: Optional[int],
+        threads: int | None,
         constant_time: bool = False,
     ) -> Any:
         """Draw ``name`` with parameter ``value``. ``constant_time=True`` uses the constant-time
@@ -236,7 +235,7 @@ class Generator:
 
     # -- samplers ----------------------------------------------------------------------------
     def discrete_laplace(
-        self, scale: Any, size: Size = None, *, threads: Optional[int] = None, constant_time: bool = False
+        self, scale: Any, size: Size = None, *, threads: int | None = None, constant_time: bool = False
     ) -> Any:
         """Discrete Laplace noise: P(x) proportional to exp(-|x| / scale), x an integer (int64).
 
@@ -292,7 +291,7 @@ class Generator:
         size: Size = None,
         *,
         variance: Any = None,
-        threads: Optional[int] = None,
+        threads: int | None = None,
         constant_time: bool = False,
     ) -> Any:
         """Discrete Gaussian noise: P(x) proportional to exp(-x^2 / (2 sigma^2)), x an integer.
@@ -347,7 +346,7 @@ class Generator:
         return self._draw("discrete_gaussian", sigma, "sigma", R.sigma_to_variance_pair, size, threads, constant_time)
 
     def geometric(
-        self, *args: Any, scale: Any = None, size: Size = None, threads: Optional[int] = None
+        self, *args: Any, scale: Any = None, size: Size = None, threads: int | None = None
     ) -> Any:
         """One-sided geometric noise: P(k) = (1 - e^(-1/scale)) e^(-k/scale), k = 0, 1, 2, ...
 
@@ -385,7 +384,7 @@ class Generator:
             raise TypeError("geometric() missing required keyword argument: 'scale'")
         return self._draw("geometric", scale, "scale", R.scale_pair, size, threads)
 
-    def bernoulli(self, p: Any, size: Size = None, *, threads: Optional[int] = None) -> Any:
+    def bernoulli(self, p: Any, size: Size = None, *, threads: int | None = None) -> Any:
         """Bernoulli(p) as bool, exact for rational p (a float p is exact unless it is below
         2^-62 in granularity, in which case it is rounded to the nearest multiple of 2^-62).
 
@@ -403,7 +402,7 @@ class Generator:
         """
         return self._draw("bernoulli", p, "p", R.probability_pair, size, threads)
 
-    def bernoulli_exp(self, gamma: Any, size: Size = None, *, threads: Optional[int] = None) -> Any:
+    def bernoulli_exp(self, gamma: Any, size: Size = None, *, threads: int | None = None) -> Any:
         """Bernoulli(exp(-gamma)) as bool, exact for rational gamma >= 0 (CKS 2020, Algorithm 1).
         A gamma that does not fit 62-bit parts is rounded up.
 
@@ -424,11 +423,11 @@ class Generator:
     def integers(
         self,
         low: int,
-        high: Optional[int] = None,
+        high: int | None = None,
         size: Size = None,
         *,
         endpoint: bool = False,
-        threads: Optional[int] = None,
+        threads: int | None = None,
     ) -> Any:
         """Uniform integers in [low, high) (or [low, high] with ``endpoint=True``), unbiased
         (rejection sampling). With ``high=None`` the range is [0, low). Bounds must be ints
@@ -482,9 +481,9 @@ class Generator:
         *,
         law: str,
         param: Any,
-        k: Optional[int],
+        k: int | None,
         bound: int,
-        threads: Optional[int] = None,
+        threads: int | None = None,
         constant_time: bool = False,
     ) -> np.ndarray:
         """Internal: one noisy release on a grid, for the mechanism plans.
@@ -512,6 +511,7 @@ class Generator:
         else:
             raise ValueError(f"law must be 'laplace' or 'gaussian', got {law!r}")
         flat = v.reshape(-1)
+        out: np.ndarray  # int64 values without a grid, float64 on the grid 2^k
         if constant_time:
             if k is None:
                 out = _core.noisy_integers_constant_time(self._core, law, flat.astype(np.int64, copy=False), num, den,
@@ -529,8 +529,8 @@ class Generator:
         return out.reshape(v.shape)
 
     def _select_rows(
-        self, scores: np.ndarray, *, method: str, gamma: Fraction, grid_exponent: Optional[int], k: int,
-        threads: Optional[int] = None,
+        self, scores: np.ndarray, *, method: str, gamma: Fraction, grid_exponent: int | None, k: int,
+        threads: int | None = None,
     ) -> np.ndarray:
         """Internal: batched selection for the selection plans. ``scores`` a 2-D array (any
         integer, bool, float32 or float64 dtype, any strides: read in place), one candidate set
@@ -542,7 +542,7 @@ class Generator:
         return _core.select_rows(self._core, method, scores, grid_exponent, g.numerator, g.denominator, int(k),
                                  check_threads(threads))
 
-    def random_raw(self, size: Size = None, *, threads: Optional[int] = None, out: Optional[np.ndarray] = None) -> Any:
+    def random_raw(self, size: Size = None, *, threads: int | None = None, out: np.ndarray | None = None) -> Any:
         """Raw uint64 words of the bit generator's sequential stream.
 
         Parameters
@@ -569,7 +569,7 @@ class Generator:
 
 
 def default_rng(
-    seed: Union[None, int, np.random.SeedSequence, ChaCha20, np.random.BitGenerator, Generator] = None,
+    seed: int | np.random.SeedSequence | ChaCha20 | np.random.BitGenerator | Generator | None = None,
 ) -> Generator:
     """A dpnoise Generator.
 
@@ -613,7 +613,7 @@ def default_rng(
 __all__ = ["Generator", "default_rng"]
 
 
-def secure_generator(rng: Optional[Generator], allow_insecure: Any, *, drawn: str = "randomness") -> Generator:
+def secure_generator(rng: Generator | None, allow_insecure: Any, *, drawn: str = "randomness") -> Generator:
     """The generator a release path draws from: ``rng`` (default: a fresh OS-keyed one), which
     must be a :class:`Generator` and secure unless ``allow_insecure=True``.
 

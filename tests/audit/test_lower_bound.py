@@ -109,7 +109,7 @@ def test_nan_and_constant_outputs():
     r = epsilon_lower_bound(lambda x: np.full(len(x), 7.0), 0.0, 1.0, trials=2000, vectorized=True, seed=0)
     assert r.epsilon == 0.0
     # NaN only ever from x1: the event {NaN} has p0 = 0, a large bound
-    nanny = lambda x: np.where((np.asarray(x) == 1) & (g.random(len(x)) < 0.5), np.nan, g.random(len(x)))  # noqa
+    nanny = lambda x: np.where((np.asarray(x) == 1) & (g.random(len(x)) < 0.5), np.nan, g.random(len(x)))  # noqa: E731
     r = epsilon_lower_bound(nanny, 0.0, 1.0, trials=20_000, vectorized=True, seed=0)
     assert r.favoured == 1 and r.epsilon > 5
 

@@ -41,7 +41,9 @@ def test_variance_keyword_gives_the_same_law_as_sigma():
 
 @pytest.mark.parametrize("method", ["discrete_laplace", "discrete_gaussian"])
 def test_reproducible_and_independent_of_threads(method):
-    draw = lambda rng, threads: getattr(rng, method)(37, size=(300, 700), threads=threads, constant_time=True)
+    def draw(rng, threads):
+        return getattr(rng, method)(37, size=(300, 700), threads=threads, constant_time=True)
+
     a = draw(dpnoise.default_rng(9), 1)
     b = draw(dpnoise.default_rng(9), 2)
     assert a.shape == (300, 700)

@@ -19,7 +19,7 @@ from dpnoise._errors import DPError, InsecureGeneratorError
 from dpnoise.accounting.losses import DiscreteGaussianVector, PureDP
 from dpnoise.mechanisms import (
     DiscreteGaussianMechanism, DiscreteLaplaceMechanism, GaussianMechanism, GeometricMechanism,
-    Histogram, LaplaceMechanism, NoisyGridPlan, PrivateKDE, RandomizedResponse, ReleasePlan,
+    Histogram, LaplaceMechanism, PrivateKDE, RandomizedResponse, ReleasePlan,
     analytic_gaussian_sigma, discrete_gaussian_sigma, hall_rinaldo_wasserman_sigma,
 )
 from dpnoise.mechanisms import _base

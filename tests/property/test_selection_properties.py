@@ -102,7 +102,7 @@ def _same_outcome_both_sizes(call: Any, kind: str, small: Any, large: Any) -> No
     for parts in (small, large):
         budget = PrivacyBudget(1e9, 0.5, accountant="basic")
         before = budget_state(budget)
-        ok, res = outcome(lambda: call(_build(kind, parts), budget))
+        ok, res = outcome(lambda p=parts, b=budget: call(_build(kind, p), b))
         if not ok:
             assert isinstance(res, ALLOWED), f"{type(res).__name__}: {res}"
             assert budget_state(budget) == before, "a call that raised charged the budget"

@@ -10,12 +10,28 @@ from .._validate import MAX_EPSILON, check_epsilon
 from . import grid
 from .mechanism import Mechanism
 from .plan import (
-    GRID_BOUND, INTEGER_BOUND, MAX_GAUSSIAN_SIGMA, MAX_LAPLACE_SCALE, STANDARD_EXPONENT, ReleasePlan,
+    GRID_BOUND,
+    INTEGER_BOUND,
+    MAX_GAUSSIAN_SIGMA,
+    MAX_LAPLACE_SCALE,
+    STANDARD_EXPONENT,
+    ReleasePlan,
 )
 from .validate import (
-    MAX_RHO, MIN_REAL_SENSITIVITY, as_integer_array, as_real_array, check_beta, check_delta,
-    check_laplace_scale, check_rho, check_sensitivity, clamp_to_grid, clamped_integers,
-    integers_on_grid, normalise_shape, size_of,
+    MAX_RHO,
+    MIN_REAL_SENSITIVITY,
+    as_integer_array,
+    as_real_array,
+    check_beta,
+    check_delta,
+    check_laplace_scale,
+    check_rho,
+    check_sensitivity,
+    clamp_to_grid,
+    clamped_integers,
+    integers_on_grid,
+    normalise_shape,
+    size_of,
 )
 
 __all__ = [

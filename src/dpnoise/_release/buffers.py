@@ -37,7 +37,7 @@ def as_array(value: Any, name: str = "value") -> Any:
     return _from_dlpack(value, name)
 
 
-def out_array(out: Any, shape: tuple, dtype: np.dtype) -> np.ndarray:
+def out_array(out: Any, shape: tuple[int, ...], dtype: np.dtype[Any]) -> np.ndarray:
     """``out`` as a writable, C-contiguous NumPy view of ``shape`` and ``dtype`` (the release's),
     sharing its memory; TypeError for a non-array or the wrong dtype, ValueError for the wrong
     shape, a read-only or non-contiguous buffer, or a device other than the CPU."""

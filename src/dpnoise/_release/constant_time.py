@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
@@ -54,14 +54,14 @@ def check_parameter(law: str, param: Any, what: str) -> None:
                          "constant_time=False")
 
 
-def check_exponent(k: Optional[int]) -> None:
+def check_exponent(k: int | None) -> None:
     """ValueError unless the grid exponent is None (integers) or in [-1000, 960]."""
     if k is not None and not MIN_EXPONENT <= k <= MAX_EXPONENT:
         raise ValueError(f"constant_time=True supports grid exponents k in [{MIN_EXPONENT}, {MAX_EXPONENT}] "
                          f"(the grid 2^{k} is outside): choose another granularity")
 
 
-def loss(base: PrivacyLoss, draws: int, epsilon: Optional[float] = None) -> PrivacyLoss:
+def loss(base: PrivacyLoss, draws: int, epsilon: float | None = None) -> PrivacyLoss:
     """The loss of a constant-time release of ``draws`` noise values whose exact version spends
     ``base``: ApproxDP(ε, δ + (1 + e^ε)·draws·2^-64), ε the base's pure ε, else ``epsilon``
     with δ = base.delta_for_epsilon(ε); without either (a ρ or noise-multiplier target),
@@ -75,7 +75,7 @@ def loss(base: PrivacyLoss, draws: int, epsilon: Optional[float] = None) -> Priv
         return _loss(base, draws, epsilon)
 
 
-def _loss(base: PrivacyLoss, draws: int, epsilon: Optional[float]) -> PrivacyLoss:
+def _loss(base: PrivacyLoss, draws: int, epsilon: float | None) -> PrivacyLoss:
     if draws == 0:
         return base
     eps = base.pure_epsilon()

@@ -6,9 +6,18 @@ class or function is decorated with :func:`shared_docs`, which puts the section 
 and matplotlib interpolate their shared docstring parts)."""
 from __future__ import annotations
 
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Protocol, TypeVar
 
 T = TypeVar("T")
+
+
+class _Named(Protocol):
+    """What docs_from_template decorates: a function or class (it has a name)."""
+
+    __name__: str
+
+
+N = TypeVar("N", bound=_Named)
 
 SECTIONS = {
     "{release_parameters}": """rng : dpnoise.Generator, optional
@@ -53,13 +62,13 @@ def shared_docs(obj: T) -> T:
     return obj
 
 
-def docs_from_template(template: str, **fields: str) -> Callable[[T], T]:
+def docs_from_template(template: str, **fields: str) -> Callable[[N], N]:
     """Decorator: append ``template`` (the numpydoc sections a family of functions shares) to
     the object's docstring, with ``{name}`` (the object's name) and ``fields`` filled in: the
     sections of functions that differ in a few words are written once (as pandas' ``@doc``)."""
-    def deco(obj: T) -> T:
+    def deco(obj: N) -> N:
         doc: Any = obj.__doc__
-        section = template.format(name=getattr(obj, "__name__"), **fields)
+        section = template.format(name=obj.__name__, **fields)
         obj.__doc__ = (doc or "").rstrip() + "\n" + section
         return shared_docs(obj)
     return deco

@@ -9,7 +9,7 @@ difference has norm Δ give grid values whose difference has L1 norm <= Δ/2^k +
 from __future__ import annotations
 
 import math
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
@@ -24,7 +24,7 @@ MIN_EXPONENT = -1022
 MAX_EXPONENT = 970
 
 
-def check_granularity(value: Any) -> Optional[int]:
+def check_granularity(value: Any) -> int | None:
     """None, or the exponent k of a granularity that must be an exact power of two 2^k."""
     if value is None:
         return None

@@ -3,8 +3,9 @@ selection (``Mechanism.release``)."""
 from __future__ import annotations
 
 import os
+from collections.abc import Hashable
 from math import isfinite
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -22,6 +23,9 @@ _PLANS_KEPT = 64
 _SCALAR_TYPES = frozenset({float, int, np.float64, np.int64})
 _UNSET = object()
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
+# the plan type a mechanism builds: Mechanism[NoisyGridPlan] and so on, so that a subclass reads
+# its own plan's fields (k, param, gamma...) from plan(), _plan_for() and _array_plan()
+PlanT = TypeVar("PlanT", bound=ReleasePlan)
 
 
 def default_threads() -> int:
@@ -38,7 +42,7 @@ def default_threads() -> int:
     return max(1, min(cpus, MAX_THREADS))
 
 
-class Mechanism:
+class Mechanism(Generic[PlanT]):
     """Base class: one release path for every mechanism.
 
     ``release(value)`` (and ``__call__``): (1) ``_prepare`` validates and prepares the input;
@@ -54,10 +58,10 @@ class Mechanism:
     releases are charged with ``insecure=True`` in the budget's ledger.
     """
 
-    epsilon: Optional[float]
-    delta: Optional[float]
+    epsilon: float | None
+    delta: float | None
 
-    def __init__(self, rng: Optional[Generator], budget: Optional[PrivacyBudget], *,
+    def __init__(self, rng: Generator | None, budget: PrivacyBudget | None, *,
                  threads: Any = None, allow_insecure: bool = False):
         if budget is not None and not isinstance(budget, PrivacyBudget):
             raise TypeError(f"budget must be a dpnoise.accounting.PrivacyBudget, got {type(budget).__name__}")
@@ -69,9 +73,10 @@ class Mechanism:
         # the fast path's memory (docs/mechanisms.md, "Every size"): plans by (shape, dtype) and
         # the scalar route of each Python type; a mechanism's parameters never change after
         # construction, so neither can go stale
-        self._kept_plans: Dict[Tuple[Any, Any], ReleasePlan] = {}
-        self._scalar_routes: Dict[type, Any] = {}
-        self._array_routes: Dict[Tuple[int, ...], Any] = {}
+        self._kept_plans: dict[tuple[Any, Any], PlanT] = {}
+        self._scalar_routes: dict[type, Any] = {}
+        # keyed by shape here, by (shape, dtype) in selection; the route's parts are the subclass's
+        self._array_routes: dict[Hashable, Any] = {}
 
     def _check_release_possible(self) -> None:
         """Called at the end of every constructor: a scalar (or one-record) plan must build, and
@@ -92,7 +97,7 @@ class Mechanism:
             raise
 
     # -- the plan ---------------------------------------------------------------------------
-    def plan(self, shape: Any = (), dtype: Any = None) -> ReleasePlan:  # pragma: no cover - abstract
+    def plan(self, shape: Any = (), dtype: Any = None) -> PlanT:  # pragma: no cover - abstract
         """The frozen plan of one release of a query of this shape (and dtype, for mechanisms
         whose grid depends on it); raises for anything that cannot be released.
 
@@ -156,7 +161,7 @@ class Mechanism:
         raise NotImplementedError
 
     # -- the release path ----------------------------------------------------------------------
-    def _prepare(self, value: Any) -> Tuple[Any, Tuple[int, ...], Any]:  # pragma: no cover
+    def _prepare(self, value: Any) -> tuple[Any, tuple[int, ...], Any]:  # pragma: no cover
         """(prepared input, query shape, dtype for plan()); raises for bad input."""
         raise NotImplementedError
 
@@ -165,20 +170,20 @@ class Mechanism:
             return
         self.budget.spend(plan.loss, label=plan.mechanism, insecure=not self.rng.is_secure)
 
-    def _plan_for(self, shape: Tuple[int, ...], dtype: Any) -> ReleasePlan:
+    def _plan_for(self, shape: tuple[int, ...], dtype: Any) -> PlanT:
         """``plan(shape, dtype)``, built once per (shape, dtype) and kept (plans are frozen and a
         mechanism's parameters never change); at most _PLANS_KEPT are kept."""
         key = (shape, None if dtype is None else np.dtype(dtype))
-        plan = self.__dict__.get("_kept_plans", {}).get(key)
+        plans: dict[tuple[Any, Any], PlanT] = self.__dict__.setdefault("_kept_plans", {})
+        plan = plans.get(key)
         if plan is None:
             plan = self.plan(shape, dtype)
-            plans = self.__dict__.setdefault("_kept_plans", {})
             if len(plans) >= _PLANS_KEPT:
                 plans.clear()
             plans[key] = plan
         return plan
 
-    def _scalar_route(self, kind: type) -> Optional[Tuple[str, Any]]:
+    def _scalar_route(self, kind: type) -> tuple[str, Any] | None:
         """How a scalar of Python type ``kind`` is released by one C++ call: None (the general
         path), or (route, plan) with route "real" (a float on the grid), "integer" (an int on the
         integer path) or "category" (an int category index). Subclasses that have such routes
@@ -198,7 +203,7 @@ class Mechanism:
         kernel = plan.prepared_kernel()
         loss, label = plan.loss, plan.mechanism
 
-        def charge(mech: "Mechanism") -> None:
+        def charge(mech: Mechanism[Any]) -> None:
             budget = mech.budget
             if budget is not None:
                 budget.spend(loss, label=label, insecure=not mech.rng._secure)
@@ -206,7 +211,7 @@ class Mechanism:
         if name == "real":
             draw = kernel.real
 
-            def release_real(mech: "Mechanism", x: Any) -> Any:
+            def release_real(mech: Mechanism[Any], x: Any) -> Any:
                 if not isfinite(x):  # NaN or infinity: the general path raises its ValueError
                     return mech._release_general(x, None)
                 charge(mech)
@@ -215,14 +220,14 @@ class Mechanism:
         if name == "integer":
             draw, bound = kernel.integer, INTEGER_BOUND
 
-            def release_integer(mech: "Mechanism", x: Any) -> Any:
+            def release_integer(mech: Mechanism[Any], x: Any) -> Any:
                 v = x if -bound <= x <= bound else (bound if x > 0 else -bound)  # clamped_integers
                 charge(mech)
                 return draw(mech.rng._core, int(v))
             return release_integer
         draw, categories = kernel.one, plan.categories  # "category"
 
-        def release_category(mech: "Mechanism", x: Any) -> Any:
+        def release_category(mech: Mechanism[Any], x: Any) -> Any:
             if not 0 <= x < categories:  # out of the domain: the general path raises or clips
                 return mech._release_general(x, None)
             charge(mech)
@@ -269,13 +274,13 @@ class Mechanism:
                 return result
         return self._release_general(value, out)
 
-    def _array_plan(self, shape: Tuple[int, ...]) -> Optional[ReleasePlan]:
+    def _array_plan(self, shape: tuple[int, ...]) -> PlanT | None:
         """The plan a float32/float64 array of this shape is released with in one call (its
         kernel's ``release``), or None (the general path). Subclasses with such a route
         override this; it must be the plan the general path would use for that input."""
         return None
 
-    def _fast_array(self, x: np.ndarray, out: Optional[np.ndarray]) -> Any:
+    def _fast_array(self, x: np.ndarray, out: np.ndarray | None) -> Any:
         """One crossing into C++ for a float32/float64 array: the kernel checks the values are
         finite, calls the charge, then draws (validate, charge, draw, in that order, in one
         call). _UNSET when the input or ``out`` needs the general path (which then raises or
@@ -284,17 +289,16 @@ class Mechanism:
         if x.ndim == 0 or x.size == 0 or (dt is not _F64 and dt is not _F32):
             return _UNSET
         routes = self._array_routes
-        route = routes.get(x.shape)
+        route: tuple[PlanT | None, Any] | None = routes.get(x.shape)
         if route is None:
             plan = self._array_plan(x.shape)
-            route = (plan, plan.prepared_kernel()) if plan is not None else (None, None)
-            if route[1] is None:
-                route = (None, None)
+            kernel = None if plan is None else plan.prepared_kernel()
+            route = (None, None) if kernel is None else (plan, kernel)
             if len(routes) >= _PLANS_KEPT:
                 routes.clear()
             routes[x.shape] = route
         plan, kernel = route
-        if kernel is None:
+        if plan is None or kernel is None:
             return _UNSET
         if out is None:
             target = np.empty(x.shape, dtype=_F32) if dt is _F32 else None

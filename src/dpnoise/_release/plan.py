@@ -9,7 +9,7 @@ picklable dataclass, so it can be inspected, stored in a ledger or shipped to an
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Tuple
+from typing import Any
 
 import numpy as np
 
@@ -48,7 +48,7 @@ class ReleasePlan:
 
     mechanism: str
     loss: PrivacyLoss
-    shape: Tuple[int, ...]
+    shape: tuple[int, ...]
     scalar: bool
     threads: int
 

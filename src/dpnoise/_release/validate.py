@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Any, Tuple
+from typing import Any
 
 import numpy as np
 
@@ -16,7 +16,6 @@ from .._validate import MAX_EPSILON, positive, probability, real, shape_of
 from .buffers import as_array
 from .constant_time import integers as _ct_integers
 from .plan import GRID_BOUND, INTEGER_BOUND, MAX_LAPLACE_SCALE
-
 
 # ρ of the largest ε allowed: ε-DP implies (ε²/2)-zCDP (Bun & Steinke 2016, Prop. 1.4)
 MAX_RHO = MAX_EPSILON**2 / 2
@@ -55,14 +54,14 @@ def check_laplace_scale(scale: Fraction, what: str) -> None:
                          f"beyond 2^44 (noisy values must stay exact): use a larger epsilon")
 
 
-def normalise_shape(shape: Any) -> Tuple[int, ...]:
+def normalise_shape(shape: Any) -> tuple[int, ...]:
     """A query shape as a tuple of ints >= 0 (an int n means (n,), as NumPy's size=)."""
     if shape is None:
         raise TypeError("shape must be a tuple of ints (or an int), got NoneType")
     return shape_of(shape, "shape", lists=True)  # type: ignore[return-value]
 
 
-def size_of(shape: Tuple[int, ...]) -> int:
+def size_of(shape: tuple[int, ...]) -> int:
     return int(np.prod(shape, dtype=np.int64))
 
 
@@ -107,7 +106,7 @@ def numeric_array(value: Any, name: str = "value", bound: int = INTEGER_BOUND) -
 _DBL_MAX = float(np.finfo(np.float64).max)
 
 
-def finite_reals(arr: np.ndarray, name: str, keep: Tuple[Any, ...] = (np.float64,)) -> np.ndarray:
+def finite_reals(arr: np.ndarray, name: str, keep: tuple[Any, ...] = (np.float64,)) -> np.ndarray:
     """A real array checked finite, then as float64 unless its dtype is in ``keep``.
 
     The check runs on the input's own dtype, before any conversion, and a wider float
@@ -125,7 +124,7 @@ def finite_reals(arr: np.ndarray, name: str, keep: Tuple[Any, ...] = (np.float64
     return np.asarray(arr, dtype=np.float64)
 
 
-def as_real_array(value: Any, name: str = "value", keep: Tuple[Any, ...] = (np.float64,),
+def as_real_array(value: Any, name: str = "value", keep: tuple[Any, ...] = (np.float64,),
                   clamp: bool = True) -> np.ndarray:
     """A float64 array of finite values (any numeric dtype or strides; no copy for float64, nor
     for the other float dtypes in ``keep``, e.g. float32 for mechanisms that keep it).

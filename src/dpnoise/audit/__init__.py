@@ -6,11 +6,15 @@ lower bound on ε, valid with probability >= 1 - α (DP-Sniper, Bichsel et al., 
 :func:`search_pairs` tries several input pairs (Bonferroni). ``dpnoise audit`` (:func:`cli_main`)
 runs the catalogue of :mod:`dpnoise.audit.catalogue` (docs/auditing.md).
 """
-from .lower_bound import (
-    AuditResult, MechanismError, PairSearchResult, epsilon_lower_bound, search_pairs,
-)
 from ._events import Event
 from .cli import cli_main
+from .lower_bound import (
+    AuditResult,
+    MechanismError,
+    PairSearchResult,
+    epsilon_lower_bound,
+    search_pairs,
+)
 
 __all__ = ["AuditResult", "Event", "MechanismError", "PairSearchResult", "cli_main",
            "epsilon_lower_bound", "search_pairs"]

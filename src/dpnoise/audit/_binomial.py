@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import struct
-from typing import Callable, Tuple
+from typing import Callable
 
 _MAX_ITERATIONS = 1_000_000
 _TINY = 1e-300
@@ -58,7 +58,7 @@ def _beta_continued_fraction(a: float, b: float, x: float) -> float:
     raise ArithmeticError(f"the incomplete beta continued fraction did not converge (a={a}, b={b}, x={x})")
 
 
-def log_beta_tails(x: float, a: float, b: float) -> Tuple[float, float]:
+def log_beta_tails(x: float, a: float, b: float) -> tuple[float, float]:
     """(log I_x(a, b), log(1 − I_x(a, b))), each computed without cancellation.
 
     I_x and its complement I_{1-x}(b, a) are written as exp(log prefactor) · fraction / a (A&S
@@ -111,7 +111,7 @@ def _float(bits: int) -> float:
     return struct.unpack("<d", struct.pack("<q", bits))[0]
 
 
-def _bisect(below: Callable[[float], bool]) -> Tuple[float, float]:
+def _bisect(below: Callable[[float], bool]) -> tuple[float, float]:
     """Adjacent floats (lo, hi) in [0, 1] with ``below(lo)`` true and ``below(hi)`` false, for a
     predicate true on [0, root] and false above it (``below(0)`` is taken as true and
     ``below(1)`` as false). The bisection runs over the bit patterns of the floats, which order

@@ -22,12 +22,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Any, Callable, List, Optional, Tuple, Union
+from typing import Any, Callable, Literal, Union
 
 import numpy as np
 
 _HAS_BITWISE_COUNT = hasattr(np, "bitwise_count")
-Coordinate = Union[None, int, str]  # None: the whole (scalar) output; j: coordinate j; "sum"
+Coordinate = Union[None, int, Literal["sum"]]  # None: the whole (scalar) output; j: coordinate j; "sum"
 
 MAX_COORDINATES = 8      # of a vector output, the first coordinates searched one by one
 MAX_VALUES = 4096        # distinct values up to which a coordinate is treated as discrete
@@ -249,7 +249,7 @@ class Candidates:
     make: Callable[[int], Event]
 
 
-def wilson_bounds(hits: np.ndarray, n: int, z: float) -> Tuple[np.ndarray, np.ndarray]:
+def wilson_bounds(hits: np.ndarray, n: int, z: float) -> tuple[np.ndarray, np.ndarray]:
     """Wilson score interval (Wilson 1927) of hits/n, as arrays (lower, upper).
 
     The upper end is (h + z²/2 + z s)/(n + z²), s = sqrt(h(n − h)/n + z²/4). The lower end
@@ -278,7 +278,7 @@ def training_scores(c: Candidates, n: int, level: float, delta: float) -> np.nda
 
 
 def _ratio_sets(counts0: np.ndarray, counts1: np.ndarray, feature: Feature,
-                parts: Optional[np.ndarray] = None) -> Candidates:
+                parts: np.ndarray | None = None) -> Candidates:
     """Likelihood-ratio prefix sets over a partition with training counts per part, both ways.
 
     Parts with fewer than MIN_PART_COUNT training outputs (both inputs together) are merged into
@@ -291,7 +291,7 @@ def _ratio_sets(counts0: np.ndarray, counts1: np.ndarray, feature: Feature,
     seen = total > 0
     common = total >= MIN_PART_COUNT
     rare = seen & ~common
-    groups: List[np.ndarray] = [np.array([p]) for p in parts[common]]
+    groups: list[np.ndarray] = [np.array([p]) for p in parts[common]]
     c0 = list(counts0[common])
     c1 = list(counts1[common])
     if rare.any():
@@ -349,19 +349,19 @@ def _sorted_finite(v: np.ndarray) -> np.ndarray:
     return np.sort(v, kind="stable")
 
 
-def _coordinates(outputs: np.ndarray) -> List[Coordinate]:
+def _coordinates(outputs: np.ndarray) -> list[Coordinate]:
     if outputs.ndim == 1:
         return [None]
     d = int(np.prod(outputs.shape[1:]))
-    coords: List[Coordinate] = list(range(min(d, MAX_COORDINATES)))
+    coords: list[Coordinate] = list(range(min(d, MAX_COORDINATES)))
     if d > 1 and outputs.dtype.kind in "iuf":
         coords.append("sum")
     return coords
 
 
-def candidate_batches(train0: np.ndarray, train1: np.ndarray) -> List[Candidates]:
+def candidate_batches(train0: np.ndarray, train1: np.ndarray) -> list[Candidates]:
     """Every candidate family for these training outputs (same trailing shape and dtype kind)."""
-    batches: List[Candidates] = []
+    batches: list[Candidates] = []
     numeric = train0.dtype.kind in "iuf"
     if train0.ndim > 1:  # whole output vectors, when they repeat
         r0, r1 = _rows(train0), _rows(train1)
@@ -371,6 +371,7 @@ def candidate_batches(train0: np.ndarray, train1: np.ndarray) -> List[Candidates
             batches.append(_ratio_sets(np.bincount(feature.codes(train0), minlength=len(values)),
                                        np.bincount(feature.codes(train1), minlength=len(values)), feature))
     for coordinate in _coordinates(train0):
+        f: Feature
         v0, v1 = column(train0, coordinate), column(train1, coordinate)
         if not numeric:  # strings and the like: exact values only
             values = np.unique(np.concatenate([np.unique(v0), np.unique(v1)]))
@@ -407,14 +408,14 @@ def candidate_batches(train0: np.ndarray, train1: np.ndarray) -> List[Candidates
 
 
 def best_event(fit0: np.ndarray, fit1: np.ndarray, select0: np.ndarray, select1: np.ndarray,
-               level: float, delta: float) -> Tuple[Event, int, Tuple[int, int], float]:
+               level: float, delta: float) -> tuple[Event, int, tuple[int, int], float]:
     """The event to test: each family's best candidate on the fit outputs, then the best of
     those on the separate select outputs (unbiased counts: a family with many candidates, such
     as ratio-ordered bins, overfits the fit outputs, and would win on them unfairly).
 
     Returns (event, favoured input, select hits (under x0, under x1), select score)."""
     n_fit, n_select = len(fit0), len(select0)
-    best: Optional[Tuple[float, Event, int, Tuple[int, int]]] = None
+    best: tuple[float, Event, int, tuple[int, int]] | None = None
     for c in candidate_batches(fit0, fit1):
         if len(c.hits_favoured) == 0:
             continue

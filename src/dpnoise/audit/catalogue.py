@@ -12,8 +12,9 @@ all of its coordinates).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Sequence, Tuple
+from typing import Any, Callable
 
 import numpy as np
 
@@ -58,7 +59,7 @@ class Entry:
     epsilon: float
     delta: float
     make: Maker
-    pairs: Tuple[Tuple[Any, Any], ...]
+    pairs: tuple[tuple[Any, Any], ...]
     vectorized: bool = True
     expect: str = "holds"
     note: str = ""
@@ -77,12 +78,18 @@ class Catalogue:
         Peer library -> why it is missing (its import error's text).
     """
 
-    entries: List[Entry]
-    unavailable: Dict[str, str] = field(default_factory=dict)  # library -> why (import error text)
+    entries: list[Entry]
+    unavailable: dict[str, str] = field(default_factory=dict)  # library -> why (import error text)
 
 
 def _rng(seed: int) -> dpnoise.Generator:
     return dpnoise.default_rng(seed)  # seeded: insecure, for this test only
+
+
+def _bind(build: Callable[..., Callable[[Any], Any]], *params: Any) -> Callable[[int], Callable[[Any], Any]]:
+    """``make(seed) = build(seed, *params)``: an entry's maker with this loop's ε (and noise) bound
+    now, not looked up when the maker runs."""
+    return lambda seed: build(seed, *params)
 
 
 def _batched_scalar_plan(mech: Any) -> Callable[[Any], Any]:
@@ -103,7 +110,7 @@ def _batched_histogram(mech: Any) -> Callable[[Any], Any]:
     def run(copies: Any) -> np.ndarray:
         copies = np.asarray(copies)
         counts = mech.counts(copies[0])
-        batch = np.broadcast_to(counts, (len(copies),) + counts.shape).copy()
+        batch = np.broadcast_to(counts, (len(copies), *counts.shape)).copy()
         return dataclasses.replace(plan, shape=batch.shape).execute(mech.rng, batch)
     return run
 
@@ -119,14 +126,14 @@ def _first_positive(mech: Any) -> Callable[[Any], int]:
 SVT_QUERIES = 8
 
 
-def _svt_pair() -> Tuple[np.ndarray, np.ndarray]:
+def _svt_pair() -> tuple[np.ndarray, np.ndarray]:
     """Each query moves by 1: on x0 only the last is above the threshold 0.5, on x1 all but it."""
     x0 = np.zeros(SVT_QUERIES)
     x0[-1] = 1.0
     return x0, 1.0 - x0
 
 
-def _selection_pair() -> Tuple[np.ndarray, np.ndarray]:
+def _selection_pair() -> tuple[np.ndarray, np.ndarray]:
     """Scores moving by at most 1 each (sensitivity 1, not monotone): candidate 0 best on x1,
     worst on x0; the normaliser moves the other way, so P(0) changes by nearly e^ε."""
     x0 = np.ones(SELECTION_CANDIDATES, dtype=np.int64)
@@ -136,40 +143,42 @@ def _selection_pair() -> Tuple[np.ndarray, np.ndarray]:
     return x0, x1
 
 
-def dpnoise_entries(epsilons: Sequence[float]) -> List[Entry]:
-    out: List[Entry] = []
+def dpnoise_entries(epsilons: Sequence[float]) -> list[Entry]:
+    out: list[Entry] = []
     real_pair = ((0.0, 1.0),)
     int_pair = ((0, 1),)
     for eps in epsilons:
         out += [
             Entry("LaplaceMechanism", "dpnoise", eps, 0.0,
-                  lambda s, e=eps: _batched_scalar_plan(dpnoise.LaplaceMechanism(e, rng=_rng(s), allow_insecure=True)),
+                  _bind(lambda s, e: _batched_scalar_plan(
+                      dpnoise.LaplaceMechanism(e, rng=_rng(s), allow_insecure=True)), eps),
                   real_pair, note="grid 2^-10, sensitivity 1"),
             Entry("DiscreteLaplaceMechanism", "dpnoise", eps, 0.0,
-                  lambda s, e=eps: dpnoise.DiscreteLaplaceMechanism(e, rng=_rng(s), allow_insecure=True),
+                  _bind(lambda s, e: dpnoise.DiscreteLaplaceMechanism(e, rng=_rng(s), allow_insecure=True), eps),
                   int_pair, note="= GeometricMechanism"),
             Entry("GaussianMechanism", "dpnoise", eps, GAUSSIAN_DELTA,
-                  lambda s, e=eps: _batched_scalar_plan(
-                      dpnoise.GaussianMechanism(e, GAUSSIAN_DELTA, rng=_rng(s), allow_insecure=True)),
+                  _bind(lambda s, e: _batched_scalar_plan(
+                      dpnoise.GaussianMechanism(e, GAUSSIAN_DELTA, rng=_rng(s), allow_insecure=True)), eps),
                   real_pair, note="analytic calibration"),
             Entry("DiscreteGaussianMechanism", "dpnoise", eps, GAUSSIAN_DELTA,
-                  lambda s, e=eps: dpnoise.DiscreteGaussianMechanism(e, GAUSSIAN_DELTA, rng=_rng(s),
-                                                                     allow_insecure=True),
+                  _bind(lambda s, e: dpnoise.DiscreteGaussianMechanism(e, GAUSSIAN_DELTA, rng=_rng(s),
+                                                                     allow_insecure=True), eps),
                   int_pair),
             Entry("RandomizedResponse", "dpnoise", eps, 0.0,
-                  lambda s, e=eps: dpnoise.RandomizedResponse(e, 2, rng=_rng(s), allow_insecure=True),
+                  _bind(lambda s, e: dpnoise.RandomizedResponse(e, 2, rng=_rng(s), allow_insecure=True), eps),
                   int_pair, note="2 categories"),
         ]
         out += [
             Entry("Histogram", "dpnoise", eps, 0.0,
-                  lambda s, e=eps: _batched_histogram(
-                      dpnoise.Histogram(e, categories=4, rng=_rng(s), allow_insecure=True)),
+                  _bind(lambda s, e: _batched_histogram(
+                      dpnoise.Histogram(e, categories=4, rng=_rng(s), allow_insecure=True)), eps),
                   (([0, 1, 2, 3], [0, 1, 2, 3, 0]),), note="4 categories, add/remove one record"),
             Entry("ExponentialMechanism", "dpnoise", eps, 0.0,
-                  lambda s, e=eps: dpnoise.ExponentialMechanism(e, rng=_rng(s), allow_insecure=True),
+                  _bind(lambda s, e: dpnoise.ExponentialMechanism(e, rng=_rng(s), allow_insecure=True), eps),
                   (_selection_pair(),), note=f"{SELECTION_CANDIDATES} candidates"),
             Entry("AboveThreshold", "dpnoise", eps, 0.0,
-                  lambda s, e=eps: _first_positive(dpnoise.AboveThreshold(e, 0.5, rng=_rng(s), allow_insecure=True)),
+                  _bind(lambda s, e: _first_positive(
+                      dpnoise.AboveThreshold(e, 0.5, rng=_rng(s), allow_insecure=True)), eps),
                   (_svt_pair(),), vectorized=False,
                   note=f"{SVT_QUERIES} queries, one positive; output: its index"),
         ]
@@ -177,13 +186,14 @@ def dpnoise_entries(epsilons: Sequence[float]) -> List[Entry]:
                             ("laplace", "Laplace noise")):
             out.append(Entry(
                 f"report_noisy_max[{noise}]", "dpnoise", eps, 0.0,
-                lambda s, e=eps, nz=noise: dpnoise.ReportNoisyMax(e, noise=nz, rng=_rng(s), allow_insecure=True),
+                _bind(lambda s, e, nz: dpnoise.ReportNoisyMax(e, noise=nz, rng=_rng(s), allow_insecure=True),
+                      eps, noise),
                 (_selection_pair(),), note=f"{what}, {SELECTION_CANDIDATES} candidates"))
     return out
 
 
-def flawed_entries(epsilons: Sequence[float]) -> List[Entry]:
-    out: List[Entry] = []
+def flawed_entries(epsilons: Sequence[float]) -> list[Entry]:
+    out: list[Entry] = []
     for eps in epsilons:
         def numpy_laplace(seed: int, e: float = eps) -> Callable[[Any], Any]:
             g = np.random.default_rng(seed)
@@ -191,15 +201,15 @@ def flawed_entries(epsilons: Sequence[float]) -> List[Entry]:
         out.append(Entry("Generator.laplace (x + Lap(1/eps))", "numpy", eps, 0.0, numpy_laplace,
                          ((0.0, 1.0),), expect="refuted", note="Mironov 2012: float noise"))
         out.append(Entry("LaplaceMechanism(2 eps) claimed as eps", "dpnoise", eps, 0.0,
-                         lambda s, e=eps: _batched_scalar_plan(
-                             dpnoise.LaplaceMechanism(2 * e, rng=_rng(s), allow_insecure=True)),
+                         _bind(lambda s, e: _batched_scalar_plan(
+                             dpnoise.LaplaceMechanism(2 * e, rng=_rng(s), allow_insecure=True)), eps),
                          ((0.0, 1.0),), expect="refuted", note="mis-calibrated: scale for 2 eps"))
     return out
 
 
-def _diffprivlib_entries(epsilons: Sequence[float]) -> List[Entry]:
-    import diffprivlib.mechanisms as dm  # noqa: F401 - an import error is reported by the caller
-    out: List[Entry] = []
+def _diffprivlib_entries(epsilons: Sequence[float]) -> list[Entry]:
+    import diffprivlib.mechanisms as dm
+    out: list[Entry] = []
     for eps in epsilons:
         def laplace(seed: int, e: float = eps) -> Callable[[Any], Any]:
             return dm.Laplace(epsilon=e, sensitivity=1.0, random_state=seed).randomise
@@ -216,8 +226,10 @@ def _diffprivlib_entries(epsilons: Sequence[float]) -> List[Entry]:
                                random_state=seed).randomise
 
         out += [
-            Entry("mechanisms.Laplace", "diffprivlib", eps, 0.0, laplace, ((0.0, 1.0),), vectorized=False, expect="measured"),
-            Entry("mechanisms.Geometric", "diffprivlib", eps, 0.0, geometric, ((0, 1),), vectorized=False, expect="measured"),
+            Entry("mechanisms.Laplace", "diffprivlib", eps, 0.0, laplace, ((0.0, 1.0),), vectorized=False,
+                  expect="measured"),
+            Entry("mechanisms.Geometric", "diffprivlib", eps, 0.0, geometric, ((0, 1),), vectorized=False,
+                  expect="measured"),
             Entry("mechanisms.GaussianAnalytic", "diffprivlib", eps, GAUSSIAN_DELTA, gaussian, ((0.0, 1.0),),
                   vectorized=False, expect="measured"),
             Entry("mechanisms.Snapping", "diffprivlib", eps, 0.0, snapping, ((0.0, 1.0),), vectorized=False,
@@ -226,10 +238,10 @@ def _diffprivlib_entries(epsilons: Sequence[float]) -> List[Entry]:
     return out
 
 
-def _opendp_entries(epsilons: Sequence[float]) -> List[Entry]:
+def _opendp_entries(epsilons: Sequence[float]) -> list[Entry]:
     import opendp.prelude as dp
     dp.enable_features("contrib")
-    out: List[Entry] = []
+    out: list[Entry] = []
     for eps in epsilons:
         def laplace(seed: int, e: float = eps) -> Callable[[Any], Any]:
             m = dp.m.make_laplace(dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l1_distance(T=float),
@@ -249,7 +261,7 @@ def _opendp_entries(epsilons: Sequence[float]) -> List[Entry]:
     return out
 
 
-PEERS: Dict[str, Callable[[Sequence[float]], List[Entry]]] = {
+PEERS: dict[str, Callable[[Sequence[float]], list[Entry]]] = {
     "diffprivlib": _diffprivlib_entries,
     "opendp": _opendp_entries,
 }

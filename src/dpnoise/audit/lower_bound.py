@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, List, Optional, Sequence, Tuple
+from typing import Any, Callable
 
 import numpy as np
 
@@ -71,9 +72,9 @@ class AuditResult:
     epsilon: float
     event: Event
     favoured: int
-    hits: Tuple[int, int]
+    hits: tuple[int, int]
     held_out: int
-    train_hits: Tuple[int, int]
+    train_hits: tuple[int, int]
     train_trials: int
     p_lower: float
     p_upper: float
@@ -193,7 +194,7 @@ def _as_outputs(out: Any, which: str) -> np.ndarray:
     return arr
 
 
-def _call(mechanism: Callable[[Any], Any], value: Any, which: str, trial: Optional[int]) -> Any:
+def _call(mechanism: Callable[[Any], Any], value: Any, which: str, trial: int | None) -> Any:
     try:
         return mechanism(value)
     except Exception as exc:
@@ -202,8 +203,8 @@ def _call(mechanism: Callable[[Any], Any], value: Any, which: str, trial: Option
 
 
 def run_mechanism(mechanism: Callable[[Any], Any], x: Any, trials: int, which: str, *,
-                  vectorized: bool, batch_size: Optional[int] = None,
-                  progress: Optional[Callable[[int], None]] = None) -> np.ndarray:
+                  vectorized: bool, batch_size: int | None = None,
+                  progress: Callable[[int], None] | None = None) -> np.ndarray:
     """Outputs of ``trials`` runs on x: an array whose first axis is the trial.
 
     Parameters
@@ -237,11 +238,11 @@ def run_mechanism(mechanism: Callable[[Any], Any], x: Any, trials: int, which: s
     if vectorized:
         base = np.asarray(x)
         step = trials if batch_size is None else batch_size
-        parts: List[np.ndarray] = []
+        parts: list[np.ndarray] = []
         done = 0
         while done < trials:
             m = min(step, trials - done)
-            copies = np.broadcast_to(base, (m,) + base.shape).copy()
+            copies = np.broadcast_to(base, (m, *base.shape)).copy()
             out = _as_outputs(_call(mechanism, copies, which, None), which)
             if out.ndim == 0 or out.shape[0] != m:
                 raise MechanismError(
@@ -255,8 +256,8 @@ def run_mechanism(mechanism: Callable[[Any], Any], x: Any, trials: int, which: s
             if progress is not None:
                 progress(m)
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
-    outs: List[Any] = []
-    first_shape: Optional[Tuple[int, ...]] = None
+    outs: list[Any] = []
+    first_shape: tuple[int, ...] | None = None
     tick = max(trials // 100, 1)
     for i in range(trials):
         out = _call(mechanism, x, which, i)
@@ -275,7 +276,7 @@ def run_mechanism(mechanism: Callable[[Any], Any], x: Any, trials: int, which: s
 
 
 def bound_from_counts(hits_favoured: int, hits_other: int, n: int, delta: float, alpha: float
-                      ) -> Tuple[float, float, float]:
+                      ) -> tuple[float, float, float]:
     """(ε bound, p_lower, p_upper) from held-out counts: Clopper-Pearson at α/2 on each side.
 
     Parameters
@@ -308,7 +309,7 @@ def bound_from_counts(hits_favoured: int, hits_other: int, n: int, delta: float,
 
 
 def _split(out: np.ndarray, offset: int, n_fit: int, n_train: int
-           ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     rotated = out if offset == 0 else np.concatenate([out[offset:], out[:offset]])
     return rotated[:n_fit], rotated[n_fit:n_train], rotated[n_train:]
 
@@ -324,8 +325,8 @@ def _rng(seed: Any) -> np.random.Generator:
 def epsilon_lower_bound(mechanism: Callable[[Any], Any], x0: Any, x1: Any, *, trials: int,
                         delta: float = 0.0, alpha: float = 0.05, seed: Any = None,
                         vectorized: bool = False, train_fraction: float = 0.5,
-                        max_train: int = 2_000_000, batch_size: Optional[int] = None,
-                        progress: Optional[Callable[[int], None]] = None) -> AuditResult:
+                        max_train: int = 2_000_000, batch_size: int | None = None,
+                        progress: Callable[[int], None] | None = None) -> AuditResult:
     """A lower bound on the ε of a black-box mechanism, valid with probability >= 1 - α.
 
     The mechanism is run ``trials`` times on x0 and ``trials`` times on x1. A distinguishing
@@ -467,7 +468,7 @@ class PairSearchResult:
     """
 
     best: AuditResult
-    results: Tuple[AuditResult, ...]
+    results: tuple[AuditResult, ...]
 
     @property
     def epsilon(self) -> float:
@@ -475,7 +476,7 @@ class PairSearchResult:
         return self.best.epsilon
 
 
-def search_pairs(mechanism: Callable[[Any], Any], pairs: Sequence[Tuple[Any, Any]], *, trials: int,
+def search_pairs(mechanism: Callable[[Any], Any], pairs: Sequence[tuple[Any, Any]], *, trials: int,
                  delta: float = 0.0, alpha: float = 0.05, seed: Any = None,
                  **options: Any) -> PairSearchResult:
     """Audit several candidate pairs of neighbouring inputs and keep the largest bound.
@@ -514,7 +515,7 @@ def search_pairs(mechanism: Callable[[Any], Any], pairs: Sequence[Tuple[Any, Any
         raise ValueError(f"alpha={a!r} is too small for {len(pairs)} pairs: alpha/len(pairs)/2, the level of "
                          f"each Clopper-Pearson bound, is 0 as a float")
     if isinstance(seed, np.random.Generator):
-        seeds: List[Any] = [seed] * len(pairs)  # one generator, used pair after pair
+        seeds: list[Any] = [seed] * len(pairs)  # one generator, used pair after pair
     else:
         root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(
             None if seed is None else integer(seed, "seed"))

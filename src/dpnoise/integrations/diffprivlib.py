@@ -15,14 +15,12 @@ that matters, use dpnoise's mechanisms (``dpnoise.LaplaceMechanism``,
 """
 from __future__ import annotations
 
-from typing import Optional
-
 import numpy as np
 
 from .numpy_random import random_state as _numpy_random_state
 
 
-def random_state(seed: Optional[int] = None, *, allow_insecure: bool = False) -> np.random.RandomState:
+def random_state(seed: int | None = None, *, allow_insecure: bool = False) -> np.random.RandomState:
     """A ``random_state=`` for diffprivlib, drawing from dpnoise's secure ChaCha20.
 
     Parameters

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Any, Optional
 
 import numpy as np
 
@@ -24,14 +23,14 @@ _SIGMA_UNITS_BITS = 30
 _BOUND_UNITS = 1 << 52  # values are clamped to ±2^52 grid units (docs/integrations.md)
 
 
-def _secure_chacha20(seed: Optional[int], allow_insecure: bool) -> ChaCha20:
+def _secure_chacha20(seed: int | None, allow_insecure: bool) -> ChaCha20:
     if seed is not None and not allow_insecure:
         raise ValueError("seed: a seeded generator is reproducible and not secret; leave seed=None "
                          "for releases, or pass allow_insecure=True in tests")
     return ChaCha20(seed)
 
 
-def numpy_generator(seed: Optional[int] = None, *, allow_insecure: bool = False) -> np.random.Generator:
+def numpy_generator(seed: int | None = None, *, allow_insecure: bool = False) -> np.random.Generator:
     """A ``numpy.random.Generator`` drawing from dpnoise's ChaCha20.
 
     Parameters
@@ -47,10 +46,12 @@ def numpy_generator(seed: Optional[int] = None, *, allow_insecure: bool = False)
     numpy.random.Generator
         NumPy's samplers (floating point, not exact) over a secure keystream.
     """
-    return np.random.Generator(_secure_chacha20(seed, allow_insecure))
+    # ChaCha20 is a bit generator by NumPy's protocol (``capsule`` and ``lock``), not by subclassing
+    # numpy.random.BitGenerator, which NumPy's stubs name: the type cannot be expressed there
+    return np.random.Generator(_secure_chacha20(seed, allow_insecure))  # type: ignore[arg-type]
 
 
-def random_state(seed: Optional[int] = None, *, allow_insecure: bool = False) -> np.random.RandomState:
+def random_state(seed: int | None = None, *, allow_insecure: bool = False) -> np.random.RandomState:
     """A legacy ``numpy.random.RandomState`` drawing from dpnoise's ChaCha20.
 
     For libraries that accept only ``RandomState`` (diffprivlib, scikit-learn's
@@ -66,7 +67,7 @@ def random_state(seed: Optional[int] = None, *, allow_insecure: bool = False) ->
     -------
     numpy.random.RandomState
     """
-    return np.random.RandomState(_secure_chacha20(seed, allow_insecure))
+    return np.random.RandomState(_secure_chacha20(seed, allow_insecure))  # type: ignore[arg-type]  # as above
 
 
 def grid_exponent_for(std: float) -> int:
@@ -86,7 +87,7 @@ def grid_exponent_for(std: float) -> int:
     return math.frexp(std)[1] - _SIGMA_UNITS_BITS
 
 
-def gaussian_noise_(values: np.ndarray, std: float, generator: Optional[Generator] = None, *,
+def gaussian_noise_(values: np.ndarray, std: float, generator: Generator | None = None, *,
                     allow_insecure: bool = False) -> np.ndarray:
     """Add exact discrete Gaussian noise of standard deviation ``std``, in place, on a grid.
 

@@ -15,7 +15,7 @@ torch is imported only when these functions are called; it is never a dependency
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from ..generator import Generator
 from . import numpy_random
@@ -33,11 +33,12 @@ def _numpy_view(tensor: Any) -> Any:
     if not tensor.is_contiguous():
         raise ValueError("tensor must be contiguous (noise is added in place)")
     if tensor.requires_grad:
-        raise ValueError("tensor requires grad: add noise to a gradient (e.g. p.grad or p.summed_grad), not to a parameter")
+        raise ValueError("tensor requires grad: add noise to a gradient (e.g. p.grad or p.summed_grad), "
+                         "not to a parameter")
     return tensor.detach().numpy()  # shares the tensor's memory
 
 
-def gaussian_noise_(tensor: Any, std: float, generator: Optional[Generator] = None, *,
+def gaussian_noise_(tensor: Any, std: float, generator: Generator | None = None, *,
                     allow_insecure: bool = False) -> Any:
     """Add exact discrete Gaussian noise of standard deviation ``std`` to a CPU tensor in place.
 

@@ -5,12 +5,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._release import (  # noqa: F401  (the names the mechanism modules import from here)
-    MAX_EPSILON, MAX_RHO, MIN_REAL_SENSITIVITY, Mechanism, as_integer_array, as_real_array,
-    check_beta, check_delta, check_epsilon, check_rho, check_sensitivity, clamp_to_grid,
-    clamped_integers, integers_on_grid, normalise_shape, size_of,
+from .._release import (
+    MAX_EPSILON,
+    MAX_RHO,
+    MIN_REAL_SENSITIVITY,
+    Mechanism,
+    as_integer_array,
+    as_real_array,
+    check_beta,
+    check_delta,
+    check_epsilon,
+    check_rho,
+    check_sensitivity,
+    clamp_to_grid,
+    clamped_integers,
+    integers_on_grid,
+    normalise_shape,
+    size_of,
 )
-
 
 # -- records outside a categorical mechanism's public domain ------------------------------------
 OUT_OF_DOMAIN = ("clamp", "drop", "raise")
@@ -33,3 +45,12 @@ def out_of_domain_error(domain: str) -> ValueError:
     """The exception of out_of_domain='raise'; it names the public domain, never a value."""
     return ValueError(f"some records are outside {domain} (out_of_domain='raise'; this exception "
                       "reveals that such a record exists: use 'clamp' or 'drop' on private data)")
+
+
+# the release names the mechanism modules import from here, and this module's own
+__all__ = [
+    "DEFAULT_OUT_OF_DOMAIN", "MAX_EPSILON", "MAX_RHO", "MIN_REAL_SENSITIVITY", "Mechanism", "OUT_OF_DOMAIN",
+    "as_integer_array", "as_real_array", "check_beta", "check_delta", "check_epsilon", "check_out_of_domain",
+    "check_rho", "check_sensitivity", "clamp_to_grid", "clamped_integers", "integers_on_grid", "normalise_shape",
+    "out_of_domain_error", "size_of",
+]

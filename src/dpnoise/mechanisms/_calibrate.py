@@ -3,7 +3,7 @@ that meets a monotone target, by doubling steps then bisection (never a fixed-fa
 the finest grid exponent whose noise parameter fits the samplers' range, by bisection."""
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Callable
 
 
 def least_at_or_above(ok: Callable[[float], bool], start: float, *, rel: float = 1e-9,
@@ -32,7 +32,7 @@ def least_at_or_above(ok: Callable[[float], bool], start: float, *, rel: float =
     return hi
 
 
-def least_fitting_exponent(fits: Callable[[int], bool], lo: int, hi: int) -> Optional[int]:
+def least_fitting_exponent(fits: Callable[[int], bool], lo: int, hi: int) -> int | None:
     """The least grid exponent k in [lo, hi] with fits(k), for fits monotone in k (false on
     finer grids, true on coarser ones), by bisection: about log2(hi - lo) + 1 evaluations, the
     coarsest (hi) first. None when even hi does not fit (or lo > hi). The k returned is one at

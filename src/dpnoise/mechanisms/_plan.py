@@ -12,17 +12,15 @@ import dataclasses
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Optional, Union
+from typing import Any
 
 import numpy as np
 
 from .. import _core, _rational as R
-from .._validate import MAX_PART
 from .._release import constant_time as _ct
 from .._release.buffers import source_for
-from .._release.plan import (  # noqa: F401  (re-exported: the mechanisms' public plan names)
-    GRID_BOUND, INTEGER_BOUND, MAX_GAUSSIAN_SIGMA, MAX_LAPLACE_SCALE, STANDARD_EXPONENT, ReleasePlan,
-)
+from .._release.plan import GRID_BOUND, STANDARD_EXPONENT, ReleasePlan
+from .._validate import MAX_PART
 
 # Float dtypes a grid release keeps (float32 in, float32 out); other reals come out as float64.
 KEPT_FLOATS = (np.float32, np.float64)
@@ -45,9 +43,9 @@ class NoisyGridPlan(ReleasePlan):
     """
 
     law: str
-    param: Union[Fraction, float]
-    k: Optional[int]
-    sensitivity: Union[int, float]
+    param: Fraction | float
+    k: int | None
+    sensitivity: int | float
     bound: int
     constant_time: bool = False
 
@@ -56,7 +54,7 @@ class NoisyGridPlan(ReleasePlan):
             _ct.check_parameter(self.law, self.param, f"{self.mechanism} for shape {self.shape}")
             _ct.check_exponent(self.k)
 
-    def _pair(self) -> tuple:
+    def _pair(self) -> tuple[int, int]:
         """The exact (num, den) of the kernels: the scale, or the variance σ²."""
         if self.law == "laplace":
             return R.scale_pair(self.param, "scale")

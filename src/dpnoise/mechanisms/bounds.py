@@ -10,7 +10,7 @@ from .._release.docs import docs_from_template
 from .._validate import nonnegative, probability
 
 
-def posterior_bounds(prior: Any, epsilon: float):
+def posterior_bounds(prior: Any, epsilon: float) -> tuple[float | np.ndarray, float | np.ndarray]:
     """How far an attacker's belief that a person is in the data can move after seeing an ε-DP
     output: p·e^-ε/(p·e^-ε + 1 - p) <= posterior <= p·e^ε/(p·e^ε + 1 - p) (Kasiviswanathan &
     Smith 2014, the Bayesian semantics of ε-DP; Bayes' rule with a likelihood ratio in

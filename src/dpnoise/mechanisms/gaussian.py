@@ -3,28 +3,41 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Callable
 
 import numpy as np
 
 from .._numeric import TargetNotMet, least_meeting
+from .._release import constant_time as _ct, grid as _grid
+from .._release.docs import docs_from_template, shared_docs
+from .._release.plan import GRID_BOUND, INTEGER_BOUND, MAX_GAUSSIAN_SIGMA
 from .._validate import MAX_PART, count as check_count, integer_sensitivity, positive, rate
 from ..accounting.budget import PrivacyBudget
 from ..accounting.conversions import zcdp_to_epsilon
 from ..accounting.losses import (
-    DiscreteGaussian, DiscreteGaussianVector, Gaussian, PoissonSampled, PrivacyLoss, PureDP,
+    DiscreteGaussian,
+    DiscreteGaussianVector,
+    Gaussian,
+    PoissonSampled,
+    PrivacyLoss,
+    PureDP,
 )
 from ..generator import Generator
-from .._release.docs import docs_from_template, shared_docs
-from .._release import grid as _grid
-from .._release import constant_time as _ct
 from ._base import (
-    Mechanism, as_integer_array, as_real_array, check_beta, check_delta, check_epsilon, check_rho,
-    check_sensitivity, integers_on_grid, normalise_shape, size_of,
+    Mechanism,
+    as_integer_array,
+    as_real_array,
+    check_beta,
+    check_delta,
+    check_epsilon,
+    check_rho,
+    check_sensitivity,
+    integers_on_grid,
+    normalise_shape,
+    size_of,
 )
 from ._calibrate import least_at_or_above, least_fitting_exponent
-from ._plan import KEPT_FLOATS, GRID_BOUND, INTEGER_BOUND, MAX_GAUSSIAN_SIGMA, NoisyGridPlan
-
+from ._plan import KEPT_FLOATS, NoisyGridPlan
 
 CALIBRATIONS = ("analytic", "classic", "hall_rinaldo_wasserman")
 MAX_SIGMA = MAX_GAUSSIAN_SIGMA  # σ in grid units: keeps the noisy grid values exact (see _plan)
@@ -175,7 +188,7 @@ def hall_rinaldo_wasserman_sigma(epsilon: float, delta: float, sensitivity: floa
     return check_sensitivity(sensitivity) * math.sqrt(2 * math.log(2 / delta)) / epsilon
 
 
-_SIGMA: Dict[str, Callable[[float, float, float], float]] = {
+_SIGMA: dict[str, Callable[[float, float, float], float]] = {
     "analytic": analytic_gaussian_sigma, "classic": classic_gaussian_sigma,
     "hall_rinaldo_wasserman": hall_rinaldo_wasserman_sigma}
 
@@ -263,7 +276,7 @@ def discrete_gaussian_sigma(epsilon: float, delta: float, sensitivity: int = 1,
     return _grid.round_up_short(sigma)
 
 
-class GaussianMechanism(Mechanism):
+class GaussianMechanism(Mechanism[NoisyGridPlan]):
     """The Gaussian mechanism with L2 sensitivity Δ, on the discrete Gaussian over a grid.
 
     Real queries are rounded to 2^k (k from the sensitivity, or ``granularity``); the L2
@@ -340,22 +353,23 @@ class GaussianMechanism(Mechanism):
     dtype('float32')
     """
 
-    def __init__(self, epsilon: Optional[float] = None, delta: Optional[float] = None,
+    def __init__(self, epsilon: float | None = None, delta: float | None = None,
                  sensitivity: float = 1.0, *, calibration: str = "analytic",
-                 rho: Optional[float] = None, noise_multiplier: Optional[float] = None,
-                 sample_rate: Optional[float] = None, granularity: Optional[float] = None,
-                 rng: Optional[Generator] = None, budget: Optional[PrivacyBudget] = None,
-                 threads: Optional[int] = None, allow_insecure: bool = False, constant_time: bool = False):
+                 rho: float | None = None, noise_multiplier: float | None = None,
+                 sample_rate: float | None = None, granularity: float | None = None,
+                 rng: Generator | None = None, budget: PrivacyBudget | None = None,
+                 threads: int | None = None, allow_insecure: bool = False, constant_time: bool = False):
         super().__init__(rng, budget, threads=threads, allow_insecure=allow_insecure)
         self.constant_time = _ct.check_flag(constant_time)
         self._max_sigma = float(_ct.MAX_PARAMETER) if self.constant_time else MAX_SIGMA
-        self.noise_multiplier: Optional[float] = None
-        self.sample_rate: Optional[float] = None
+        self.noise_multiplier: float | None = None
+        self.sample_rate: float | None = None
+        self.rho: float | None = None
         if noise_multiplier is not None:
             if epsilon is not None or delta is not None or rho is not None:
                 raise TypeError("give noise_multiplier alone, not with epsilon, delta or rho")
             self.noise_multiplier = check_noise_multiplier(noise_multiplier)
-            self.epsilon = self.delta = self.rho = None
+            self.epsilon = self.delta = None
             if sample_rate is not None:
                 self.sample_rate = rate(sample_rate, "sample_rate")
         elif sample_rate is not None:
@@ -363,8 +377,8 @@ class GaussianMechanism(Mechanism):
         elif rho is None:
             if epsilon is None or delta is None:
                 raise TypeError("GaussianMechanism needs epsilon and delta, or rho=")
-            self.epsilon: Optional[float] = check_epsilon(epsilon)
-            self.delta: Optional[float] = check_gaussian_delta(delta)
+            self.epsilon: float | None = check_epsilon(epsilon)
+            self.delta: float | None = check_gaussian_delta(delta)
             if calibration not in CALIBRATIONS:
                 raise ValueError(f"calibration must be one of {CALIBRATIONS}, got {calibration!r}")
             if calibration == "classic" and self.epsilon >= 1:
@@ -373,7 +387,6 @@ class GaussianMechanism(Mechanism):
             if calibration == "hall_rinaldo_wasserman" and self.epsilon > 1:
                 raise ValueError(f"calibration='hall_rinaldo_wasserman' is proved for epsilon <= 1 only, "
                                  f"got epsilon={self.epsilon}; use calibration='analytic'")
-            self.rho: Optional[float] = None
         else:
             if epsilon is not None or delta is not None:
                 raise TypeError("give either epsilon and delta, or rho, not both")
@@ -382,7 +395,7 @@ class GaussianMechanism(Mechanism):
         self.calibration = calibration
         self.sensitivity = check_sensitivity(sensitivity)
         self.granularity_exponent = _grid.check_granularity(granularity)
-        self._cache: Dict[int, Tuple[int, float, float, PrivacyLoss]] = {}
+        self._cache: dict[int, tuple[int, float, float, PrivacyLoss]] = {}
         self._check_release_possible()  # refuse bad parameters now
 
     def _what(self) -> str:
@@ -417,7 +430,7 @@ class GaussianMechanism(Mechanism):
         # continuous σ is the start; classic/hall_rinaldo_wasserman: never below the formula)
         return _least_meeting_profile(lambda s: self._loss(s, sens, count), self.epsilon, self.delta, sigma)
 
-    def _calibrate(self, count: int) -> Tuple[int, float, float, PrivacyLoss]:
+    def _calibrate(self, count: int) -> tuple[int, float, float, PrivacyLoss]:
         """(k, L2 sensitivity in grid units, σ in grid units, loss) for ``count`` coordinates."""
         if count in self._cache:
             return self._cache[count]
@@ -445,9 +458,9 @@ class GaussianMechanism(Mechanism):
             raise ValueError(f"granularity 2^{k} is too fine for sensitivity={self.sensitivity} "
                              f"(beyond 2^62 grid units)" + ("" if self.granularity_exponent is not None else
                                                             f"; no coarser grid is accepted (k <= {highest})"))
-        tried: Dict[int, Tuple[float, float]] = {}
+        tried: dict[int, tuple[float, float]] = {}
 
-        def at(j: int) -> Tuple[float, float]:
+        def at(j: int) -> tuple[float, float]:
             """(widened L2 sensitivity, final σ) in grid units on the grid 2^j."""
             if j not in tried:
                 u = _grid.grid_units(self.sensitivity, j)
@@ -477,7 +490,7 @@ class GaussianMechanism(Mechanism):
         self._cache[count] = (k, sens, sigma, self._loss(sigma, sens, count))
         return self._cache[count]
 
-    def _calibrate_multiplier(self, count: int) -> Tuple[int, float, float, PrivacyLoss]:
+    def _calibrate_multiplier(self, count: int) -> tuple[int, float, float, PrivacyLoss]:
         """The DP-SGD form: σ = z·Δ (rounded up to 21 significant bits in grid units, so the
         effective σ/(zΔ) is in [1, 1 + 2^-20], plus at most 2^-49 of upward float slack) on a grid
         fine enough that the widened L2 sensitivity Δ + √d·2^k exceeds Δ by at most 2^-17 of it
@@ -521,12 +534,14 @@ class GaussianMechanism(Mechanism):
             if not top <= k <= bottom:
                 raise ValueError(f"noise_multiplier={z} with sensitivity={sens_real}: no grid 2^k with k in "
                                  f"[{lowest}, {highest}] puts σ = z·Δ within [2^10, "
-                                 f"2^{math.log2(high):.0f}] grid units{' (constant_time=True)' if self.constant_time else ''}")
+                                 f"2^{math.log2(high):.0f}] grid units"
+                                 f"{' (constant_time=True)' if self.constant_time else ''}")
         units = _grid.grid_units(sens_real, k)
         if units + spread > MAX_PART:
             raise ValueError(f"granularity 2^{k} is too fine for sensitivity={sens_real} (beyond 2^62 grid units)"
                              + ("" if self.granularity_exponent is not None else
-                                f": noise_multiplier={z} is too small for σ to reach 2^10 grid units on a coarser grid"))
+                                f": noise_multiplier={z} is too small for σ to reach 2^10 grid units "
+                                "on a coarser grid"))
         sens: float = math.floor(units) + 1 if count == 1 else units + spread
         sigma = sigma_at(k)
         if not low <= sigma <= high:
@@ -551,7 +566,7 @@ class GaussianMechanism(Mechanism):
         return NoisyGridPlan(type(self).__name__, loss, shape, shape == (),
                              self.threads, "gaussian", sigma, k, sens, GRID_BOUND, self.constant_time)
 
-    def grid(self, count: int = 1) -> Tuple[int, float, float]:
+    def grid(self, count: int = 1) -> tuple[int, float, float]:
         """(k, L2 sensitivity in grid units, σ in grid units) for ``count`` coordinates.
 
         Parameters
@@ -598,7 +613,7 @@ class GaussianMechanism(Mechanism):
         m = math.ceil(float(p.param) * math.sqrt(2 * math.log(2 * p.size / beta)))
         return (m + 0.5) * 2.0**p.k  # type: ignore[operator]
 
-    def _prepare(self, value: Any) -> Tuple[np.ndarray, Tuple[int, ...], Any]:
+    def _prepare(self, value: Any) -> tuple[np.ndarray, tuple[int, ...], Any]:
         x = as_real_array(value, keep=KEPT_FLOATS, clamp=not self.constant_time)  # float32 stays float32
         k = self._plan_for(x.shape, None).k
         assert k is not None
@@ -606,11 +621,11 @@ class GaussianMechanism(Mechanism):
         v = integers_on_grid(x, k) if x.dtype == np.int64 else x
         return v, x.shape, np.float64
 
-    def _array_plan(self, shape: Tuple[int, ...]) -> Optional[NoisyGridPlan]:
+    def _array_plan(self, shape: tuple[int, ...]) -> NoisyGridPlan | None:
         """Float arrays: the grid plan of their shape (as _prepare plans them)."""
         return None if self.constant_time else self._plan_for(shape, None)
 
-    def _scalar_route(self, kind: type) -> Optional[Tuple[str, Any]]:
+    def _scalar_route(self, kind: type) -> tuple[str, Any] | None:
         """A float is one call on the grid (ints take the general path: exact rounding)."""
         if self.constant_time or kind not in (float, np.float64):
             return None
@@ -627,7 +642,7 @@ class GaussianMechanism(Mechanism):
 
 
 @shared_docs
-class DiscreteGaussianMechanism(Mechanism):
+class DiscreteGaussianMechanism(Mechanism[NoisyGridPlan]):
     """Discrete Gaussian noise for integer queries with integer L2 sensitivity Δ (CKS 2020):
     σ from the exact discrete-Gaussian profile (least σ meeting (ε, δ), by bisection), or from
     ``rho`` (σ = √c Δ/sqrt(2ρ)).
@@ -667,10 +682,10 @@ class DiscreteGaussianMechanism(Mechanism):
     dtype('int64')
     """
 
-    def __init__(self, epsilon: Optional[float] = None, delta: Optional[float] = None,
-                 sensitivity: int = 1, *, rho: Optional[float] = None, coordinates: int = 1,
-                 rng: Optional[Generator] = None, budget: Optional[PrivacyBudget] = None,
-                 threads: Optional[int] = None, allow_insecure: bool = False, constant_time: bool = False):
+    def __init__(self, epsilon: float | None = None, delta: float | None = None,
+                 sensitivity: int = 1, *, rho: float | None = None, coordinates: int = 1,
+                 rng: Generator | None = None, budget: PrivacyBudget | None = None,
+                 threads: int | None = None, allow_insecure: bool = False, constant_time: bool = False):
         super().__init__(rng, budget, threads=threads, allow_insecure=allow_insecure)
         self.constant_time = _ct.check_flag(constant_time)
         self.sensitivity = integer_sensitivity(sensitivity)
@@ -679,9 +694,9 @@ class DiscreteGaussianMechanism(Mechanism):
         if rho is not None:
             if epsilon is not None or delta is not None:
                 raise TypeError("give either epsilon and delta, or rho, not both")
-            self.rho: Optional[float] = check_rho(rho)
-            self.epsilon: Optional[float] = None
-            self.delta: Optional[float] = None
+            self.rho: float | None = check_rho(rho)
+            self.epsilon: float | None = None
+            self.delta: float | None = None
             sigma = l2 / math.sqrt(2 * self.rho)
         else:
             if epsilon is None or delta is None:
@@ -717,11 +732,11 @@ class DiscreteGaussianMechanism(Mechanism):
             return 0.0
         return float(math.ceil(self.sigma * math.sqrt(2 * math.log(2 * d / beta))))
 
-    def _prepare(self, value: Any) -> Tuple[np.ndarray, Tuple[int, ...], Any]:
+    def _prepare(self, value: Any) -> tuple[np.ndarray, tuple[int, ...], Any]:
         v = as_integer_array(value, clamp=not self.constant_time)  # constant time: the kernel clamps
         return v, v.shape, np.int64
 
-    def _scalar_route(self, kind: type) -> Optional[Tuple[str, Any]]:
+    def _scalar_route(self, kind: type) -> tuple[str, Any] | None:
         """An int is one call on the integer path (clamped as _prepare clamps it)."""
         if self.constant_time or kind not in (int, np.int64):
             return None

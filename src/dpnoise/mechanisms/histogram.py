@@ -3,20 +3,29 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Optional, Sequence, Tuple, Union
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from .._release.docs import shared_docs
 from .._rational import _magnitude
+from .._release.docs import shared_docs
+from .._release.plan import INTEGER_BOUND, MAX_LAPLACE_SCALE
 from .._validate import MAX_PART, count as check_count, neighbours as check_neighbours, real
 from ..accounting.budget import PrivacyBudget
 from ..generator import Generator
 from ._base import (
-    DEFAULT_OUT_OF_DOMAIN, Mechanism, as_integer_array, as_real_array, check_beta, check_delta,
-    check_epsilon, check_out_of_domain, out_of_domain_error,
+    DEFAULT_OUT_OF_DOMAIN,
+    Mechanism,
+    as_integer_array,
+    as_real_array,
+    check_beta,
+    check_delta,
+    check_epsilon,
+    check_out_of_domain,
+    out_of_domain_error,
 )
-from ._plan import INTEGER_BOUND, MAX_LAPLACE_SCALE, NoisyGridPlan
+from ._plan import NoisyGridPlan
 from .gaussian import MAX_SIGMA, check_gaussian_delta, discrete_gaussian_loss, discrete_gaussian_sigma
 from .laplace import discrete_laplace_half_width, discrete_laplace_loss, discrete_laplace_scale
 
@@ -25,7 +34,7 @@ MAX_BINS = 1 << 27  # the counts are held in memory (8 bytes each)
 
 
 @shared_docs
-class Histogram(Mechanism):
+class Histogram(Mechanism[NoisyGridPlan]):
     """Counts of the data in public bins, released with discrete noise.
 
     Sensitivity (Dwork & Roth 2014, §3.3): one record changes one count by 1 under add/remove
@@ -72,11 +81,14 @@ class Histogram(Mechanism):
     (3,)
     """
 
+    epsilon: float  # always set (the base allows None for mechanisms calibrated otherwise)
+    delta: float
+
     def __init__(self, epsilon: float, *, delta: float = 0.0, neighbours: str = "add_remove",
-                 noise: str = "laplace", bins: Union[int, Sequence[float], None] = None,
-                 range: Optional[Sequence[float]] = None, categories: Optional[int] = None,
-                 out_of_domain: str = DEFAULT_OUT_OF_DOMAIN, rng: Optional[Generator] = None,
-                 budget: Optional[PrivacyBudget] = None, threads: Optional[int] = None,
+                 noise: str = "laplace", bins: int | Sequence[float] | None = None,
+                 range: Sequence[float] | None = None, categories: int | None = None,
+                 out_of_domain: str = DEFAULT_OUT_OF_DOMAIN, rng: Generator | None = None,
+                 budget: PrivacyBudget | None = None, threads: int | None = None,
                  allow_insecure: bool = False):
         super().__init__(rng, budget, threads=threads, allow_insecure=allow_insecure)
         self.neighbours = check_neighbours(neighbours)
@@ -92,7 +104,7 @@ class Histogram(Mechanism):
             raise TypeError("give either bins= (with range= for an int) or categories=")
         if categories is not None:
             self.categories = check_count(categories, "categories")
-            self.edges: Optional[np.ndarray] = None
+            self.edges: np.ndarray | None = None
         else:
             self.edges = _edges(bins, range)
             self.categories = self.edges.size - 1
@@ -174,7 +186,7 @@ class Histogram(Mechanism):
             # "drop": np.histogram leaves values outside [lo, hi] out
         return np.histogram(xf, bins=self.edges)[0].astype(np.int64)
 
-    def _prepare(self, data: Any) -> Tuple[np.ndarray, Tuple[int, ...], Any]:
+    def _prepare(self, data: Any) -> tuple[np.ndarray, tuple[int, ...], Any]:
         c = self.counts(data)
         return c, c.shape, np.int64
 

@@ -3,7 +3,7 @@ Wasserman 2013, §4)."""
 from __future__ import annotations
 
 import math
-from typing import Any, Optional, Tuple
+from typing import Any
 
 import numpy as np
 
@@ -13,7 +13,12 @@ from ..accounting.budget import PrivacyBudget
 from ..accounting.losses import Gaussian, PureDP
 from ..generator import Generator
 from ._base import (
-    Mechanism, as_real_array, check_beta, check_delta, check_epsilon, normalise_shape,
+    Mechanism,
+    as_real_array,
+    check_beta,
+    check_delta,
+    check_epsilon,
+    normalise_shape,
 )
 from ._plan import GaussianProcessPlan
 
@@ -22,7 +27,7 @@ _MAX_LOG_NORM = 600.0
 
 
 @shared_docs
-class PrivateKDE(Mechanism):
+class PrivateKDE(Mechanism[GaussianProcessPlan]):
     """Gaussian-kernel density estimate released with the Gaussian-process mechanism of Hall,
     Rinaldo & Wasserman (2013, Prop. 3 and §4.1 on kernel density estimation):
 
@@ -61,9 +66,12 @@ class PrivateKDE(Mechanism):
     (5,)
     """
 
+    epsilon: float  # always set (the base allows None for mechanisms calibrated otherwise)
+    delta: float
+
     def __init__(self, epsilon: float, delta: float, bandwidth: float, grid: Any, *,
-                 rng: Optional[Generator] = None, budget: Optional[PrivacyBudget] = None,
-                 threads: Optional[int] = None, allow_insecure: bool = False):
+                 rng: Generator | None = None, budget: PrivacyBudget | None = None,
+                 threads: int | None = None, allow_insecure: bool = False):
         super().__init__(rng, budget, threads=threads, allow_insecure=allow_insecure)
         self.epsilon = check_epsilon(epsilon)
         if self.epsilon > 1:
@@ -185,6 +193,6 @@ class PrivateKDE(Mechanism):
             out += np.exp(-sq / (2 * h * h)).sum(axis=1)
         return out / math.exp(math.log(x.shape[0]) + self._log_norm)
 
-    def _prepare(self, data: Any) -> Tuple[np.ndarray, Tuple[int, ...], Any]:
+    def _prepare(self, data: Any) -> tuple[np.ndarray, tuple[int, ...], Any]:
         f = self.density(data)
         return f, np.shape(data), np.float64

@@ -3,24 +3,31 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Any, Dict, Optional, Tuple
+from typing import Any
 
 import numpy as np
 
+from .._release import check_laplace_scale, constant_time as _ct, grid as _grid
+from .._release.docs import shared_docs
+from .._release.plan import GRID_BOUND, INTEGER_BOUND, MAX_LAPLACE_SCALE
 from .._validate import MAX_PART, integer_sensitivity
 from ..accounting.budget import PrivacyBudget
 from ..accounting.losses import DiscreteLaplace, PrivacyLoss, PureDP
 from ..generator import Generator
-from .._release.docs import shared_docs
-from .._release import grid as _grid
-from .._release import check_laplace_scale
-from .._release import constant_time as _ct
 from ._base import (
-    Mechanism, as_integer_array, as_real_array, check_beta, check_delta, check_epsilon,
-    check_sensitivity, integers_on_grid, normalise_shape, size_of,
+    Mechanism,
+    as_integer_array,
+    as_real_array,
+    check_beta,
+    check_delta,
+    check_epsilon,
+    check_sensitivity,
+    integers_on_grid,
+    normalise_shape,
+    size_of,
 )
 from ._calibrate import least_at_or_above, least_fitting_exponent
-from ._plan import KEPT_FLOATS, GRID_BOUND, INTEGER_BOUND, MAX_LAPLACE_SCALE, NoisyGridPlan
+from ._plan import KEPT_FLOATS, NoisyGridPlan
 
 # The accountants enumerate the Δ + 1 loss values of a discrete Laplace up to this Δ.
 _MAX_PROFILE_SENSITIVITY = 10_000_000
@@ -119,7 +126,7 @@ def discrete_laplace_half_width(scale: float, count: int, beta: float) -> int:
 
 
 @shared_docs
-class DiscreteLaplaceMechanism(Mechanism):
+class DiscreteLaplaceMechanism(Mechanism[NoisyGridPlan]):
     """Adds discrete Laplace noise P(x) ∝ exp(-|x|/t) to integer queries (L1 sensitivity Δ,
     an integer): t = Δ/ε gives ε-DP (Ghosh, Roughgarden & Sundararajan 2009; CKS 2020); with
     ``delta`` > 0, t = Δ/(ε - ln(1-δ)) (docs/mechanisms.md, Lemma 1). Scalars and arrays of any
@@ -150,9 +157,12 @@ class DiscreteLaplaceMechanism(Mechanism):
     True
     """
 
+    epsilon: float  # always set (the base allows None for mechanisms calibrated otherwise)
+    delta: float
+
     def __init__(self, epsilon: float, sensitivity: int = 1, *, delta: float = 0.0,
-                 rng: Optional[Generator] = None, budget: Optional[PrivacyBudget] = None,
-                 threads: Optional[int] = None, allow_insecure: bool = False, constant_time: bool = False):
+                 rng: Generator | None = None, budget: PrivacyBudget | None = None,
+                 threads: int | None = None, allow_insecure: bool = False, constant_time: bool = False):
         super().__init__(rng, budget, threads=threads, allow_insecure=allow_insecure)
         self.constant_time = _ct.check_flag(constant_time)
         self.epsilon = check_epsilon(epsilon)
@@ -181,11 +191,11 @@ class DiscreteLaplaceMechanism(Mechanism):
         d = size_of(normalise_shape(shape))
         return float(discrete_laplace_half_width(float(self.scale), d, check_beta(beta)))
 
-    def _prepare(self, value: Any) -> Tuple[np.ndarray, Tuple[int, ...], Any]:
+    def _prepare(self, value: Any) -> tuple[np.ndarray, tuple[int, ...], Any]:
         v = as_integer_array(value, clamp=not self.constant_time)  # constant time: the kernel clamps
         return v, v.shape, np.int64
 
-    def _scalar_route(self, kind: type) -> Optional[Tuple[str, Any]]:
+    def _scalar_route(self, kind: type) -> tuple[str, Any] | None:
         """An int is one call on the integer path (clamped as _prepare clamps it)."""
         if self.constant_time or kind not in (int, np.int64):
             return None
@@ -210,7 +220,7 @@ class GeometricMechanism(DiscreteLaplaceMechanism):
 
 
 @shared_docs
-class LaplaceMechanism(Mechanism):
+class LaplaceMechanism(Mechanism[NoisyGridPlan]):
     """The Laplace mechanism f(x) + Lap(Δ/ε), made safe against floating-point attacks.
 
     The query value is rounded to the grid 2^k (chosen from the sensitivity so that the rounding
@@ -258,9 +268,12 @@ class LaplaceMechanism(Mechanism):
     True
     """
 
+    epsilon: float  # always set (the base allows None for mechanisms calibrated otherwise)
+    delta: float
+
     def __init__(self, epsilon: float, sensitivity: float = 1.0, *, delta: float = 0.0,
-                 granularity: Optional[float] = None, rng: Optional[Generator] = None,
-                 budget: Optional[PrivacyBudget] = None, threads: Optional[int] = None,
+                 granularity: float | None = None, rng: Generator | None = None,
+                 budget: PrivacyBudget | None = None, threads: int | None = None,
                  allow_insecure: bool = False, constant_time: bool = False):
         super().__init__(rng, budget, threads=threads, allow_insecure=allow_insecure)
         self.constant_time = _ct.check_flag(constant_time)
@@ -271,23 +284,23 @@ class LaplaceMechanism(Mechanism):
         self.granularity_exponent = _grid.check_granularity(granularity)
         self._integral = self.granularity_exponent is None and self.sensitivity == int(self.sensitivity) \
             and self.sensitivity <= MAX_PART
-        self._cache: Dict[Tuple[int, bool], Tuple[Optional[int], int, Fraction]] = {}
+        self._cache: dict[tuple[int, bool], tuple[int | None, int, Fraction]] = {}
         self._check_release_possible()  # refuse bad parameters now
         if self._integral and self.constant_time:  # the integer path's plan too
             self.plan((), np.int64)
 
-    def _calibrate(self, count: int, integer: bool) -> Tuple[Optional[int], int, Fraction]:
+    def _calibrate(self, count: int, integer: bool) -> tuple[int | None, int, Fraction]:
         key = (count, integer)
         if key not in self._cache:
             what = f"epsilon={self.epsilon} with sensitivity={self.sensitivity} over {count} coordinates"
+            # the grid exponents the release accepts (constant time: a narrower range)
+            lowest, highest = (_ct.MIN_EXPONENT, _ct.MAX_EXPONENT) if self.constant_time else \
+                (_grid.MIN_EXPONENT, _grid.MAX_EXPONENT)
             if integer:
-                k: Optional[int] = None
+                k: int | None = None
                 sens = int(self.sensitivity)  # integer query, integer sensitivity: no rounding
             else:
                 k = self.granularity_exponent
-                # the grid exponents the release accepts (constant time: a narrower range)
-                lowest, highest = (_ct.MIN_EXPONENT, _ct.MAX_EXPONENT) if self.constant_time else \
-                    (_grid.MIN_EXPONENT, _grid.MAX_EXPONENT)
                 if k is None:
                     k = _grid.default_exponent(self.sensitivity, count)
                     # keep Δ/2^k/ε within half the scale limit: coarsen the grid for tiny ε
@@ -330,7 +343,7 @@ class LaplaceMechanism(Mechanism):
         return NoisyGridPlan(type(self).__name__, loss, shape, shape == (), self.threads, "laplace",
                              scale, k, sens, INTEGER_BOUND if k is None else GRID_BOUND, self.constant_time)
 
-    def grid(self, count: int = 1, integer: bool = False) -> Tuple[Optional[int], int, Fraction]:
+    def grid(self, count: int = 1, integer: bool = False) -> tuple[int | None, int, Fraction]:
         """(k, widened sensitivity in grid units, discrete Laplace scale) for ``count`` coordinates.
 
         Parameters
@@ -372,7 +385,7 @@ class LaplaceMechanism(Mechanism):
             return float(w)
         return (w + 0.5) * 2.0**p.k if p.size else 0.0
 
-    def _prepare(self, value: Any) -> Tuple[np.ndarray, Tuple[int, ...], Any]:
+    def _prepare(self, value: Any) -> tuple[np.ndarray, tuple[int, ...], Any]:
         x = as_real_array(value, keep=KEPT_FLOATS, clamp=not self.constant_time)  # float32 stays float32
         if x.dtype == np.int64 and self._integral:
             return x, x.shape, np.int64
@@ -382,11 +395,11 @@ class LaplaceMechanism(Mechanism):
         v = integers_on_grid(x, k) if x.dtype == np.int64 else x
         return v, x.shape, np.float64
 
-    def _array_plan(self, shape: Tuple[int, ...]) -> Optional[NoisyGridPlan]:
+    def _array_plan(self, shape: tuple[int, ...]) -> NoisyGridPlan | None:
         """Float arrays: the grid plan of their shape (as _prepare plans them)."""
         return None if self.constant_time else self._plan_for(shape, np.float64)
 
-    def _scalar_route(self, kind: type) -> Optional[Tuple[str, Any]]:
+    def _scalar_route(self, kind: type) -> tuple[str, Any] | None:
         """A float is one call on the grid; an int one call on the integer path when the
         sensitivity is integral (else the general path rounds it onto the grid exactly)."""
         if self.constant_time:

@@ -3,20 +3,27 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Any, Optional, Tuple
+from typing import Any
 
 import numpy as np
 
 from .. import _core
 from .._release import constant_time as _ct
 from .._release.docs import shared_docs
-from ..accounting.budget import PrivacyBudget
-from ..accounting.losses import PureDP, RandomizedResponse as RRLoss
 from .._validate import MAX_PART, integer
+from ..accounting.budget import PrivacyBudget
+from ..accounting.losses import PrivacyLoss, PureDP, RandomizedResponse as RRLoss
 from ..generator import Generator
 from ._base import (
-    DEFAULT_OUT_OF_DOMAIN, Mechanism, as_integer_array, check_beta, check_epsilon,
-    check_out_of_domain, normalise_shape, out_of_domain_error, size_of,
+    DEFAULT_OUT_OF_DOMAIN,
+    Mechanism,
+    as_integer_array,
+    check_beta,
+    check_epsilon,
+    check_out_of_domain,
+    normalise_shape,
+    out_of_domain_error,
+    size_of,
 )
 from ._plan import RandomizedResponsePlan
 
@@ -31,7 +38,7 @@ def _epsilon_down(eps: float) -> Fraction:
 
 
 @shared_docs
-class RandomizedResponse(Mechanism):
+class RandomizedResponse(Mechanism[RandomizedResponsePlan]):
     """k-ary randomized response: report the true category with probability e^ε/(e^ε + k - 1),
     otherwise one of the k - 1 others uniformly (Warner 1965; Kairouz, Oh & Viswanath 2016).
 
@@ -75,8 +82,11 @@ class RandomizedResponse(Mechanism):
     (3,)
     """
 
-    def __init__(self, epsilon: float, categories: int = 2, *, rng: Optional[Generator] = None,
-                 budget: Optional[PrivacyBudget] = None, threads: Optional[int] = None,
+    epsilon: float  # always set (the base allows None for mechanisms calibrated otherwise)
+    delta: float
+
+    def __init__(self, epsilon: float, categories: int = 2, *, rng: Generator | None = None,
+                 budget: PrivacyBudget | None = None, threads: int | None = None,
                  out_of_domain: str = DEFAULT_OUT_OF_DOMAIN, allow_insecure: bool = False,
                  constant_time: bool = False):
         super().__init__(rng, budget, threads=threads, allow_insecure=allow_insecure)
@@ -98,9 +108,9 @@ class RandomizedResponse(Mechanism):
         self._check_release_possible()
 
     @classmethod
-    def two_coin(cls, *, rng: Optional[Generator] = None, budget: Optional[PrivacyBudget] = None,
-                 threads: Optional[int] = None, out_of_domain: str = DEFAULT_OUT_OF_DOMAIN,
-                 allow_insecure: bool = False, constant_time: bool = False) -> "RandomizedResponse":
+    def two_coin(cls, *, rng: Generator | None = None, budget: PrivacyBudget | None = None,
+                 threads: int | None = None, out_of_domain: str = DEFAULT_OUT_OF_DOMAIN,
+                 allow_insecure: bool = False, constant_time: bool = False) -> RandomizedResponse:
         """The two-coin protocol (Warner 1965; Dwork & Roth 2014, §3.2): keep probability 3/4,
         ε = ln 3.
 
@@ -131,14 +141,14 @@ class RandomizedResponse(Mechanism):
         """The plan for ``shape`` responses (one per record); the loss is the per-record ε (each
         record is randomized on its own). An empty input spends nothing (PureDP(0))."""
         shape = normalise_shape(shape)
-        loss = RRLoss(self.epsilon, self.categories) if size_of(shape) else PureDP(0.0)
+        loss: PrivacyLoss = RRLoss(self.epsilon, self.categories) if size_of(shape) else PureDP(0.0)
         if self.constant_time:  # each record's draw is within 2^-64 of the exact law
             loss = _ct.loss(loss, min(size_of(shape), 1))
         name = "RandomizedResponse.two_coin" if self._two_coin else type(self).__name__
         return RandomizedResponsePlan(name, loss, shape, shape == (), self.threads, self.categories,
                                       self._gamma, self.constant_time, self._table)
 
-    def _prepare(self, value: Any) -> Tuple[np.ndarray, Tuple[int, ...], Any]:
+    def _prepare(self, value: Any) -> tuple[np.ndarray, tuple[int, ...], Any]:
         try:
             x = as_integer_array(value, "value", bound=MAX_PART, clamp=not self.constant_time)
         except TypeError:
@@ -158,7 +168,7 @@ class RandomizedResponse(Mechanism):
             x = np.clip(x, 0, self.categories - 1)
         return x, x.shape, np.int64
 
-    def _scalar_route(self, kind: type) -> Optional[Tuple[str, Any]]:
+    def _scalar_route(self, kind: type) -> tuple[str, Any] | None:
         """An int category is one call (an index outside the domain takes the general path,
         which raises or clips by ``out_of_domain``)."""
         if self.constant_time or kind not in (int, np.int64):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
@@ -25,7 +25,7 @@ class SelectionPlan(ReleasePlan):
 
     method: str
     gamma: Fraction
-    grid_exponent: Optional[int]
+    grid_exponent: int | None
     k: int
     vector: bool
 

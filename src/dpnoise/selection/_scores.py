@@ -11,14 +11,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Optional, Tuple
+from typing import Any
 
 import numpy as np
 
 from .. import _rational as R
-from .._validate import integer
 from .._release import grid as _grid
 from .._release.validate import finite_reals, numeric_array
+from .._validate import integer
 
 # The kernels index candidates with 32 bits (select/score_rows.hpp): at most 2^32 - 1 per set.
 MAX_CANDIDATES = (1 << 32) - 1
@@ -49,7 +49,7 @@ def check_axis(axis: Any, ndim: int) -> int:
     return a % ndim
 
 
-def check_k(k: Any, columns: Optional[int] = None) -> int:
+def check_k(k: Any, columns: int | None = None) -> int:
     """k >= 1 an int, at most the number of candidates when that is known."""
     kk = integer(k, "k")
     if kk < 1:
@@ -74,7 +74,7 @@ def score_array(scores: Any) -> np.ndarray:
     return arr
 
 
-def prepare_scores(scores: Any, axis: Any) -> Tuple[np.ndarray, ScoreLayout, Tuple[int, ...]]:
+def prepare_scores(scores: Any, axis: Any) -> tuple[np.ndarray, ScoreLayout, tuple[int, ...]]:
     """(2-D view with candidates along axis 1, layout, the input's shape). Raises for a 0-D or >2-D array, an empty
     axis, or NaN/infinity (that last check depends on the data: the exception reveals that some
     score is not finite, docs/security.md)."""
@@ -104,7 +104,7 @@ def check_candidates(columns: int, what: str = "scores: candidates per set") -> 
         raise ValueError(f"{what} must be at most 2^32 - 1, got {columns}")
 
 
-def layout_of(shape: Tuple[int, ...], axis: int, real: bool) -> ScoreLayout:
+def layout_of(shape: tuple[int, ...], axis: int, real: bool) -> ScoreLayout:
     """The layout of scores of this shape without the data (for plans and privacy_loss)."""
     if len(shape) not in (1, 2):
         raise ValueError(f"scores must be a 1-D vector or a 2-D matrix, got shape {shape}")
@@ -117,7 +117,7 @@ def layout_of(shape: Tuple[int, ...], axis: int, real: bool) -> ScoreLayout:
     return ScoreLayout(rows, columns, False, real)
 
 
-def grid_for(sensitivity: float) -> Tuple[int, int]:
+def grid_for(sensitivity: float) -> tuple[int, int]:
     """(k, widened sensitivity in grid units) for real scores: the grid 2^k with 2^k <=
     sensitivity/1024 (mechanisms/_grid.py), so rounding each score to the nearest multiple moves
     it by at most 2^(k-1) and a difference of at most Δ becomes one of at most Δ/2^k + 1 grid
@@ -127,7 +127,7 @@ def grid_for(sensitivity: float) -> Tuple[int, int]:
     return k, math.floor(units) + 1
 
 
-def selection_gamma(epsilon: float, sensitivity: Any, monotonic: bool) -> Tuple[int, int]:
+def selection_gamma(epsilon: float, sensitivity: Any, monotonic: bool) -> tuple[int, int]:
     """gamma = ε/(2Δ), or ε/Δ for monotone scores, as (num, den) with parts <= 2^62, rounded
     down (toward more noise) when the exact value does not fit."""
     gamma = Fraction(epsilon) / (Fraction(sensitivity) * (1 if monotonic else 2))

@@ -3,25 +3,25 @@ Laplace report-noisy-max, exact, batched (one C++ call for the whole matrix)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from fractions import Fraction
-from typing import Any, Dict, Optional, Sequence, Tuple, Union
+from typing import Any
 
 import numpy as np
 
+from .. import _core
+from .._release import Mechanism, check_beta, check_epsilon, check_sensitivity, normalise_shape
+from .._release.docs import shared_docs
+from .._release.mechanism import _UNSET
 from .._validate import check_threads
 from ..accounting.budget import PrivacyBudget
-from ..accounting.losses import PrivacyLoss
-from ..accounting.losses import ReportNoisyMax as ReportNoisyMaxLoss
-from .. import _core
+from ..accounting.losses import PrivacyLoss, ReportNoisyMax as ReportNoisyMaxLoss
 from ..generator import Generator, default_rng
-from .._release.docs import shared_docs
-from .._release import Mechanism, check_beta, check_epsilon, check_sensitivity, normalise_shape
-from .._release.mechanism import _UNSET
 from . import _scores
 from ._plan import SelectionPlan
 
 # noise= -> (kernel, the accounting descriptor's method name)
-NOISE_KINDS: Dict[str, Tuple[str, str]] = {
+NOISE_KINDS: dict[str, tuple[str, str]] = {
     "exponential": ("permute_and_flip", "permute_and_flip"),
     "gumbel": ("exponential_mechanism", "exponential_mechanism"),
     "laplace": ("laplace", "laplace"),
@@ -41,7 +41,7 @@ def _check_noise(noise: Any) -> str:
 
 
 @shared_docs
-class ReportNoisyMax(Mechanism):
+class ReportNoisyMax(Mechanism[SelectionPlan]):
     """Private selection: the index of the (noisily) best candidate of each candidate set.
 
     ``release(scores)``: ``scores`` a 1-D vector (returns one int; for ``k`` > 1 an int64 array
@@ -103,10 +103,13 @@ class ReportNoisyMax(Mechanism):
     True
     """
 
+    epsilon: float  # always set (the base allows None for mechanisms calibrated otherwise)
+    delta: float
+
     def __init__(self, epsilon: float, *, sensitivity: float = 1.0, monotonic: bool = False,
                  noise: str = "exponential", k: int = 1, axis: int = -1, disjoint_rows: bool = False,
-                 rng: Optional[Generator] = None, budget: Optional[PrivacyBudget] = None,
-                 threads: Optional[int] = None, allow_insecure: bool = False):
+                 rng: Generator | None = None, budget: PrivacyBudget | None = None,
+                 threads: int | None = None, allow_insecure: bool = False):
         super().__init__(rng, budget, threads=threads, allow_insecure=allow_insecure)
         self.epsilon = check_epsilon(epsilon)
         self.delta = 0.0
@@ -117,11 +120,11 @@ class ReportNoisyMax(Mechanism):
         _scores.check_axis(axis, 2)  # checked again against each input's dimensions
         self.axis = int(axis)
         self.disjoint_rows = _check_flag(disjoint_rows, "disjoint_rows")
-        self._gamma: Dict[bool, Tuple[Fraction, Optional[int]]] = {}
+        self._gamma: dict[bool, tuple[Fraction, int | None]] = {}
         self._check_release_possible()
 
     # -- calibration ---------------------------------------------------------------------------
-    def _calibrate(self, real: bool) -> Tuple[Fraction, Optional[int]]:
+    def _calibrate(self, real: bool) -> tuple[Fraction, int | None]:
         """(gamma, grid exponent) for integer (grid None) or real scores."""
         if real not in self._gamma:
             if real:
@@ -229,7 +232,7 @@ class ReportNoisyMax(Mechanism):
                                    plan.threads, charge)
         return plan.result(picked)
 
-    def _prepare(self, value: Any) -> Tuple[np.ndarray, Tuple[int, ...], Any]:
+    def _prepare(self, value: Any) -> tuple[np.ndarray, tuple[int, ...], Any]:
         view, layout, shape = _scores.prepare_scores(value, self.axis)
         _scores.check_k(self.k, layout.columns)
         return view, shape, view.dtype
@@ -269,8 +272,8 @@ class ExponentialMechanism(ReportNoisyMax):
     """
 
     def __init__(self, epsilon: float, utility_sensitivity: float = 1.0, *, monotonic: bool = False, k: int = 1,
-                 axis: int = -1, disjoint_rows: bool = False, rng: Optional[Generator] = None,
-                 budget: Optional[PrivacyBudget] = None, threads: Optional[int] = None,
+                 axis: int = -1, disjoint_rows: bool = False, rng: Generator | None = None,
+                 budget: PrivacyBudget | None = None, threads: int | None = None,
                  allow_insecure: bool = False):
         super().__init__(epsilon, sensitivity=utility_sensitivity, monotonic=monotonic, noise="gumbel", k=k,
                          axis=axis, disjoint_rows=disjoint_rows, rng=rng, budget=budget, threads=threads,
@@ -322,8 +325,8 @@ class ExponentialMechanism(ReportNoisyMax):
 
 
 def report_noisy_max(scores: Any, epsilon: float, *, sensitivity: float = 1.0, monotonic: bool = False,
-                     noise: str = "exponential", k: int = 1, axis: int = -1, rng: Optional[Generator] = None,
-                     threads: Optional[int] = None, allow_insecure: bool = False) -> Union[int, np.ndarray]:
+                     noise: str = "exponential", k: int = 1, axis: int = -1, rng: Generator | None = None,
+                     threads: int | None = None, allow_insecure: bool = False) -> int | np.ndarray:
     """Report noisy max in one call: ``ReportNoisyMax(epsilon, ...).release(scores)`` (see that
     class for the methods, shapes, exactness and privacy). ε-DP per row and per selection; the
     rows of a matrix are separate selections. ``rng`` must be secure (``dpnoise.default_rng()``,
@@ -356,14 +359,13 @@ def report_noisy_max(scores: Any, epsilon: float, *, sensitivity: float = 1.0, m
     True
     """
     check_threads(threads)
-    key = (epsilon, sensitivity, monotonic, noise, k, axis, threads, allow_insecure, id(rng))
-    if all(type(v) in _KEY_TYPES for v in key[:-1]):
-        key = tuple((type(v), v) for v in key)
+    params = (epsilon, sensitivity, monotonic, noise, k, axis, threads, allow_insecure, id(rng))
+    key: tuple[tuple[type, Any], ...] | None = None
+    if all(type(v) in _KEY_TYPES for v in params[:-1]):
+        key = tuple((type(v), v) for v in params)
         mech = _made.get(key)
         if mech is not None and mech.rng is (rng if rng is not None else mech.rng):
             return mech.release(scores)
-    else:
-        key = None
     made = ReportNoisyMax(epsilon, sensitivity=sensitivity, monotonic=monotonic, noise=noise, k=k, axis=axis,
                           rng=rng if rng is not None else _shared_rng(), threads=threads,
                           allow_insecure=allow_insecure)
@@ -378,8 +380,8 @@ def report_noisy_max(scores: Any, epsilon: float, *, sensitivity: float = 1.0, m
 # validated and calibrated once; only its own rng is ever used with it), and one secure
 # generator for the calls that pass no rng (keyed from the OS; a forked child re-keys it).
 _KEY_TYPES = frozenset({int, float, bool, str, type(None), np.float64, np.int64})
-_made: Dict[Any, ReportNoisyMax] = {}
-_shared: list = []
+_made: dict[tuple[tuple[type, Any], ...], ReportNoisyMax] = {}
+_shared: list[Generator] = []
 
 
 def _shared_rng() -> Generator:

@@ -18,21 +18,34 @@ import math
 import threading
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Optional, Tuple
+from typing import Any
 
 import numpy as np
 
+from .._release import (
+    GRID_BOUND,
+    INTEGER_BOUND,
+    MAX_LAPLACE_SCALE,
+    Mechanism,
+    ReleasePlan,
+    as_integer_array,
+    as_real_array,
+    check_beta,
+    check_epsilon,
+    check_laplace_scale,
+    check_sensitivity,
+    clamp_to_grid,
+    grid as _grid,
+    integers_on_grid,
+    normalise_shape,
+    size_of,
+)
+from .._release.docs import shared_docs
+from .._release.validate import numeric_array
 from .._validate import MAX_PART, count, integer, real
 from ..accounting.budget import PrivacyBudget
 from ..accounting.losses import PureDP
 from ..generator import Generator
-from .._release.docs import shared_docs
-from .._release import (
-    GRID_BOUND, INTEGER_BOUND, MAX_LAPLACE_SCALE, Mechanism, ReleasePlan, as_integer_array, as_real_array,
-    check_beta, check_epsilon, check_laplace_scale, check_sensitivity, clamp_to_grid, grid as _grid,
-    integers_on_grid, normalise_shape, size_of,
-)
-from .._release.validate import numeric_array
 from ..mechanisms.laplace import discrete_laplace_half_width
 from ._scores import check_candidates
 
@@ -63,7 +76,7 @@ class SparseVectorPlan(ReleasePlan):
         As described above; the first five fields are those of :class:`~dpnoise.mechanisms.ReleasePlan`.
     """
 
-    k: Optional[int]
+    k: int | None
     sensitivity: int
     threshold_units: int
     threshold_scale: Fraction
@@ -128,7 +141,7 @@ class SparseVectorPlan(ReleasePlan):
 
 
 @shared_docs
-class AboveThreshold(Mechanism):
+class AboveThreshold(Mechanism[SparseVectorPlan]):
     """The sparse vector technique: which queries are above a public threshold, for ε in total.
 
     ``AboveThreshold(epsilon, threshold, sensitivity=Δ, max_positives=c)`` answers a sequence of
@@ -181,9 +194,12 @@ class AboveThreshold(Mechanism):
     dtype('int64')
     """
 
+    epsilon: float  # always set (the base allows None for mechanisms calibrated otherwise)
+    delta: float
+
     def __init__(self, epsilon: float, threshold: float, *, sensitivity: float = 1.0,
-                 monotonic: bool = False, max_positives: int = 1, rng: Optional[Generator] = None,
-                 budget: Optional[PrivacyBudget] = None, threads: Optional[int] = None,
+                 monotonic: bool = False, max_positives: int = 1, rng: Generator | None = None,
+                 budget: PrivacyBudget | None = None, threads: int | None = None,
                  allow_insecure: bool = False):
         super().__init__(rng, budget, threads=threads, allow_insecure=allow_insecure)
         self.epsilon = check_epsilon(epsilon)
@@ -198,7 +214,7 @@ class AboveThreshold(Mechanism):
         self.monotonic = bool(monotonic)
         self.max_positives = count(max_positives, "max_positives")
         self._integral = self.sensitivity == int(self.sensitivity) and self.sensitivity <= MAX_PART
-        self._plans: dict = {}
+        self._plans: dict[bool, tuple[int | None, int, Fraction, Fraction]] = {}
         # refuse parameters that cannot be served now, not at the first release
         self._calibrate(integer_path=False)
         if self.budget is not None:
@@ -211,7 +227,7 @@ class AboveThreshold(Mechanism):
         eps2 = Fraction(self.epsilon) / 2
         return Fraction(self.max_positives if self.monotonic else 2 * self.max_positives) / eps2
 
-    def _calibrate(self, integer_path: bool) -> Tuple[Optional[int], int, Fraction, Fraction]:
+    def _calibrate(self, integer_path: bool) -> tuple[int | None, int, Fraction, Fraction]:
         """(k, Δ' in grid units, threshold scale Δ'/ε1, query scale factor·Δ') for the integer
         path (k None) or the grid path; the integer path falls back to a grid when its scales
         would pass 2^44 (the output, a set of indices, does not depend on the path's units)."""
@@ -233,7 +249,7 @@ class AboveThreshold(Mechanism):
         check_laplace_scale(t2, what + f" on the grid 2^{k}")
         return k, sens, t1, t2
 
-    def _scales(self, sens: int) -> Tuple[Fraction, Fraction]:
+    def _scales(self, sens: int) -> tuple[Fraction, Fraction]:
         eps1 = Fraction(self.epsilon) / 2  # ε1 = ε/2 (Lyu et al., Alg. 1)
         return Fraction(sens) / eps1, self._query_factor() * sens
 
@@ -285,17 +301,18 @@ class AboveThreshold(Mechanism):
         return float(w) if p.k is None else math.ldexp(w + 0.5, p.k)
 
     # -- the batch release ----------------------------------------------------------------------
-    def _prepare(self, value: Any) -> Tuple[np.ndarray, Tuple[int, ...], Any]:
+    def _prepare(self, value: Any) -> tuple[np.ndarray, tuple[int, ...], Any]:
         arr = numeric_array(value, "queries")  # types, not magnitudes, decide the path
         if arr.ndim != 1:
             raise ValueError(f"queries must be a 1-D array of query answers, got shape {arr.shape}")
-        check_candidates(arr.shape[0], "queries: the number of queries per release")  # shape only: before any conversion
+        # shape only: before any conversion
+        check_candidates(arr.shape[0], "queries: the number of queries per release")
         x = as_real_array(arr, "queries")
         dtype = np.int64 if x.dtype == np.int64 else np.float64
         return _units(x, self.plan(x.shape, dtype).k), x.shape, dtype
 
     # -- the interactive form -------------------------------------------------------------------
-    def start(self, dtype: Any = np.float64) -> "AboveThresholdSession":
+    def start(self, dtype: Any = np.float64) -> AboveThresholdSession:
         """An interactive session for adaptively chosen queries: charges PureDP(ε) now, draws
         the noisy threshold, and answers ``session.test(q)`` one query at a time. ``dtype`` an
         integer dtype (with an integral Δ) asks for integer queries, answered on the integers.
@@ -452,14 +469,14 @@ def _is_integer_dtype(dtype: Any) -> bool:
     return bool(np.issubdtype(dt, np.integer) or dt == np.bool_)
 
 
-def _threshold_units(threshold: float, k: Optional[int]) -> int:
+def _threshold_units(threshold: float, k: int | None) -> int:
     """ceil(T / 2^k) (k None: ceil(T)), exactly: a comparison of an integer with T/2^k is the
     same as with its ceiling."""
     t = Fraction(threshold) if k is None else Fraction(threshold) / Fraction(2) ** k
     return math.ceil(t)
 
 
-def _units(x: np.ndarray, k: Optional[int]) -> np.ndarray:
+def _units(x: np.ndarray, k: int | None) -> np.ndarray:
     """Queries in grid units, int64: the int64 values themselves (k None), else round(x/2^k)
     (ties to even), clamped to ±2^52 units; exact (integers are rounded without a double)."""
     if k is None:
