@@ -108,7 +108,7 @@ def test_every_api_entry_names_something_that_exists():
 def test_every_object_is_documented_in_full_once():
     """autodoc'd once (two full entries of one object collide in Sphinx); other names point at it."""
     homes: dict = {}
-    for name, (directive, _, page) in entries().items():
+    for name, (directive, _, _page) in entries().items():
         if directive.startswith("auto") and directive != "automodule":
             homes.setdefault(id(resolve(name)), []).append(name)
     assert all(len(names) == 1 for names in homes.values()), [n for n in homes.values() if len(n) > 1]

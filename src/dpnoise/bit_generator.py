@@ -163,8 +163,23 @@ class ChaCha20:
             return int(self._core.next_u64())
         return self._core.random_raw(count_of(shape), nthreads).reshape(shape)
 
-    def random_raw(self, size: Any = None, output: bool = True, *, threads: int | None = None,
-                   out: np.ndarray | None = None) -> Any:
+    def _random_raw_into(self, out: Any, size: Any, output: bool, nthreads: int) -> np.ndarray:
+        if not isinstance(out, np.ndarray):
+            raise TypeError(f"out must be a numpy.ndarray of uint64, got {type(out).__name__}")
+        if out.dtype != np.uint64:
+            raise TypeError(f"out must be a uint64 array, got dtype {out.dtype}")
+        if not out.flags.c_contiguous:
+            raise ValueError("out must be C-contiguous (the words are written in stream order)")
+        if not out.flags.writeable:
+            raise ValueError("out must be writeable")
+        if not output:
+            raise ValueError("out cannot be combined with output=False")
+        if size is not None and shape_of(size) != out.shape:
+            raise ValueError(f"size {shape_of(size)} does not match out.shape {out.shape}")
+        self._core.random_raw_into(out, nthreads)
+        return out
+
+    def spawn(self, n_children: int) -> list[ChaCha20]:
         """``n_children`` new, independent ChaCha20 generators (NumPy's ``BitGenerator.spawn``).
 
         A generator keyed from a SeedSequence spawns as NumPy does: child i is
