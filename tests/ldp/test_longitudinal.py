@@ -116,7 +116,7 @@ def test_refused_up_front_where_not_supported():
     for name in ldp.protocols():
         if name in LONGITUDINAL:
             continue
-        fo = ldp.Protocol.registered()[name].example()
+        fo = ldp.FrequencyConfiguration.registered()[name].example()
         with pytest.raises(ValueError, match="device_key.*'grr'"):
             fo.client(device_key=key(0))
         with pytest.raises(ValueError, match="instantaneous_epsilon.*'grr'"):

@@ -8,6 +8,7 @@ from typing import Any, ClassVar, Dict, List, NamedTuple
 
 import numpy as np
 
+from .._validate import integer
 from . import _wire
 from ._registry import family_of_magic
 from ._reports import Reports
@@ -308,8 +309,6 @@ class Aggregator:
         ValueError
             If m is not in [1, domain_size].
         """
-        from .._validate import integer
-
         d = self._estimates().size
         m = integer(m, "m")
         if not 1 <= m <= d:

@@ -1,4 +1,4 @@
-"""The heavy-hitters family on the LDP envelope: a configuration (``HHProtocol``) whose reports
+"""The heavy-hitters family on the LDP envelope: a configuration (``HeavyHittersConfiguration``) whose reports
 (``Reports``; ``HHReports`` is the same class), client and aggregator (``HHAggregator``) are the
 envelope's, plus ``top`` and ``above``.
 
@@ -27,12 +27,13 @@ from typing import Any, Callable, ClassVar, Dict, List, Optional, Sequence, Tupl
 import numpy as np
 
 from ... import _core
-from ..._release import constant_time as _ct
 from ..._validate import check_threads, integer
 from ...bit_generator import PublicStream
 from ...generator import Generator
 from .. import _wire
 from .._aggregator import Aggregator, HeavyHitter, count_into
+from .._kernels import Kernels, KernelTable
+from .._privacy import supporting_everywhere
 from .._protocol import Client, Configuration, native
 from .._reports import Reports
 from .._schema import PER_USER, ReportField, check_arrays
@@ -78,7 +79,7 @@ def simultaneous_z(candidates: int, alpha: float = ALPHA) -> float:
     Parameters
     ----------
     candidates : int
-        M >= 1, the items the method can return in one run (:meth:`HHProtocol.max_candidates`).
+        M >= 1, the items the method can return in one run (:meth:`HeavyHittersConfiguration.max_candidates`).
     alpha : float
         The family-wise miss probability (default 0.05).
 
@@ -101,7 +102,7 @@ class Group:
     k_prime: int
 
 
-def _check_ranges(pr: "HHProtocol", data: Dict[str, np.ndarray], n: int) -> None:
+def _check_ranges(pr: "HeavyHittersConfiguration", data: Dict[str, np.ndarray], n: int) -> None:
     """ValueError unless every report's group, pool index and bucket is in range."""
     gr, j, v = (data[k] for k in ("groups", "indices", "values"))
     if n:
@@ -139,7 +140,7 @@ class HHAggregator(Aggregator):
 
     Parameters
     ----------
-    protocol : HHProtocol
+    protocol : HeavyHittersConfiguration
         The configuration (``protocol.aggregator()`` makes one).
     candidates : sequence, optional
         Items the protocol cannot spell out itself (long items hashed by
@@ -148,9 +149,9 @@ class HHAggregator(Aggregator):
         Threads for the support sums of ``top``/``above``.
     """
 
-    protocol: "HHProtocol"
+    protocol: "HeavyHittersConfiguration"
 
-    def __init__(self, protocol: "HHProtocol", candidates: Optional[Sequence[Any]] = None, *,
+    def __init__(self, protocol: "HeavyHittersConfiguration", candidates: Optional[Sequence[Any]] = None, *,
                  threads: Any = None) -> None:
         self.threads = check_threads(threads)
         self._candidates = protocol.codec.candidate_map(candidates)
@@ -197,14 +198,14 @@ class HHAggregator(Aggregator):
     def from_bytes(cls, blob: bytes, candidates: Optional[Sequence[Any]] = None) -> "HHAggregator":  # type: ignore[override]
         """An aggregator serialised by ``to_bytes``: ValueError for anything corrupt, truncated,
         of another format or inconsistent (counts that do not add up to n). ``candidates`` as
-        for :meth:`HHProtocol.aggregator`.
+        for :meth:`HeavyHittersConfiguration.aggregator`.
 
         Parameters
         ----------
         blob : bytes
             Output of ``to_bytes``.
         candidates : sequence, optional
-            As for :meth:`HHProtocol.aggregator`.
+            As for :meth:`HeavyHittersConfiguration.aggregator`.
 
         Returns
         -------
@@ -344,11 +345,11 @@ class HHAggregator(Aggregator):
         return self._item_estimates(items)[0]
 
     def variance(self, items: Any = None) -> np.ndarray:
-        """The variances of :meth:`estimate` (see :meth:`HHProtocol.group_estimates`)."""
+        """The variances of :meth:`estimate` (see :meth:`HeavyHittersConfiguration.group_estimates`)."""
         return self._item_estimates(items)[1]
 
 
-class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator, client=Client):
+class HeavyHittersConfiguration(Configuration, family="heavy_hitters", aggregator=HHAggregator, client=Client):
     """Base class of one heavy-hitters configuration. Subclasses (declared with
     ``name=...``) validate their options in ``_setup`` (which sets ``self.groups``) and
     implement ``_find``.
@@ -402,9 +403,6 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
                      ReportField("indices", PER_USER, np.int64),  # below its group's k′: _extra_row_mask
                      ReportField("values", PER_USER, np.int64, bound=lambda p: p.g))
     example_options: ClassVar[Dict[str, Any]] = {"k_prime": 256}
-    #: ``constant_time=True`` (integer keys: the client's key is a shift and a multiply-based hash,
-    #: and its keep/flip the constant-time randomized-response kernel); string_pem refuses it
-    constant_time_option: ClassVar[bool] = True
 
     def __init__(self, epsilon: float, item_bits: Any = None, *, item_type: Optional[str] = None,
                  max_length: Any = None, long_items: str = "refuse", k: Any = 10, g: Any = None,
@@ -423,21 +421,17 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
             raise ValueError("pool_key must be in [0, 2^256)")
         self.pool_key = key
         self.groups: List[Group] = []
-        constant_time = options.pop("constant_time", False)
-        if _ct.check_flag(constant_time) and (not self.constant_time_option or self.codec.item_type != "int"):
-            raise ValueError(f"constant_time=True is not supported by heavy-hitters method {self.name!r}"
-                             + (f" over {self.codec.item_type} items" if self.constant_time_option else "")
-                             + " (encoding and hashing a string take time that depends on its length); it is "
-                             "supported by 'pem', 'treehist' and 'bitstogram' over integer items "
-                             "(item_type='int'), and by every frequency oracle ('grr', 'olh', 'flh', 'sue', ...)")
+        # the variants (the envelope's): constant-time kernels, then the row's own checks
+        # (no heavy-hitters method declares daily collection: instantaneous_epsilon is refused naming who has it)
+        self._init_variants(options.pop("constant_time", False), options.pop("instantaneous_epsilon", None),
+                            f"heavy-hitters method {self.name!r}")
+        self.kernels.check(self)
         if self.strings:
             self.hash_key = prefix_hash_key(self.pool_key)
         self.options: Dict[str, Any] = self._setup(dict(options))
         if options.keys() - self.options.keys():
             raise TypeError(f"method {self.name!r} takes no option {sorted(options.keys() - self.options.keys())[0]!r}")
-        if constant_time:  # recorded only when True: older blobs and params keep matching
-            self.options["constant_time"] = True
-            self.privacy_loss()  # ValueError now (not at a client) when ε leaves no (ε, δ) guarantee
+        self.privacy_loss()  # ValueError now (not at a client) when ε leaves no (ε, δ) guarantee
         cells = sum(gr.k_prime for gr in self.groups) * self.g
         if cells > MAX_STATE:
             raise ValueError(f"the aggregator would keep {cells} counters (more than 2^26); use a smaller k_prime")
@@ -495,7 +489,7 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
 
     # -- shared ---------------------------------------------------------------------------------
     @classmethod
-    def example(cls, epsilon: float = 4.0, item_bits: int = 16) -> "HHProtocol":
+    def example(cls, epsilon: float = 4.0, item_bits: int = 16) -> "HeavyHittersConfiguration":
         """A small instance (16-bit items, k = 4 and the class's ``example_options``).
 
         Parameters
@@ -507,7 +501,7 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
 
         Returns
         -------
-        HHProtocol
+        HeavyHittersConfiguration
             An instance of ``cls``.
         """
         return cls(epsilon, item_bits, k=4, **cls.example_options)
@@ -550,22 +544,14 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
     def params(self) -> Dict[str, Any]:
         """Everything that must agree between clients, aggregators and serialised states."""
         return {"method": self.name, "epsilon": self.epsilon, "gamma": self.gamma, **self.codec.params(),
-                "k": self.k, "g": self.g, "pool_key": self.pool_key, **self.options}
+                "k": self.k, "g": self.g, "pool_key": self.pool_key, **self.options, **self._variant_params()}
 
     @classmethod
-    def _construct(cls, params: Dict[str, Any]) -> "HHProtocol":
+    def _construct(cls, params: Dict[str, Any]) -> "HeavyHittersConfiguration":
         params.pop("method")
         params.pop("gamma")
         eps = params.pop("epsilon")
         return cls(eps, **params)
-
-    def privacy_loss(self) -> Any:
-        """Each user sends one report, ε-LDP: PureDP(ε) per user (its group is chosen
-        independently of the item, so it reveals nothing). With ``constant_time=True``
-        ApproxDP(ε, (1 + e^ε)·2^-64): one constant-time randomized-response draw per report
-        (_release/constant_time.py)."""
-        loss = super().privacy_loss()
-        return _ct.loss(loss, 1) if self.options.get("constant_time") else loss
 
     def aggregator(self, candidates: Optional[Sequence[Any]] = None, *, threads: Any = None) -> HHAggregator:  # type: ignore[override]
         """An empty aggregator; ``candidates`` names items the protocol cannot spell out itself
@@ -592,6 +578,11 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
         return self.codec.encode(items)
 
     def _privatize(self, rng: Generator, x: Any, threads: int) -> Dict[str, np.ndarray]:
+        return self.kernels.client(self, rng, x, threads)
+
+    def _fused_client(self, rng: Generator, x: Any, threads: int) -> Dict[str, np.ndarray]:
+        """The group, pool index, key, bucket and randomized response of every report in one C++
+        pass (string items: string_pem.hpp's kernel)."""
         groups = [(sum(gr.weight for gr in self.groups[:i + 1]), gr.kind, gr.shift, gr.k_prime)
                   for i, gr in enumerate(self.groups)]
         if self.strings:  # group kinds: 0 = a prefix of `shift` bits of x⊥, 1 = padded bit `shift` (string_pem.hpp)
@@ -599,14 +590,12 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
                                                       self.hash_key, self.codec.max_length, self.g,
                                                       self.gamma.numerator, self.gamma.denominator, threads)
             return {"groups": gr_, "indices": j, "values": v}
-        if self.options.get("constant_time"):
-            return self._privatize_constant_time(rng, x, threads)
         gr_, j, v = _core.ldp.hh_privatize(native(rng), x, self._aux(x), groups, self.pool, self.g, self.gamma.numerator,
                                        self.gamma.denominator, threads)
         return {"groups": gr_, "indices": j, "values": v}
 
-    def _privatize_constant_time(self, rng: Generator, x: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
-        """hh_privatize's report law with a constant-time keep/flip: the group l (probability
+    def _branch_free_client(self, rng: Generator, x: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
+        """hh_privatize's report law with a constant-time keep/flip (the row's ``rr``): the group l (probability
         weight_l / W) and the pool index j < k′_l drawn uniformly first (public in the report,
         independent of the item), then every user's key computed by both kinds' formulas
         (shifts, masks: no branch on the item), the bucket h_j(key) (a fixed sequence of
@@ -627,9 +616,27 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
         bit_key = (aux << np.uint64(1)) | ((x >> shift) & np.uint64(1))
         keys = (x >> shift) * (np.uint64(1) - kind) + bit_key * kind  # HeavyHitters::key, both kinds computed
         buckets = _core.ldp.hh_hash(self.pool, j, keys, self.g)
-        values = _core.randomized_response_constant_time(native(rng), buckets, self.g, self.gamma.numerator,
-                                                         self.gamma.denominator, threads)
+        values = self.kernels.rr(native(rng), buckets, self.g, self.gamma.numerator, self.gamma.denominator, threads)
         return {"groups": groups.astype(np.int64), "indices": j, "values": np.asarray(values, dtype=np.int64)}
+
+    def _integer_items(self) -> None:
+        """The constant-time row's check: integer items only (encoding and hashing a string take
+        time that depends on its length)."""
+        if self.codec.item_type != "int":
+            raise ValueError(f"constant_time=True is not supported by heavy-hitters method {self.name!r} over "
+                             f"{self.codec.item_type} items (encoding and hashing a string take time that depends on "
+                             f"its length); it is supported over integer items (item_type='int') by "
+                             f"{supporting_everywhere(self, 'constant_time')}")
+
+    def _any_items(self) -> None:
+        """The exact row takes every item type."""
+
+    # the constant-time row: integer keys (a shift and a multiply-based hash) and the keep/flip by
+    # the constant-time randomized-response kernel, one decision a report
+    kernel_table = KernelTable(
+        variable_time=Kernels(client=_fused_client, check=_any_items),
+        constant_time=Kernels(client=_branch_free_client, rr=_core.randomized_response_constant_time,
+                              check=_integer_items))
 
     def _extra_row_mask(self, data: Dict[str, np.ndarray], n: int) -> np.ndarray:
         gr = np.clip(data["groups"], 0, len(self.groups) - 1)
@@ -796,12 +803,14 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
         return find_by_bit_prefixes([gr.shift for gr in self.groups], self.codec.max_length, estimate, select)
 
     def __repr__(self) -> str:
-        extra = "".join(f", {k}={v!r}" for k, v in self.options.items())
+        extra = "".join(f", {k}={v!r}" for k, v in self.options.items()) + self._variant_repr()
         return (f"HeavyHitters({self.name!r}, epsilon={self.epsilon}, item_bits={self.item_bits}, "
                 f"item_type={self.codec.item_type!r}, k={self.k}{extra})")
 
 
-HHClient = Client
+#: the family base's 0.7 name, a plain alias while dpnoise.distributed.spark imports it (to be
+#: deprecation-warned like ``HHClient`` once it no longer does)
+HHProtocol = HeavyHittersConfiguration
 
 
 def _codec(item_type: Any, item_bits: Any, max_length: Any, long_items: Any) -> Any:
@@ -827,10 +836,10 @@ def methods() -> List[str]:
     list of str
         Sorted registered names.
     """
-    return sorted(HHProtocol.registered())
+    return sorted(HeavyHittersConfiguration.registered())
 
 
-def HeavyHitters(method: str, epsilon: float, item_bits: Any = None, **options: Any) -> HHProtocol:
+def HeavyHitters(method: str, epsilon: float, item_bits: Any = None, **options: Any) -> HeavyHittersConfiguration:
     """A local-DP heavy-hitters protocol.
 
     Parameters
@@ -847,7 +856,7 @@ def HeavyHitters(method: str, epsilon: float, item_bits: Any = None, **options: 
 
     Returns
     -------
-    HHProtocol
+    HeavyHittersConfiguration
 
     Raises
     ------
@@ -862,11 +871,7 @@ def HeavyHitters(method: str, epsilon: float, item_bits: Any = None, **options: 
     >>> sorted(h.item for h in agg.top(4))
     [7, 42, 1000, 123456]
     """
-    registry = HHProtocol.registered()
+    registry = HeavyHittersConfiguration.registered()
     if not isinstance(method, str) or method not in registry:
         raise ValueError(f"method must be one of {methods()}, got {method!r}")
-    if "instantaneous_epsilon" in options:  # no daily collection here: refused naming who has it
-        from ..longitudinal import check_instantaneous
-
-        check_instantaneous(registry[method], options.pop("instantaneous_epsilon"))
     return registry[method](epsilon, item_bits, **options)  # type: ignore[return-value]

@@ -32,7 +32,7 @@ import numpy as np
 
 from ... import _core
 from ...bit_generator import PublicStream
-from ._base import Group, HHProtocol, _count
+from ._base import Group, HeavyHittersConfiguration, _count
 from ._strings import complete_keys
 
 BUCKET_STREAM = 0x48484231   # "HHB1": the public bucket hash
@@ -42,7 +42,7 @@ DEFAULT_K_PRIME = 16384
 DEFAULT_K_PRIME_BITS = 256
 
 
-class Bitstogram(HHProtocol, name="bitstogram"):
+class Bitstogram(HeavyHittersConfiguration, name="bitstogram"):
     """Options: ``buckets`` (T, default 65536), ``k_prime`` (candidate oracle, default 16384),
     ``k_prime_bits`` (each per-bit oracle, default 256), ``candidate_weight`` (default
     item_bits), ``keep`` (items tracked, default 2k)."""

@@ -38,8 +38,9 @@ import numpy as np
 
 from ... import _core
 from ...generator import Generator
+from .._kernels import Kernels, KernelTable
 from .._protocol import native
-from ._base import Group, HHAggregator, HHProtocol, _count
+from ._base import Group, HHAggregator, HeavyHittersConfiguration, _count
 from ._strings import _pack_rows, _PackedStrings, _StringCodec, prefix_hash_key
 
 MAX_KEEP = 1 << 16
@@ -77,7 +78,7 @@ class StringAggregator(HHAggregator):
             raise ValueError("too few reports: the levels that estimate these items have none yet")
 
 
-class StringPEM(HHProtocol, name="string_pem", aggregator=StringAggregator):
+class StringPEM(HeavyHittersConfiguration, name="string_pem", aggregator=StringAggregator):
     """Heavy hitters over strings of up to ``max_length`` bytes (see the module docstring).
 
     Parameters
@@ -126,7 +127,8 @@ class StringPEM(HHProtocol, name="string_pem", aggregator=StringAggregator):
 
     codec: _StringCodec  # type: ignore[assignment]
     example_options: ClassVar[Dict[str, Any]] = {"k_prime": 256, "max_length": 24}
-    constant_time_option: ClassVar[bool] = False  # its prefix hash's time depends on the length
+    # one row: its prefix hash's time depends on the string's length
+    kernel_table = KernelTable(variable_time=Kernels(client=HeavyHittersConfiguration._fused_client, check=HeavyHittersConfiguration._any_items))
 
     def __init__(self, epsilon: float, item_bits: Any = None, *, item_type: Any = None, max_length: Any = None,
                  k: Any = 10, g: Any = None, pool_key: Any = None, **options: Any) -> None:

@@ -27,13 +27,13 @@ from typing import Any, Dict, Tuple
 
 import numpy as np
 
-from ._base import Group, HHProtocol, _count, null_support_variance
+from ._base import Group, HeavyHittersConfiguration, _count, null_support_variance
 from ._strings import bit_prefix_candidates
 
 DEFAULT_K_PRIME = 4096  # per level: 16384 would keep 235 MiB of counters for 32-bit items (docs)
 
 
-class TreeHist(HHProtocol, name="treehist"):
+class TreeHist(HeavyHittersConfiguration, name="treehist"):
     """Options: ``bits_per_level`` (default 1), ``z`` (threshold in standard errors, default 3),
     ``max_keep`` (prefixes kept per level, default 4k), ``k_prime`` (default 4096 per level)."""
 
