@@ -19,8 +19,7 @@ import numpy as np
 from .. import _core
 from .._validate import integer
 from ..generator import Generator
-from ._frequency import FrequencyConfiguration, check_items
-from ._aggregator import Aggregator
+from ._frequency import FrequencyAggregator, FrequencyConfiguration, check_items
 from ._kernels import Kernels, KernelTable
 from ._protocol import native
 from ._reports import Reports
@@ -142,7 +141,7 @@ def _rows_wht(table: np.ndarray) -> np.ndarray:
     return t
 
 
-class _SketchAggregator(Aggregator):
+class _SketchAggregator(FrequencyAggregator):
     """What the two sketch aggregators share: the estimate over the whole domain gathers the
     state's table ``_TABLE`` (Hadamard-transformed first when ``_HADAMARD``) in one C++ pass."""
 

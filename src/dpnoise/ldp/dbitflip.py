@@ -30,9 +30,9 @@ from .. import _core
 from .._validate import integer
 from ..bit_generator import PublicStream
 from ..generator import Generator
-from ._aggregator import Aggregator, count_into
+from ._aggregator import count_into
 from ._channels import layered
-from ._frequency import FrequencyConfiguration
+from ._frequency import FrequencyAggregator, FrequencyConfiguration
 from ._kernels import Kernels, KernelTable
 from ._memo import DEFAULT_POOL_SIZE, check_pool_size
 from ._protocol import native
@@ -46,7 +46,7 @@ DEFAULT_BITS = 8
 PERMUTATION_STREAM = 0x444246   # "DBF": the public stream whose word ranks give the permutation
 
 
-class DBitFlipAggregator(Aggregator):
+class DBitFlipAggregator(FrequencyAggregator):
     """State: ``counts`` (K,), the reports of each pool row, and ``ones`` (K, b), the sum of
     each row's bit t."""
 

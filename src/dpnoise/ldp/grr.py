@@ -11,16 +11,16 @@ import numpy as np
 
 from .. import _core
 from ..generator import Generator
-from ._aggregator import Aggregator, count_into
+from ._aggregator import count_into
 from ._channels import grr_variance, layered, symmetric_layers
-from ._frequency import FrequencyConfiguration
+from ._frequency import FrequencyAggregator, FrequencyConfiguration
 from ._kernels import Kernels, KernelTable
 from ._protocol import native
 from ._reports import Reports
 from ._schema import PER_USER, ReportField, values_within
 
 
-class GRRAggregator(Aggregator):
+class GRRAggregator(FrequencyAggregator):
     """State: ``counts`` (int64, d), the reports of each item."""
 
     _count_table = ("counts", ("values",), None)

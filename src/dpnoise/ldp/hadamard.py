@@ -14,9 +14,8 @@ import numpy as np
 
 from .. import _core
 from ..generator import Generator
-from ._aggregator import Aggregator
 from ._channels import one_bit_variance
-from ._frequency import FrequencyConfiguration
+from ._frequency import FrequencyAggregator, FrequencyConfiguration
 from ._kernels import Kernels, KernelTable
 from ._protocol import native
 from ._reports import Reports
@@ -42,7 +41,7 @@ def padded_size(domain_size: int) -> int:
     return 1 << (int(domain_size) - 1).bit_length()
 
 
-class HadamardAggregator(Aggregator):
+class HadamardAggregator(FrequencyAggregator):
     """State: ``row_sums`` (int64, D): the sum of the ±1 reports of each row."""
 
     _count_table = ("row_sums", ("rows",), "bits")

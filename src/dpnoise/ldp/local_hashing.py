@@ -25,7 +25,7 @@ from ..bit_generator import PublicStream
 from ..generator import Generator
 from ._aggregator import Aggregator, count_into
 from ._channels import layered, olh_variance, symmetric_two_layers
-from ._frequency import FrequencyConfiguration
+from ._frequency import FrequencyAggregator, FrequencyConfiguration
 from ._kernels import Kernels, KernelTable
 from ._memo import DEFAULT_POOL_SIZE, check_pool_size
 from ._protocol import native
@@ -291,7 +291,7 @@ def pooled_variance(agg: Aggregator, pool_size: int, items: Any) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------------------- OLH
-class OLHAggregator(Aggregator):
+class OLHAggregator(FrequencyAggregator):
     """State: ``support`` (int64, d): the reports supporting each item, counted at ``add``."""
 
     def _empty_state(self) -> Dict[str, np.ndarray]:
@@ -418,7 +418,7 @@ class OLH(_LocalHashing, name="olh", aggregator=OLHAggregator, cost_rank=1):
 
 
 # --------------------------------------------------------------------------------------- FLH
-class FLHAggregator(Aggregator):
+class FLHAggregator(FrequencyAggregator):
     """State: counts of reports per (pool index, value), k′ x g; the support counts are
     computed from it (O(k′ d)) when an estimate is first asked for, and cached."""
 

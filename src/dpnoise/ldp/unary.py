@@ -22,9 +22,8 @@ import numpy as np
 
 from .. import _core
 from ..generator import Generator
-from ._aggregator import Aggregator
 from ._channels import layered, olh_variance
-from ._frequency import FrequencyConfiguration
+from ._frequency import FrequencyAggregator, FrequencyConfiguration
 from ._kernels import Kernels, KernelTable
 from ._protocol import native
 from ._reports import Reports
@@ -34,7 +33,7 @@ from ._schema import ROW, ReportField
 MAX_UNARY_DOMAIN = 1 << 20
 
 
-class UnaryAggregator(Aggregator):
+class UnaryAggregator(FrequencyAggregator):
     """d int64 column counts C(x) (state ``counts``; 64 ceil(d/64) entries internally, the
     padding columns always zero)."""
 

@@ -30,7 +30,7 @@ from ..generator import Generator
 from .._validate import check_threads
 from ._aggregator import Aggregator
 from ._channels import one_bit_variance
-from ._frequency import FrequencyConfiguration, check_items
+from ._frequency import FrequencyAggregator, FrequencyConfiguration, check_items
 from ._kernels import Kernels, KernelTable
 from ._protocol import Client, native
 from ._reports import Reports
@@ -122,7 +122,7 @@ class ZMatrixClient(Client):
         return proto._reports(int(arr.size), data)
 
 
-class ZMatrixAggregator(Aggregator):
+class ZMatrixAggregator(FrequencyAggregator):
     """State: each column's sum of reports, in sign-magnitude bit planes packed 64 columns a
     word (``sign`` (W/64,), ``magnitude`` (planes, W/64), uint64): W(planes + 1)/8 bytes."""
 

@@ -332,12 +332,188 @@ class HHAggregator(Aggregator):
         if self.n == 0:
             return np.zeros(keys.shape[0]), np.zeros(keys.shape[0])
         if pr.strings and all(gr.kind == 0 for gr in pr.groups):  # PEM/TreeHist over strings: as top() does
-            return pr.pooled_estimates(self, keys, [gr.shift for gr in pr.groups], pr.groups[-1].k_prime)
+            return self.pooled_estimates(keys, [gr.shift for gr in pr.groups], pr.groups[-1].k_prime)
         l = pr._item_group()
         try:
-            return pr.group_estimates(self, l, pr._group_keys(l, keys))
+            return self.group_estimates(l, pr._group_keys(l, keys))
         except _EmptyGroup:
             raise ValueError("too few reports: the group that estimates whole items has none yet") from None
+
+    def level_counts(self, l: int) -> np.ndarray:
+        """Group l's counts, (k′_l, g) int64, as the state holds them (a view: do not modify).
+
+        Parameters
+        ----------
+        l : int
+            The group.
+
+        Returns
+        -------
+        numpy.ndarray of int64
+        """
+        return self._state[f"counts_{l:03d}"]
+
+    def null_stderr(self, counts: np.ndarray, users: int) -> float:
+        """The standard error, among all n users, of a key nobody holds, measured from
+        ``counts`` reported by ``users`` >= 1 users: LDP noise plus the collisions with every
+        held key (:func:`null_support_variance`), scaled by n/users.
+
+        Parameters
+        ----------
+        counts : numpy.ndarray of int64
+            (k′, g) counts.
+        users : int
+            The reports they hold.
+
+        Returns
+        -------
+        float
+        """
+        return (self.n / users) * math.sqrt(null_support_variance(counts)) / self.protocol._pq()[2]
+
+    def group_estimates(self, l: int, keys: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        """Unbiased counts of ``keys`` (group l) among ALL users, and their variances.
+
+        The group is an FLH frequency oracle over its n_l users: ĉ_l = (C − n_l/g)/(p − q′),
+        q′ = 1/g (Wang et al. 2017, Eq. 3), scaled to all users: ĉ = ĉ_l n/n_l. Variance, with
+        c_l = clip(ĉ_l, 0, n_l) and c = clip(ĉ, 0, n) standing for the true counts:
+          (n/n_l)² [ local_hashing_variance(n_l, c_l)                       (Wang et al. 2017, Eq. 3)
+                     + Σ_{y≠x} c_y(c_y − 1)/((g − 1) k′)                    (FLH pool term, docs/ldp_hashing.md)
+                     + n_l (c/n)(1 − c/n)(n − n_l)/(n − 1) ]                (sampling the group: hypergeometric)
+        The pool sum runs over EVERY key the group's users hold, measured from the counts
+        (:func:`null_support_variance`), not only over the keys estimated here.
+
+        Parameters
+        ----------
+        l : int
+            The group.
+        keys : numpy.ndarray of uint64
+            The group's keys to estimate.
+
+        Returns
+        -------
+        tuple of (numpy.ndarray, numpy.ndarray)
+            float64 estimates and variances, one per key.
+
+        Raises
+        ------
+        _EmptyGroup
+            When group l has no reports yet.
+        """
+        pr = self.protocol
+        n_l = int(self.group_sizes()[l])
+        if n_l == 0:
+            raise _EmptyGroup(l)
+        return self.count_estimates(self.level_counts(l), n_l, keys, pr.groups[l].k_prime)
+
+    def count_estimates(self, counts: np.ndarray, users: int, keys: np.ndarray,
+                        k_prime: int) -> Tuple[np.ndarray, np.ndarray]:
+        """:meth:`group_estimates` for FLH counts (k′ x g) reported by ``users`` >= 1 users (one
+        group, or the sum of the levels where string keys are complete).
+
+        Parameters
+        ----------
+        counts : numpy.ndarray of int64
+            (k_prime, g) counts.
+        users : int
+            The reports those counts hold.
+        keys : numpy.ndarray of uint64
+            The keys to estimate.
+        k_prime : int
+            The pool indices the counts use.
+
+        Returns
+        -------
+        tuple of (numpy.ndarray, numpy.ndarray)
+            float64 estimates among all n users and their variances.
+        """
+        pr = self.protocol
+        n = self.n
+        p, q, d = pr._pq()
+        support = _core.ldp.hh_support(counts, pr.pool, np.ascontiguousarray(keys, dtype=np.uint64),
+                                       self.threads).astype(np.float64)
+        est_l = (support - users * q) / d
+        scale = n / users
+        c_l = np.clip(est_l, 0, users)
+        c = np.clip(est_l * scale, 0, n)
+        sampling = users * (c / n) * (1 - c / n) * (n - users) / max(n - 1, 1)  # hypergeometric
+        # the pool term of ALL keys, measured: E[null_support_variance] = users q′(1 − q′)
+        # + d² Σ_y c_y(c_y − 1)/((g − 1) k′) (docs/heavy_hitters.md, "Selection"); x's own share
+        # removed, the rest is the collision variance with every other key, heavy ones included
+        pool_all = (null_support_variance(counts) - users * q * (1 - q)) / d ** 2
+        pool = np.maximum(pool_all - c_l * np.maximum(c_l - 1, 0) / ((pr.g - 1) * k_prime), 0)
+        var_l = local_hashing_variance(pr.gamma, pr.g, users, c_l) + pool + sampling
+        return est_l * scale, var_l * scale ** 2
+
+    def pooled_estimates(self, packed: Any, level_bits: Sequence[int],
+                         k_prime: int) -> Tuple[np.ndarray, np.ndarray]:
+        """Estimates of whole strings from prefix levels of ``level_bits`` bits: a string of λ
+        bytes is complete, with one key, at every level of b_l > 8λ bits, so it is estimated
+        (:meth:`count_estimates`) from the counts of those levels added together.
+
+        Parameters
+        ----------
+        packed : _PackedStrings
+            The strings.
+        level_bits : sequence of int
+            b_l per group, increasing, the last above 8 max_length.
+        k_prime : int
+            The levels' shared k′.
+
+        Returns
+        -------
+        tuple of (numpy.ndarray, numpy.ndarray)
+            Estimates among all users and their variances.
+
+        Raises
+        ------
+        ValueError
+            When the levels that estimate an item have no reports yet.
+        """
+        pr = self.protocol
+        est, var = np.zeros(packed.shape[0]), np.zeros(packed.shape[0])
+        if not packed.shape[0]:
+            return est, var
+        keys = complete_keys(packed, pr.hash_key, self.threads)
+        first = np.searchsorted(np.asarray(level_bits), 8 * packed.lengths, side="right")  # first b_l > 8λ
+        sizes = self.group_sizes()
+        pooled, users = np.zeros_like(self.level_counts(0)), 0
+        for lvl in range(len(level_bits) - 1, int(first.min()) - 1, -1):
+            pooled += self.level_counts(lvl)
+            users += int(sizes[lvl])
+            sel = np.flatnonzero(first == lvl)
+            if sel.size:
+                if users == 0:
+                    raise ValueError("too few reports: the levels that estimate these items have none yet")
+                est[sel], var[sel] = self.count_estimates(pooled, users, keys[sel], k_prime)
+        return est, var
+
+    def find_string_prefixes(self, select: Callable[[np.ndarray, np.ndarray], np.ndarray]
+                             ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """PEM/TreeHist over strings: prefix extension over the bits of x⊥, group l reporting
+        prefixes of ``groups[l].shift`` bits (_strings.find_by_bit_prefixes). A complete
+        string found at level l is estimated from the counts of the levels >= l pooled (its key
+        is the same in all of them)."""
+        pr = self.protocol
+        L = len(pr.groups)
+        sizes = self.group_sizes()
+        level = [self.level_counts(l) for l in range(L)]
+        pooled = {"level": 0, "counts": sum(level[1:], level[0].copy()), "users": self.n}
+
+        def estimate(lvl: int, rows: np.ndarray, bits: int, complete: bool) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+            while pooled["level"] < lvl:  # levels are visited in order: drop the ones passed
+                pooled["counts"] -= level[pooled["level"]]
+                pooled["users"] -= int(sizes[pooled["level"]])
+                pooled["level"] += 1
+            counts, users = (pooled["counts"], pooled["users"]) if complete else (level[lvl], int(sizes[lvl]))
+            m = rows.shape[0]
+            if m == 0 or users == 0:
+                return np.zeros(m), np.zeros(m), np.full(m, np.inf)
+            keys = bit_prefix_keys(_pack_rows(rows), bits, pr.hash_key, self.threads)
+            est, var = self.count_estimates(counts, users, keys, pr.groups[lvl].k_prime)
+            return est, var, np.full(m, self.null_stderr(counts, users))  # an empty key's
+
+        return find_by_bit_prefixes([gr.shift for gr in pr.groups], pr.codec.max_length, estimate, select)
 
     def estimate(self, items: Any = None) -> np.ndarray:
         """Unbiased counts of the given items among all users (from the group that reports
@@ -345,7 +521,7 @@ class HHAggregator(Aggregator):
         return self._item_estimates(items)[0]
 
     def variance(self, items: Any = None) -> np.ndarray:
-        """The variances of :meth:`estimate` (see :meth:`HeavyHittersConfiguration.group_estimates`)."""
+        """The variances of :meth:`estimate` (see :meth:`group_estimates`)."""
         return self._item_estimates(items)[1]
 
 
@@ -654,153 +830,6 @@ class HeavyHittersConfiguration(Configuration, family="heavy_hitters", aggregato
     def _pq(self) -> Tuple[float, float, float]:
         """FLH's (p, q′, p − q′) over this configuration's g buckets (local_hashing_pq)."""
         return local_hashing_pq(self.gamma, self.g)
-
-    def group_estimates(self, agg: HHAggregator, l: int, keys: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-        """Unbiased counts of ``keys`` (group l) among ALL users, and their variances.
-
-        The group is an FLH frequency oracle over its n_l users: ĉ_l = (C − n_l/g)/(p − q′),
-        q′ = 1/g (Wang et al. 2017, Eq. 3), scaled to all users: ĉ = ĉ_l n/n_l. Variance, with
-        c_l = clip(ĉ_l, 0, n_l) and c = clip(ĉ, 0, n) standing for the true counts:
-          (n/n_l)² [ local_hashing_variance(n_l, c_l)                       (Wang et al. 2017, Eq. 3)
-                     + Σ_{y≠x} c_y(c_y − 1)/((g − 1) k′)                    (FLH pool term, docs/ldp_hashing.md)
-                     + n_l (c/n)(1 − c/n)(n − n_l)/(n − 1) ]                (sampling the group: hypergeometric)
-        The pool sum runs over EVERY key the group's users hold, measured from the counts
-        (:func:`null_support_variance`), not only over the keys estimated here.
-
-        Parameters
-        ----------
-        agg : HHAggregator
-            The aggregator holding the counts.
-        l : int
-            The group.
-        keys : numpy.ndarray of uint64
-            The group's keys to estimate.
-
-        Returns
-        -------
-        tuple of (numpy.ndarray, numpy.ndarray)
-            float64 estimates and variances, one per key.
-
-        Raises
-        ------
-        _EmptyGroup
-            When group l has no reports yet.
-        """
-        n_l = int(agg.group_sizes()[l])
-        if n_l == 0:
-            raise _EmptyGroup(l)
-        return self.count_estimates(agg, agg._state[f"counts_{l:03d}"], n_l, keys, self.groups[l].k_prime)
-
-    def count_estimates(self, agg: HHAggregator, counts: np.ndarray, users: int, keys: np.ndarray,
-                        k_prime: int) -> Tuple[np.ndarray, np.ndarray]:
-        """:meth:`group_estimates` for FLH counts (k′ x g) reported by ``users`` >= 1 users (one
-        group, or the sum of the levels where string keys are complete).
-
-        Parameters
-        ----------
-        agg : HHAggregator
-            The aggregator (n, threads).
-        counts : numpy.ndarray of int64
-            (k_prime, g) counts.
-        users : int
-            The reports those counts hold.
-        keys : numpy.ndarray of uint64
-            The keys to estimate.
-        k_prime : int
-            The pool indices the counts use.
-
-        Returns
-        -------
-        tuple of (numpy.ndarray, numpy.ndarray)
-            float64 estimates among all n users and their variances.
-        """
-        n = agg.n
-        p, q, d = self._pq()
-        support = _core.ldp.hh_support(counts, self.pool, np.ascontiguousarray(keys, dtype=np.uint64),
-                                       agg.threads).astype(np.float64)
-        est_l = (support - users * q) / d
-        scale = n / users
-        c_l = np.clip(est_l, 0, users)
-        c = np.clip(est_l * scale, 0, n)
-        sampling = users * (c / n) * (1 - c / n) * (n - users) / max(n - 1, 1)  # hypergeometric
-        # the pool term of ALL keys, measured: E[null_support_variance] = users q′(1 − q′)
-        # + d² Σ_y c_y(c_y − 1)/((g − 1) k′) (docs/heavy_hitters.md, "Selection"); x's own share
-        # removed, the rest is the collision variance with every other key, heavy ones included
-        pool_all = (null_support_variance(counts) - users * q * (1 - q)) / d ** 2
-        pool = np.maximum(pool_all - c_l * np.maximum(c_l - 1, 0) / ((self.g - 1) * k_prime), 0)
-        var_l = local_hashing_variance(self.gamma, self.g, users, c_l) + pool + sampling
-        return est_l * scale, var_l * scale ** 2
-
-    def pooled_estimates(self, agg: HHAggregator, packed: Any, level_bits: Sequence[int],
-                         k_prime: int) -> Tuple[np.ndarray, np.ndarray]:
-        """Estimates of whole strings from prefix levels of ``level_bits`` bits: a string of λ
-        bytes is complete, with one key, at every level of b_l > 8λ bits, so it is estimated
-        (:meth:`count_estimates`) from the counts of those levels added together.
-
-        Parameters
-        ----------
-        agg : HHAggregator
-            The aggregator, with at least one report.
-        packed : _PackedStrings
-            The strings.
-        level_bits : sequence of int
-            b_l per group, increasing, the last above 8 max_length.
-        k_prime : int
-            The levels' shared k′.
-
-        Returns
-        -------
-        tuple of (numpy.ndarray, numpy.ndarray)
-            Estimates among all users and their variances.
-
-        Raises
-        ------
-        ValueError
-            When the levels that estimate an item have no reports yet.
-        """
-        est, var = np.zeros(packed.shape[0]), np.zeros(packed.shape[0])
-        if not packed.shape[0]:
-            return est, var
-        keys = complete_keys(packed, self.hash_key, agg.threads)
-        first = np.searchsorted(np.asarray(level_bits), 8 * packed.lengths, side="right")  # first b_l > 8λ
-        sizes = agg.group_sizes()
-        pooled, users = np.zeros_like(agg._state["counts_000"]), 0
-        for lvl in range(len(level_bits) - 1, int(first.min()) - 1, -1):
-            pooled += agg._state[f"counts_{lvl:03d}"]
-            users += int(sizes[lvl])
-            sel = np.flatnonzero(first == lvl)
-            if sel.size:
-                if users == 0:
-                    raise ValueError("too few reports: the levels that estimate these items have none yet")
-                est[sel], var[sel] = self.count_estimates(agg, pooled, users, keys[sel], k_prime)
-        return est, var
-
-    def _find_string_prefixes(self, agg: HHAggregator, select: Callable[[np.ndarray, np.ndarray], np.ndarray]
-                              ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """PEM/TreeHist over strings: prefix extension over the bits of x⊥, group l reporting
-        prefixes of ``groups[l].shift`` bits (_strings.find_by_bit_prefixes). A complete
-        string found at level l is estimated from the counts of the levels >= l pooled (its key
-        is the same in all of them)."""
-        L = len(self.groups)
-        sizes = agg.group_sizes()
-        level = [agg._state[f"counts_{l:03d}"] for l in range(L)]
-        pooled = {"level": 0, "counts": sum(level[1:], level[0].copy()), "users": agg.n}
-        d = self._pq()[2]
-
-        def estimate(lvl: int, rows: np.ndarray, bits: int, complete: bool) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-            while pooled["level"] < lvl:  # levels are visited in order: drop the ones passed
-                pooled["counts"] -= level[pooled["level"]]
-                pooled["users"] -= int(sizes[pooled["level"]])
-                pooled["level"] += 1
-            counts, users = (pooled["counts"], pooled["users"]) if complete else (level[lvl], int(sizes[lvl]))
-            m = rows.shape[0]
-            if m == 0 or users == 0:
-                return np.zeros(m), np.zeros(m), np.full(m, np.inf)
-            keys = bit_prefix_keys(_pack_rows(rows), bits, self.hash_key, agg.threads)
-            est, var = self.count_estimates(agg, counts, users, keys, self.groups[lvl].k_prime)
-            return est, var, np.full(m, (agg.n / users) * math.sqrt(null_support_variance(counts)) / d)  # empty key
-
-        return find_by_bit_prefixes([gr.shift for gr in self.groups], self.codec.max_length, estimate, select)
 
     def __repr__(self) -> str:
         extra = "".join(f", {k}={v!r}" for k, v in self.options.items()) + self._variant_repr()

@@ -114,7 +114,7 @@ class Bitstogram(HeavyHittersConfiguration, name="bitstogram"):
         x = np.ascontiguousarray(packed.T).view("<u8").ravel().astype(np.uint64)
         ok = self.bucket(x) == np.arange(T, dtype=np.uint64)
         cand = np.unique(x[ok])
-        est, var = self.group_estimates(agg, 0, cand)
+        est, var = agg.group_estimates(0, cand)
         return cand, est, var
 
     def _find_strings(self, agg: Any, ones: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -130,6 +130,6 @@ class Bitstogram(HeavyHittersConfiguration, name="bitstogram"):
             return np.zeros(0, dtype=object), empty, empty
         keys = complete_keys(self.codec.encode(strings, "candidates"), self.hash_key, agg.threads)
         found = np.flatnonzero(self.bucket(keys) == np.flatnonzero(ok).astype(np.uint64))  # each string has one bucket
-        est, var = self.group_estimates(agg, 0, keys[found])
+        est, var = agg.group_estimates(0, keys[found])
         items = np.array([strings[i] for i in found] + [None], dtype=object)[:-1]
         return items, est, var

@@ -115,11 +115,11 @@ class PEM(HeavyHittersConfiguration, name="pem"):
         bits = self.level_bits()
         keep = self.options["keep"]
         if self.strings:  # the `keep` largest of each level's candidates (levels with no users give none)
-            return self._find_string_prefixes(
-                agg, lambda est, sd0: (o := np.argsort(-est, kind="stable"))[np.isfinite(sd0[o])][:keep])
+            return agg.find_string_prefixes(
+                lambda est, sd0: (o := np.argsort(-est, kind="stable"))[np.isfinite(sd0[o])][:keep])
         cand = np.arange(1 << bits[0], dtype=np.uint64)
         for l, b in enumerate(bits):
-            est, var = self.group_estimates(agg, l, cand)
+            est, var = agg.group_estimates(l, cand)
             if l == len(bits) - 1:
                 return cand, est, var
             best = cand[np.argsort(-est, kind="stable")[:keep]]

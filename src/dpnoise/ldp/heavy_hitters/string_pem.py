@@ -64,13 +64,10 @@ class StringAggregator(HHAggregator):
         if pr.codec.fixed:  # integers: the last level's prefix is the whole item
             last = pr.levels - 1
             self._need(last, last)
-            return pr.count_estimates(self, self._level(last), int(self.group_sizes()[last]),
+            return self.count_estimates(self.level_counts(last), int(self.group_sizes()[last]),
                                       pr._keys(packed, np.full(n_items, pr.levels), self.threads), pr.options["k_prime"])
         # a string of λ bytes is complete, with one key, at every level l >= λ (8(l + 1) > 8λ bits)
-        return pr.pooled_estimates(self, packed, [8 * (lvl + 1) for lvl in range(pr.levels)], pr.options["k_prime"])
-
-    def _level(self, lvl: int) -> np.ndarray:
-        return self._state[f"counts_{lvl:03d}"]
+        return self.pooled_estimates(packed, [8 * (lvl + 1) for lvl in range(pr.levels)], pr.options["k_prime"])
 
     def _need(self, first: int, last: int) -> None:
         """ValueError unless levels first..last (which estimate the items) have reports."""
@@ -259,7 +256,7 @@ class StringPEM(HeavyHittersConfiguration, name="string_pem", aggregator=StringA
         """count_estimates of the first b symbols of each row's x⊥ (none when no user reported)."""
         if not rows.shape[0] or users == 0:
             return np.zeros(0), np.zeros(0)
-        return self.count_estimates(agg, counts, users, self._keys(_pack_rows(rows), np.full(rows.shape[0], b),
+        return agg.count_estimates(counts, users, self._keys(_pack_rows(rows), np.full(rows.shape[0], b),
                                                                  agg.threads), self.options["k_prime"])
 
     def max_candidates(self) -> int:
@@ -279,7 +276,7 @@ class StringPEM(HeavyHittersConfiguration, name="string_pem", aggregator=StringA
     def _find(self, agg: HHAggregator) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:  # type: ignore[override]
         keep, L = self.options["keep"], self.levels
         sizes = agg.group_sizes()
-        level = [agg._state[f"counts_{l:03d}"] for l in range(L)]  # each (k′, g)
+        level = [agg.level_counts(l) for l in range(L)]  # each (k′, g)
         pooled = level[0].copy()
         for counts in level[1:]:
             pooled += counts  # the levels >= lvl, updated below

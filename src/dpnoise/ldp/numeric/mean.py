@@ -272,7 +272,7 @@ class MeanConfiguration(Configuration, family="mean"):
         # (memoisable) bit at ε = ε∞; constant-time kernels (then the row's own checks)
         self._init_variants(constant_time, instantaneous_epsilon, f"method {self.name!r}")
         self.kernels.check(self)
-        self.mixes = self.name == "hybrid" and F.hybrid_mixes(float(self.gamma))
+        self.mixes = self.kernel == F.HYBRID and F.hybrid_mixes(float(self.gamma))
         self._scale = self.kernels.scale(self.low, self.high)
         self.grid_z, self.grid_bits, _, _ = _core.ldp.mean_grid(
             self.kernel, *self._kernel_bounds(), self.gamma.numerator, self.gamma.denominator, self.mixes)
@@ -417,7 +417,7 @@ class MeanConfiguration(Configuration, family="mean"):
         float
             The variance, in squared value units.
         """
-        return F.worst_case_variance(self.name, self.estimator_epsilon) * self.half_width ** 2
+        return F.worst_case_variance(self.kernel, self.estimator_epsilon) * self.half_width ** 2
 
     def grid_worst_case_variance(self) -> float:
         """The implemented mechanism's worst case (values' units): Piecewise at C~ >= C plus the
@@ -428,7 +428,7 @@ class MeanConfiguration(Configuration, family="mean"):
         float
             The variance, in squared value units.
         """
-        return F.grid_worst_case_variance(self.name, self.estimator_epsilon, self.c_tilde,
+        return F.grid_worst_case_variance(self.kernel, self.estimator_epsilon, self.c_tilde,
                                           self.grid_bits) * self.half_width ** 2
 
     # -- randomizer ----------------------------------------------------------------------------
@@ -543,7 +543,7 @@ class MeanAggregator(Aggregator):
 
     def _mean_t_variance(self) -> np.ndarray:
         cfg = self.protocol
-        worst = F.grid_worst_case_variance(cfg.name, cfg.estimator_epsilon, cfg.c_tilde, cfg.grid_bits)
+        worst = F.grid_worst_case_variance(cfg.kernel, cfg.estimator_epsilon, cfg.c_tilde, cfg.grid_bits)
         return F.mean_variance(self._moments(), self._state["users"], worst)
 
     def _shape(self, x: np.ndarray) -> Any:
@@ -610,14 +610,6 @@ class MeanAggregator(Aggregator):
         _no_items(items)
         return np.atleast_1d(self.mean_stderr()).astype(np.float64)
 
-    def top(self, m: Any = 10) -> Any:
-        """Refused with TypeError: a mean oracle has no items to rank."""
-        raise TypeError("a mean oracle has no items to rank; use mean() and mean_stderr()")
-
-    def above(self, count: Any) -> Any:
-        """Refused with TypeError: a mean oracle has no items to rank."""
-        raise TypeError("a mean oracle has no items to rank; use mean() and mean_stderr()")
-
 
 def _no_items(items: Any) -> None:
     if items is not None:
@@ -630,7 +622,7 @@ MeanConfiguration.client_class = Client
 
 class Duchi(MeanConfiguration, name="duchi"):
     """Duchi, Jordan & Wainwright (JASA 2018): one bit, ±C."""
-    kernel = 0
+    kernel = F.DUCHI_BIT
     method_fields = (ReportField("bits", PACKED, np.uint8),)
 
 
@@ -638,20 +630,20 @@ class BitMean(MeanConfiguration, name="bitmean"):
     """1BitMean (Ding, Kulkarni & Yekhanin, NeurIPS 2017): the same bit as Duchi's in one dimension.
     Supports daily collection (§3: α-point rounding to ``points`` and memoisation with
     ``client(device_key=)``; §4: ``instantaneous_epsilon``)."""
-    kernel = 0
+    kernel = F.DUCHI_BIT
     longitudinal = True
     method_fields = (ReportField("bits", PACKED, np.uint8),)
 
 
 class Piecewise(MeanConfiguration, name="piecewise"):
     """The Piecewise mechanism (Wang et al., ICDE 2019, Alg. 2) on a dyadic output grid."""
-    kernel = 1
+    kernel = F.PIECEWISE
     method_fields = (ReportField("values", PER_USER, np.int64),)
 
 
 class Hybrid(MeanConfiguration, name="hybrid"):
     """The hybrid mechanism (Wang et al., ICDE 2019, §III-C)."""
-    kernel = 2
+    kernel = F.HYBRID
     method_fields = (ReportField("kinds", PACKED, np.uint8), ReportField("values", PER_USER, np.int64))
 
 
@@ -716,10 +708,9 @@ def _check_state(oracle: MeanConfiguration, state: Dict[str, np.ndarray], n: int
     users, du, do = state["users"], state["duchi_users"], state["duchi_ones"]
     bad = (users < 0).any() or (du < 0).any() or (do < 0).any() or (du > users).any() or (do > du).any()
     bad = bad or int(users.sum(dtype=object)) != n
-    fields = {f.name for f in oracle.method_fields}
-    if "values" not in fields:  # Duchi's bit only (duchi, bitmean): every user is a Duchi user
+    if oracle.kernel == F.DUCHI_BIT:  # every user is a Duchi user
         bad = bad or (du != users).any() or state["pm_sum"].any() or state["pm_sum_squares"].any()
-    elif "kinds" not in fields:  # Piecewise only: no Duchi user
+    elif oracle.kernel == F.PIECEWISE:  # no Duchi user
         bad = bad or du.any()
     if not bad:
         z = oracle.grid_z
