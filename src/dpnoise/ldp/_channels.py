@@ -30,6 +30,20 @@ def one_bit_variance(epsilon: float, d: int = 0) -> float:
     return ((em1 + 2) / em1) ** 2
 
 
+def oue_bit(gamma: Any) -> Channel:
+    """(p, q, p − q) of optimized unary encoding's bit at γ: p = 1/2, q = 1/(e^γ + 1) (Wang,
+    Blocki, Li & Jha 2017, §4.3), p − q = (e^γ − 1)/(2(e^γ + 1)) from expm1 (accurate for small ε)."""
+    em1 = math.expm1(float(gamma))
+    return 0.5, 1.0 / (em1 + 2.0), em1 / (2.0 * (em1 + 2.0))
+
+
+def sue_bit(gamma: Any) -> Channel:
+    """(p, q, p − q) of symmetric unary encoding's bit at γ (basic RAPPOR; Erlingsson, Pihur &
+    Korolova 2014): p = e^{γ/2}/(e^{γ/2} + 1), q = 1 − p, p − q = (h − 1)/(h + 1), h − 1 = expm1(γ/2)."""
+    hm1 = math.expm1(float(gamma) / 2)
+    return (hm1 + 1.0) / (hm1 + 2.0), 1.0 / (hm1 + 2.0), hm1 / (hm1 + 2.0)
+
+
 def symmetric_two_layers(p_perm: float, gap_perm: float, p_inst: float, gap_inst: float,
                          k: int) -> Channel:
     """(P, Q, P − Q) of two k-ary symmetric channels in a row (keep probabilities p, the others

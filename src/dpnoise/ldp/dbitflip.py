@@ -20,7 +20,6 @@ variance is (n − c_v) q(1 − q)/((p − q)² π_v) + c_v (1 + p(1 − p)/(p �
 """
 from __future__ import annotations
 
-import math
 import secrets
 from typing import Any, Dict, Optional
 
@@ -31,7 +30,7 @@ from .._validate import integer
 from ..bit_generator import PublicStream
 from ..generator import Generator
 from ._aggregator import count_into
-from ._channels import layered
+from ._channels import layered, sue_bit
 from ._frequency import FrequencyAggregator, FrequencyConfiguration
 from ._kernels import Kernels, KernelTable
 from ._memo import DEFAULT_POOL_SIZE, check_pool_size
@@ -135,10 +134,8 @@ class DBitFlip(FrequencyConfiguration, name="dbitflip", aggregator=DBitFlipAggre
         _ = self.pool  # computed with it
         return self._coverage
 
-    def _channel(self, gamma: Any) -> tuple:
-        """(p, q, p − q) of one bit at γ: SUE's channel, p = e^{γ/2}/(e^{γ/2} + 1) (§2.2)."""
-        hm1 = math.expm1(float(gamma) / 2)
-        return (hm1 + 1.0) / (hm1 + 2.0), 1.0 / (hm1 + 2.0), hm1 / (hm1 + 2.0)
+    # (p, q, p − q) of one bit at γ: SUE's channel, p = e^{γ/2}/(e^{γ/2} + 1) (§2.2)
+    _channel = staticmethod(sue_bit)
 
     def _pq(self) -> tuple:
         return layered(self, self._channel)

@@ -15,14 +15,13 @@ to 2^20; for larger domains use "olh" or "hadamard".
 """
 from __future__ import annotations
 
-import math
 from typing import Any, Dict, Optional
 
 import numpy as np
 
 from .. import _core
 from ..generator import Generator
-from ._channels import layered, olh_variance
+from ._channels import layered, olh_variance, oue_bit, sue_bit
 from ._frequency import FrequencyAggregator, FrequencyConfiguration
 from ._kernels import Kernels, KernelTable
 from ._protocol import native
@@ -195,10 +194,7 @@ class OUE(_UnaryEncoding, name="oue", cost_rank=3):
 
     variance_formula = staticmethod(olh_variance)
 
-    def _channel(self, gamma: object) -> tuple:
-        """(p, q, p − q) with p − q = (e^γ − 1)/(2(e^γ + 1)) from expm1 (accurate for small ε)."""
-        em1 = math.expm1(float(gamma))
-        return 0.5, 1.0 / (em1 + 2.0), em1 / (2.0 * (em1 + 2.0))
+    _channel = staticmethod(oue_bit)
 
 
 class SUE(_UnaryEncoding, name="sue"):
@@ -211,7 +207,4 @@ class SUE(_UnaryEncoding, name="sue"):
 
     kernel_table = _unary_kernels(2)
 
-    def _channel(self, gamma: object) -> tuple:
-        """(p, q, p − q) with h − 1 = expm1(γ/2): p − q = (h − 1)/(h + 1)."""
-        hm1 = math.expm1(float(gamma) / 2)
-        return (hm1 + 1.0) / (hm1 + 2.0), 1.0 / (hm1 + 2.0), hm1 / (hm1 + 2.0)
+    _channel = staticmethod(sue_bit)
