@@ -30,7 +30,7 @@ from .._validate import integer
 from ..bit_generator import PublicStream
 from ..generator import Generator
 from ._aggregator import count_into
-from ._channels import layered, sue_bit
+from ._channels import layered, oue_bit, sue_bit
 from ._frequency import FrequencyAggregator, FrequencyConfiguration
 from ._kernels import Kernels, KernelTable
 from ._memo import DEFAULT_POOL_SIZE, check_pool_size
@@ -93,7 +93,7 @@ class DBitFlip(FrequencyConfiguration, name="dbitflip", aggregator=DBitFlipAggre
         opts = dict(options)
         k = self.domain_size
         if k > MAX_DBITFLIP_DOMAIN:
-            raise ValueError(f"domain_size must be at most 2^20 for 'dbitflip' (a public permutation of the "
+            raise ValueError(f"domain_size must be at most 2^20 for {self.name!r} (a public permutation of the "
                              f"buckets), got {k}")
         b = integer(opts.pop("bits", min(k, DEFAULT_BITS)), "bits")
         if not 1 <= b <= min(k, MAX_BITS):
@@ -110,7 +110,7 @@ class DBitFlip(FrequencyConfiguration, name="dbitflip", aggregator=DBitFlipAggre
         if not 0 <= key < 1 << 256:
             raise ValueError("pool_key must be in [0, 2^256)")
         if opts:
-            raise TypeError(f"protocol 'dbitflip' takes no option {sorted(opts)[0]!r}")
+            raise TypeError(f"protocol {self.name!r} takes no option {sorted(opts)[0]!r}")
         return {"bits": b, "pool_size": size, "pool_key": key}
 
     @property
@@ -134,8 +134,10 @@ class DBitFlip(FrequencyConfiguration, name="dbitflip", aggregator=DBitFlipAggre
         _ = self.pool  # computed with it
         return self._coverage
 
-    # (p, q, p − q) of one bit at γ: SUE's channel, p = e^{γ/2}/(e^{γ/2} + 1) (§2.2)
+    # (p, q, p − q) of one bit at γ: SUE's channel, p = e^{γ/2}/(e^{γ/2} + 1) (§2.2), drawn by the
+    # unary kernels as "sue"
     _channel = staticmethod(sue_bit)
+    bit_channel = "sue"
 
     def _pq(self) -> tuple:
         return layered(self, self._channel)
@@ -144,8 +146,8 @@ class DBitFlip(FrequencyConfiguration, name="dbitflip", aggregator=DBitFlipAggre
         """b exact bits a report: Bernoulli(p) at ``columns`` (< b), Bernoulli(q) elsewhere; a
         column b is the dummy (no bit is p). SUE's exact kernel over b + 1 columns, the dummy cut."""
         b = self.options["bits"]
-        words = self.kernels.unary(native(rng), "sue", np.ascontiguousarray(columns, dtype=np.int64), b + 1, gamma.numerator,
-                       gamma.denominator, threads)
+        words = self.kernels.unary(native(rng), self.bit_channel, np.ascontiguousarray(columns, dtype=np.int64), b + 1,
+                                   gamma.numerator, gamma.denominator, threads)
         return words[:, 0] & np.uint64((1 << b) - 1)
 
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
@@ -161,10 +163,10 @@ class DBitFlip(FrequencyConfiguration, name="dbitflip", aggregator=DBitFlipAggre
         return self._bits(rng, column, self.gamma, threads)
 
     def _gathered_bits(self, rng: Generator, items: np.ndarray, j: np.ndarray, threads: int) -> np.ndarray:
-        """Row j's bits with no search for the item: bit t is SUE's channel on [pool[j, t] == x],
+        """Row j's bits with no search for the item: bit t is the bit channel on [pool[j, t] == x],
         the compare branch-free in the kernel over the public rows gathered by the public j."""
         g = self.gamma
-        words = self.kernels.unary(native(rng), "sue", np.ascontiguousarray(items, dtype=np.int64),
+        words = self.kernels.unary(native(rng), self.bit_channel, np.ascontiguousarray(items, dtype=np.int64),
                                    self.options["bits"], g.numerator, g.denominator, threads, keys=self.pool[j])
         return np.ascontiguousarray(words[:, 0])
 
@@ -204,3 +206,26 @@ class DBitFlip(FrequencyConfiguration, name="dbitflip", aggregator=DBitFlipAggre
     def state_bytes(self) -> int:
         """K (b + 1) int64 counters."""
         return 8 * self.options["pool_size"] * (self.options["bits"] + 1)
+
+
+class DBitFlipOUE(DBitFlip, name="dbitflip_oue"):
+    """dBitFlip with optimized unary encoding's bit channel (Wang, Blocki, Li & Jha, USENIX
+    Security 2017, §4.3): bit t is 1 with probability p = 1/2 if the row's bucket t is the item,
+    else q = 1/(e^ε + 1). An item changes at most two bits, so a report is ε-LDP (the ratio
+    (p/q)·((1 − q)/(1 − p)) = e^ε); the variance per user at coverage π = b/k is
+    q(1 − q)/((p − q)² π) = 4e^ε/((e^ε − 1)² π), OUE's over π, below SUE's 4e^{ε/2}/((e^{ε/2} − 1)² π)
+    where ε > 0. Options, reports, pool, estimator and daily collection as ``"dbitflip"``."""
+
+    _channel = staticmethod(oue_bit)
+    bit_channel = "oue"
+
+    def _instantaneous(self, rng: Generator, data: Dict[str, np.ndarray], n: int,
+                       threads: int) -> Dict[str, np.ndarray]:
+        """The per-report layer: each bit B through OUE's channel at ε₁, S = (B & K) | (~B & F),
+        K Bernoulli(1/2) (raw stream bits) and F Bernoulli(q₁) (the row's bit kernel for the
+        dummy column b), all exact (as unary encoding's "oue")."""
+        b = self.options["bits"]
+        keep = np.asarray(rng.random_raw(data["bits"].shape[0], threads=threads), dtype=np.uint64)
+        fresh = self._bits(rng, np.full(data["bits"].shape[0], b), self.gamma1, threads)
+        bits = ((data["bits"] & keep) | (~data["bits"] & fresh)) & np.uint64((1 << b) - 1)
+        return {"indices": data["indices"], "bits": bits}
