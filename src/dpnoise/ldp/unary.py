@@ -100,7 +100,7 @@ class _UnaryEncoding(FrequencyConfiguration, aggregator=UnaryAggregator):
         """The kernel row's unary kernel: the exact one (geometric skips), or the packed
         constant-time one (one pass per report over the d columns, each bit "U < T" for a 128-bit
         uniform U and a public threshold T selected by a branch-free compare of the column with
-        the item; cpp/include/dpnoise/exact/constant_time/ldp_randomizers.hpp); no one-hot matrix."""
+        the item; ldp_randomizers.hpp); no one-hot matrix."""
         g = self.gamma
         items = np.ascontiguousarray(items, dtype=np.int64)
         return {"bits": self.kernels.unary(native(rng), self.name, items, self.domain_size, g.numerator,
