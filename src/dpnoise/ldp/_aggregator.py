@@ -4,7 +4,7 @@ results come in. Model: google/differential-privacy ``cc/algorithms/algorithm.h`
 Serialize / Merge envelope for every aggregation)."""
 from __future__ import annotations
 
-from typing import Any, ClassVar, Dict, List, NamedTuple
+from typing import Any, ClassVar, Dict, NamedTuple
 
 import numpy as np
 

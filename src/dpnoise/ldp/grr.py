@@ -5,7 +5,7 @@ mechanism (cpp/include/dpnoise/exact/randomized_response.hpp): one kernel for bo
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, Optional
+from typing import Dict, Optional
 
 import numpy as np
 

@@ -493,7 +493,19 @@ class HHAggregator(Aggregator):
         """PEM/TreeHist over strings: prefix extension over the bits of x⊥, group l reporting
         prefixes of ``groups[l].shift`` bits (_strings.find_by_bit_prefixes). A complete
         string found at level l is estimated from the counts of the levels >= l pooled (its key
-        is the same in all of them)."""
+        is the same in all of them).
+
+        Parameters
+        ----------
+        select : callable
+            ``select(estimates, empty_key_stderrs)``: the indices of a level's candidates to keep,
+            best first.
+
+        Returns
+        -------
+        tuple of (numpy.ndarray, numpy.ndarray, numpy.ndarray)
+            The found items (uint64 keys), their estimates and variances.
+        """
         pr = self.protocol
         L = len(pr.groups)
         sizes = self.group_sizes()
