@@ -43,13 +43,11 @@ class Kernels:
     def __init__(self, *, draws: Count = 1, instantaneous_draws: Count = 1, **kernels: Any) -> None:
         self._draws = draws
         self._instantaneous_draws = instantaneous_draws
+        clash = sorted(set(kernels) & set(dir(Kernels)))
+        if clash:
+            raise ValueError(f"kernel names must not hide the row's own attributes: {clash}")
         self._kernels: Dict[str, Any] = dict(kernels)
-
-    def __getattr__(self, name: str) -> Any:
-        try:
-            return self.__dict__["_kernels"][name]
-        except KeyError:
-            raise AttributeError(f"this kernel row has no kernel {name!r}") from None
+        self.__dict__.update(kernels)  # row.name is a plain attribute: no lookup cost per call
 
     def get(self, name: str) -> Any:
         """The kernel ``name`` of this row, or None where the row has none.

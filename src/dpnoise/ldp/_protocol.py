@@ -140,7 +140,8 @@ class Configuration:
     @property
     def kernels(self) -> Kernels:
         """The row of the class's kernel table this instance's variant selects."""
-        return self.kernel_table.row(self.constant_time)
+        table = self.kernel_table
+        return table.constant_time if self.constant_time else table.variable_time  # (table.row, inlined)
 
     def _variant_params(self) -> Dict[str, Any]:
         """The variants' part of ``params()``, recorded only when set (older blobs and params keep
