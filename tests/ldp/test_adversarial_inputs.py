@@ -201,7 +201,7 @@ def test_tiny_epsilon_gives_finite_accurate_formulas(name, eps):
 
 
 def test_variance_formulas_use_expm1():
-    from dpnoise.ldp._choose import grr_variance, olh_variance, one_bit_variance
+    from dpnoise.ldp._channels import grr_variance, olh_variance, one_bit_variance
     e = 1e-10
     assert grr_variance(e, 2) == pytest.approx(1 / e ** 2, rel=1e-6)
     assert olh_variance(e) == pytest.approx(4 / e ** 2, rel=1e-6)

@@ -1,4 +1,5 @@
-"""``constant_time=True`` on the local-DP frequency oracles (CONSTANT_TIME_PROTOCOLS; the bit
+"""``constant_time=True`` on the local-DP frequency oracles (those whose kernel table has a
+constant-time row: CONSTANT_TIME_PROTOCOLS below, checked against the declarations; the bit
 randomizers' exact laws in test_constant_time_ldp_bits.py): the report law equals the default client's, the
 aggregators stay unbiased, the option is a recorded configuration parameter, and every other
 configuration refuses it. Statistical tests use fixed seeds; each states its false-alarm rate."""
@@ -10,7 +11,11 @@ import pytest
 import dpnoise
 from dpnoise import _core, ldp
 from dpnoise.accounting.losses import ApproxDP
-from dpnoise.ldp._protocol import CONSTANT_TIME_PROTOCOLS, Configuration
+from dpnoise.ldp import Configuration
+
+# frequency oracles that declare constant-time kernels (their kernel tables' constant-time rows):
+# written out here so that a protocol losing its row is caught
+CONSTANT_TIME_PROTOCOLS = ("grr", "olh", "flh", "sue", "oue", "hadamard", "cms", "hcms", "dbitflip", "zmatrix")
 
 TV = 2.0**-64
 N = 200_000
@@ -114,11 +119,22 @@ def test_option_is_a_recorded_configuration_parameter(name):
         assert both.privacy_loss().loss.permanent_epsilon == 1.5
 
 
+def test_support_is_read_from_the_declarations():
+    """Which configurations take constant_time=True is what their kernel tables declare: the
+    frequency oracles above, every mean method, and the heavy-hitters methods but string_pem."""
+    declared = {fam: sorted(n for n, c in base.registered().items() if c.supports("constant_time"))
+                for fam, base in Configuration.families().items()}
+    assert set(CONSTANT_TIME_PROTOCOLS) <= set(declared["frequency"])  # (and any protocol added since)
+    assert declared["mean"] == sorted(Configuration.families()["mean"].registered())
+    assert declared["heavy_hitters"] == ["bitstogram", "pem", "treehist"]
+    with pytest.raises(ValueError, match="variant"):
+        Configuration.supports("shuffled")
+
+
 def _refusing_configurations():
     for family, base in Configuration.families().items():
         for name, cls in base.registered().items():
-            if not (family == "frequency" and name in CONSTANT_TIME_PROTOCOLS) and family != "mean" and \
-                    not (family == "heavy_hitters" and cls.constant_time_option):  # tests/ldp/test_heavy_hitters_constant_time.py
+            if not cls.supports("constant_time"):  # the others: here and test_heavy_hitters_constant_time.py
                 yield pytest.param(cls, id=f"{family}-{name}")
 
 
@@ -132,7 +148,7 @@ def test_other_configurations_refuse_constant_time(cls, monkeypatch):
         monkeypatch.setattr(cls, "example_options", {**cls.example_options, "constant_time": flag})
         make = cls.example
         if flag:
-            with pytest.raises(ValueError, match=r"constant_time=True.*'grr', 'olh', 'flh', 'sue'"):
+            with pytest.raises(ValueError, match=r"constant_time=True.*frequency: 'cms', 'dbitflip',.* 'grr'"):
                 make()
         else:
             assert "constant_time" not in make().params()

@@ -15,8 +15,9 @@ from scipy import stats
 import dpnoise
 from dpnoise import ldp
 from dpnoise.accounting import Accountant, PrivacyBudget, PureDP, WithinTotalVariation
-from dpnoise.ldp.longitudinal import (LongitudinalDP, memo_fingerprint, memo_generator, memoised_batch,
-                                      memoised_reports)
+from dpnoise.ldp._kernels import Kernels, KernelTable
+from dpnoise.ldp._memo import memo_fingerprint, memo_generator, memoised_batch, memoised_reports
+from dpnoise.ldp.longitudinal import LongitudinalDP
 
 TV = 2.0**-64
 EPS, EPS1 = 2.0, 1.0
@@ -268,8 +269,17 @@ def test_no_variable_time_kernel_is_called(name, monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("a variable-time kernel was called")
 
+    exact = {getattr(_core.ldp, kernel) for kernel in EXACT_KERNELS}
     for kernel in EXACT_KERNELS:
         monkeypatch.setattr(_core.ldp, kernel, refuse)
+    # the kernels are picked from the class's table: its constant-time row names none of the exact
+    # kernels, and every kernel of its variable-time row refuses
+    for cls in ldp.Configuration.families()["frequency"].registered().values():
+        table = cls.kernel_table
+        if table.constant_time is not None:
+            assert not exact & set(table.constant_time._kernels.values())
+        names = {k: refuse for k in table.variable_time._kernels}
+        monkeypatch.setattr(cls, "kernel_table", KernelTable(Kernels(**names), table.constant_time))
     fo = make(name)
     keys = np.random.default_rng(6).integers(0, 256, (3, 32), dtype=np.uint8)
     assert len(fo.client(device_key=key(4)).privatize([0, 1, 1])) == 3

@@ -122,7 +122,7 @@ def test_bad_device_keys_charge_nothing():
 def test_kernel_rows_equal_the_python_rows(name, opts):
     """The permanent layer from the keyed-row kernel against the generator-per-row path, on
     random keys and items (OLH with instantaneous_epsilon and no pool: per-device secret seeds)."""
-    from dpnoise.ldp.longitudinal import memo_fingerprint, memo_generator, memoised_batch
+    from dpnoise.ldp._memo import memo_fingerprint, memo_generator, memoised_batch
 
     fo = ldp.FrequencyOracle(name, 1.5, 300, **opts)
     rng = np.random.default_rng(8)

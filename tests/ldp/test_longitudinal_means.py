@@ -10,7 +10,8 @@ import pytest
 import dpnoise
 from dpnoise import ldp
 from dpnoise.accounting import PrivacyBudget
-from dpnoise.ldp.longitudinal import LongitudinalDP, alpha_point_round, memo_fingerprint
+from dpnoise.ldp._memo import memo_fingerprint
+from dpnoise.ldp.longitudinal import LongitudinalDP, alpha_point_round
 from dpnoise.ldp.numeric import _formulas as F
 
 BOUNDS = (0.0, 600.0)  # minutes a day

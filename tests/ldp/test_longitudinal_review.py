@@ -69,7 +69,7 @@ def test_permanent_answer_keyed_by_every_permanent_parameter():
     # domain and a pool key each give another stream; ε₁ alone does not. GRR over 2^20 items at
     # ε∞ = 0.5 answers nearly uniformly: two independent streams agree on all 6 items with
     # probability about 2^-120 (false alarm nil).
-    from dpnoise.ldp.longitudinal import memo_fingerprint
+    from dpnoise.ldp._memo import memo_fingerprint
 
     items = [0, 1, 2, 3, 4, 5]
 

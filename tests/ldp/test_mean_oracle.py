@@ -300,7 +300,7 @@ def test_hybrid_never_worse_than_the_others():
     strictly below both where it mixes, ε > ε* ≈ 0.61, Wang et al. 2019)."""
     eps_star = None
     for eps in np.geomspace(2**-10, 20, 400):
-        h, d, p = (F.worst_case_variance(m, eps) for m in ("hybrid", "duchi", "piecewise"))
+        h, d, p = (F.worst_case_variance(m, eps) for m in (F.HYBRID, F.DUCHI_BIT, F.PIECEWISE))
         assert h <= d and h <= p
         if F.hybrid_mixes(eps) and eps_star is None:
             eps_star = eps

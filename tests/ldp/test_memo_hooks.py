@@ -7,8 +7,8 @@ import pytest
 
 from dpnoise import ldp
 from dpnoise.accounting import PrivacyBudget
-from dpnoise.ldp import longitudinal
-from dpnoise.ldp.longitudinal import memo_fingerprint, memoised_batch, memoised_reports
+from dpnoise.ldp import _memo
+from dpnoise.ldp._memo import memo_fingerprint, memoised_batch, memoised_reports
 
 KERNEL_CASES = {"grr": {}, "olh": {"pool_size": 16, "pool_key": 3}, "oue": {}, "sue": {}}
 
@@ -26,20 +26,20 @@ def test_hook_bits_equal_the_per_row_path(name):
     fo = ldp.FrequencyOracle(name, 1.5, 70, **KERNEL_CASES[name])
     keys, items = small_batch(70)
     fp = memo_fingerprint(fo)
-    fast = fo._memo_rows_kernel(keys, fp, longitudinal._MEMO_PERSON, items, 2)
-    rows = longitudinal._memo_rows(fo, keys, fp, items)
+    fast = fo._memo_rows_kernel(keys, fp, _memo._MEMO_PERSON, items, 2)
+    rows = _memo._memo_rows(fo, keys, fp, items)
     assert fast is not None and sorted(fast) == sorted(rows[0])
     for field in fast:
         np.testing.assert_array_equal(fast[field], np.concatenate([r[field] for r in rows]))
     slow = ldp.FrequencyOracle(name, 1.5, 70, constant_time=True, **KERNEL_CASES[name])
-    assert slow._memo_rows_kernel(keys, memo_fingerprint(slow), longitudinal._MEMO_PERSON, items, 1) is None
+    assert slow._memo_rows_kernel(keys, memo_fingerprint(slow), _memo._MEMO_PERSON, items, 1) is None
 
 
 @pytest.mark.parametrize("name,opts", [("flh", {"pool_key": 5}), ("dbitflip", {}), ("hadamard", {})])
 def test_protocols_without_a_kernel_return_none(name, opts):
     fo = ldp.FrequencyOracle(name, 1.5, 40, **opts)
     keys, items = small_batch(40)
-    assert fo._memo_rows_kernel(keys, memo_fingerprint(fo), longitudinal._MEMO_PERSON, items, 1) is None
+    assert fo._memo_rows_kernel(keys, memo_fingerprint(fo), _memo._MEMO_PERSON, items, 1) is None
 
 
 def test_the_hook_is_what_dispatches(monkeypatch):
@@ -63,7 +63,7 @@ def test_the_hook_is_what_dispatches(monkeypatch):
 
     grr = ldp.FrequencyOracle("grr", 1.5, 40)
     monkeypatch.setattr(type(grr), "_memo_rows_kernel", lambda self, *args: None)
-    rows = longitudinal._memo_rows(grr, keys, memo_fingerprint(grr), items)
+    rows = _memo._memo_rows(grr, keys, memo_fingerprint(grr), items)
     batch = grr.client().privatize(items, device_keys=keys)
     np.testing.assert_array_equal(batch.data["values"], np.concatenate([r["values"] for r in rows]))
 

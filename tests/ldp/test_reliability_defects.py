@@ -58,7 +58,7 @@ def test_default_flh_works_at_every_accepted_epsilon(epsilon):
 @pytest.mark.parametrize("name", ldp.protocols())
 def test_bool_items_are_refused(name):
     # defect 8: FO clients took True as 1 (docs/ldp.md says TypeError; heavy hitters refuse them)
-    client = ldp.Protocol.registered()[name].example().client(rng(), allow_insecure=True)
+    client = ldp.FrequencyConfiguration.registered()[name].example().client(rng(), allow_insecure=True)
     with pytest.raises(TypeError, match="items"):
         client.privatize(np.array([True, False]))
     with pytest.raises(TypeError, match="items"):
@@ -108,7 +108,7 @@ def test_public_keys_default_to_fresh_random_keys():
 def test_frequency_oracles_have_top_and_above(name):
     # issue 22 item 4: the same records as heavy hitters (item, estimate, stderr, interval)
     # margins of at least 5 standard errors (about 100 here), whatever the random public keys
-    fo = ldp.Protocol.registered()[name].example(4.0, 16)
+    fo = ldp.FrequencyConfiguration.registered()[name].example(4.0, 16)
     items = np.repeat(np.arange(16), [4000, 3000, 2000] + [10] * 13)
     agg = fo.aggregator().add(fo.client(rng(5), allow_insecure=True).privatize(items))
     top = agg.top(3)

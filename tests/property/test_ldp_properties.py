@@ -12,7 +12,7 @@ from dpnoise import ldp
 
 SETTINGS = settings(max_examples=40, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-FO = {name: cls.example(2.0, 64) for name, cls in sorted(ldp.Protocol.registered().items())}
+FO = {name: cls.example(2.0, 64) for name, cls in sorted(ldp.FrequencyConfiguration.registered().items())}
 HH = {name: cls.example() for name, cls in sorted(ldp.HHProtocol.registered().items())} \
     if hasattr(ldp, "HHProtocol") else {name: ldp.HeavyHitters(name, 4.0, 16, k=4, k_prime=64)
                                         for name in ldp.heavy_hitters.methods()}

@@ -13,8 +13,10 @@ from ._aggregator import Aggregator, HeavyHitter
 from ._protocol import Client, Configuration
 from ._reports import Reports
 from ._schema import PACKED, PER_USER, ROW, ReportField, report_rows, reports_from_rows
-from ._frequency import FrequencyOracle, Protocol, protocols, register
+from ._frequency import FrequencyConfiguration, FrequencyOracle, Protocol, protocols
+from ._frequency import register as _register
 from ._choose import compare, recommend
+from ._deprecated import deprecated_attributes
 from ._discover import import_public_modules
 
 # every public module of this package is imported, and so registers the protocols it defines:
@@ -23,9 +25,19 @@ import_public_modules(__name__, __path__)
 from . import postprocess  # noqa: E402
 from .postprocess import clip_nonnegative, norm_sub, project_simplex
 from . import heavy_hitters
-from .heavy_hitters import HeavyHitters, HHAggregator, HHReports
-from .numeric import MeanOracle  # noqa: F401  (numeric mean and sum oracles)
+from .heavy_hitters import HeavyHitters, HeavyHittersConfiguration, HHAggregator, HHReports
+from .numeric import MeanAggregator, MeanConfiguration, MeanOracle
 
-__all__ = ["Aggregator", "Client", "Configuration", "FrequencyOracle", "HHAggregator", "HHReports", "HeavyHitter",
-           "HeavyHitters", "PACKED", "PER_USER", "ROW", "ReportField", "heavy_hitters", "Protocol", "Reports",
-           "clip_nonnegative", "compare", "norm_sub", "postprocess", "project_simplex", "protocols", "recommend", "register", "report_rows", "reports_from_rows"]
+__getattr__ = deprecated_attributes(__name__, {
+    "register": (lambda: _register, "declare the protocol with class arguments, "
+                                    "class P(FrequencyConfiguration, name=...), which registers it"),
+})
+
+# one naming scheme for the families: <Family>Configuration (the base a protocol subclasses),
+# <Family> or <Family>Oracle (the factory), <Family>Aggregator; ``Protocol`` is the frequency
+# base's 0.7 name (a plain alias while dpnoise.distributed.spark imports it)
+__all__ = ["Aggregator", "Client", "Configuration", "FrequencyConfiguration", "FrequencyOracle", "HHAggregator",
+           "HHReports", "HeavyHitter", "HeavyHitters", "HeavyHittersConfiguration", "MeanAggregator",
+           "MeanConfiguration", "MeanOracle", "PACKED", "PER_USER", "ROW", "ReportField", "heavy_hitters", "Protocol",
+           "Reports", "clip_nonnegative", "compare", "norm_sub", "postprocess", "project_simplex", "protocols",
+           "recommend", "report_rows", "reports_from_rows"]

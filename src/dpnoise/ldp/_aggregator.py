@@ -1,10 +1,10 @@
 """The server side of every LDP configuration: :class:`Aggregator` (add, merge, to_bytes,
-from_bytes, estimate, variance, stderr, top, above), and the :class:`HeavyHitter` records its
+from_bytes, estimate, variance, stderr; ``top`` and ``above`` are the ranking families'), and the :class:`HeavyHitter` records its
 results come in. Model: google/differential-privacy ``cc/algorithms/algorithm.h`` (one AddEntry /
 Serialize / Merge envelope for every aggregation)."""
 from __future__ import annotations
 
-from typing import Any, ClassVar, Dict, List, NamedTuple
+from typing import Any, ClassVar, Dict, NamedTuple
 
 import numpy as np
 
@@ -277,78 +277,6 @@ class Aggregator:
             float64 standard errors, in users.
         """
         return np.sqrt(self.variance(items))
-
-    def _records(self, idx: np.ndarray) -> List[HeavyHitter]:
-        est = self._estimates()[idx]
-        se = np.sqrt(np.maximum(self.variance()[idx], 0))
-        return [HeavyHitter(int(i), float(e), float(s), float(e - Z95 * s), float(e + Z95 * s))
-                for i, e, s in zip(idx, est, se)]
-
-    def top(self, m: Any = 10) -> List[HeavyHitter]:
-        """The m items with the largest estimates, largest first (ties: the smaller item), as
-        HeavyHitter(item, estimate, stderr, ci_low, ci_high).
-
-        The intervals are per item (normal, 95%): when many items are looked at, about 5% of
-        the intervals miss their true count, and the largest estimates are biased upward by
-        the selection itself (the winner's curse); widen to a Bonferroni level for a
-        simultaneous statement.
-
-        Parameters
-        ----------
-        m : int, default 10
-            How many items.
-
-        Returns
-        -------
-        list of HeavyHitter
-            m records, largest estimate first.
-
-        Raises
-        ------
-        ValueError
-            If m is not in [1, domain_size].
-        """
-        from .._validate import integer
-
-        d = self._estimates().size
-        m = integer(m, "m")
-        if not 1 <= m <= d:
-            raise ValueError(f"m must be in [1, {d}] (domain_size), got {m}")
-        est = self._estimates()
-        idx = np.argpartition(-est, m - 1)[:m] if m < d else np.arange(d)
-        idx = idx[np.lexsort((idx, -est[idx]))]
-        return self._records(idx)
-
-    def above(self, count: Any) -> List[HeavyHitter]:
-        """The items whose estimate is at least ``count``, largest first (see :meth:`top` for
-        what the intervals cover).
-
-        Parameters
-        ----------
-        count : float
-            The threshold, in users.
-
-        Returns
-        -------
-        list of HeavyHitter
-            Possibly empty, largest estimate first.
-
-        Raises
-        ------
-        TypeError
-            If ``count`` is not a number (bool included).
-        ValueError
-            If ``count`` is NaN or infinite.
-        """
-        if isinstance(count, (bool, np.bool_)) or not isinstance(count, (int, float, np.integer, np.floating)):
-            raise TypeError(f"count must be a number, got {type(count).__name__}")
-        c = float(count)
-        if not np.isfinite(c):
-            raise ValueError(f"count must be finite, got {count!r}")
-        est = self._estimates()
-        idx = np.flatnonzero(est >= c)
-        idx = idx[np.lexsort((idx, -est[idx]))]
-        return self._records(idx)
 
     # -- serialisation ---------------------------------------------------------------------------
     def to_bytes(self) -> bytes:

@@ -1,28 +1,18 @@
-"""Choosing a frequency oracle: the per-user variance formulas of the literature,
-:func:`compare` (each registered protocol's own error, time and state) and :func:`recommend`,
+"""Choosing a frequency oracle: :func:`compare` (each registered protocol's own error, time and
+state, from the formulas each protocol states: dpnoise.ldp._channels) and :func:`recommend`,
 which decides from every row of :func:`compare` (no protocol is named here)."""
 from __future__ import annotations
 
 import math
+import time
 from typing import Any, List, Tuple
 
+import numpy as np
 
-def grr_variance(epsilon: float, d: int) -> float:
-    """k-ary randomized response: (e^ε + d − 2)/(e^ε − 1)² (Wang et al. 2017, Eq. 2)."""
-    em1 = math.expm1(epsilon)  # e^ε − 1, accurate for small ε
-    return (em1 + d - 1) / em1 ** 2
-
-
-def olh_variance(epsilon: float, d: int = 0) -> float:
-    """OUE and OLH: 4e^ε/(e^ε − 1)² (Wang et al. 2017, Eqs. 7 and 12)."""
-    em1 = math.expm1(epsilon)
-    return 4 * (em1 + 1) / em1 ** 2
-
-
-def one_bit_variance(epsilon: float, d: int = 0) -> float:
-    """One kept-or-flipped ±1 bit per user (Hadamard, Z): ((e^ε + 1)/(e^ε − 1))²."""
-    em1 = math.expm1(epsilon)
-    return ((em1 + 2) / em1) ** 2
+from .._validate import integer, positive
+from ..generator import default_rng
+from ._frequency import FrequencyConfiguration, check_domain_size
+from ._privacy import check_epsilon
 
 
 class Recommendation(str):
@@ -93,12 +83,9 @@ def recommend(epsilon: float, domain_size: int, *, n: Any = None, server_seconds
     >>> dpnoise.ldp.recommend(2.0, 50_000, n=10**7, server_seconds=5)   # OLH's server is O(n d)
     'hadamard'
     """
-    from .._validate import integer, positive
-    from ._frequency import Protocol
-
     limit_s = None if server_seconds is None else positive(server_seconds, "server_seconds")
     limit_b = None if memory_bytes is None else integer(memory_bytes, "memory_bytes")
-    registry = Protocol.registered()
+    registry = FrequencyConfiguration.registered()
     candidates: List[dict] = []
     for row in compare(epsilon, domain_size, n=n):  # validates ε, d and n
         if not row["supported"] or (limit_b is not None and row["state_bytes"] > limit_b):
@@ -146,12 +133,6 @@ def _units(config: Any, n: int) -> Tuple[float, float]:
 def _seconds_per_unit(cls: Any, epsilon: float) -> Tuple[float, float]:
     """Client and server seconds per work unit of ``cls`` on this machine: one small timed run
     (2^14 reports, d = 1024), cached for the process."""
-    import time
-
-    import numpy as np
-
-    from ..generator import default_rng
-
     key = (cls.name, round(epsilon, 3))
     if key not in _CALIBRATION:
         config = cls.example(epsilon, 1024)
@@ -218,17 +199,13 @@ def compare(epsilon: float, domain_size: int, *, n: Any = None) -> List[dict]:
     ValueError
         For a bad ε or domain size, or n < 1.
     """
-    from .._validate import integer
-    from ._frequency import Protocol, check_domain_size
-    from ._protocol import check_epsilon
-
     eps = check_epsilon(epsilon)
     d = check_domain_size(domain_size)
     n = 10**6 if n is None else integer(n, "n")
     if n < 1:
         raise ValueError(f"n must be at least 1, got {n}")
     rows = []
-    for name, cls in sorted(Protocol.registered().items()):
+    for name, cls in sorted(FrequencyConfiguration.registered().items()):
         row: dict = {"protocol": name, "supported": False}
         try:
             config = cls(eps, d)

@@ -1,9 +1,9 @@
 """The frequency-oracle family: a configuration over items in [0, domain_size), and the
 :func:`FrequencyOracle` factory over its registry.
 
-A protocol module subclasses :class:`Protocol` with its metadata as class arguments::
+A protocol module subclasses :class:`FrequencyConfiguration` with its metadata as class arguments::
 
-    class GRR(Protocol, name="grr", aggregator=GRRAggregator, cost_rank=0):
+    class GRR(FrequencyConfiguration, name="grr", aggregator=GRRAggregator, cost_rank=0):
         report_fields = (ReportField("values", PER_USER, np.int64),)
         def _privatize(self, rng, items, threads): ...
         def variance_per_user(self): ...
@@ -18,11 +18,10 @@ from typing import Any, ClassVar, Dict, List, Optional, Type
 
 import numpy as np
 
-from .._release import constant_time as _ct
 from .._validate import integer
 from . import _wire
-from ._protocol import Client, Configuration, refuse_constant_time
-from .longitudinal import LongitudinalDP, check_instantaneous, constant_time_loss
+from ._aggregator import Z95, Aggregator, HeavyHitter
+from ._protocol import Client, Configuration
 
 MAX_DOMAIN = 1 << 40
 
@@ -71,7 +70,82 @@ def check_items(items: Any, domain_size: int, name: str = "items") -> np.ndarray
     return arr.astype(np.int64, copy=False)
 
 
-class Protocol(Configuration, family="frequency"):
+class FrequencyAggregator(Aggregator):
+    """The aggregator base of the frequency oracles: the envelope's, and the ranking of the
+    domain's items by their estimates (:meth:`top`, :meth:`above`)."""
+
+    def _records(self, idx: np.ndarray) -> List[HeavyHitter]:
+        est = self._estimates()[idx]
+        se = np.sqrt(np.maximum(self.variance()[idx], 0))
+        return [HeavyHitter(int(i), float(e), float(s), float(e - Z95 * s), float(e + Z95 * s))
+                for i, e, s in zip(idx, est, se)]
+
+    def top(self, m: Any = 10) -> List[HeavyHitter]:
+        """The m items with the largest estimates, largest first (ties: the smaller item), as
+        HeavyHitter(item, estimate, stderr, ci_low, ci_high).
+
+        The intervals are per item (normal, 95%): when many items are looked at, about 5% of
+        the intervals miss their true count, and the largest estimates are biased upward by
+        the selection itself (the winner's curse); widen to a Bonferroni level for a
+        simultaneous statement.
+
+        Parameters
+        ----------
+        m : int, default 10
+            How many items.
+
+        Returns
+        -------
+        list of HeavyHitter
+            m records, largest estimate first.
+
+        Raises
+        ------
+        ValueError
+            If m is not in [1, domain_size].
+        """
+        d = self._estimates().size
+        m = integer(m, "m")
+        if not 1 <= m <= d:
+            raise ValueError(f"m must be in [1, {d}] (domain_size), got {m}")
+        est = self._estimates()
+        idx = np.argpartition(-est, m - 1)[:m] if m < d else np.arange(d)
+        idx = idx[np.lexsort((idx, -est[idx]))]
+        return self._records(idx)
+
+    def above(self, count: Any) -> List[HeavyHitter]:
+        """The items whose estimate is at least ``count``, largest first (see :meth:`top` for
+        what the intervals cover).
+
+        Parameters
+        ----------
+        count : float
+            The threshold, in users.
+
+        Returns
+        -------
+        list of HeavyHitter
+            Possibly empty, largest estimate first.
+
+        Raises
+        ------
+        TypeError
+            If ``count`` is not a number (bool included).
+        ValueError
+            If ``count`` is NaN or infinite.
+        """
+        if isinstance(count, (bool, np.bool_)) or not isinstance(count, (int, float, np.integer, np.floating)):
+            raise TypeError(f"count must be a number, got {type(count).__name__}")
+        c = float(count)
+        if not np.isfinite(c):
+            raise ValueError(f"count must be finite, got {count!r}")
+        est = self._estimates()
+        idx = np.flatnonzero(est >= c)
+        idx = idx[np.lexsort((idx, -est[idx]))]
+        return self._records(idx)
+
+
+class FrequencyConfiguration(Configuration, family="frequency"):
     """Base class of one frequency-oracle configuration: ε, the domain size d and the
     protocol's options. Protocols declare ``report_fields``, implement ``_privatize`` (the
     client), ``variance_per_user`` (the estimator's variance formula) and name their aggregator
@@ -100,23 +174,15 @@ class Protocol(Configuration, family="frequency"):
     _reports_magic = _wire.FREQUENCY_REPORTS
     _header_key = "protocol"
     cost_rank: ClassVar[Optional[int]] = None
-    #: True where the keep/flip is k-ary randomized response and ``_check_options`` takes
-    #: ``constant_time`` (CONSTANT_TIME_PROTOCOLS); elsewhere constant_time=True is refused
-    constant_time_option: ClassVar[bool] = False
 
     def __init__(self, epsilon: float, domain_size: int, **options: Any) -> None:
         self._init_epsilon(epsilon)
         self.domain_size = check_domain_size(domain_size)
-        # daily collection: a fresh per-report layer at ε₁ over the (memoisable) answer at ε
-        self.instantaneous_epsilon, self.gamma1 = check_instantaneous(self, options.pop("instantaneous_epsilon", None))
-        constant_time = options.pop("constant_time", False)
-        if not self.constant_time_option:
-            refuse_constant_time(constant_time, f"protocol {self.name!r}")
-        else:  # with instantaneous_epsilon both layers use the constant-time kernels (longitudinal.py)
-            _ct.check_flag(constant_time)
+        # the variants (the envelope's): daily collection, a fresh per-report layer at ε₁ over the
+        # (memoisable) answer at ε; constant-time kernels (the class's kernel table), both layers
+        self._init_variants(options.pop("constant_time", False), options.pop("instantaneous_epsilon", None),
+                            f"protocol {self.name!r}")
         self.options = self._check_options(options)
-        if constant_time:  # recorded only when True: older blobs and params keep matching
-            self.options["constant_time"] = True
 
     # -- to override -----------------------------------------------------------------------
     def _check_options(self, options: Dict[str, Any]) -> Dict[str, Any]:
@@ -124,16 +190,6 @@ class Protocol(Configuration, family="frequency"):
         if options:
             raise TypeError(f"protocol {self.name!r} takes no option {sorted(options)[0]!r}")
         return {}
-
-    def _constant_time_draws(self) -> int:
-        """m, the constant-time randomized-response draws per report (1; SUE: d): with
-        ``constant_time=True`` a report is (ε, (1 + e^ε)·m·2^-64)-LDP (_release/constant_time.py)."""
-        return 1
-
-    def _instantaneous_draws(self) -> int:
-        """m₁, the constant-time decisions of the per-report layer (``instantaneous_epsilon``) per
-        report: 1 (k-ary randomized response of one symbol; unary encoding and dBitFlip override)."""
-        return 1
 
     def variance_per_user(self) -> float:
         """The variance of one user's contribution to an item's count estimate, for an item the
@@ -223,7 +279,7 @@ class Protocol(Configuration, family="frequency"):
 
     # -- shared --------------------------------------------------------------------------------
     @classmethod
-    def example(cls, epsilon: float = 2.0, domain_size: int = 64) -> "Protocol":
+    def example(cls, epsilon: float = 2.0, domain_size: int = 64) -> "FrequencyConfiguration":
         """A small instance (d = 64 and the class's ``example_options``).
 
         Parameters
@@ -235,7 +291,7 @@ class Protocol(Configuration, family="frequency"):
 
         Returns
         -------
-        Protocol
+        FrequencyConfiguration
             An instance of ``cls``.
         """
         return cls(epsilon, domain_size, **cls.example_options)
@@ -254,47 +310,32 @@ class Protocol(Configuration, family="frequency"):
 
     def params(self) -> Dict[str, Any]:
         """Everything that must agree between clients, aggregators and serialised states."""
-        out = {"epsilon": self.epsilon, "gamma": self.gamma, "domain_size": self.domain_size, **self.options}
-        if self.gamma1 is not None:
-            out.update(instantaneous_epsilon=self.instantaneous_epsilon, instantaneous_gamma=self.gamma1)
-        return out
-
-    def privacy_loss(self) -> Any:
-        """ε per report; with ``instantaneous_epsilon`` a :class:`LongitudinalDP` stating both
-        layers: ε∞ (``epsilon``) for all reports of one item together and min(ε₁, ε∞) per report
-        (a report is an ε₁ channel of an ε∞-LDP answer). With ``constant_time=True``
-        ApproxDP(ε, (1 + e^ε)·m·2^-64), m the constant-time draws per report (1; SUE: d); with both,
-        ``WithinTotalVariation(LongitudinalDP(...), (m∞ + m₁)·2^-64)`` (:func:`longitudinal.constant_time_loss`)."""
-        if self.gamma1 is None:
-            loss = super().privacy_loss()
-            return _ct.loss(loss, self._constant_time_draws()) if self.options.get("constant_time") else loss
-        loss = LongitudinalDP(min(self.instantaneous_epsilon, self.epsilon), permanent_epsilon=self.epsilon,
-                              instantaneous_epsilon=self.instantaneous_epsilon)
-        if self.options.get("constant_time"):
-            return constant_time_loss(loss, self._constant_time_draws(), self._instantaneous_draws())
-        return loss
+        return {"epsilon": self.epsilon, "gamma": self.gamma, "domain_size": self.domain_size, **self.options,
+                **self._variant_params()}
 
     @classmethod
-    def _construct(cls, params: Dict[str, Any]) -> "Protocol":
+    def _construct(cls, params: Dict[str, Any]) -> "FrequencyConfiguration":
         eps = params.pop("epsilon")
         params.pop("gamma")
-        params.pop("instantaneous_gamma", None)
         d = params.pop("domain_size")
-        return cls(eps, d, **params)
+        return cls(eps, d, **cls._variant_options(params), **params)
 
     def __repr__(self) -> str:
         opts = "".join(f", {k}={v!r}" for k, v in self.options.items() if not isinstance(v, (bytes, np.ndarray)))
-        if self.gamma1 is not None:
-            opts += f", instantaneous_epsilon={self.instantaneous_epsilon}"
+        opts += self._variant_repr()
         return f"FrequencyOracle({self.name!r}, epsilon={self.epsilon}, domain_size={self.domain_size}{opts})"
 
 
-Protocol.client_class = Client
+FrequencyConfiguration.client_class = Client
+#: the family base's 0.7 name, a plain alias while dpnoise.distributed.spark imports it (to be
+#: deprecation-warned like ``register`` once it no longer does)
+Protocol = FrequencyConfiguration
 
 
 def register(cls: Type[Configuration]) -> Type[Configuration]:
-    """Class decorator kept for protocols written before class arguments: register ``cls`` in
-    its family by its ``name`` (``class P(Protocol, name="...")`` does this by itself).
+    """Deprecated (``dpnoise.ldp.register`` warns; removed in the next release): the class
+    decorator kept for protocols written before class arguments: register ``cls`` in its family
+    by its ``name`` (``class P(FrequencyConfiguration, name="...")`` does this by itself).
 
     Parameters
     ----------
@@ -318,10 +359,10 @@ def protocols() -> List[str]:
     list of str
         Sorted.
     """
-    return sorted(Protocol.registered())
+    return sorted(FrequencyConfiguration.registered())
 
 
-def FrequencyOracle(protocol: str, epsilon: float, domain_size: int, **options: Any) -> Protocol:
+def FrequencyOracle(protocol: str, epsilon: float, domain_size: int, **options: Any) -> FrequencyConfiguration:
     """A local-DP frequency oracle.
 
     Parameters
@@ -333,12 +374,12 @@ def FrequencyOracle(protocol: str, epsilon: float, domain_size: int, **options: 
     domain_size : int
         Items are in [0, domain_size).
     **options
-        Protocol options (see each protocol's class), and for daily collection (``"grr"``,
-        ``"oue"``, ``"sue"``, ``"olh"``, ``"flh"``, ``"dbitflip"``) ``instantaneous_epsilon=ε₁``: a fresh
+        FrequencyConfiguration options (see each protocol's class), and for daily collection (the protocols
+        whose class declares ``longitudinal``) ``instantaneous_epsilon=ε₁``: a fresh
         per-report layer at ε₁ over the permanent answer, which is then at ``epsilon`` (ε∞)
         and memoised by clients made with ``client(device_key=...)`` (docs/ldp.md, "Daily
-        collection"); the aggregator debiases both layers. ``constant_time=True`` (the protocols of
-        ``CONSTANT_TIME_PROTOCOLS``): the keep/flip decisions by constant-time kernels, each
+        collection"); the aggregator debiases both layers. ``constant_time=True`` (the protocols whose
+        kernel table has a constant-time row, ``cls.supports("constant_time")``): the keep/flip decisions by constant-time kernels, each
         report (ε, (1 + e^ε)·m·2^-64)-LDP with m the draws per report (1; SUE/OUE: d; dBitFlip:
         b; CMS: width + 1; HCMS: 2) (docs/security.md, "Constant-time sampling"); with
         ``instantaneous_epsilon`` too, both layers by constant-time kernels and the loss a
@@ -346,7 +387,7 @@ def FrequencyOracle(protocol: str, epsilon: float, domain_size: int, **options: 
 
     Returns
     -------
-    Protocol
+    FrequencyConfiguration
 
     Raises
     ------
@@ -359,7 +400,7 @@ def FrequencyOracle(protocol: str, epsilon: float, domain_size: int, **options: 
     >>> fo = dpnoise.ldp.FrequencyOracle("grr", epsilon=2.0, domain_size=100)
     >>> agg = fo.aggregator().add(fo.client().privatize([3, 5, 5]))
     """
-    registry = Protocol.registered()
+    registry = FrequencyConfiguration.registered()
     if not isinstance(protocol, str) or protocol not in registry:
         raise ValueError(f"protocol must be one of {protocols()}, got {protocol!r}")
     return registry[protocol](epsilon, domain_size, **options)  # type: ignore[return-value]

@@ -6,7 +6,7 @@ whatever family comes next.
   heavy hitters) is a subclass declared with ``family=...``; a protocol is a subclass of a
   family declared with its metadata as class arguments, registered by ``__init_subclass__``::
 
-      class GRR(Protocol, name="grr", aggregator=GRRAggregator, cost_rank=0):
+      class GRR(FrequencyConfiguration, name="grr", aggregator=GRRAggregator, cost_rank=0):
           report_fields = (ReportField("values", PER_USER, np.int64),)
 
 * :class:`Reports` is one batch of randomized reports (the configuration's fingerprint, the
@@ -24,76 +24,28 @@ arguments).
 from __future__ import annotations
 
 import json
-from fractions import Fraction
 from typing import Any, ClassVar, Dict, Optional, Tuple, Type
 
 import numpy as np
 
-from .. import _rational as R
-from .._release import constant_time as _ct
-from .._validate import check_epsilon as _check_epsilon
 from .._validate import check_threads
-from ..accounting.losses import PrivacyLoss, PureDP
+from ..accounting.losses import PrivacyLoss
 from ..generator import Generator, secure_generator
 from . import _wire
 from ._aggregator import Aggregator
 from ._registry import FAMILIES, from_json
 from ._reports import Reports
 from ._schema import ReportField, check_arrays, value_masks
-from .longitudinal import (check_budget, check_device_key, check_device_keys, memo_fingerprint, memoised_batch,
-                           memoised_reports, supporting)
-
-# ε above this is no privacy at all (and e^ε overflows float arithmetic near 709)
-MAX_EPSILON = 100.0
-# ε below this cannot be held as an exact rational with the core's 62-bit parts (and its
-# variance, ~4/ε² per user, would need more users than exist)
-MIN_EPSILON = 2.0 ** -50
-# the most reports one aggregator may count: sums of int64 counters stay far from overflow
-MAX_REPORTS = _wire.MAX_REPORTS
-
-
-def check_epsilon(value: Any) -> float:
-    """ε per user as a float in [2^-50, 100] (ValueError/TypeError naming ``epsilon``): the
-    library's one ε check (dpnoise._validate) with the LDP range."""
-    return _check_epsilon(value, "epsilon", minimum=MIN_EPSILON, maximum=MAX_EPSILON)
-
-
-def exact_gamma(epsilon: float) -> Fraction:
-    """ε as the exact rational the randomizers use, rounded down (toward more privacy) when its
-    exact binary value does not fit the core's 62-bit parts."""
-    fr = Fraction(epsilon)
-    if fr.numerator <= R.MAX_PART and fr.denominator <= R.MAX_PART:
-        return fr
-    num, den = R.round_up(1 / fr, "1/epsilon")  # 1/ε rounded up: ε rounded down
-    return Fraction(den, num)
+from ._kernels import Kernels, KernelTable
+from ._privacy import (check_budget, check_constant_time, check_epsilon, check_instantaneous, exact_gamma,
+                       report_loss, supporting)
+from ._memo import check_device_key, check_device_keys, memo_fingerprint, memoised_batch, memoised_reports
 
 
 def native(rng: Generator) -> Any:
     """The C++ generator behind a :class:`dpnoise.Generator`: the one boundary through which LDP
     randomizers reach the secret stream."""
     return rng._core
-
-
-# the configurations whose keep/flip decisions have constant-time kernels (k-ary randomized
-# response, or the bit kernels of ldp_randomizers.hpp; docs/security.md, "Constant-time sampling")
-CONSTANT_TIME_PROTOCOLS = ("grr", "olh", "flh", "sue", "oue", "hadamard", "cms", "hcms", "dbitflip", "zmatrix")
-
-
-def refuse_constant_time(value: Any, what: str) -> None:
-    """Check a ``constant_time`` option given to a configuration without a constant-time path:
-    False passes (the default), True is a ValueError naming the supporting protocols."""
-    if _ct.check_flag(value):
-        raise ValueError(f"constant_time=True is not supported by {what}; it is supported only by the frequency "
-                         f"oracles {', '.join(repr(n) for n in CONSTANT_TIME_PROTOCOLS)} (their keep/flip "
-                         "decisions have constant-time kernels) and the mean oracles (MeanOracle)")
-
-
-def client_rng(rng: Optional[Generator], allow_insecure: Any) -> Generator:
-    """The generator a randomizer draws from: ``rng`` (default: a fresh secure one), which must
-    be a dpnoise Generator and secure unless ``allow_insecure=True`` (the library's one check,
-    dpnoise.generator.secure_generator)."""
-    return secure_generator(rng, allow_insecure)
-
 
 
 class Configuration:
@@ -120,6 +72,14 @@ class Configuration:
     _noun: ClassVar[str] = "protocol"
     #: supports daily collection: ``client(device_key=)`` and ``instantaneous_epsilon=``
     longitudinal: ClassVar[bool] = False
+    #: the class's kernels, one row per variant (dpnoise.ldp._kernels): the envelope picks the
+    #: row (:attr:`kernels`); a class without a constant-time row refuses ``constant_time=True``
+    kernel_table: ClassVar[KernelTable] = KernelTable()
+    #: the variants of this instance (set by ``_init_variants``): constant-time kernels, and
+    #: daily collection's per-report layer at ε₁ (its exact rational γ₁)
+    constant_time: bool = False
+    instantaneous_epsilon: Optional[float] = None
+    gamma1: Any = None
 
     def __init_subclass__(cls, *, family: Optional[str] = None, name: Optional[str] = None,
                           aggregator: Optional[Type["Aggregator"]] = None, client: Optional[Type["Client"]] = None,
@@ -143,6 +103,66 @@ class Configuration:
     def _init_epsilon(self, epsilon: Any) -> None:
         self.epsilon = check_epsilon(epsilon)
         self.gamma = exact_gamma(self.epsilon)
+
+    def _init_variants(self, constant_time: Any, instantaneous_epsilon: Any, what: str) -> None:
+        """Check and set the instance's variants: daily collection (``instantaneous_epsilon``,
+        for a class declaring ``longitudinal``) and ``constant_time`` (for a class whose kernel
+        table has a constant-time row); ValueError naming the argument and the configurations
+        that support it otherwise (``what`` names this one)."""
+        self.instantaneous_epsilon, self.gamma1 = check_instantaneous(self, instantaneous_epsilon)
+        self.constant_time = check_constant_time(self, constant_time, what)
+
+    @classmethod
+    def supports(cls, variant: str) -> bool:
+        """Whether this configuration class supports a variant, as its class declares it.
+
+        Parameters
+        ----------
+        variant : {"daily", "constant_time"}
+            Daily collection (``instantaneous_epsilon=``, ``client(device_key=)``), or
+            constant-time kernels (``constant_time=True``).
+
+        Returns
+        -------
+        bool
+
+        Raises
+        ------
+        ValueError
+            For another variant.
+        """
+        if variant == "daily":
+            return bool(cls.longitudinal)
+        if variant == "constant_time":
+            return cls.kernel_table.has("constant_time")
+        raise ValueError(f"variant must be 'daily' or 'constant_time', got {variant!r}")
+
+    @property
+    def kernels(self) -> Kernels:
+        """The row of the class's kernel table this instance's variant selects."""
+        table = self.kernel_table
+        return table.constant_time if self.constant_time else table.variable_time  # (table.row, inlined)
+
+    def _variant_params(self) -> Dict[str, Any]:
+        """The variants' part of ``params()``, recorded only when set (older blobs and params keep
+        matching): ``constant_time``, and ε₁ with its exact rational γ₁."""
+        out: Dict[str, Any] = {"constant_time": True} if self.constant_time else {}
+        if self.gamma1 is not None:
+            out.update(instantaneous_epsilon=self.instantaneous_epsilon, instantaneous_gamma=self.gamma1)
+        return out
+
+    @staticmethod
+    def _variant_options(params: Dict[str, Any]) -> Dict[str, Any]:
+        """The variants' constructor arguments, popped from a ``params()`` dict (γ₁ dropped: the
+        constructor derives it from ε₁ and ``from_params`` compares the two)."""
+        params.pop("instantaneous_gamma", None)
+        return {"constant_time": params.pop("constant_time", False),
+                "instantaneous_epsilon": params.pop("instantaneous_epsilon", None)}
+
+    def _variant_repr(self) -> str:
+        """The variants as constructor arguments, for ``repr``."""
+        out = ", constant_time=True" if self.constant_time else ""
+        return out + (f", instantaneous_epsilon={self.instantaneous_epsilon}" if self.gamma1 is not None else "")
 
     @classmethod
     def registered(cls) -> Dict[str, Type["Configuration"]]:
@@ -272,14 +292,22 @@ class Configuration:
         return from_json(text)
 
     def privacy_loss(self) -> PrivacyLoss:
-        """Each user's report is ε-LDP: pure ε for that user's data.
+        """What one report is charged, by one rule for every family
+        (dpnoise.ldp._privacy.report_loss): ``PureDP(ε)``; with ``instantaneous_epsilon`` a
+        :class:`dpnoise.ldp.longitudinal.LongitudinalDP` stating both layers (ε∞ = ``epsilon``
+        for all reports of one item together, min(ε₁, ε∞) per report); with ``constant_time=True``
+        widened by the total variation of the kernel row's decisions, m∞ (and m₁) per report:
+        ``ApproxDP(ε, (1 + e^ε)·m∞·2^-64)``, or ``WithinTotalVariation(LongitudinalDP(...),
+        (m∞ + m₁)·2^-64)`` with both variants.
 
         Returns
         -------
-        dpnoise.accounting.PureDP
-            PureDP(epsilon).
+        dpnoise.accounting.PrivacyLoss
+            PureDP, LongitudinalDP, ApproxDP or WithinTotalVariation.
         """
-        return PureDP(self.epsilon)
+        row = self.kernels
+        draws = (row.draws(self), row.instantaneous_draws(self)) if self.constant_time else None
+        return report_loss(self.epsilon, self.instantaneous_epsilon, draws)
 
     def client(self, rng: Optional[Generator] = None, *, allow_insecure: bool = False, budget: Any = None,
                device_key: Any = None) -> "Client":
@@ -322,9 +350,9 @@ class Configuration:
 
     def _check_device_key(self, device_key: Any) -> bytes:
         key = check_device_key(device_key)
-        if not self.longitudinal:
+        if not self.supports("daily"):
             raise ValueError(f"device_key (memoised daily collection) is supported by the protocols "
-                             f"{supporting(self)} only, not {self.name!r}")
+                             f"{supporting(self, 'daily')} only, not {self.name!r}")
         return key
 
     def _memo_rows_kernel(self, keys: np.ndarray, fingerprint: bytes, person: bytes, items: np.ndarray,
@@ -333,9 +361,17 @@ class Configuration:
         the per-row generator path of longitudinal.memoised_batch) where there is none."""
         return None
 
-    def _instantaneous(self, rng: Generator, data: Dict[str, np.ndarray], threads: int) -> Dict[str, np.ndarray]:
-        """The per-report layer over the (permanent) answers; none by default."""
-        return data
+    def _instantaneous(self, rng: Generator, data: Dict[str, np.ndarray], n: int,
+                       threads: int) -> Dict[str, np.ndarray]:
+        """The per-report layer at γ₁ over the ``n`` (permanent) answers ``data``: called by the
+        envelope only for a configuration with ``instantaneous_epsilon`` (daily collection), so a
+        class declaring ``longitudinal`` implements it."""
+        raise NotImplementedError
+
+    def _memoised(self, device_key: bytes, fingerprint: bytes, items: np.ndarray) -> Dict[str, np.ndarray]:
+        """One device's permanent answers for the checked ``items`` (dpnoise.ldp._memo); a family
+        whose PRF input is not the item (the mean oracles' rounded grid index) overrides it."""
+        return memoised_reports(self, device_key, fingerprint, items)
 
     def aggregator(self) -> "Aggregator":
         """An empty aggregator of this configuration.
@@ -495,7 +531,7 @@ class Client:
 
     def __init__(self, protocol: Configuration, rng: Optional[Generator], *, allow_insecure: bool = False) -> None:
         self.protocol = protocol
-        self.rng = client_rng(rng, allow_insecure)
+        self.rng = secure_generator(rng, allow_insecure)
 
     def _charge(self, n: int) -> None:
         """Charge the bound budget for n reports: after every check, before any randomness."""
@@ -503,14 +539,18 @@ class Client:
             self.budget.spend(self.protocol.privacy_loss(), count=n, label=f"ldp {self.protocol.name}",
                               insecure=not self.rng.is_secure)
 
-    def _randomize(self, x: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
-        """The report arrays of the checked items: the permanent layer (memoised with a device
-        key, else fresh) and then the instantaneous one."""
-        if self.device_key is None:
-            data = self.protocol._privatize(self.rng, x, threads)
+    def _randomize(self, x: np.ndarray, threads: int, keys: Optional[np.ndarray] = None) -> Dict[str, np.ndarray]:
+        """The report arrays of the checked items, daily collection's one code path for every
+        family: the permanent layer (memoised with the client's device key or one key per row,
+        else fresh), then, with ``instantaneous_epsilon``, the per-report layer over it."""
+        config = self.protocol
+        if keys is not None:
+            data = memoised_batch(config, keys, memo_fingerprint(config), x, threads)
+        elif self.device_key is not None:
+            data = config._memoised(self.device_key, self.memo_fingerprint, x)
         else:
-            data = memoised_reports(self.protocol, self.device_key, self.memo_fingerprint, x)
-        return self.protocol._instantaneous(self.rng, data, threads)
+            data = config._privatize(self.rng, x, threads)
+        return data if config.gamma1 is None else config._instantaneous(self.rng, data, int(x.shape[0]), threads)
 
     def privatize(self, items: Any, *, threads: Optional[int] = None, device_keys: Any = None) -> Reports:
         """One ε-LDP report per item (each item one user's value).
@@ -542,7 +582,4 @@ class Client:
         x = self.protocol._encode(items)
         keys = None if device_keys is None else check_device_keys(self, device_keys, int(x.shape[0]))
         self._charge(int(x.shape[0]))
-        if keys is None:
-            return self.protocol._client_reports(int(x.shape[0]), self._randomize(x, t))
-        data = memoised_batch(self.protocol, keys, memo_fingerprint(self.protocol), x, t)
-        return self.protocol._client_reports(int(x.shape[0]), self.protocol._instantaneous(self.rng, data, t))
+        return self.protocol._client_reports(int(x.shape[0]), self._randomize(x, t, keys))

@@ -9,6 +9,7 @@ from typing import Any, Dict, List, Tuple
 import numpy as np
 
 from . import _wire
+from . import arrow as _arrow
 from ._records import from_records, to_records
 from ._registry import FAMILIES, configuration_of, family_of_magic
 from ._schema import check_arrays, concat_arrays
@@ -180,9 +181,7 @@ class Reports:
         pyarrow.Table
             With the configuration's JSON in the schema metadata.
         """
-        from .arrow import to_arrow
-
-        return to_arrow(self)
+        return _arrow.to_arrow(self)
 
     @staticmethod
     def from_arrow(table: Any, oracle: Any, on_malformed: str = "raise") -> "Reports":
@@ -203,9 +202,7 @@ class Reports:
         Reports
             The batch.
         """
-        from .arrow import from_arrow
-
-        return from_arrow(table, oracle, on_malformed=on_malformed)
+        return _arrow.from_arrow(table, oracle, on_malformed=on_malformed)
 
     @classmethod
     def from_bytes(cls, blob: bytes) -> "Reports":

@@ -193,11 +193,6 @@ def check_values(fields: Sequence[ReportField], config: Any, data: Dict[str, np.
             raise ValueError(f"{what} report {f.name} must be in [0, {f.upper(config)})")
 
 
-def empty_arrays(fields: Sequence[ReportField], config: Any) -> Dict[str, np.ndarray]:
-    """The arrays of a batch of zero reports."""
-    return {f.name: np.zeros(f.shape(config, 0), dtype=f.dtype) for f in fields}
-
-
 def concat_arrays(fields: Sequence[ReportField], config: Any, batches: Sequence[Dict[str, np.ndarray]],
                   counts: Sequence[int]) -> Dict[str, np.ndarray]:
     """The arrays of several batches as one (packed bits are repacked across the batches)."""

@@ -19,8 +19,8 @@ import numpy as np
 from .. import _core
 from .._validate import integer
 from ..generator import Generator
-from ._frequency import Protocol, check_items
-from ._aggregator import Aggregator
+from ._frequency import FrequencyAggregator, FrequencyConfiguration, check_items
+from ._kernels import Kernels, KernelTable
 from ._protocol import native
 from ._reports import Reports
 from ._schema import PACKED, PER_USER, ROW, ReportField
@@ -32,7 +32,7 @@ MAX_WIDTH = 1 << 16
 MAX_SKETCH = 1 << 26  # k·m int64 counters (512 MiB)
 
 
-class _Sketch(Protocol):
+class _Sketch(FrequencyConfiguration):
     """Options and formulas shared by "cms" and "hcms"."""
 
     example_options = {"hashes": 16, "width": 64}
@@ -141,7 +141,7 @@ def _rows_wht(table: np.ndarray) -> np.ndarray:
     return t
 
 
-class _SketchAggregator(Aggregator):
+class _SketchAggregator(FrequencyAggregator):
     """What the two sketch aggregators share: the estimate over the whole domain gathers the
     state's table ``_TABLE`` (Hadamard-transformed first when ``_HADAMARD``) in one C++ pass."""
 
@@ -280,18 +280,15 @@ class CountMeanSketch(_Sketch, name="cms", aggregator=CountMeanSketchAggregator,
         """Client and server: m signs a report; a full estimate k d gathers."""
         return float(n) * self.width, float(n) * self.width + float(self.hashes) * self.domain_size
 
-    # constant_time=True: the hash index by multiply-shift, the m signs by branch-free compares
-    # of each coordinate with h_l(x) and m constant-time flip decisions (ldp_randomizers.hpp)
-    constant_time_option = True
-
-    def _constant_time_draws(self) -> int:
-        """m + 1: the hash index and one flip decision per coordinate."""
-        return self.width + 1
+    # the constant-time row: the hash index by multiply-shift, the m signs by branch-free
+    # compares of each coordinate with h_l(x) and m constant-time flip decisions
+    # (ldp_randomizers.hpp): m + 1 draws a report (the hash index and one flip per coordinate)
+    kernel_table = KernelTable(variable_time=Kernels(client=_core.ldp.cms_privatize),
+                               constant_time=Kernels(client=_core.ldp.cms_constant_time, draws=lambda c: c.width + 1))
 
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
         g = self.gamma
-        client = _core.ldp.cms_constant_time if self.options.get("constant_time") else _core.ldp.cms_privatize
-        index, vectors = client(native(rng), items, self._key(), self.hashes, self.width, g.numerator, g.denominator,
+        index, vectors = self.kernels.client(native(rng), items, self._key(), self.hashes, self.width, g.numerator, g.denominator,
                                 threads)
         return {"hash_index": index, "vectors": vectors}
 
@@ -375,18 +372,14 @@ class HadamardCountMeanSketch(_Sketch, name="hcms", aggregator=HadamardCountMean
         m = self.width
         return float(n), float(n) + self.hashes * m * max(1, m.bit_length() - 1) + float(self.hashes) * self.domain_size
 
-    # constant_time=True: the hash index by multiply-shift, H[a, h_l(x)] by a parity (no table),
-    # the keep decision constant-time (ldp_randomizers.hpp)
-    constant_time_option = True
-
-    def _constant_time_draws(self) -> int:
-        """2: the hash index and the keep decision."""
-        return 2
+    # the constant-time row: the hash index by multiply-shift, H[a, h_l(x)] by a parity (no
+    # table), the keep decision constant-time (ldp_randomizers.hpp): 2 draws a report
+    kernel_table = KernelTable(variable_time=Kernels(client=_core.ldp.hcms_privatize),
+                               constant_time=Kernels(client=_core.ldp.hcms_constant_time, draws=2))
 
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
         g = self.gamma
-        client = _core.ldp.hcms_constant_time if self.options.get("constant_time") else _core.ldp.hcms_privatize
-        index, coefficient, bits = client(native(rng), items, self._key(), self.hashes, self.width, g.numerator,
+        index, coefficient, bits = self.kernels.client(native(rng), items, self._key(), self.hashes, self.width, g.numerator,
                                           g.denominator, threads)
         return {"hash_index": index, "coefficient": coefficient, "bits": bits}
 

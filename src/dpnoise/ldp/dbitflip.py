@@ -20,7 +20,6 @@ variance is (n − c_v) q(1 − q)/((p − q)² π_v) + c_v (1 + p(1 − p)/(p �
 """
 from __future__ import annotations
 
-import math
 import secrets
 from typing import Any, Dict, Optional
 
@@ -30,12 +29,14 @@ from .. import _core
 from .._validate import integer
 from ..bit_generator import PublicStream
 from ..generator import Generator
-from ._aggregator import Aggregator, count_into
-from ._frequency import Protocol
+from ._aggregator import count_into
+from ._channels import layered, oue_bit, sue_bit
+from ._frequency import FrequencyAggregator, FrequencyConfiguration
+from ._kernels import Kernels, KernelTable
+from ._memo import DEFAULT_POOL_SIZE, check_pool_size
 from ._protocol import native
 from ._reports import Reports
 from ._schema import PER_USER, ReportField
-from .longitudinal import DEFAULT_POOL_SIZE, binary_two_layers, check_pool_size
 
 MAX_DBITFLIP_DOMAIN = 1 << 20   # the public permutation is k words
 MAX_BITS = 63                   # one uint64 word a report (and one dummy column)
@@ -44,7 +45,7 @@ DEFAULT_BITS = 8
 PERMUTATION_STREAM = 0x444246   # "DBF": the public stream whose word ranks give the permutation
 
 
-class DBitFlipAggregator(Aggregator):
+class DBitFlipAggregator(FrequencyAggregator):
     """State: ``counts`` (K,), the reports of each pool row, and ``ones`` (K, b), the sum of
     each row's bit t."""
 
@@ -74,7 +75,7 @@ class DBitFlipAggregator(Aggregator):
         return total / (gap * pr.coverage)
 
 
-class DBitFlip(Protocol, name="dbitflip", aggregator=DBitFlipAggregator):
+class DBitFlip(FrequencyConfiguration, name="dbitflip", aggregator=DBitFlipAggregator):
     """dBitFlip over k = domain_size buckets. Options: ``bits`` (b, buckets a report covers,
     in [1, min(k, 63)], default min(k, 8)), ``pool_size`` (K public rows, default the larger of
     2^10 and ceil(k/b), so that every bucket is covered; pool_size · bits ≤ 2^24) and ``pool_key`` (the PUBLIC key of the
@@ -92,7 +93,7 @@ class DBitFlip(Protocol, name="dbitflip", aggregator=DBitFlipAggregator):
         opts = dict(options)
         k = self.domain_size
         if k > MAX_DBITFLIP_DOMAIN:
-            raise ValueError(f"domain_size must be at most 2^20 for 'dbitflip' (a public permutation of the "
+            raise ValueError(f"domain_size must be at most 2^20 for {self.name!r} (a public permutation of the "
                              f"buckets), got {k}")
         b = integer(opts.pop("bits", min(k, DEFAULT_BITS)), "bits")
         if not 1 <= b <= min(k, MAX_BITS):
@@ -109,7 +110,7 @@ class DBitFlip(Protocol, name="dbitflip", aggregator=DBitFlipAggregator):
         if not 0 <= key < 1 << 256:
             raise ValueError("pool_key must be in [0, 2^256)")
         if opts:
-            raise TypeError(f"protocol 'dbitflip' takes no option {sorted(opts)[0]!r}")
+            raise TypeError(f"protocol {self.name!r} takes no option {sorted(opts)[0]!r}")
         return {"bits": b, "pool_size": size, "pool_key": key}
 
     @property
@@ -133,54 +134,55 @@ class DBitFlip(Protocol, name="dbitflip", aggregator=DBitFlipAggregator):
         _ = self.pool  # computed with it
         return self._coverage
 
-    def _channel(self, gamma: Any) -> tuple:
-        """(p, q, p − q) of one bit at γ: SUE's channel, p = e^{γ/2}/(e^{γ/2} + 1) (§2.2)."""
-        hm1 = math.expm1(float(gamma) / 2)
-        return (hm1 + 1.0) / (hm1 + 2.0), 1.0 / (hm1 + 2.0), hm1 / (hm1 + 2.0)
+    # (p, q, p − q) of one bit at γ: SUE's channel, p = e^{γ/2}/(e^{γ/2} + 1) (§2.2), drawn by the
+    # unary kernels as "sue"
+    _channel = staticmethod(sue_bit)
+    bit_channel = "sue"
 
     def _pq(self) -> tuple:
-        perm = self._channel(self.gamma)
-        return perm if self.gamma1 is None else binary_two_layers(perm, self._channel(self.gamma1))
+        return layered(self, self._channel)
 
     def _bits(self, rng: Generator, columns: np.ndarray, gamma: Any, threads: int) -> np.ndarray:
         """b exact bits a report: Bernoulli(p) at ``columns`` (< b), Bernoulli(q) elsewhere; a
         column b is the dummy (no bit is p). SUE's exact kernel over b + 1 columns, the dummy cut."""
         b = self.options["bits"]
-        kernel = _core.ldp.unary_constant_time if self.options.get("constant_time") else _core.ldp.unary_privatize
-        words = kernel(native(rng), "sue", np.ascontiguousarray(columns, dtype=np.int64), b + 1, gamma.numerator,
-                       gamma.denominator, threads)
+        words = self.kernels.unary(native(rng), self.bit_channel, np.ascontiguousarray(columns, dtype=np.int64), b + 1,
+                                   gamma.numerator, gamma.denominator, threads)
         return words[:, 0] & np.uint64((1 << b) - 1)
 
-    # constant_time=True: bit t is SUE's channel on [pool[j, t] == x], the compare branch-free and
-    # the draw constant-time, b draws a report (ldp_randomizers.hpp); the row j is drawn apart from
-    # the item (its rejection tries do not depend on it) and is public in the report
-    constant_time_option = True
-
-    def _constant_time_draws(self) -> int:
-        """b: one bit decision per bucket of the row."""
-        return self.options["bits"]
-
-    def _instantaneous_draws(self) -> int:
-        """b + 1: the flips' kernel over b + 1 columns (the dummy included)."""
-        return self.options["bits"] + 1
-
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
-        pool, b = self.pool, self.options["bits"]
+        pool = self.pool
         j = np.asarray(rng.integers(0, pool.shape[0], size=items.shape[0], threads=threads), dtype=np.int64)
-        if self.options.get("constant_time"):  # the public rows gathered by the public j
-            g = self.gamma
-            words = _core.ldp.unary_constant_time(native(rng), "sue", np.ascontiguousarray(items, dtype=np.int64), b,
-                                                  g.numerator, g.denominator, threads, keys=pool[j])
-            return {"indices": j, "bits": np.ascontiguousarray(words[:, 0])}
-        hit = pool[j] == items[:, None]
-        column = np.where(hit.any(axis=1), hit.argmax(axis=1), b)
-        return {"indices": j, "bits": self._bits(rng, column, self.gamma, threads)}
+        return {"indices": j, "bits": self.kernels.row_bits(self, rng, items, j, threads)}
 
-    def _instantaneous(self, rng: Generator, data: Dict[str, np.ndarray], threads: int) -> Dict[str, np.ndarray]:
-        """With ``instantaneous_epsilon``: each bit through the bit channel at ε₁ (symmetric:
-        flipped with probability q₁), exact."""
-        if self.gamma1 is None:
-            return data
+    def _located_bits(self, rng: Generator, items: np.ndarray, j: np.ndarray, threads: int) -> np.ndarray:
+        """Row j's bits: the item's column in the row located (b, the dummy, if absent), then the
+        exact unary kernel's bits for it."""
+        hit = self.pool[j] == items[:, None]
+        column = np.where(hit.any(axis=1), hit.argmax(axis=1), self.options["bits"])
+        return self._bits(rng, column, self.gamma, threads)
+
+    def _gathered_bits(self, rng: Generator, items: np.ndarray, j: np.ndarray, threads: int) -> np.ndarray:
+        """Row j's bits with no search for the item: bit t is the bit channel on [pool[j, t] == x],
+        the compare branch-free in the kernel over the public rows gathered by the public j."""
+        g = self.gamma
+        words = self.kernels.unary(native(rng), self.bit_channel, np.ascontiguousarray(items, dtype=np.int64),
+                                   self.options["bits"], g.numerator, g.denominator, threads, keys=self.pool[j])
+        return np.ascontiguousarray(words[:, 0])
+
+    # the constant-time row: the compare branch-free and the draws constant-time, b a report
+    # (ldp_randomizers.hpp), b + 1 for the flips of the per-report layer (the dummy column
+    # included); the row j is drawn apart from the item (its rejection tries do not depend on
+    # it) and is public in the report
+    kernel_table = KernelTable(
+        variable_time=Kernels(unary=_core.ldp.unary_privatize, row_bits=_located_bits),
+        constant_time=Kernels(unary=_core.ldp.unary_constant_time, row_bits=_gathered_bits,
+                              draws=lambda c: c.options["bits"], instantaneous_draws=lambda c: c.options["bits"] + 1))
+
+    def _instantaneous(self, rng: Generator, data: Dict[str, np.ndarray], n: int,
+                       threads: int) -> Dict[str, np.ndarray]:
+        """The per-report layer: each bit through the bit channel at ε₁ (symmetric: flipped
+        with probability q₁), exact."""
         flips = self._bits(rng, np.full(data["bits"].shape[0], self.options["bits"]), self.gamma1, threads)
         return {"indices": data["indices"], "bits": data["bits"] ^ flips}
 
@@ -204,3 +206,26 @@ class DBitFlip(Protocol, name="dbitflip", aggregator=DBitFlipAggregator):
     def state_bytes(self) -> int:
         """K (b + 1) int64 counters."""
         return 8 * self.options["pool_size"] * (self.options["bits"] + 1)
+
+
+class DBitFlipOUE(DBitFlip, name="dbitflip_oue"):
+    """dBitFlip with optimized unary encoding's bit channel (Wang, Blocki, Li & Jha, USENIX
+    Security 2017, §4.3): bit t is 1 with probability p = 1/2 if the row's bucket t is the item,
+    else q = 1/(e^ε + 1). An item changes at most two bits, so a report is ε-LDP (the ratio
+    (p/q)·((1 − q)/(1 − p)) = e^ε); the variance per user at coverage π = b/k is
+    q(1 − q)/((p − q)² π) = 4e^ε/((e^ε − 1)² π), OUE's over π, below SUE's 4e^{ε/2}/((e^{ε/2} − 1)² π)
+    where ε > 0. Options, reports, pool, estimator and daily collection as ``"dbitflip"``."""
+
+    _channel = staticmethod(oue_bit)
+    bit_channel = "oue"
+
+    def _instantaneous(self, rng: Generator, data: Dict[str, np.ndarray], n: int,
+                       threads: int) -> Dict[str, np.ndarray]:
+        """The per-report layer: each bit B through OUE's channel at ε₁, S = (B & K) | (~B & F),
+        K Bernoulli(1/2) (raw stream bits) and F Bernoulli(q₁) (the row's bit kernel for the
+        dummy column b), all exact (as unary encoding's "oue")."""
+        b = self.options["bits"]
+        keep = np.asarray(rng.random_raw(data["bits"].shape[0], threads=threads), dtype=np.uint64)
+        fresh = self._bits(rng, np.full(data["bits"].shape[0], b), self.gamma1, threads)
+        bits = ((data["bits"] & keep) | (~data["bits"] & fresh)) & np.uint64((1 << b) - 1)
+        return {"indices": data["indices"], "bits": bits}

@@ -5,22 +5,22 @@ mechanism (cpp/include/dpnoise/exact/randomized_response.hpp): one kernel for bo
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, Optional
+from typing import Dict, Optional
 
 import numpy as np
 
 from .. import _core
 from ..generator import Generator
-from ._choose import grr_variance
-from ._frequency import Protocol
-from ._aggregator import Aggregator, count_into
+from ._aggregator import count_into
+from ._channels import grr_variance, layered, symmetric_layers
+from ._frequency import FrequencyAggregator, FrequencyConfiguration
+from ._kernels import Kernels, KernelTable
 from ._protocol import native
 from ._reports import Reports
 from ._schema import PER_USER, ReportField, values_within
-from .longitudinal import symmetric_two_layers
 
 
-class GRRAggregator(Aggregator):
+class GRRAggregator(FrequencyAggregator):
     """State: ``counts`` (int64, d), the reports of each item."""
 
     _count_table = ("counts", ("values",), None)
@@ -45,47 +45,48 @@ class GRRAggregator(Aggregator):
         return (self._state["counts"] - self.n * q) / gap
 
 
-class GRR(Protocol, name="grr", aggregator=GRRAggregator, cost_rank=0):
+class GRR(FrequencyConfiguration, name="grr", aggregator=GRRAggregator, cost_rank=0):
     """k-ary randomized response over d items. Report: one int64 per user. Estimate:
     ĉ(x) = (C(x) − n q)/(p − q), C(x) the reports equal to x, q = 1/(e^ε + d − 1) (Wang et al.
     2017, §4.1). Variance: n q(1 − q)/(p − q)² + c(x)(1 − p − q)/(p − q).
 
-    Option ``constant_time=True``: the clients use the constant-time kernel (keep/flip and the
-    other item from a fixed number of random words, selected by masks; docs/security.md), each
-    report (ε, (1 + e^ε)·2^-64)-LDP. It is a configuration parameter: its reports and states
-    are refused by the default configuration's readers, and the reverse."""
+    Kernels: the exact k-ary randomized response (a keyed-row kernel for memoised batches) and
+    a constant-time one (keep/flip and the other item from a fixed number of random words,
+    selected by masks; docs/security.md), one decision a report. The variant is a configuration
+    parameter: its reports and states are refused by the default configuration's readers, and
+    the reverse."""
 
     report_fields = (ReportField("values", PER_USER, np.int64, bound=lambda p: p.domain_size),)
     variance_formula = staticmethod(grr_variance)
     longitudinal = True
-    constant_time_option = True
+    # the constant-time row has no keyed-row kernel: memoised rows go one by one (_memo.py)
+    kernel_table = KernelTable(
+        variable_time=Kernels(rr=_core.ldp.grr_privatize, memo_rows=_core.ldp.memo_grr),
+        constant_time=Kernels(rr=_core.randomized_response_constant_time))
 
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
         g = self.gamma
-        kernel = _core.randomized_response_constant_time if self.options.get("constant_time") else _core.ldp.grr_privatize
-        return {"values": kernel(native(rng), items, self.domain_size, g.numerator, g.denominator, threads)}
+        return {"values": self.kernels.rr(native(rng), items, self.domain_size, g.numerator, g.denominator, threads)}
 
     def _memo_rows_kernel(self, keys: np.ndarray, fingerprint: bytes, person: bytes, items: np.ndarray,
                           threads: int) -> Optional[Dict[str, np.ndarray]]:
         """The permanent values of memoised rows, row i d-ary randomized response of ``items[i]``
         on the ChaCha20 stream keyed by the PRF of (``keys[i]``, ``fingerprint``, ``items[i]``)
         (``person``: the PRF's BLAKE2b personalisation), the same values as ``_privatize`` on
-        that row's generator, in one C++ pass. None with ``constant_time``: the keyed-row kernel
-        has no constant-time variant, so such rows go one by one through ``_privatize``."""
-        if self.options.get("constant_time"):
+        that row's generator, in one C++ pass. None where the kernel row has no keyed-row kernel
+        (the constant-time one): such rows go one by one through ``_privatize``."""
+        memo = self.kernels.get("memo_rows")
+        if memo is None:
             return None
         g = self.gamma
-        values = _core.ldp.memo_grr(keys, fingerprint, person, items, self.domain_size, g.numerator, g.denominator,
-                                    threads)
-        return {"values": values}
+        return {"values": memo(keys, fingerprint, person, items, self.domain_size, g.numerator, g.denominator, threads)}
 
-    def _instantaneous(self, rng: Generator, data: Dict[str, np.ndarray], threads: int) -> Dict[str, np.ndarray]:
-        """With ``instantaneous_epsilon``: d-ary randomized response at ε₁ of the permanent value."""
-        if self.gamma1 is None:
-            return data
+    def _instantaneous(self, rng: Generator, data: Dict[str, np.ndarray], n: int,
+                       threads: int) -> Dict[str, np.ndarray]:
+        """The per-report layer: d-ary randomized response at ε₁ of the permanent value."""
         g = self.gamma1
-        kernel = _core.randomized_response_constant_time if self.options.get("constant_time") else _core.ldp.grr_privatize
-        return {"values": kernel(native(rng), data["values"], self.domain_size, g.numerator, g.denominator, threads)}
+        return {"values": self.kernels.rr(native(rng), data["values"], self.domain_size, g.numerator, g.denominator,
+                                          threads)}
 
     def _pq_at(self, gamma: object) -> tuple:
         """(p, q, p − q): p = e^γ/(e^γ + d − 1), q = 1/(e^γ + d − 1), from e^γ − 1 (expm1) so that
@@ -96,16 +97,12 @@ class GRR(Protocol, name="grr", aggregator=GRRAggregator, cost_rank=0):
 
     def _pq(self) -> tuple:
         """(p, q, p − q) of the report given the item: one layer, or both in a row."""
-        p, q, gap = self._pq_at(self.gamma)
-        if self.gamma1 is None:
-            return p, q, gap
-        p1, _, gap1 = self._pq_at(self.gamma1)
-        return symmetric_two_layers(p, gap, p1, gap1, self.domain_size)
+        return layered(self, self._pq_at, symmetric_layers(self.domain_size))
 
     def variance_per_user(self) -> float:
         """(e^ε + d − 2)/(e^ε − 1)² (Wang et al. 2017, Eq. 2); q(1 − q)/(p − q)² with both
         layers' (p, q) (the same Eq. 3)."""
-        if self.gamma1 is None:
+        if self.gamma1 is None:  # the paper's closed form, bit for bit as recommend() states it
             return grr_variance(float(self.gamma), self.domain_size)
         p, q, gap = self._pq()
         return q * (1 - q) / gap ** 2

@@ -14,9 +14,9 @@ import numpy as np
 
 from .. import _core
 from ..generator import Generator
-from ._choose import one_bit_variance
-from ._frequency import Protocol
-from ._aggregator import Aggregator
+from ._channels import one_bit_variance
+from ._frequency import FrequencyAggregator, FrequencyConfiguration
+from ._kernels import Kernels, KernelTable
 from ._protocol import native
 from ._reports import Reports
 from ._schema import PACKED, PER_USER, ReportField
@@ -41,7 +41,7 @@ def padded_size(domain_size: int) -> int:
     return 1 << (int(domain_size) - 1).bit_length()
 
 
-class HadamardAggregator(Aggregator):
+class HadamardAggregator(FrequencyAggregator):
     """State: ``row_sums`` (int64, D): the sum of the ±1 reports of each row."""
 
     _count_table = ("row_sums", ("rows",), "bits")
@@ -68,7 +68,7 @@ class HadamardAggregator(Aggregator):
         return sums * self.protocol.scale()
 
 
-class Hadamard(Protocol, name="hadamard", aggregator=HadamardAggregator, cost_rank=4):
+class Hadamard(FrequencyConfiguration, name="hadamard", aggregator=HadamardAggregator, cost_rank=4):
     """1-bit Hadamard response over d items, padded to D = 2^⌈log2 d⌉ rows.
 
     Report: ``rows`` (int64, the row j of each user, uniform on [0, D), drawn from the secret
@@ -108,14 +108,14 @@ class Hadamard(Protocol, name="hadamard", aggregator=HadamardAggregator, cost_ra
         """D, the domain padded to a power of two (the rows of the Hadamard matrix)."""
         return padded_size(self.domain_size)
 
-    # constant_time=True: H[j, x] as the parity of j & x by xor folding (no table, no branch) and
-    # the keep decision constant-time (ldp_randomizers.hpp): one draw a report
-    constant_time_option = True
+    # the constant-time row: H[j, x] as the parity of j & x by xor folding (no table, no branch)
+    # and the keep decision constant-time (ldp_randomizers.hpp): one draw a report
+    kernel_table = KernelTable(variable_time=Kernels(client=_core.ldp.hadamard_privatize),
+                               constant_time=Kernels(client=_core.ldp.hadamard_constant_time))
 
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
         g = self.gamma
-        client = _core.ldp.hadamard_constant_time if self.options.get("constant_time") else _core.ldp.hadamard_privatize
-        rows, bits = client(native(rng), items, self.padded_size, g.numerator, g.denominator, threads)
+        rows, bits = self.kernels.client(native(rng), items, self.padded_size, g.numerator, g.denominator, threads)
         return {"rows": rows, "bits": bits}
 
     def scale(self) -> float:

@@ -23,13 +23,14 @@ from .. import _core
 from .._validate import integer
 from ..bit_generator import PublicStream
 from ..generator import Generator
-from ._choose import olh_variance
-from ._frequency import Protocol
 from ._aggregator import Aggregator, count_into
+from ._channels import layered, olh_variance, symmetric_two_layers
+from ._frequency import FrequencyAggregator, FrequencyConfiguration
+from ._kernels import Kernels, KernelTable
+from ._memo import DEFAULT_POOL_SIZE, check_pool_size
 from ._protocol import native
 from ._reports import Reports
 from ._schema import PER_USER, ROW, ReportField, values_within
-from .longitudinal import DEFAULT_POOL_SIZE, check_pool_size, symmetric_two_layers
 
 MAX_HASH_DOMAIN = 1 << 32   # items are 32-bit hash keys
 MAX_BUCKETS = 1 << 32       # g <= 2^32 (the multiply-high reduction's range)
@@ -156,13 +157,12 @@ def pool_variance_bound(n: int, g: int, pool_size: int) -> float:
     return float(n) * max(float(n) - 1, 0.0) / ((g - 1) * pool_size)
 
 
-class _LocalHashing(Protocol):
+class _LocalHashing(FrequencyConfiguration):
     """Shared: options ``g`` (buckets; default the optimal round(e^ε + 1)), the GRR keep
     probability p over g buckets, the estimator and its variance."""
 
     _default_max_g = MAX_BUCKETS
     longitudinal = True
-    constant_time_option = True
 
     def _check_options(self, options: Dict[str, Any]) -> Dict[str, Any]:
         opts = dict(options)
@@ -189,36 +189,34 @@ class _LocalHashing(Protocol):
     def _pq(self) -> tuple:
         """(p, 1/g, p − 1/g): p the probability that a report supports the user's item, after
         one layer or both (two g-ary symmetric channels over the bucket in a row)."""
-        p, q, gap = local_hashing_pq(self.gamma, self.g)
-        if self.gamma1 is None:
-            return p, q, gap
+        return layered(self, lambda gamma: local_hashing_pq(gamma, self.g), self._two_buckets)
+
+    def _two_buckets(self, perm: tuple, inst: tuple) -> tuple:
+        """Two g-ary symmetric channels over the bucket in a row, as (p, 1/g, p − 1/g)."""
         g = self.g
-        p1, _, gap1 = local_hashing_pq(self.gamma1, g)
+        (p, q, gap), (p1, _, gap1) = perm, inst
         # p − 1/g = (g − 1)(p − q_g)/g for a g-ary symmetric channel with q_g = (1 − p)/(g − 1)
         P, _, gap_g = symmetric_two_layers(p, gap * g / (g - 1), p1, gap1 * g / (g - 1), g)
         return P, q, gap_g * (g - 1) / g
 
-    def _instantaneous(self, rng: Generator, data: Dict[str, np.ndarray], threads: int) -> Dict[str, np.ndarray]:
-        """With ``instantaneous_epsilon``: g-ary randomized response at ε₁ of the permanent
-        bucket; the seed (or pool index) stays as memoised."""
-        if self.gamma1 is None:
-            return data
+    def _instantaneous(self, rng: Generator, data: Dict[str, np.ndarray], n: int,
+                       threads: int) -> Dict[str, np.ndarray]:
+        """The per-report layer: g-ary randomized response at ε₁ of the permanent bucket; the
+        seed (or pool index) stays as memoised."""
         g1 = self.gamma1
         out = dict(data)
-        kernel = _core.randomized_response_constant_time if self.options.get("constant_time") else _core.ldp.grr_privatize
-        out["values"] = kernel(native(rng), data["values"], self.g, g1.numerator, g1.denominator, threads)
+        out["values"] = self.kernels.rr(native(rng), data["values"], self.g, g1.numerator, g1.denominator, threads)
         return out
 
     def _bucket_rr(self, rng: Generator, seeds: np.ndarray, items: np.ndarray, scramble: bool,
                    threads: int) -> np.ndarray:
         """g-ary randomized response at ε of each user's bucket h_seed(x) (π(x) with ``scramble``,
-        FLH): the exact kernel, or with ``constant_time`` the constant-time one (k = g, the same
-        γ). The hash is a fixed sequence of multiplies, shifts and xors (hash_family.hpp): its
-        time does not depend on the item."""
+        FLH), by the kernel row's ``rr`` (the exact kernel, or the constant-time one: k = g, the
+        same γ). The hash is a fixed sequence of multiplies, shifts and xors (hash_family.hpp):
+        its time does not depend on the item."""
         buckets = _core.ldp.local_hash(seeds, items, self.g, scramble)
         g = self.gamma
-        kernel = _core.randomized_response_constant_time if self.options.get("constant_time") else _core.ldp.grr_privatize
-        return kernel(native(rng), buckets, self.g, g.numerator, g.denominator, threads)
+        return self.kernels.rr(native(rng), buckets, self.g, g.numerator, g.denominator, threads)
 
     def variance_per_user(self) -> float:
         """q′(1 − q′)/(p − q′)² (Wang et al. 2017, Eq. 3 with q′ = 1/g; ≈ 4e^ε/(e^ε − 1)² at the
@@ -293,7 +291,7 @@ def pooled_variance(agg: Aggregator, pool_size: int, items: Any) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------------------- OLH
-class OLHAggregator(Aggregator):
+class OLHAggregator(FrequencyAggregator):
     """State: ``support`` (int64, d): the reports supporting each item, counted at ``add``."""
 
     def _empty_state(self) -> Dict[str, np.ndarray]:
@@ -372,11 +370,12 @@ class OLH(_LocalHashing, name="olh", aggregator=OLHAggregator, cost_rank=1):
         """The permanent (pool seed, bucket) of memoised rows from the C++ keyed-row kernel: row i
         a public seed and the g-ary randomized response of ``items[i]``'s bucket, the same as
         ``_privatize`` on the generator keyed by the PRF of (``keys[i]``, ``fingerprint``,
-        ``items[i]``). None with ``constant_time`` (no constant-time keyed-row kernel)."""
-        if self.options.get("constant_time"):
+        ``items[i]``). None where the kernel row has no keyed-row kernel (the constant-time one)."""
+        memo = self.kernels.get("memo_rows")
+        if memo is None:
             return None
         g = self.gamma
-        seeds, values = _core.ldp.memo_olh(keys, fingerprint, person, items, self.pool, self.g, g.numerator,
+        seeds, values = memo(keys, fingerprint, person, items, self.pool, self.g, g.numerator,
                                            g.denominator, threads)
         return {"seeds": seeds, "values": values}
 
@@ -397,16 +396,29 @@ class OLH(_LocalHashing, name="olh", aggregator=OLHAggregator, cost_rank=1):
             j = np.asarray(rng.integers(0, pool.shape[0], size=items.shape[0], threads=threads), dtype=np.int64)
             seeds = np.ascontiguousarray(pool[j])
             return {"seeds": seeds, "values": self._bucket_rr(rng, seeds, items, False, threads)}
-        if self.options.get("constant_time"):  # per-user secret seeds, two uniform words each (as the C++ client)
-            seeds = np.asarray(rng.random_raw((items.shape[0], 2), threads=threads), dtype=np.uint64)
-            return {"seeds": seeds, "values": self._bucket_rr(rng, seeds, items, False, threads)}
-        seeds, values = _core.ldp.olh_privatize(native(rng), items, self.g, self.gamma.numerator, self.gamma.denominator,
-                                            threads)
+        return self.kernels.secret_seeds(self, rng, items, threads)
+
+    def _fused_seeds(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
+        """Per-user secret seeds and their buckets' randomized response in one C++ pass."""
+        seeds, values = _core.ldp.olh_privatize(native(rng), items, self.g, self.gamma.numerator,
+                                                self.gamma.denominator, threads)
         return {"seeds": seeds, "values": values}
+
+    def _drawn_seeds(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
+        """Per-user secret seeds, two uniform words each (as the C++ client), then the bucket's
+        randomized response by the row's ``rr``."""
+        seeds = np.asarray(rng.random_raw((items.shape[0], 2), threads=threads), dtype=np.uint64)
+        return {"seeds": seeds, "values": self._bucket_rr(rng, seeds, items, False, threads)}
+
+    # the constant-time row: seeds drawn apart from the item, then the constant-time k-ary
+    # randomized response of the bucket, one decision a report (no keyed-row kernel)
+    kernel_table = KernelTable(
+        variable_time=Kernels(rr=_core.ldp.grr_privatize, memo_rows=_core.ldp.memo_olh, secret_seeds=_fused_seeds),
+        constant_time=Kernels(rr=_core.randomized_response_constant_time, secret_seeds=_drawn_seeds))
 
 
 # --------------------------------------------------------------------------------------- FLH
-class FLHAggregator(Aggregator):
+class FLHAggregator(FrequencyAggregator):
     """State: counts of reports per (pool index, value), k′ x g; the support counts are
     computed from it (O(k′ d)) when an estimate is first asked for, and cached."""
 
@@ -507,14 +519,25 @@ class FLH(_LocalHashing, name="flh", aggregator=FLHAggregator):
         return self._pool
 
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
-        if self.options.get("constant_time"):  # a uniform pool index (public in the report), then the bucket's RR
-            j = np.asarray(rng.integers(0, self.options["k_prime"], size=items.shape[0], threads=threads),
-                           dtype=np.int64)
-            return {"indices": j, "values": self._bucket_rr(rng, np.ascontiguousarray(self.pool[j]), items, True,
-                                                            threads)}
+        return self.kernels.pool_index(self, rng, items, threads)
+
+    def _fused_index(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
+        """A secret uniform pool index and its bucket's randomized response in one C++ pass."""
         indices, values = _core.ldp.flh_privatize(native(rng), items, self.pool, self.g, self.gamma.numerator,
-                                              self.gamma.denominator, threads)
+                                                  self.gamma.denominator, threads)
         return {"indices": indices, "values": values}
+
+    def _drawn_index(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
+        """A uniform pool index (public in the report), then the bucket's randomized response by
+        the row's ``rr``."""
+        j = np.asarray(rng.integers(0, self.options["k_prime"], size=items.shape[0], threads=threads), dtype=np.int64)
+        return {"indices": j, "values": self._bucket_rr(rng, np.ascontiguousarray(self.pool[j]), items, True, threads)}
+
+    # the constant-time row: the index drawn apart from the item, then the constant-time k-ary
+    # randomized response of the scrambled bucket, one decision a report
+    kernel_table = KernelTable(
+        variable_time=Kernels(rr=_core.ldp.grr_privatize, pool_index=_fused_index),
+        constant_time=Kernels(rr=_core.randomized_response_constant_time, pool_index=_drawn_index))
 
     def cost_units(self, n: int) -> tuple:
         """Server: one count a report, then k′ d hash evaluations for the supports."""

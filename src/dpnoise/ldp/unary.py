@@ -15,26 +15,24 @@ to 2^20; for larger domains use "olh" or "hadamard".
 """
 from __future__ import annotations
 
-import math
 from typing import Any, Dict, Optional
 
 import numpy as np
 
 from .. import _core
 from ..generator import Generator
-from ._choose import olh_variance
-from ._frequency import Protocol
-from ._aggregator import Aggregator
+from ._channels import layered, olh_variance, oue_bit, sue_bit
+from ._frequency import FrequencyAggregator, FrequencyConfiguration
+from ._kernels import Kernels, KernelTable
 from ._protocol import native
 from ._reports import Reports
 from ._schema import ROW, ReportField
-from .longitudinal import binary_two_layers
 
 # a report is d bits: beyond 2^20 (128 KiB per user) unary encoding is the wrong protocol
 MAX_UNARY_DOMAIN = 1 << 20
 
 
-class UnaryAggregator(Aggregator):
+class UnaryAggregator(FrequencyAggregator):
     """d int64 column counts C(x) (state ``counts``; 64 ceil(d/64) entries internally, the
     padding columns always zero)."""
 
@@ -62,7 +60,7 @@ class UnaryAggregator(Aggregator):
         return (self._state["counts"] - self.n * q) / gap
 
 
-class _UnaryEncoding(Protocol, aggregator=UnaryAggregator):
+class _UnaryEncoding(FrequencyConfiguration, aggregator=UnaryAggregator):
     """Shared by OUE and SUE. Report: ``bits`` uint64 (users, ceil(d/64)), bit x of a row the
     user's bit for item x. Estimate: ĉ(x) = (C(x) − n q)/(p − q), C(x) the reports with bit x
     set (Wang et al. 2017, §4.3). Variance: n q(1 − q)/(p − q)² + c(x)(1 − p − q)/(p − q)
@@ -98,48 +96,34 @@ class _UnaryEncoding(Protocol, aggregator=UnaryAggregator):
         """uint64 words per report."""
         return (self.domain_size + 63) // 64
 
-    def _constant_time_draws(self) -> int:
-        """d: one constant-time bit decision per column."""
-        return self.domain_size
-
-    def _instantaneous_draws(self) -> int:
-        """d + 1 per matrix of q₁ bits (the dummy column included): OUE one (its p₁ = 1/2 bits are
-        raw stream bits), SUE two (keep and fresh bits)."""
-        return (self.domain_size + 1) * (1 if self.name == "oue" else 2)
-
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
-        """The exact kernel (geometric skips), or with ``constant_time`` the packed constant-time
-        kernel: one pass per report over the d columns, each bit "U < T" for a 128-bit uniform U
-        and a public threshold T selected by a branch-free compare of the column with the item
-        (cpp/include/dpnoise/exact/constant_time/ldp_randomizers.hpp); no one-hot matrix."""
+        """The kernel row's unary kernel: the exact one (geometric skips), or the packed
+        constant-time one (one pass per report over the d columns, each bit "U < T" for a 128-bit
+        uniform U and a public threshold T selected by a branch-free compare of the column with
+        the item; ldp_randomizers.hpp); no one-hot matrix."""
         g = self.gamma
         items = np.ascontiguousarray(items, dtype=np.int64)
-        if self.options.get("constant_time"):
-            bits = _core.ldp.unary_constant_time(native(rng), self.name, items, self.domain_size, g.numerator,
-                                                 g.denominator, threads)
-        else:
-            bits = _core.ldp.unary_privatize(native(rng), self.name, items, self.domain_size, g.numerator,
-                                             g.denominator, threads)
-        return {"bits": bits}
+        return {"bits": self.kernels.unary(native(rng), self.name, items, self.domain_size, g.numerator,
+                                           g.denominator, threads)}
 
     def _memo_rows_kernel(self, keys: np.ndarray, fingerprint: bytes, person: bytes, items: np.ndarray,
                           threads: int) -> Optional[Dict[str, np.ndarray]]:
         """The permanent bit vectors of memoised rows (OUE's or SUE's, by ``self.name``), from the
         C++ keyed-row kernel: row i the same bits as ``_privatize`` on the ChaCha20 generator keyed
-        by the PRF of (``keys[i]``, ``fingerprint``, ``items[i]``). None with ``constant_time``
-        (that kernel is not constant-time: the rows then go one by one)."""
-        if self.options.get("constant_time"):
+        by the PRF of (``keys[i]``, ``fingerprint``, ``items[i]``). None where the kernel row has
+        no keyed-row kernel (the constant-time one: the rows then go one by one)."""
+        memo = self.kernels.get("memo_rows")
+        if memo is None:
             return None
         g = self.gamma
-        return {"bits": _core.ldp.memo_unary(keys, fingerprint, person, self.name, items, self.domain_size,
-                                             g.numerator, g.denominator, threads)}
+        return {"bits": memo(keys, fingerprint, person, self.name, items, self.domain_size, g.numerator,
+                             g.denominator, threads)}
 
-    def _instantaneous(self, rng: Generator, data: Dict[str, np.ndarray], threads: int) -> Dict[str, np.ndarray]:
-        """With ``instantaneous_epsilon``: every bit of the permanent vector B through the
-        protocol's own bit channel at ε₁ (P(1 | 1) = p₁, P(1 | 0) = q₁), independently:
+    def _instantaneous(self, rng: Generator, data: Dict[str, np.ndarray], n: int,
+                       threads: int) -> Dict[str, np.ndarray]:
+        """The per-report layer: every bit of the permanent vector B through the protocol's own
+        bit channel at ε₁ (P(1 | 1) = p₁, P(1 | 0) = q₁), independently:
         S = (B & K) | (~B & F), K bits Bernoulli(p₁), F bits Bernoulli(q₁), all exact."""
-        if self.gamma1 is None:
-            return data
         bits = data["bits"]
         keep = self._channel_bits(rng, bits.shape[0], threads, ones=True)
         fresh = self._channel_bits(rng, bits.shape[0], threads, ones=False)
@@ -158,8 +142,7 @@ class _UnaryEncoding(Protocol, aggregator=UnaryAggregator):
         if ones:
             return ~self._channel_bits(rng, n, threads, ones=False)
         g = self.gamma1
-        kernel = _core.ldp.unary_constant_time if self.options.get("constant_time") else _core.ldp.unary_privatize
-        wide = kernel(native(rng), self.name, np.full(n, self.domain_size, dtype=np.int64), self.domain_size + 1,
+        wide = self.kernels.unary(native(rng), self.name, np.full(n, self.domain_size, dtype=np.int64), self.domain_size + 1,
                       g.numerator, g.denominator, threads)
         out = np.ascontiguousarray(wide[:, :self.words])
         tail = self.domain_size % 64
@@ -173,8 +156,7 @@ class _UnaryEncoding(Protocol, aggregator=UnaryAggregator):
 
     def _pq(self) -> tuple:
         """(p, q, p − q) of a report bit given the item: one layer, or both in a row."""
-        perm = self._channel(self.gamma)
-        return perm if self.gamma1 is None else binary_two_layers(perm, self._channel(self.gamma1))
+        return layered(self, self._channel)
 
     def variance_per_user(self) -> float:
         p, q, gap = self._pq()
@@ -188,37 +170,41 @@ class _UnaryEncoding(Protocol, aggregator=UnaryAggregator):
         return var
 
 
+def _unary_kernels(instantaneous_per_column: int) -> KernelTable:
+    """OUE's and SUE's table: the exact unary kernel (and its keyed-row one), and the packed
+    constant-time one with its decisions: d a report; d + 1 per matrix of q₁ bits (the dummy
+    column included) times ``instantaneous_per_column`` (OUE one: its p₁ = 1/2 bits are raw
+    stream bits; SUE two: keep and fresh bits)."""
+    return KernelTable(
+        variable_time=Kernels(unary=_core.ldp.unary_privatize, memo_rows=_core.ldp.memo_unary),
+        constant_time=Kernels(unary=_core.ldp.unary_constant_time, draws=lambda c: c.domain_size,
+                              instantaneous_draws=lambda c: (c.domain_size + 1) * instantaneous_per_column))
+
+
 class OUE(_UnaryEncoding, name="oue", cost_rank=3):
     """Optimized unary encoding: p = 1/2, q = 1/(e^ε + 1); variance per user 4e^ε/(e^ε − 1)²
     (Wang et al. 2017, Eq. 7).
 
-    Option ``constant_time=True``: each of the d bits is "U < T" for a 128-bit uniform U, T = 2^127
-    at the item's column and the certified threshold of 1 − 1/(e^ε + 1) elsewhere (the bit then
+    Constant-time kernel: each of the d bits is "U < T" for a 128-bit uniform U, T = 2^127 at the
+    item's column and the certified threshold of 1 − 1/(e^ε + 1) elsewhere (the bit then
     complemented), selected by a branch-free compare: d draws a report, so each report is
     (ε, (1 + e^ε)·d·2^-64)-LDP (docs/security.md)."""
 
-    constant_time_option = True
+    kernel_table = _unary_kernels(1)
 
     variance_formula = staticmethod(olh_variance)
 
-    def _channel(self, gamma: object) -> tuple:
-        """(p, q, p − q) with p − q = (e^γ − 1)/(2(e^γ + 1)) from expm1 (accurate for small ε)."""
-        em1 = math.expm1(float(gamma))
-        return 0.5, 1.0 / (em1 + 2.0), em1 / (2.0 * (em1 + 2.0))
+    _channel = staticmethod(oue_bit)
 
 
 class SUE(_UnaryEncoding, name="sue"):
     """Symmetric unary encoding (basic one-time RAPPOR): p = e^{ε/2}/(e^{ε/2} + 1),
     q = 1/(e^{ε/2} + 1); variance per user e^{ε/2}/(e^{ε/2} − 1)² (Wang et al. 2017, §4.3).
 
-    Option ``constant_time=True``: every one of the d bits is binary randomized response at
-    γ/2 of the item's indicator, drawn by the packed constant-time kernel (the indicator by a
-    branch-free compare): d draws a report, so each report is (ε, (1 + e^ε)·d·2^-64)-LDP
-    (docs/security.md)."""
+    Constant-time kernel: every one of the d bits is binary randomized response at γ/2 of the
+    item's indicator, drawn by the packed constant-time kernel (the indicator by a branch-free
+    compare): d draws a report, so each report is (ε, (1 + e^ε)·d·2^-64)-LDP (docs/security.md)."""
 
-    constant_time_option = True
+    kernel_table = _unary_kernels(2)
 
-    def _channel(self, gamma: object) -> tuple:
-        """(p, q, p − q) with h − 1 = expm1(γ/2): p − q = (h − 1)/(h + 1)."""
-        hm1 = math.expm1(float(gamma) / 2)
-        return (hm1 + 1.0) / (hm1 + 2.0), 1.0 / (hm1 + 2.0), hm1 / (hm1 + 2.0)
+    _channel = staticmethod(sue_bit)

@@ -28,9 +28,10 @@ from .._errors import CapacityError
 from .._validate import integer
 from ..generator import Generator
 from .._validate import check_threads
-from ._choose import one_bit_variance
-from ._frequency import Protocol, check_items
 from ._aggregator import Aggregator
+from ._channels import one_bit_variance
+from ._frequency import FrequencyAggregator, FrequencyConfiguration, check_items
+from ._kernels import Kernels, KernelTable
 from ._protocol import Client, native
 from ._reports import Reports
 from ._schema import PER_USER, ReportField
@@ -121,7 +122,7 @@ class ZMatrixClient(Client):
         return proto._reports(int(arr.size), data)
 
 
-class ZMatrixAggregator(Aggregator):
+class ZMatrixAggregator(FrequencyAggregator):
     """State: each column's sum of reports, in sign-magnitude bit planes packed 64 columns a
     word (``sign`` (W/64,), ``magnitude`` (planes, W/64), uint64): W(planes + 1)/8 bytes."""
 
@@ -266,7 +267,7 @@ class ZMatrixAggregator(Aggregator):
         return var + c * c * max(self.shared_column_excess(), 0)
 
 
-class ZMatrix(Protocol, name="zmatrix", aggregator=ZMatrixAggregator, client=ZMatrixClient, cost_rank=5):
+class ZMatrix(FrequencyConfiguration, name="zmatrix", aggregator=ZMatrixAggregator, client=ZMatrixClient, cost_rank=5):
     """One bit per user over a public random ±1 matrix Z (d rows, ``columns`` columns).
 
     Options: ``public_key`` (int in [0, 2**256) or 32 bytes; default a fresh random key, part
@@ -278,20 +279,20 @@ class ZMatrix(Protocol, name="zmatrix", aggregator=ZMatrixAggregator, client=ZMa
     ±(2**planes − 1); one plane suffices when every column is used once).
     The state, W (planes + 1)/8 bytes, is at most 1 GiB.
     Report: ``columns`` int64 and ``y`` int8 (±1), one each per user.
-    Option ``constant_time=True``: the client computes Z[x, c] from one ChaCha20 block with no
-    address or branch on the item and keeps/flips it with the constant-time binary randomized
-    response (exact/constant_time/zmatrix.hpp; docs/security.md); ``privacy_loss()`` is then
-    ApproxDP(ε, (1 + e^ε)·2^-64).
+    Constant-time kernel: the client computes Z[x, c] from one ChaCha20 block with no address or
+    branch on the item and keeps/flips it with the constant-time binary randomized response
+    (docs/security.md); ``privacy_loss()`` is then ApproxDP(ε, (1 + e^ε)·2^-64).
     """
 
     report_fields = (ReportField("columns", PER_USER, np.int64, bound=lambda p: p.width),
                      ReportField("y", PER_USER, np.int8, allowed=(-1, 1)))
     variance_formula = staticmethod(one_bit_variance)
     example_options = {"columns": 4096}
-    constant_time_option = True
+    kernel_table = KernelTable(variable_time=Kernels(client=_core.ldp.zmatrix_privatize),
+                               constant_time=Kernels(client=_core.ldp.zmatrix_privatize_constant_time))
 
     def _check_options(self, options: Dict[str, Any]) -> Dict[str, Any]:
-        unknown = set(options) - {"public_key", "columns", "planes"}  # (constant_time: the base class)
+        unknown = set(options) - {"public_key", "columns", "planes"}  # (the variants: the envelope's)
         if unknown:
             raise TypeError(f"protocol 'zmatrix' takes no option {sorted(unknown)[0]!r}")
         key = options.get("public_key")
@@ -338,9 +339,7 @@ class ZMatrix(Protocol, name="zmatrix", aggregator=ZMatrixAggregator, client=ZMa
 
     def _privatize_columns(self, rng: Generator, items: np.ndarray, cols: np.ndarray,
                            threads: int) -> Dict[str, np.ndarray]:
-        ct = self.options.get("constant_time")
-        kernel = _core.ldp.zmatrix_privatize_constant_time if ct else _core.ldp.zmatrix_privatize
-        y = kernel(native(rng), items, cols.astype(np.uint64), self.domain_size, self.options["public_key"],
+        y = self.kernels.client(native(rng), items, cols.astype(np.uint64), self.domain_size, self.options["public_key"],
                    self.gamma.numerator, self.gamma.denominator, threads)
         return {"columns": cols, "y": y}
 

@@ -8,11 +8,17 @@ frequency oracles over 64-bit keys.
 
 See docs/heavy_hitters.md.
 """
-from ._base import HeavyHitter, HeavyHitters, HHAggregator, HHClient, HHProtocol, HHReports, methods
+from .._deprecated import deprecated_attributes
 from .._discover import import_public_modules
+from .._protocol import Client
+from ._base import HeavyHitter, HeavyHitters, HeavyHittersConfiguration, HHAggregator, HHProtocol, HHReports, methods
 from ._items import LONG_ITEM_KEY, long_item_digest
 
 import_public_modules(__name__, __path__)  # each method's module registers it
 
-__all__ = ["HHAggregator", "HHClient", "HHProtocol", "HHReports", "HeavyHitter", "HeavyHitters", "LONG_ITEM_KEY",
-           "long_item_digest", "methods"]
+__getattr__ = deprecated_attributes(__name__, {
+    "HHClient": (lambda: Client, "every configuration's client is dpnoise.ldp.Client"),
+})
+
+__all__ = ["HHAggregator", "HHProtocol", "HHReports", "HeavyHitter", "HeavyHitters", "HeavyHittersConfiguration",
+           "LONG_ITEM_KEY", "long_item_digest", "methods"]

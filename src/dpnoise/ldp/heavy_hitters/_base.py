@@ -1,4 +1,4 @@
-"""The heavy-hitters family on the LDP envelope: a configuration (``HHProtocol``) whose reports
+"""The heavy-hitters family on the LDP envelope: a configuration (``HeavyHittersConfiguration``) whose reports
 (``Reports``; ``HHReports`` is the same class), client and aggregator (``HHAggregator``) are the
 envelope's, plus ``top`` and ``above``.
 
@@ -27,12 +27,13 @@ from typing import Any, Callable, ClassVar, Dict, List, Optional, Sequence, Tupl
 import numpy as np
 
 from ... import _core
-from ..._release import constant_time as _ct
 from ..._validate import check_threads, integer
 from ...bit_generator import PublicStream
 from ...generator import Generator
 from .. import _wire
 from .._aggregator import Aggregator, HeavyHitter, count_into
+from .._kernels import Kernels, KernelTable
+from .._privacy import supporting_everywhere
 from .._protocol import Client, Configuration, native
 from .._reports import Reports
 from .._schema import PER_USER, ReportField, check_arrays
@@ -78,7 +79,7 @@ def simultaneous_z(candidates: int, alpha: float = ALPHA) -> float:
     Parameters
     ----------
     candidates : int
-        M >= 1, the items the method can return in one run (:meth:`HHProtocol.max_candidates`).
+        M >= 1, the items the method can return in one run (:meth:`HeavyHittersConfiguration.max_candidates`).
     alpha : float
         The family-wise miss probability (default 0.05).
 
@@ -101,7 +102,7 @@ class Group:
     k_prime: int
 
 
-def _check_ranges(pr: "HHProtocol", data: Dict[str, np.ndarray], n: int) -> None:
+def _check_ranges(pr: "HeavyHittersConfiguration", data: Dict[str, np.ndarray], n: int) -> None:
     """ValueError unless every report's group, pool index and bucket is in range."""
     gr, j, v = (data[k] for k in ("groups", "indices", "values"))
     if n:
@@ -139,7 +140,7 @@ class HHAggregator(Aggregator):
 
     Parameters
     ----------
-    protocol : HHProtocol
+    protocol : HeavyHittersConfiguration
         The configuration (``protocol.aggregator()`` makes one).
     candidates : sequence, optional
         Items the protocol cannot spell out itself (long items hashed by
@@ -148,9 +149,9 @@ class HHAggregator(Aggregator):
         Threads for the support sums of ``top``/``above``.
     """
 
-    protocol: "HHProtocol"
+    protocol: "HeavyHittersConfiguration"
 
-    def __init__(self, protocol: "HHProtocol", candidates: Optional[Sequence[Any]] = None, *,
+    def __init__(self, protocol: "HeavyHittersConfiguration", candidates: Optional[Sequence[Any]] = None, *,
                  threads: Any = None) -> None:
         self.threads = check_threads(threads)
         self._candidates = protocol.codec.candidate_map(candidates)
@@ -197,14 +198,14 @@ class HHAggregator(Aggregator):
     def from_bytes(cls, blob: bytes, candidates: Optional[Sequence[Any]] = None) -> "HHAggregator":  # type: ignore[override]
         """An aggregator serialised by ``to_bytes``: ValueError for anything corrupt, truncated,
         of another format or inconsistent (counts that do not add up to n). ``candidates`` as
-        for :meth:`HHProtocol.aggregator`.
+        for :meth:`HeavyHittersConfiguration.aggregator`.
 
         Parameters
         ----------
         blob : bytes
             Output of ``to_bytes``.
         candidates : sequence, optional
-            As for :meth:`HHProtocol.aggregator`.
+            As for :meth:`HeavyHittersConfiguration.aggregator`.
 
         Returns
         -------
@@ -331,12 +332,200 @@ class HHAggregator(Aggregator):
         if self.n == 0:
             return np.zeros(keys.shape[0]), np.zeros(keys.shape[0])
         if pr.strings and all(gr.kind == 0 for gr in pr.groups):  # PEM/TreeHist over strings: as top() does
-            return pr.pooled_estimates(self, keys, [gr.shift for gr in pr.groups], pr.groups[-1].k_prime)
+            return self.pooled_estimates(keys, [gr.shift for gr in pr.groups], pr.groups[-1].k_prime)
         l = pr._item_group()
         try:
-            return pr.group_estimates(self, l, pr._group_keys(l, keys))
+            return self.group_estimates(l, pr._group_keys(l, keys))
         except _EmptyGroup:
             raise ValueError("too few reports: the group that estimates whole items has none yet") from None
+
+    def level_counts(self, l: int) -> np.ndarray:
+        """Group l's counts, (k′_l, g) int64, as the state holds them (a view: do not modify).
+
+        Parameters
+        ----------
+        l : int
+            The group.
+
+        Returns
+        -------
+        numpy.ndarray of int64
+        """
+        return self._state[f"counts_{l:03d}"]
+
+    def null_stderr(self, counts: np.ndarray, users: int) -> float:
+        """The standard error, among all n users, of a key nobody holds, measured from
+        ``counts`` reported by ``users`` >= 1 users: LDP noise plus the collisions with every
+        held key (:func:`null_support_variance`), scaled by n/users.
+
+        Parameters
+        ----------
+        counts : numpy.ndarray of int64
+            (k′, g) counts.
+        users : int
+            The reports they hold.
+
+        Returns
+        -------
+        float
+        """
+        return (self.n / users) * math.sqrt(null_support_variance(counts)) / self.protocol._pq()[2]
+
+    def group_estimates(self, l: int, keys: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        """Unbiased counts of ``keys`` (group l) among ALL users, and their variances.
+
+        The group is an FLH frequency oracle over its n_l users: ĉ_l = (C − n_l/g)/(p − q′),
+        q′ = 1/g (Wang et al. 2017, Eq. 3), scaled to all users: ĉ = ĉ_l n/n_l. Variance, with
+        c_l = clip(ĉ_l, 0, n_l) and c = clip(ĉ, 0, n) standing for the true counts:
+          (n/n_l)² [ local_hashing_variance(n_l, c_l)                       (Wang et al. 2017, Eq. 3)
+                     + Σ_{y≠x} c_y(c_y − 1)/((g − 1) k′)                    (FLH pool term, docs/ldp_hashing.md)
+                     + n_l (c/n)(1 − c/n)(n − n_l)/(n − 1) ]                (sampling the group: hypergeometric)
+        The pool sum runs over EVERY key the group's users hold, measured from the counts
+        (:func:`null_support_variance`), not only over the keys estimated here.
+
+        Parameters
+        ----------
+        l : int
+            The group.
+        keys : numpy.ndarray of uint64
+            The group's keys to estimate.
+
+        Returns
+        -------
+        tuple of (numpy.ndarray, numpy.ndarray)
+            float64 estimates and variances, one per key.
+
+        Raises
+        ------
+        _EmptyGroup
+            When group l has no reports yet.
+        """
+        pr = self.protocol
+        n_l = int(self.group_sizes()[l])
+        if n_l == 0:
+            raise _EmptyGroup(l)
+        return self.count_estimates(self.level_counts(l), n_l, keys, pr.groups[l].k_prime)
+
+    def count_estimates(self, counts: np.ndarray, users: int, keys: np.ndarray,
+                        k_prime: int) -> Tuple[np.ndarray, np.ndarray]:
+        """:meth:`group_estimates` for FLH counts (k′ x g) reported by ``users`` >= 1 users (one
+        group, or the sum of the levels where string keys are complete).
+
+        Parameters
+        ----------
+        counts : numpy.ndarray of int64
+            (k_prime, g) counts.
+        users : int
+            The reports those counts hold.
+        keys : numpy.ndarray of uint64
+            The keys to estimate.
+        k_prime : int
+            The pool indices the counts use.
+
+        Returns
+        -------
+        tuple of (numpy.ndarray, numpy.ndarray)
+            float64 estimates among all n users and their variances.
+        """
+        pr = self.protocol
+        n = self.n
+        p, q, d = pr._pq()
+        support = _core.ldp.hh_support(counts, pr.pool, np.ascontiguousarray(keys, dtype=np.uint64),
+                                       self.threads).astype(np.float64)
+        est_l = (support - users * q) / d
+        scale = n / users
+        c_l = np.clip(est_l, 0, users)
+        c = np.clip(est_l * scale, 0, n)
+        sampling = users * (c / n) * (1 - c / n) * (n - users) / max(n - 1, 1)  # hypergeometric
+        # the pool term of ALL keys, measured: E[null_support_variance] = users q′(1 − q′)
+        # + d² Σ_y c_y(c_y − 1)/((g − 1) k′) (docs/heavy_hitters.md, "Selection"); x's own share
+        # removed, the rest is the collision variance with every other key, heavy ones included
+        pool_all = (null_support_variance(counts) - users * q * (1 - q)) / d ** 2
+        pool = np.maximum(pool_all - c_l * np.maximum(c_l - 1, 0) / ((pr.g - 1) * k_prime), 0)
+        var_l = local_hashing_variance(pr.gamma, pr.g, users, c_l) + pool + sampling
+        return est_l * scale, var_l * scale ** 2
+
+    def pooled_estimates(self, packed: Any, level_bits: Sequence[int],
+                         k_prime: int) -> Tuple[np.ndarray, np.ndarray]:
+        """Estimates of whole strings from prefix levels of ``level_bits`` bits: a string of λ
+        bytes is complete, with one key, at every level of b_l > 8λ bits, so it is estimated
+        (:meth:`count_estimates`) from the counts of those levels added together.
+
+        Parameters
+        ----------
+        packed : _PackedStrings
+            The strings.
+        level_bits : sequence of int
+            b_l per group, increasing, the last above 8 max_length.
+        k_prime : int
+            The levels' shared k′.
+
+        Returns
+        -------
+        tuple of (numpy.ndarray, numpy.ndarray)
+            Estimates among all users and their variances.
+
+        Raises
+        ------
+        ValueError
+            When the levels that estimate an item have no reports yet.
+        """
+        pr = self.protocol
+        est, var = np.zeros(packed.shape[0]), np.zeros(packed.shape[0])
+        if not packed.shape[0]:
+            return est, var
+        keys = complete_keys(packed, pr.hash_key, self.threads)
+        first = np.searchsorted(np.asarray(level_bits), 8 * packed.lengths, side="right")  # first b_l > 8λ
+        sizes = self.group_sizes()
+        pooled, users = np.zeros_like(self.level_counts(0)), 0
+        for lvl in range(len(level_bits) - 1, int(first.min()) - 1, -1):
+            pooled += self.level_counts(lvl)
+            users += int(sizes[lvl])
+            sel = np.flatnonzero(first == lvl)
+            if sel.size:
+                if users == 0:
+                    raise ValueError("too few reports: the levels that estimate these items have none yet")
+                est[sel], var[sel] = self.count_estimates(pooled, users, keys[sel], k_prime)
+        return est, var
+
+    def find_string_prefixes(self, select: Callable[[np.ndarray, np.ndarray], np.ndarray]
+                             ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """PEM/TreeHist over strings: prefix extension over the bits of x⊥, group l reporting
+        prefixes of ``groups[l].shift`` bits (_strings.find_by_bit_prefixes). A complete
+        string found at level l is estimated from the counts of the levels >= l pooled (its key
+        is the same in all of them).
+
+        Parameters
+        ----------
+        select : callable
+            ``select(estimates, empty_key_stderrs)``: the indices of a level's candidates to keep,
+            best first.
+
+        Returns
+        -------
+        tuple of (numpy.ndarray, numpy.ndarray, numpy.ndarray)
+            The found items (uint64 keys), their estimates and variances.
+        """
+        pr = self.protocol
+        L = len(pr.groups)
+        sizes = self.group_sizes()
+        level = [self.level_counts(l) for l in range(L)]
+        pooled = {"level": 0, "counts": sum(level[1:], level[0].copy()), "users": self.n}
+
+        def estimate(lvl: int, rows: np.ndarray, bits: int, complete: bool) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+            while pooled["level"] < lvl:  # levels are visited in order: drop the ones passed
+                pooled["counts"] -= level[pooled["level"]]
+                pooled["users"] -= int(sizes[pooled["level"]])
+                pooled["level"] += 1
+            counts, users = (pooled["counts"], pooled["users"]) if complete else (level[lvl], int(sizes[lvl]))
+            m = rows.shape[0]
+            if m == 0 or users == 0:
+                return np.zeros(m), np.zeros(m), np.full(m, np.inf)
+            keys = bit_prefix_keys(_pack_rows(rows), bits, pr.hash_key, self.threads)
+            est, var = self.count_estimates(counts, users, keys, pr.groups[lvl].k_prime)
+            return est, var, np.full(m, self.null_stderr(counts, users))  # an empty key's
+
+        return find_by_bit_prefixes([gr.shift for gr in pr.groups], pr.codec.max_length, estimate, select)
 
     def estimate(self, items: Any = None) -> np.ndarray:
         """Unbiased counts of the given items among all users (from the group that reports
@@ -344,11 +533,11 @@ class HHAggregator(Aggregator):
         return self._item_estimates(items)[0]
 
     def variance(self, items: Any = None) -> np.ndarray:
-        """The variances of :meth:`estimate` (see :meth:`HHProtocol.group_estimates`)."""
+        """The variances of :meth:`estimate` (see :meth:`group_estimates`)."""
         return self._item_estimates(items)[1]
 
 
-class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator, client=Client):
+class HeavyHittersConfiguration(Configuration, family="heavy_hitters", aggregator=HHAggregator, client=Client):
     """Base class of one heavy-hitters configuration. Subclasses (declared with
     ``name=...``) validate their options in ``_setup`` (which sets ``self.groups``) and
     implement ``_find``.
@@ -402,9 +591,6 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
                      ReportField("indices", PER_USER, np.int64),  # below its group's k′: _extra_row_mask
                      ReportField("values", PER_USER, np.int64, bound=lambda p: p.g))
     example_options: ClassVar[Dict[str, Any]] = {"k_prime": 256}
-    #: ``constant_time=True`` (integer keys: the client's key is a shift and a multiply-based hash,
-    #: and its keep/flip the constant-time randomized-response kernel); string_pem refuses it
-    constant_time_option: ClassVar[bool] = True
 
     def __init__(self, epsilon: float, item_bits: Any = None, *, item_type: Optional[str] = None,
                  max_length: Any = None, long_items: str = "refuse", k: Any = 10, g: Any = None,
@@ -423,21 +609,17 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
             raise ValueError("pool_key must be in [0, 2^256)")
         self.pool_key = key
         self.groups: List[Group] = []
-        constant_time = options.pop("constant_time", False)
-        if _ct.check_flag(constant_time) and (not self.constant_time_option or self.codec.item_type != "int"):
-            raise ValueError(f"constant_time=True is not supported by heavy-hitters method {self.name!r}"
-                             + (f" over {self.codec.item_type} items" if self.constant_time_option else "")
-                             + " (encoding and hashing a string take time that depends on its length); it is "
-                             "supported by 'pem', 'treehist' and 'bitstogram' over integer items "
-                             "(item_type='int'), and by every frequency oracle ('grr', 'olh', 'flh', 'sue', ...)")
+        # the variants (the envelope's): constant-time kernels, then the row's own checks
+        # (no heavy-hitters method declares daily collection: instantaneous_epsilon is refused naming who has it)
+        self._init_variants(options.pop("constant_time", False), options.pop("instantaneous_epsilon", None),
+                            f"heavy-hitters method {self.name!r}")
+        self.kernels.check(self)
         if self.strings:
             self.hash_key = prefix_hash_key(self.pool_key)
         self.options: Dict[str, Any] = self._setup(dict(options))
         if options.keys() - self.options.keys():
             raise TypeError(f"method {self.name!r} takes no option {sorted(options.keys() - self.options.keys())[0]!r}")
-        if constant_time:  # recorded only when True: older blobs and params keep matching
-            self.options["constant_time"] = True
-            self.privacy_loss()  # ValueError now (not at a client) when ε leaves no (ε, δ) guarantee
+        self.privacy_loss()  # ValueError now (not at a client) when ε leaves no (ε, δ) guarantee
         cells = sum(gr.k_prime for gr in self.groups) * self.g
         if cells > MAX_STATE:
             raise ValueError(f"the aggregator would keep {cells} counters (more than 2^26); use a smaller k_prime")
@@ -495,7 +677,7 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
 
     # -- shared ---------------------------------------------------------------------------------
     @classmethod
-    def example(cls, epsilon: float = 4.0, item_bits: int = 16) -> "HHProtocol":
+    def example(cls, epsilon: float = 4.0, item_bits: int = 16) -> "HeavyHittersConfiguration":
         """A small instance (16-bit items, k = 4 and the class's ``example_options``).
 
         Parameters
@@ -507,7 +689,7 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
 
         Returns
         -------
-        HHProtocol
+        HeavyHittersConfiguration
             An instance of ``cls``.
         """
         return cls(epsilon, item_bits, k=4, **cls.example_options)
@@ -550,22 +732,14 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
     def params(self) -> Dict[str, Any]:
         """Everything that must agree between clients, aggregators and serialised states."""
         return {"method": self.name, "epsilon": self.epsilon, "gamma": self.gamma, **self.codec.params(),
-                "k": self.k, "g": self.g, "pool_key": self.pool_key, **self.options}
+                "k": self.k, "g": self.g, "pool_key": self.pool_key, **self.options, **self._variant_params()}
 
     @classmethod
-    def _construct(cls, params: Dict[str, Any]) -> "HHProtocol":
+    def _construct(cls, params: Dict[str, Any]) -> "HeavyHittersConfiguration":
         params.pop("method")
         params.pop("gamma")
         eps = params.pop("epsilon")
         return cls(eps, **params)
-
-    def privacy_loss(self) -> Any:
-        """Each user sends one report, ε-LDP: PureDP(ε) per user (its group is chosen
-        independently of the item, so it reveals nothing). With ``constant_time=True``
-        ApproxDP(ε, (1 + e^ε)·2^-64): one constant-time randomized-response draw per report
-        (_release/constant_time.py)."""
-        loss = super().privacy_loss()
-        return _ct.loss(loss, 1) if self.options.get("constant_time") else loss
 
     def aggregator(self, candidates: Optional[Sequence[Any]] = None, *, threads: Any = None) -> HHAggregator:  # type: ignore[override]
         """An empty aggregator; ``candidates`` names items the protocol cannot spell out itself
@@ -592,6 +766,11 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
         return self.codec.encode(items)
 
     def _privatize(self, rng: Generator, x: Any, threads: int) -> Dict[str, np.ndarray]:
+        return self.kernels.client(self, rng, x, threads)
+
+    def _fused_client(self, rng: Generator, x: Any, threads: int) -> Dict[str, np.ndarray]:
+        """The group, pool index, key, bucket and randomized response of every report in one C++
+        pass (string items: string_pem.hpp's kernel)."""
         groups = [(sum(gr.weight for gr in self.groups[:i + 1]), gr.kind, gr.shift, gr.k_prime)
                   for i, gr in enumerate(self.groups)]
         if self.strings:  # group kinds: 0 = a prefix of `shift` bits of x⊥, 1 = padded bit `shift` (string_pem.hpp)
@@ -599,14 +778,12 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
                                                       self.hash_key, self.codec.max_length, self.g,
                                                       self.gamma.numerator, self.gamma.denominator, threads)
             return {"groups": gr_, "indices": j, "values": v}
-        if self.options.get("constant_time"):
-            return self._privatize_constant_time(rng, x, threads)
         gr_, j, v = _core.ldp.hh_privatize(native(rng), x, self._aux(x), groups, self.pool, self.g, self.gamma.numerator,
                                        self.gamma.denominator, threads)
         return {"groups": gr_, "indices": j, "values": v}
 
-    def _privatize_constant_time(self, rng: Generator, x: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
-        """hh_privatize's report law with a constant-time keep/flip: the group l (probability
+    def _branch_free_client(self, rng: Generator, x: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
+        """hh_privatize's report law with a constant-time keep/flip (the row's ``rr``): the group l (probability
         weight_l / W) and the pool index j < k′_l drawn uniformly first (public in the report,
         independent of the item), then every user's key computed by both kinds' formulas
         (shifts, masks: no branch on the item), the bucket h_j(key) (a fixed sequence of
@@ -627,9 +804,27 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
         bit_key = (aux << np.uint64(1)) | ((x >> shift) & np.uint64(1))
         keys = (x >> shift) * (np.uint64(1) - kind) + bit_key * kind  # HeavyHitters::key, both kinds computed
         buckets = _core.ldp.hh_hash(self.pool, j, keys, self.g)
-        values = _core.randomized_response_constant_time(native(rng), buckets, self.g, self.gamma.numerator,
-                                                         self.gamma.denominator, threads)
+        values = self.kernels.rr(native(rng), buckets, self.g, self.gamma.numerator, self.gamma.denominator, threads)
         return {"groups": groups.astype(np.int64), "indices": j, "values": np.asarray(values, dtype=np.int64)}
+
+    def _integer_items(self) -> None:
+        """The constant-time row's check: integer items only (encoding and hashing a string take
+        time that depends on its length)."""
+        if self.codec.item_type != "int":
+            raise ValueError(f"constant_time=True is not supported by heavy-hitters method {self.name!r} over "
+                             f"{self.codec.item_type} items (encoding and hashing a string take time that depends on "
+                             f"its length); it is supported over integer items (item_type='int') by "
+                             f"{supporting_everywhere(self, 'constant_time')}")
+
+    def _any_items(self) -> None:
+        """The exact row takes every item type."""
+
+    # the constant-time row: integer keys (a shift and a multiply-based hash) and the keep/flip by
+    # the constant-time randomized-response kernel, one decision a report
+    kernel_table = KernelTable(
+        variable_time=Kernels(client=_fused_client, check=_any_items),
+        constant_time=Kernels(client=_branch_free_client, rr=_core.randomized_response_constant_time,
+                              check=_integer_items))
 
     def _extra_row_mask(self, data: Dict[str, np.ndarray], n: int) -> np.ndarray:
         gr = np.clip(data["groups"], 0, len(self.groups) - 1)
@@ -648,160 +843,15 @@ class HHProtocol(Configuration, family="heavy_hitters", aggregator=HHAggregator,
         """FLH's (p, q′, p − q′) over this configuration's g buckets (local_hashing_pq)."""
         return local_hashing_pq(self.gamma, self.g)
 
-    def group_estimates(self, agg: HHAggregator, l: int, keys: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-        """Unbiased counts of ``keys`` (group l) among ALL users, and their variances.
-
-        The group is an FLH frequency oracle over its n_l users: ĉ_l = (C − n_l/g)/(p − q′),
-        q′ = 1/g (Wang et al. 2017, Eq. 3), scaled to all users: ĉ = ĉ_l n/n_l. Variance, with
-        c_l = clip(ĉ_l, 0, n_l) and c = clip(ĉ, 0, n) standing for the true counts:
-          (n/n_l)² [ local_hashing_variance(n_l, c_l)                       (Wang et al. 2017, Eq. 3)
-                     + Σ_{y≠x} c_y(c_y − 1)/((g − 1) k′)                    (FLH pool term, docs/ldp_hashing.md)
-                     + n_l (c/n)(1 − c/n)(n − n_l)/(n − 1) ]                (sampling the group: hypergeometric)
-        The pool sum runs over EVERY key the group's users hold, measured from the counts
-        (:func:`null_support_variance`), not only over the keys estimated here.
-
-        Parameters
-        ----------
-        agg : HHAggregator
-            The aggregator holding the counts.
-        l : int
-            The group.
-        keys : numpy.ndarray of uint64
-            The group's keys to estimate.
-
-        Returns
-        -------
-        tuple of (numpy.ndarray, numpy.ndarray)
-            float64 estimates and variances, one per key.
-
-        Raises
-        ------
-        _EmptyGroup
-            When group l has no reports yet.
-        """
-        n_l = int(agg.group_sizes()[l])
-        if n_l == 0:
-            raise _EmptyGroup(l)
-        return self.count_estimates(agg, agg._state[f"counts_{l:03d}"], n_l, keys, self.groups[l].k_prime)
-
-    def count_estimates(self, agg: HHAggregator, counts: np.ndarray, users: int, keys: np.ndarray,
-                        k_prime: int) -> Tuple[np.ndarray, np.ndarray]:
-        """:meth:`group_estimates` for FLH counts (k′ x g) reported by ``users`` >= 1 users (one
-        group, or the sum of the levels where string keys are complete).
-
-        Parameters
-        ----------
-        agg : HHAggregator
-            The aggregator (n, threads).
-        counts : numpy.ndarray of int64
-            (k_prime, g) counts.
-        users : int
-            The reports those counts hold.
-        keys : numpy.ndarray of uint64
-            The keys to estimate.
-        k_prime : int
-            The pool indices the counts use.
-
-        Returns
-        -------
-        tuple of (numpy.ndarray, numpy.ndarray)
-            float64 estimates among all n users and their variances.
-        """
-        n = agg.n
-        p, q, d = self._pq()
-        support = _core.ldp.hh_support(counts, self.pool, np.ascontiguousarray(keys, dtype=np.uint64),
-                                       agg.threads).astype(np.float64)
-        est_l = (support - users * q) / d
-        scale = n / users
-        c_l = np.clip(est_l, 0, users)
-        c = np.clip(est_l * scale, 0, n)
-        sampling = users * (c / n) * (1 - c / n) * (n - users) / max(n - 1, 1)  # hypergeometric
-        # the pool term of ALL keys, measured: E[null_support_variance] = users q′(1 − q′)
-        # + d² Σ_y c_y(c_y − 1)/((g − 1) k′) (docs/heavy_hitters.md, "Selection"); x's own share
-        # removed, the rest is the collision variance with every other key, heavy ones included
-        pool_all = (null_support_variance(counts) - users * q * (1 - q)) / d ** 2
-        pool = np.maximum(pool_all - c_l * np.maximum(c_l - 1, 0) / ((self.g - 1) * k_prime), 0)
-        var_l = local_hashing_variance(self.gamma, self.g, users, c_l) + pool + sampling
-        return est_l * scale, var_l * scale ** 2
-
-    def pooled_estimates(self, agg: HHAggregator, packed: Any, level_bits: Sequence[int],
-                         k_prime: int) -> Tuple[np.ndarray, np.ndarray]:
-        """Estimates of whole strings from prefix levels of ``level_bits`` bits: a string of λ
-        bytes is complete, with one key, at every level of b_l > 8λ bits, so it is estimated
-        (:meth:`count_estimates`) from the counts of those levels added together.
-
-        Parameters
-        ----------
-        agg : HHAggregator
-            The aggregator, with at least one report.
-        packed : _PackedStrings
-            The strings.
-        level_bits : sequence of int
-            b_l per group, increasing, the last above 8 max_length.
-        k_prime : int
-            The levels' shared k′.
-
-        Returns
-        -------
-        tuple of (numpy.ndarray, numpy.ndarray)
-            Estimates among all users and their variances.
-
-        Raises
-        ------
-        ValueError
-            When the levels that estimate an item have no reports yet.
-        """
-        est, var = np.zeros(packed.shape[0]), np.zeros(packed.shape[0])
-        if not packed.shape[0]:
-            return est, var
-        keys = complete_keys(packed, self.hash_key, agg.threads)
-        first = np.searchsorted(np.asarray(level_bits), 8 * packed.lengths, side="right")  # first b_l > 8λ
-        sizes = agg.group_sizes()
-        pooled, users = np.zeros_like(agg._state["counts_000"]), 0
-        for lvl in range(len(level_bits) - 1, int(first.min()) - 1, -1):
-            pooled += agg._state[f"counts_{lvl:03d}"]
-            users += int(sizes[lvl])
-            sel = np.flatnonzero(first == lvl)
-            if sel.size:
-                if users == 0:
-                    raise ValueError("too few reports: the levels that estimate these items have none yet")
-                est[sel], var[sel] = self.count_estimates(agg, pooled, users, keys[sel], k_prime)
-        return est, var
-
-    def _find_string_prefixes(self, agg: HHAggregator, select: Callable[[np.ndarray, np.ndarray], np.ndarray]
-                              ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """PEM/TreeHist over strings: prefix extension over the bits of x⊥, group l reporting
-        prefixes of ``groups[l].shift`` bits (_strings.find_by_bit_prefixes). A complete
-        string found at level l is estimated from the counts of the levels >= l pooled (its key
-        is the same in all of them)."""
-        L = len(self.groups)
-        sizes = agg.group_sizes()
-        level = [agg._state[f"counts_{l:03d}"] for l in range(L)]
-        pooled = {"level": 0, "counts": sum(level[1:], level[0].copy()), "users": agg.n}
-        d = self._pq()[2]
-
-        def estimate(lvl: int, rows: np.ndarray, bits: int, complete: bool) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-            while pooled["level"] < lvl:  # levels are visited in order: drop the ones passed
-                pooled["counts"] -= level[pooled["level"]]
-                pooled["users"] -= int(sizes[pooled["level"]])
-                pooled["level"] += 1
-            counts, users = (pooled["counts"], pooled["users"]) if complete else (level[lvl], int(sizes[lvl]))
-            m = rows.shape[0]
-            if m == 0 or users == 0:
-                return np.zeros(m), np.zeros(m), np.full(m, np.inf)
-            keys = bit_prefix_keys(_pack_rows(rows), bits, self.hash_key, agg.threads)
-            est, var = self.count_estimates(agg, counts, users, keys, self.groups[lvl].k_prime)
-            return est, var, np.full(m, (agg.n / users) * math.sqrt(null_support_variance(counts)) / d)  # empty key
-
-        return find_by_bit_prefixes([gr.shift for gr in self.groups], self.codec.max_length, estimate, select)
-
     def __repr__(self) -> str:
-        extra = "".join(f", {k}={v!r}" for k, v in self.options.items())
+        extra = "".join(f", {k}={v!r}" for k, v in self.options.items()) + self._variant_repr()
         return (f"HeavyHitters({self.name!r}, epsilon={self.epsilon}, item_bits={self.item_bits}, "
                 f"item_type={self.codec.item_type!r}, k={self.k}{extra})")
 
 
-HHClient = Client
+#: the family base's 0.7 name, a plain alias while dpnoise.distributed.spark imports it (to be
+#: deprecation-warned like ``HHClient`` once it no longer does)
+HHProtocol = HeavyHittersConfiguration
 
 
 def _codec(item_type: Any, item_bits: Any, max_length: Any, long_items: Any) -> Any:
@@ -827,10 +877,10 @@ def methods() -> List[str]:
     list of str
         Sorted registered names.
     """
-    return sorted(HHProtocol.registered())
+    return sorted(HeavyHittersConfiguration.registered())
 
 
-def HeavyHitters(method: str, epsilon: float, item_bits: Any = None, **options: Any) -> HHProtocol:
+def HeavyHitters(method: str, epsilon: float, item_bits: Any = None, **options: Any) -> HeavyHittersConfiguration:
     """A local-DP heavy-hitters protocol.
 
     Parameters
@@ -847,7 +897,7 @@ def HeavyHitters(method: str, epsilon: float, item_bits: Any = None, **options: 
 
     Returns
     -------
-    HHProtocol
+    HeavyHittersConfiguration
 
     Raises
     ------
@@ -862,11 +912,7 @@ def HeavyHitters(method: str, epsilon: float, item_bits: Any = None, **options: 
     >>> sorted(h.item for h in agg.top(4))
     [7, 42, 1000, 123456]
     """
-    registry = HHProtocol.registered()
+    registry = HeavyHittersConfiguration.registered()
     if not isinstance(method, str) or method not in registry:
         raise ValueError(f"method must be one of {methods()}, got {method!r}")
-    if "instantaneous_epsilon" in options:  # no daily collection here: refused naming who has it
-        from ..longitudinal import check_instantaneous
-
-        check_instantaneous(registry[method], options.pop("instantaneous_epsilon"))
     return registry[method](epsilon, item_bits, **options)  # type: ignore[return-value]

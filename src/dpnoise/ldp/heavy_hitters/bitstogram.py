@@ -32,7 +32,7 @@ import numpy as np
 
 from ... import _core
 from ...bit_generator import PublicStream
-from ._base import Group, HHProtocol, _count
+from ._base import Group, HeavyHittersConfiguration, _count
 from ._strings import complete_keys
 
 BUCKET_STREAM = 0x48484231   # "HHB1": the public bucket hash
@@ -42,7 +42,7 @@ DEFAULT_K_PRIME = 16384
 DEFAULT_K_PRIME_BITS = 256
 
 
-class Bitstogram(HHProtocol, name="bitstogram"):
+class Bitstogram(HeavyHittersConfiguration, name="bitstogram"):
     """Options: ``buckets`` (T, default 65536), ``k_prime`` (candidate oracle, default 16384),
     ``k_prime_bits`` (each per-bit oracle, default 256), ``candidate_weight`` (default
     item_bits), ``keep`` (items tracked, default 2k)."""
@@ -114,7 +114,7 @@ class Bitstogram(HHProtocol, name="bitstogram"):
         x = np.ascontiguousarray(packed.T).view("<u8").ravel().astype(np.uint64)
         ok = self.bucket(x) == np.arange(T, dtype=np.uint64)
         cand = np.unique(x[ok])
-        est, var = self.group_estimates(agg, 0, cand)
+        est, var = agg.group_estimates(0, cand)
         return cand, est, var
 
     def _find_strings(self, agg: Any, ones: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -130,6 +130,6 @@ class Bitstogram(HHProtocol, name="bitstogram"):
             return np.zeros(0, dtype=object), empty, empty
         keys = complete_keys(self.codec.encode(strings, "candidates"), self.hash_key, agg.threads)
         found = np.flatnonzero(self.bucket(keys) == np.flatnonzero(ok).astype(np.uint64))  # each string has one bucket
-        est, var = self.group_estimates(agg, 0, keys[found])
+        est, var = agg.group_estimates(0, keys[found])
         items = np.array([strings[i] for i in found] + [None], dtype=object)[:-1]
         return items, est, var

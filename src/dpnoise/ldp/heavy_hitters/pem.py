@@ -29,7 +29,7 @@ from typing import Any, Dict, List, Tuple
 
 import numpy as np
 
-from ._base import Group, HHProtocol, _count
+from ._base import Group, HeavyHittersConfiguration, _count
 from ._strings import bit_prefix_candidates
 
 CANDIDATE_BUDGET = 32768  # η = 10 for keep = 20: 3 levels for 32-bit items (measured: recall 1.00 vs 0.96 with 8192, docs/heavy_hitters.md)
@@ -48,7 +48,7 @@ STRING_K_PRIME = 2048
 MAX_CANDIDATES = 1 << 22
 
 
-class PEM(HHProtocol, name="pem"):
+class PEM(HeavyHittersConfiguration, name="pem"):
     """Options: ``keep`` (prefixes kept per level, default 2k), ``s0`` and ``eta`` (bits of the
     first level and bits added per level; defaults above), ``k_prime`` (public hash functions per
     level, default: see HASH_BUDGET, 4096 for 32-bit and 2048 for 64-bit items at k = 10)."""
@@ -115,11 +115,11 @@ class PEM(HHProtocol, name="pem"):
         bits = self.level_bits()
         keep = self.options["keep"]
         if self.strings:  # the `keep` largest of each level's candidates (levels with no users give none)
-            return self._find_string_prefixes(
-                agg, lambda est, sd0: (o := np.argsort(-est, kind="stable"))[np.isfinite(sd0[o])][:keep])
+            return agg.find_string_prefixes(
+                lambda est, sd0: (o := np.argsort(-est, kind="stable"))[np.isfinite(sd0[o])][:keep])
         cand = np.arange(1 << bits[0], dtype=np.uint64)
         for l, b in enumerate(bits):
-            est, var = self.group_estimates(agg, l, cand)
+            est, var = agg.group_estimates(l, cand)
             if l == len(bits) - 1:
                 return cand, est, var
             best = cand[np.argsort(-est, kind="stable")[:keep]]

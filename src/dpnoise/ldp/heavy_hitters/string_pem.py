@@ -38,8 +38,9 @@ import numpy as np
 
 from ... import _core
 from ...generator import Generator
+from .._kernels import Kernels, KernelTable
 from .._protocol import native
-from ._base import Group, HHAggregator, HHProtocol, _count
+from ._base import Group, HHAggregator, HeavyHittersConfiguration, _count
 from ._strings import _pack_rows, _PackedStrings, _StringCodec, prefix_hash_key
 
 MAX_KEEP = 1 << 16
@@ -63,13 +64,10 @@ class StringAggregator(HHAggregator):
         if pr.codec.fixed:  # integers: the last level's prefix is the whole item
             last = pr.levels - 1
             self._need(last, last)
-            return pr.count_estimates(self, self._level(last), int(self.group_sizes()[last]),
+            return self.count_estimates(self.level_counts(last), int(self.group_sizes()[last]),
                                       pr._keys(packed, np.full(n_items, pr.levels), self.threads), pr.options["k_prime"])
         # a string of λ bytes is complete, with one key, at every level l >= λ (8(l + 1) > 8λ bits)
-        return pr.pooled_estimates(self, packed, [8 * (lvl + 1) for lvl in range(pr.levels)], pr.options["k_prime"])
-
-    def _level(self, lvl: int) -> np.ndarray:
-        return self._state[f"counts_{lvl:03d}"]
+        return self.pooled_estimates(packed, [8 * (lvl + 1) for lvl in range(pr.levels)], pr.options["k_prime"])
 
     def _need(self, first: int, last: int) -> None:
         """ValueError unless levels first..last (which estimate the items) have reports."""
@@ -77,7 +75,7 @@ class StringAggregator(HHAggregator):
             raise ValueError("too few reports: the levels that estimate these items have none yet")
 
 
-class StringPEM(HHProtocol, name="string_pem", aggregator=StringAggregator):
+class StringPEM(HeavyHittersConfiguration, name="string_pem", aggregator=StringAggregator):
     """Heavy hitters over strings of up to ``max_length`` bytes (see the module docstring).
 
     Parameters
@@ -126,7 +124,8 @@ class StringPEM(HHProtocol, name="string_pem", aggregator=StringAggregator):
 
     codec: _StringCodec  # type: ignore[assignment]
     example_options: ClassVar[Dict[str, Any]] = {"k_prime": 256, "max_length": 24}
-    constant_time_option: ClassVar[bool] = False  # its prefix hash's time depends on the length
+    # one row: its prefix hash's time depends on the string's length
+    kernel_table = KernelTable(variable_time=Kernels(client=HeavyHittersConfiguration._fused_client, check=HeavyHittersConfiguration._any_items))
 
     def __init__(self, epsilon: float, item_bits: Any = None, *, item_type: Any = None, max_length: Any = None,
                  k: Any = 10, g: Any = None, pool_key: Any = None, **options: Any) -> None:
@@ -257,7 +256,7 @@ class StringPEM(HHProtocol, name="string_pem", aggregator=StringAggregator):
         """count_estimates of the first b symbols of each row's x⊥ (none when no user reported)."""
         if not rows.shape[0] or users == 0:
             return np.zeros(0), np.zeros(0)
-        return self.count_estimates(agg, counts, users, self._keys(_pack_rows(rows), np.full(rows.shape[0], b),
+        return agg.count_estimates(counts, users, self._keys(_pack_rows(rows), np.full(rows.shape[0], b),
                                                                  agg.threads), self.options["k_prime"])
 
     def max_candidates(self) -> int:
@@ -277,7 +276,7 @@ class StringPEM(HHProtocol, name="string_pem", aggregator=StringAggregator):
     def _find(self, agg: HHAggregator) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:  # type: ignore[override]
         keep, L = self.options["keep"], self.levels
         sizes = agg.group_sizes()
-        level = [agg._state[f"counts_{l:03d}"] for l in range(L)]  # each (k′, g)
+        level = [agg.level_counts(l) for l in range(L)]  # each (k′, g)
         pooled = level[0].copy()
         for counts in level[1:]:
             pooled += counts  # the levels >= lvl, updated below

@@ -27,13 +27,13 @@ from typing import Any, Dict, Tuple
 
 import numpy as np
 
-from ._base import Group, HHProtocol, _count, null_support_variance
+from ._base import Group, HeavyHittersConfiguration, _count
 from ._strings import bit_prefix_candidates
 
 DEFAULT_K_PRIME = 4096  # per level: 16384 would keep 235 MiB of counters for 32-bit items (docs)
 
 
-class TreeHist(HHProtocol, name="treehist"):
+class TreeHist(HeavyHittersConfiguration, name="treehist"):
     """Options: ``bits_per_level`` (default 1), ``z`` (threshold in standard errors, default 3),
     ``max_keep`` (prefixes kept per level, default 4k), ``k_prime`` (default 4096 per level)."""
 
@@ -75,19 +75,18 @@ class TreeHist(HHProtocol, name="treehist"):
 
     def _find(self, agg: Any) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         if self.strings:
-            return self._find_string_prefixes(agg, self._alive)
+            return agg.find_string_prefixes(self._alive)
         B, s = self.item_bits, self.options["bits_per_level"]
         bits = [gr.shift for gr in self.groups]
-        d = self._pq()[2]
         sizes = agg.group_sizes()
         cand = np.arange(1 << min(s, B), dtype=np.uint64)
         for l, shift in enumerate(bits):
-            est, var = self.group_estimates(agg, l, cand)
+            est, var = agg.group_estimates(l, cand)
             if l == len(bits) - 1:
                 return cand, est, var
             n_l = int(sizes[l])
             # stderr of an empty prefix, measured: LDP noise plus collisions with every held prefix
-            sd0 = (agg.n / n_l) * math.sqrt(null_support_variance(agg._state[f"counts_{l:03d}"])) / d
+            sd0 = agg.null_stderr(agg.level_counts(l), n_l)
             alive = self._alive(est, sd0)
             if alive.size == 0:
                 empty = np.zeros(0)

@@ -51,23 +51,29 @@ def hybrid_mixed_variance(epsilon: float) -> float:
     return (s + 3) / (3 * s * sm1) + duchi_scale(epsilon) ** 2 / s
 
 
-def worst_case_variance(method: str, epsilon: float) -> float:
-    """The worst-case variance of one user's report over t in [-1, 1], per the papers."""
-    if method in ("duchi", "bitmean"):
+# the randomizer a mean method runs: the C++ kernel's Method (mean_mechanisms.hpp), which each
+# method class declares as its ``kernel`` (Duchi's bit for "duchi" and "bitmean")
+DUCHI_BIT, PIECEWISE, HYBRID = 0, 1, 2
+
+
+def worst_case_variance(kernel: int, epsilon: float) -> float:
+    """The worst-case variance of one user's report over t in [-1, 1], per the papers, for the
+    randomizer ``kernel`` (DUCHI_BIT, PIECEWISE or HYBRID)."""
+    if kernel == DUCHI_BIT:
         return duchi_variance(epsilon)
-    if method == "piecewise":
+    if kernel == PIECEWISE:
         return piecewise_variance(epsilon, 1.0)
     return hybrid_mixed_variance(epsilon) if hybrid_mixes(epsilon) else duchi_variance(epsilon)
 
 
-def grid_worst_case_variance(method: str, epsilon: float, c_tilde: float, grid_bits: int) -> float:
+def grid_worst_case_variance(kernel: int, epsilon: float, c_tilde: float, grid_bits: int) -> float:
     """The worst case of the implemented (grid) mechanism: the papers' formulas with the Piecewise
     part at C~ (an upper bound, so the stated errors never undershoot because of the grid), plus
     the output rounding's 2^-2G/4."""
     rounding = 0.25 * 2.0 ** (-2 * grid_bits)
-    if method in ("duchi", "bitmean"):
+    if kernel == DUCHI_BIT:
         return duchi_variance(epsilon)
-    if method == "piecewise":
+    if kernel == PIECEWISE:
         return piecewise_grid_variance(c_tilde, 1.0) + rounding
     if not hybrid_mixes(epsilon):
         return duchi_variance(epsilon)

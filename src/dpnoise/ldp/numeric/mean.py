@@ -30,12 +30,14 @@ from typing import Any, ClassVar, Dict, List, Optional, Tuple
 import numpy as np
 
 from ... import _core
-from ..._release import constant_time as _ct
 from ..._validate import integer
 from ...generator import Generator
+from .._kernels import Kernels, KernelTable
+from .._memo import memoised_reports
+from .._privacy import supporting
 from .._protocol import Aggregator, Client, Configuration, Reports, native
 from .._schema import PACKED, PER_USER, ReportField
-from ..longitudinal import LongitudinalDP, alpha_point_round, check_instantaneous, memoised_reports, supporting
+from ..longitudinal import alpha_point_round
 from . import _formulas as F
 
 MAX_DIMENSIONS = 1 << 20
@@ -125,10 +127,10 @@ def kernel_scale(low: float, high: float) -> int:
     return 1 - math.frexp(max(abs(low), abs(high)))[1]
 
 
-def check_constant_time_bounds(low: float, high: float) -> None:
+def check_fixed_point_bounds(low: float, high: float) -> None:
     """ValueError unless low·2^F and high·2^F are integers, F = 93 − E with max(|low|, |high|)
-    < 2^E: the fixed-point grid of the constant-time input map (exact/constant_time/
-    mean_mechanisms.hpp, InputGridCT), where every value in the bounds is held in 94 bits.
+    < 2^E: the fixed-point grid of the constant-time input map (mean_mechanisms.hpp,
+    InputGridCT), where every value in the bounds is held in 94 bits.
 
     Parameters
     ----------
@@ -145,6 +147,19 @@ def check_constant_time_bounds(low: float, high: float) -> None:
         raise ValueError("constant_time=True needs bounds whose binary digits lie within 93 bits below the larger "
                          f"bound's magnitude, not ({low!r}, {high!r}); shift or round the bounds, or use "
                          "constant_time=False")
+
+
+def _fresh_only(config: "MeanConfiguration") -> None:
+    """The constant-time row's checks: it randomizes fresh reports only (no daily layer), over
+    bounds its fixed-point grid holds (:func:`check_fixed_point_bounds`)."""
+    if config.gamma1 is not None or config.points is not None:
+        raise ValueError("constant_time=True covers the fresh randomizer only: it cannot be combined with "
+                         "instantaneous_epsilon or points (daily collection is not constant-time)")
+    check_fixed_point_bounds(config.low, config.high)
+
+
+def _any_bounds(config: "MeanConfiguration") -> None:
+    """The exact row takes any checked bounds."""
 
 
 def check_values(values: Any, dimensions: int) -> np.ndarray:
@@ -236,28 +251,29 @@ class MeanConfiguration(Configuration, family="mean"):
     _noun = "method"
     kernel: ClassVar[int]
     method_fields: ClassVar[Tuple[ReportField, ...]] = ()
+    # every method: the exact kernel (narrow bounds scaled by 2^kernel_scale) and the constant-time
+    # one (its fixed-point grid takes the bounds as they are: no scale), one decision a report
+    kernel_table = KernelTable(
+        variable_time=Kernels(client=_core.ldp.mean_privatize, scale=kernel_scale, check=_any_bounds),
+        constant_time=Kernels(client=_core.ldp.mean_privatize_constant_time, scale=lambda low, high: 0,
+                              check=_fresh_only))
 
     def __init__(self, epsilon: float, bounds: Tuple[float, float] = (0.0, 1.0), *, dimensions: int = 1,
                  instantaneous_epsilon: Optional[float] = None, points: Optional[int] = None,
                  constant_time: bool = False) -> None:
         self._init_epsilon(epsilon)
-        self.constant_time = _ct.check_flag(constant_time)
         self.low, self.high = check_bounds(bounds)
         k = integer(dimensions, "dimensions")
         if not 1 <= k <= MAX_DIMENSIONS:
             raise ValueError(f"dimensions must be in [1, 2^20], got {k}")
         self.dimensions = k
-        # daily collection: a fresh bit flip at ε₁ over the (memoisable) bit at ε = ε∞
-        self.instantaneous_epsilon, self.gamma1 = check_instantaneous(self, instantaneous_epsilon)
         self.points = self._check_points(points)
-        if self.constant_time:
-            if self.gamma1 is not None or self.points is not None:
-                raise ValueError("constant_time=True covers the fresh randomizer only: it cannot be combined with "
-                                 "instantaneous_epsilon or points (daily collection is not constant-time)")
-            check_constant_time_bounds(self.low, self.high)
-        self.mixes = self.name == "hybrid" and F.hybrid_mixes(float(self.gamma))
-        # the constant-time kernel's fixed-point grid has no such estimate: it takes the bounds as they are
-        self._scale = 0 if self.constant_time else kernel_scale(self.low, self.high)
+        # the variants (the envelope's): daily collection, a fresh bit flip at ε₁ over the
+        # (memoisable) bit at ε = ε∞; constant-time kernels (then the row's own checks)
+        self._init_variants(constant_time, instantaneous_epsilon, f"method {self.name!r}")
+        self.kernels.check(self)
+        self.mixes = self.kernel == F.HYBRID and F.hybrid_mixes(float(self.gamma))
+        self._scale = self.kernels.scale(self.low, self.high)
         self.grid_z, self.grid_bits, _, _ = _core.ldp.mean_grid(
             self.kernel, *self._kernel_bounds(), self.gamma.numerator, self.gamma.denominator, self.mixes)
         coords = (ReportField("coordinates", PER_USER, np.int64, bound=lambda c: c.dimensions),) if k > 1 else ()
@@ -273,35 +289,41 @@ class MeanConfiguration(Configuration, family="mean"):
         """Everything clients, aggregators and serialised states must agree on."""
         out = {"epsilon": self.epsilon, "gamma": self.gamma, "low": self.low, "high": self.high,
                "dimensions": self.dimensions}
-        if self.gamma1 is not None:
-            out.update(instantaneous_epsilon=self.instantaneous_epsilon, instantaneous_gamma=self.gamma1)
         if self.points is not None:
             out["points"] = self.points
-        if self.constant_time:  # recorded only when True: older blobs and params keep matching
-            out["constant_time"] = True
+        out.update(self._variant_params())
         return out
 
     @classmethod
     def _construct(cls, params: Dict[str, Any]) -> "MeanConfiguration":
-        params.pop("instantaneous_gamma", None)
+        variants = cls._variant_options(params)
         return cls(params.pop("epsilon"), (params.pop("low"), params.pop("high")), dimensions=params.pop("dimensions"),
-                   instantaneous_epsilon=params.pop("instantaneous_epsilon", None), points=params.pop("points", None),
-                   constant_time=params.pop("constant_time", False))
+                   points=params.pop("points", None), **variants)
 
     # -- daily collection ------------------------------------------------------------------------
     def _check_points(self, value: Any) -> Optional[int]:
         """``points``: None, or an int in [2, 2^24] for a longitudinal method in one dimension."""
         if value is None:
             return None
-        if not self.longitudinal:
+        if not self.supports("daily"):
             raise ValueError(f"points (the alpha-point rounding grid of daily collection) is supported by the "
-                             f"methods {supporting(self)} only, not {self.name!r}")
+                             f"methods {supporting(self, 'daily')} only, not {self.name!r}")
         k = integer(value, "points")
         if not 2 <= k <= MAX_POINTS:
             raise ValueError(f"points must be in [2, 2^24], got {k}")
         if self.dimensions != 1:
             raise ValueError("points (memoised daily collection) needs dimensions=1")
         return k
+
+    def _memoised(self, device_key: bytes, fingerprint: bytes, items: np.ndarray) -> Dict[str, np.ndarray]:
+        """With a device key each value is α-point rounded to the ``points`` grid (the device's α a
+        PRF of its key) and the grid point's bit memoised as a PRF of (device key, grid index,
+        configuration) (docs/ldp_numeric.md, "Daily collection")."""
+        index = alpha_point_round(items, (self.low, self.high), self.points, device_key)
+        data = memoised_reports(self, device_key, fingerprint, index, self.grid_values)
+        if index.size:  # one packed byte per report (its bit 0) from the per-grid-point rows: repack
+            data["bits"] = np.packbits(data["bits"] & 1, bitorder="little")
+        return data
 
     def _check_device_key(self, device_key: Any) -> bytes:
         key = super()._check_device_key(device_key)
@@ -340,25 +362,6 @@ class MeanConfiguration(Configuration, family="mean"):
             raise ValueError("this configuration has no points= grid")
         u = np.asarray(indices, dtype=np.float64) / (self.points - 1)
         return np.where(u >= 1.0, self.high, self.low + (self.high - self.low) * u)
-
-    def privacy_loss(self) -> Any:
-        """ε per report; with ``instantaneous_epsilon`` a
-        :class:`dpnoise.ldp.longitudinal.LongitudinalDP` stating both layers: ε∞ (``epsilon``)
-        for all reports of one rounded value together and min(ε₁, ε∞) per report. With
-        ``constant_time=True`` ApproxDP(ε, (1 + e^ε)·2^-64): one constant-time report is within
-        total variation 2^-64 of the exact randomizer's (_release/constant_time.py).
-
-        Returns
-        -------
-        dpnoise.accounting.PureDP, ApproxDP or LongitudinalDP
-            What one report is charged (``.epsilon``) and, for two layers, ε∞.
-        """
-        if self.gamma1 is None:
-            loss = super().privacy_loss()
-            return _ct.loss(loss, 1) if self.constant_time else loss
-        # a report is an ε₁ channel of an ε∞-LDP bit: min(ε₁, ε∞) per report, as the frequency oracles
-        return LongitudinalDP(min(self.instantaneous_epsilon, self.epsilon), permanent_epsilon=self.epsilon,
-                              instantaneous_epsilon=self.instantaneous_epsilon)
 
     @classmethod
     def example(cls, epsilon: float = 2.0) -> "MeanConfiguration":
@@ -414,7 +417,7 @@ class MeanConfiguration(Configuration, family="mean"):
         float
             The variance, in squared value units.
         """
-        return F.worst_case_variance(self.name, self.estimator_epsilon) * self.half_width ** 2
+        return F.worst_case_variance(self.kernel, self.estimator_epsilon) * self.half_width ** 2
 
     def grid_worst_case_variance(self) -> float:
         """The implemented mechanism's worst case (values' units): Piecewise at C~ >= C plus the
@@ -425,7 +428,7 @@ class MeanConfiguration(Configuration, family="mean"):
         float
             The variance, in squared value units.
         """
-        return F.grid_worst_case_variance(self.name, self.estimator_epsilon, self.c_tilde,
+        return F.grid_worst_case_variance(self.kernel, self.estimator_epsilon, self.c_tilde,
                                           self.grid_bits) * self.half_width ** 2
 
     # -- randomizer ----------------------------------------------------------------------------
@@ -437,7 +440,7 @@ class MeanConfiguration(Configuration, family="mean"):
         return math.ldexp(self.low, self._scale), math.ldexp(self.high, self._scale)
 
     def _privatize(self, rng: Generator, values: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
-        kernel = _core.ldp.mean_privatize_constant_time if self.constant_time else _core.ldp.mean_privatize
+        kernel = self.kernels.client
         if self._scale:  # narrow bounds: clip, then scale exactly (values in the bounds stay normal or exact)
             values = np.ldexp(np.clip(values, self.low, self.high), self._scale)
         coords, bits, ints = kernel(
@@ -446,12 +449,11 @@ class MeanConfiguration(Configuration, family="mean"):
         data = {"bits": bits, "values": ints, "kinds": bits, "coordinates": coords}
         return {f.name: data[f.name] for f in self.report_fields}
 
-    def _flip(self, rng: Generator, data: Dict[str, np.ndarray], n: int, threads: int) -> Dict[str, np.ndarray]:
-        """With ``instantaneous_epsilon``: each report's bit through binary randomized response at
-        ε₁ (kept w.p. e^ε₁/(e^ε₁ + 1): Ding et al. 2017, §4's output perturbation with
-        γ = 1/(e^ε₁ + 1)), exact: GRR's kernel over 2 categories."""
-        if self.gamma1 is None:
-            return data
+    def _instantaneous(self, rng: Generator, data: Dict[str, np.ndarray], n: int,
+                       threads: int) -> Dict[str, np.ndarray]:
+        """The per-report layer: each report's bit through binary randomized response at ε₁ (kept
+        w.p. e^ε₁/(e^ε₁ + 1): Ding et al. 2017, §4's output perturbation with γ = 1/(e^ε₁ + 1)),
+        exact: GRR's kernel over 2 categories."""
         g = self.gamma1
         bits = np.unpackbits(data["bits"], count=n, bitorder="little").astype(np.int64)
         out = _core.ldp.grr_privatize(native(rng), bits, 2, g.numerator, g.denominator, threads)
@@ -470,9 +472,8 @@ class MeanConfiguration(Configuration, family="mean"):
 
     def __repr__(self) -> str:
         dims = f", dimensions={self.dimensions}" if self.dimensions > 1 else ""
-        dims += f", instantaneous_epsilon={self.instantaneous_epsilon}" if self.gamma1 is not None else ""
+        dims += self._variant_repr()
         dims += f", points={self.points}" if self.points is not None else ""
-        dims += ", constant_time=True" if self.constant_time else ""
         return f"MeanOracle({self.name!r}, epsilon={self.epsilon}, bounds=({self.low}, {self.high}){dims})"
 
 
@@ -542,7 +543,7 @@ class MeanAggregator(Aggregator):
 
     def _mean_t_variance(self) -> np.ndarray:
         cfg = self.protocol
-        worst = F.grid_worst_case_variance(cfg.name, cfg.estimator_epsilon, cfg.c_tilde, cfg.grid_bits)
+        worst = F.grid_worst_case_variance(cfg.kernel, cfg.estimator_epsilon, cfg.c_tilde, cfg.grid_bits)
         return F.mean_variance(self._moments(), self._state["users"], worst)
 
     def _shape(self, x: np.ndarray) -> Any:
@@ -609,45 +610,19 @@ class MeanAggregator(Aggregator):
         _no_items(items)
         return np.atleast_1d(self.mean_stderr()).astype(np.float64)
 
-    def top(self, m: Any = 10) -> Any:
-        """Refused with TypeError: a mean oracle has no items to rank."""
-        raise TypeError("a mean oracle has no items to rank; use mean() and mean_stderr()")
-
-    def above(self, count: Any) -> Any:
-        """Refused with TypeError: a mean oracle has no items to rank."""
-        raise TypeError("a mean oracle has no items to rank; use mean() and mean_stderr()")
-
 
 def _no_items(items: Any) -> None:
     if items is not None:
         raise TypeError("a mean aggregator estimates means, not items: call estimate() with no argument")
 
 
-class MeanClient(Client):
-    """The envelope's client, with daily collection for ``"bitmean"``: with a device key, each
-    value is α-point rounded to the ``points`` grid (the device's α a PRF of its key) and the grid
-    point's bit is memoised as a PRF of (device key, grid index, configuration); then the
-    instantaneous layer, if any, flips it afresh (docs/ldp_numeric.md, "Daily collection")."""
-
-    def _randomize(self, x: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
-        cfg = self.protocol
-        if self.device_key is None:
-            data = cfg._privatize(self.rng, x, threads)
-        else:
-            index = alpha_point_round(x, (cfg.low, cfg.high), cfg.points, self.device_key)
-            data = memoised_reports(cfg, self.device_key, self.memo_fingerprint, index, cfg.grid_values)
-            if index.size:  # one packed byte per report (its bit 0) from the per-grid-point rows: repack
-                data["bits"] = np.packbits(data["bits"] & 1, bitorder="little")
-        return cfg._flip(self.rng, data, int(x.shape[0]), threads)
-
-
 MeanConfiguration.aggregator_class = MeanAggregator
-MeanConfiguration.client_class = MeanClient
+MeanConfiguration.client_class = Client
 
 
 class Duchi(MeanConfiguration, name="duchi"):
     """Duchi, Jordan & Wainwright (JASA 2018): one bit, ±C."""
-    kernel = 0
+    kernel = F.DUCHI_BIT
     method_fields = (ReportField("bits", PACKED, np.uint8),)
 
 
@@ -655,24 +630,21 @@ class BitMean(MeanConfiguration, name="bitmean"):
     """1BitMean (Ding, Kulkarni & Yekhanin, NeurIPS 2017): the same bit as Duchi's in one dimension.
     Supports daily collection (§3: α-point rounding to ``points`` and memoisation with
     ``client(device_key=)``; §4: ``instantaneous_epsilon``)."""
-    kernel = 0
+    kernel = F.DUCHI_BIT
     longitudinal = True
     method_fields = (ReportField("bits", PACKED, np.uint8),)
 
 
 class Piecewise(MeanConfiguration, name="piecewise"):
     """The Piecewise mechanism (Wang et al., ICDE 2019, Alg. 2) on a dyadic output grid."""
-    kernel = 1
+    kernel = F.PIECEWISE
     method_fields = (ReportField("values", PER_USER, np.int64),)
 
 
 class Hybrid(MeanConfiguration, name="hybrid"):
     """The hybrid mechanism (Wang et al., ICDE 2019, §III-C)."""
-    kernel = 2
+    kernel = F.HYBRID
     method_fields = (ReportField("kinds", PACKED, np.uint8), ReportField("values", PER_USER, np.int64))
-
-
-METHODS = ("duchi", "piecewise", "hybrid", "bitmean")
 
 
 def MeanOracle(method: str, epsilon: float, bounds: Tuple[float, float] = (0.0, 1.0), *,
@@ -727,7 +699,7 @@ def MeanOracle(method: str, epsilon: float, bounds: Tuple[float, float] = (0.0, 
     """
     registry = MeanConfiguration.registered()
     if not isinstance(method, str) or method not in registry:
-        raise ValueError(f"method must be one of {list(METHODS)}, got {method!r}")
+        raise ValueError(f"method must be one of {list(registry)}, got {method!r}")
     return registry[method](epsilon, bounds, dimensions=dimensions,  # type: ignore[return-value]
                             instantaneous_epsilon=instantaneous_epsilon, points=points, constant_time=constant_time)
 
@@ -736,9 +708,9 @@ def _check_state(oracle: MeanConfiguration, state: Dict[str, np.ndarray], n: int
     users, du, do = state["users"], state["duchi_users"], state["duchi_ones"]
     bad = (users < 0).any() or (du < 0).any() or (do < 0).any() or (du > users).any() or (do > du).any()
     bad = bad or int(users.sum(dtype=object)) != n
-    if oracle.name in ("duchi", "bitmean"):
+    if oracle.kernel == F.DUCHI_BIT:  # every user is a Duchi user
         bad = bad or (du != users).any() or state["pm_sum"].any() or state["pm_sum_squares"].any()
-    elif oracle.name == "piecewise":
+    elif oracle.kernel == F.PIECEWISE:  # no Duchi user
         bad = bad or du.any()
     if not bad:
         z = oracle.grid_z
