@@ -294,7 +294,7 @@ class Configuration:
     def privacy_loss(self) -> PrivacyLoss:
         """What one report is charged, by one rule for every family
         (dpnoise.ldp._privacy.report_loss): ``PureDP(ε)``; with ``instantaneous_epsilon`` a
-        :class:`dpnoise.ldp.longitudinal.LongitudinalDP` stating both layers (ε∞ = ``epsilon``
+        ``dpnoise.ldp.longitudinal.LongitudinalDP`` stating both layers (ε∞ = ``epsilon``
         for all reports of one item together, min(ε₁, ε∞) per report); with ``constant_time=True``
         widened by the total variation of the kernel row's decisions, m∞ (and m₁) per report:
         ``ApproxDP(ε, (1 + e^ε)·m∞·2^-64)``, or ``WithinTotalVariation(LongitudinalDP(...),

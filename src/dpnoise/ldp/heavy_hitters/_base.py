@@ -198,14 +198,14 @@ class HHAggregator(Aggregator):
     def from_bytes(cls, blob: bytes, candidates: Optional[Sequence[Any]] = None) -> "HHAggregator":  # type: ignore[override]
         """An aggregator serialised by ``to_bytes``: ValueError for anything corrupt, truncated,
         of another format or inconsistent (counts that do not add up to n). ``candidates`` as
-        for :meth:`HeavyHittersConfiguration.aggregator`.
+        for ``HeavyHittersConfiguration.aggregator()``.
 
         Parameters
         ----------
         blob : bytes
             Output of ``to_bytes``.
         candidates : sequence, optional
-            As for :meth:`HeavyHittersConfiguration.aggregator`.
+            As for ``HeavyHittersConfiguration.aggregator()``.
 
         Returns
         -------
@@ -356,7 +356,7 @@ class HHAggregator(Aggregator):
     def null_stderr(self, counts: np.ndarray, users: int) -> float:
         """The standard error, among all n users, of a key nobody holds, measured from
         ``counts`` reported by ``users`` >= 1 users: LDP noise plus the collisions with every
-        held key (:func:`null_support_variance`), scaled by n/users.
+        held key (``null_support_variance``), scaled by n/users.
 
         Parameters
         ----------
@@ -376,12 +376,14 @@ class HHAggregator(Aggregator):
 
         The group is an FLH frequency oracle over its n_l users: ĉ_l = (C − n_l/g)/(p − q′),
         q′ = 1/g (Wang et al. 2017, Eq. 3), scaled to all users: ĉ = ĉ_l n/n_l. Variance, with
-        c_l = clip(ĉ_l, 0, n_l) and c = clip(ĉ, 0, n) standing for the true counts:
+        c_l = clip(ĉ_l, 0, n_l) and c = clip(ĉ, 0, n) standing for the true counts::
+
           (n/n_l)² [ local_hashing_variance(n_l, c_l)                       (Wang et al. 2017, Eq. 3)
                      + Σ_{y≠x} c_y(c_y − 1)/((g − 1) k′)                    (FLH pool term, docs/ldp_hashing.md)
                      + n_l (c/n)(1 − c/n)(n − n_l)/(n − 1) ]                (sampling the group: hypergeometric)
+
         The pool sum runs over EVERY key the group's users hold, measured from the counts
-        (:func:`null_support_variance`), not only over the keys estimated here.
+        (``null_support_variance``), not only over the keys estimated here.
 
         Parameters
         ----------
