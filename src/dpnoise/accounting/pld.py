@@ -50,8 +50,8 @@ class _GridPMF:
         if got is None:
             eps, log_p = _mgf_terms(self, h)  # t-independent: once for the 2 x 61 values of t
             with np.errstate(over="ignore"):
-                got = self._mgf[h] = (np.array([_log_mgf(eps, log_p, t) for t in _CHERNOFF_TS]),
-                                      np.array([_log_mgf(eps, log_p, -t) for t in _CHERNOFF_TS]))
+                both = _log_mgfs(eps, log_p, np.concatenate((_CHERNOFF_TS, -_CHERNOFF_TS)))
+            got = self._mgf[h] = (both[:_CHERNOFF_TS.size], both[_CHERNOFF_TS.size:])
         return got
 
     def trimmed(self, tol: float = TAIL_MASS) -> "_GridPMF":
@@ -298,11 +298,15 @@ def _mgf_terms(g: _GridPMF, h: float) -> Tuple[np.ndarray, np.ndarray]:
     return (g.offset + keep) * h, np.log(g.pmf[keep] / total)
 
 
-def _log_mgf(eps: np.ndarray, log_p: np.ndarray, t: float) -> float:
-    """log E[e^{tL}] of the atoms (eps, log_p), stably."""
-    v = t * eps + log_p
-    m = float(np.max(v))
-    return m + math.log(float(np.sum(np.exp(v - m))))
+def _log_mgfs(eps: np.ndarray, log_p: np.ndarray, ts: np.ndarray) -> np.ndarray:
+    """log E[e^{tL}] of the atoms (eps, log_p) at each t of ``ts``, stably, a block of t at a time."""
+    out = np.empty(ts.size)
+    block = max(1, (1 << 20) // max(1, eps.size))  # about 8 MB of work at once
+    for i in range(0, ts.size, block):
+        v = ts[i:i + block, None] * eps[None, :] + log_p[None, :]
+        m = np.max(v, axis=1)
+        out[i:i + block] = m + np.log(np.sum(np.exp(v - m[:, None]), axis=1))
+    return out
 
 
 def _self_compose(g: _GridPMF, n: int, h: float, tol: float) -> _GridPMF:
