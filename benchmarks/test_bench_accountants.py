@@ -147,7 +147,7 @@ def dp_accounting_pld(event, count, delta):
 
 
 PLD_CASES = {
-    "laplace(1) x100": (lambda: Laplace(1.0), lambda ev: ev.LaplaceDpEvent(1.0), 100, 1e-6, 1e-6, 1.0, 3),
+    "laplace(1) x100": (lambda: Laplace(1.0), lambda ev: ev.LaplaceDpEvent(1.0), 100, 1e-6, 1e-6, 1.0, 7),
     "laplace(1) x1000": (lambda: Laplace(1.0), lambda ev: ev.LaplaceDpEvent(1.0), 1000, 1e-6, 1e-6, 1.0, 3),
     "gaussian(50) x1000": (lambda: Gaussian(50.0), lambda ev: ev.GaussianDpEvent(50.0), 1000, 1e-6, 1e-4, 1.0, 5),
     "dp-sgd q=0.01 sigma=1 x1e4": (lambda: PoissonSampled(Gaussian(1.0), 0.01),
