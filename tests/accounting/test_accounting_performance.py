@@ -129,3 +129,23 @@ def test_dp_sgd_rdp_epsilon_is_unchanged_by_the_cache():
     best_on_grid = min(10_000 * _rdp_fresh(loss, a) + math.log1p(-1 / a) - (math.log(1e-5) + math.log(a)) / (a - 1)
                        for a in orders)
     assert best_on_grid * (1 - 1e-4) <= eps <= best_on_grid * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("loss", [PoissonSampled(Gaussian(1.1), 0.01), Laplace(1.0), Laplace(10.0)],
+                         ids=["dpsgd", "laplace1", "laplace10"])
+def test_chernoff_window_searches_few_orders_and_finds_the_grid_minimum(loss):
+    h, log_tol = 1e-3, math.log(pld_module.TAIL_MASS)
+    for direction in ("remove", "add"):
+        g = pld_module.discretise(loss, direction, h)
+        eps, log_p = pld_module._mgf_terms(g, h)
+        ts = pld_module._CHERNOFF_TS
+        with np.errstate(over="ignore"):
+            up, down = pld_module._log_mgfs(eps, log_p, ts), pld_module._log_mgfs(eps, log_p, -ts)
+        g.chernoff_bound(h, 100, log_tol, 1)
+        g.chernoff_bound(h, 100, log_tol, -1)
+        # one count needs about 2 log2(61) of the 2 x 61 moment generating functions (a full
+        # scan of the grid of t computed all 122)
+        assert len(g._mgf) <= 2 * 14
+        for n in (2, 100, 10_000, 10**6):
+            assert g.chernoff_bound(h, n, log_tol, 1) == pytest.approx(np.min((n * up - log_tol) / ts), rel=1e-12)
+            assert g.chernoff_bound(h, n, log_tol, -1) == pytest.approx(np.min((n * down - log_tol) / ts), rel=1e-12)
