@@ -1,6 +1,7 @@
 """Poisson subsampling of another loss (privacy amplification by sampling)."""
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any, ClassVar, Dict, Optional, Tuple
@@ -84,19 +85,16 @@ class PoissonSampled(PrivacyLoss):
         return self._rdp_numeric(alpha)
 
     def _rdp_numeric(self, alpha: float) -> float:
-        lo, hi, dx = self.loss._integration_window(alpha)  # type: ignore[attr-defined]
-        n = int(min(max((hi - lo) / dx, 4000), 2_000_000))
-        x = np.linspace(lo, hi, n + 1)
-        lp, lq = self.loss._logpdf_pair(x)  # type: ignore[attr-defined]
-        q = self.rate
-        # log P'(x) = log((1-q) Q + q P)
-        lmix = np.logaddexp(math.log1p(-q) + lq, math.log(q) + lp) if q < 1 else lp
-        w = np.full(x.shape, dx)
-        w[0] = w[-1] = dx / 2  # trapezoid rule; log of the normaliser cancels below
-        lw = np.log(w)
-        lz = _lse(lq + lw)  # normaliser of Q on the grid (both densities share it)
-        rem = _lse(alpha * lmix + (1 - alpha) * lq + lw) - lz
-        add = _lse(alpha * lq + (1 - alpha) * lmix + lw) - lz
+        # E_Q[(P'/Q)^α] (remove) and E_{P'}[(Q/P')^α] = E_Q[(P'/Q)^{1-α}] (add) on a trapezoid grid
+        # (Mironov, Talwar & Zhang 2019, §3). With u = log P'/Q, a = log Q + log w and
+        # b = log P' + log w on the grid: remove = lse(a + αu), add = lse(b - αu). u, a, b do not
+        # depend on α, so they are computed once per grid (_integration_grid) and each order
+        # costs two weighted sums.
+        grid = _integration_grid(self.loss, self.rate, alpha)
+        u, a, b, lz = grid if grid is not None else _integration_terms(
+            self.loss, self.rate, *self.loss._integration_window(alpha))  # type: ignore[attr-defined]
+        rem = _lse(a + alpha * u) - lz
+        add = _lse(b - alpha * u) - lz
         return max(0.0, rem / (alpha - 1), add / (alpha - 1))
 
     def _loss_atoms(self, direction: str) -> Optional[Atoms]:
@@ -172,3 +170,49 @@ class PoissonSampled(PrivacyLoss):
     def to_dict(self) -> Dict[str, Any]:
         """``{"type": "PoissonSampled", "loss": inner dict, "rate": q}``."""
         return {"type": "PoissonSampled", "loss": self.loss.to_dict(), "rate": self.rate}
+
+
+# Grids of _integration_grid are kept up to this many points (three float64 arrays each); a
+# larger grid (an order in the thousands) is computed for its order alone, as before.
+_CACHED_GRID_POINTS = 1 << 18
+
+
+def _integration_terms(loss: PrivacyLoss, rate: float, lo: float, hi: float,
+                       dx: float) -> Tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """(u, a, b, log Z) on the trapezoid grid of [lo, hi] at step about dx: u = log P'/Q with
+    P' = (1-q)Q + qP, a = log Q + log w, b = log P' + log w (w the trapezoid weights) and Z the
+    grid's mass of Q, which normalises both sums (it cancels the grid's density scale)."""
+    n = int(min(max((hi - lo) / dx, 4000), 2_000_000))
+    x = np.linspace(lo, hi, n + 1)
+    step = x[1] - x[0]
+    lp, lq = loss._logpdf_pair(x)  # type: ignore[attr-defined]
+    # log P'(x) = log((1-q) Q + q P)
+    lmix = np.logaddexp(math.log1p(-rate) + lq, math.log(rate) + lp) if rate < 1 else lp
+    lw = np.full(x.shape, math.log(step))
+    lw[0] = lw[-1] = math.log(step / 2)  # trapezoid rule
+    a = lq + lw
+    b = lmix + lw
+    u = lmix - lq
+    for arr in (u, a, b):
+        arr.setflags(write=False)
+    return u, a, b, _lse(a)
+
+
+def _integration_grid(loss: PrivacyLoss, rate: float,
+                      alpha: float) -> Optional[Tuple[np.ndarray, np.ndarray, np.ndarray, float]]:
+    """The α-independent terms of the RDP integral for every order up to the power of two
+    B >= α: the grid of order B, when it contains the window of order α at a step no coarser
+    than α's (a wider window only adds terms of the positive integrand, whose mass beyond the
+    window of α is negligible) and is small enough to keep; None otherwise."""
+    bucket = 2.0 ** max(1, math.ceil(math.log2(alpha)))
+    lo_b, hi_b, dx_b = loss._integration_window(bucket)  # type: ignore[attr-defined]
+    lo, hi, dx = loss._integration_window(alpha)  # type: ignore[attr-defined]
+    if not (lo_b <= lo and hi <= hi_b and dx_b <= dx) or (hi_b - lo_b) / dx_b > _CACHED_GRID_POINTS:
+        return None
+    return _cached_terms(loss, rate, lo_b, hi_b, dx_b)
+
+
+@functools.lru_cache(maxsize=8)
+def _cached_terms(loss: PrivacyLoss, rate: float, lo: float, hi: float,
+                  dx: float) -> Tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    return _integration_terms(loss, rate, lo, hi, dx)
