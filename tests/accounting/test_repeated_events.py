@@ -1,6 +1,5 @@
 """Repeated identical events compose by count (issue 24, item 2): the accountant's groups and
 the budget's headroom give the same answers as composing everything at once."""
-import math
 
 import pytest
 

@@ -15,7 +15,6 @@ coverage (docs/heavy_hitters.md). The seeds are fixed, so the test is determinis
 """
 from collections import Counter
 
-import numpy as np
 import pytest
 
 import dpnoise

@@ -8,7 +8,7 @@ from __future__ import annotations
 import copy
 import math
 import threading
-from typing import Dict, List, Optional, Sequence, Tuple
+from collections.abc import Sequence
 
 from .. import _validate as check
 from . import conversions as conv
@@ -36,7 +36,7 @@ def _supports(kind: str, loss: PrivacyLoss) -> bool:
     return loss.has_profile()
 
 
-def supported_by(loss: PrivacyLoss) -> List[str]:
+def supported_by(loss: PrivacyLoss) -> list[str]:
     """The accountant kinds that can compose ``loss``.
 
     Parameters
@@ -82,7 +82,7 @@ def _same_loss(a: PrivacyLoss, b: PrivacyLoss) -> bool:
         return a.to_dict() == b.to_dict()
 
 
-def _same_signature(a: Tuple[Tuple[object, object], ...], b: Tuple[Tuple[object, object], ...]) -> bool:
+def _same_signature(a: tuple[tuple[object, object], ...], b: tuple[tuple[object, object], ...]) -> bool:
     """Whether two ``Accountant._signature_without`` results describe the same ledger."""
     return len(a) == len(b) and all(
         ca == cb and (la == lb if isinstance(la, str) or isinstance(lb, str)
@@ -94,17 +94,17 @@ class _Group:
     """``count`` identical uses of ``loss``, with the loss's own derived forms cached (its
     discretised PLD, its RDP curve at the orders asked): they do not depend on the count."""
 
-    __slots__ = ("loss", "count", "_pld", "_rdp")
+    __slots__ = ("_pld", "_rdp", "count", "loss")
 
     def __init__(self, loss: PrivacyLoss, count: int):
         self.loss = loss
         self.count = count
         # memos of the one loss, shared by every copy of the group (trial accountants fill
         # them for the accountant they were copied from); values never change once set
-        self._pld: Dict[float, PrivacyLossDistribution] = {}
-        self._rdp: Dict[float, float] = {}
+        self._pld: dict[float, PrivacyLossDistribution] = {}
+        self._rdp: dict[float, float] = {}
 
-    def copy(self) -> "_Group":
+    def copy(self) -> _Group:
         other = _Group(self.loss, self.count)
         other._pld, other._rdp = self._pld, self._rdp
         return other
@@ -175,7 +175,7 @@ class Accountant:
 
     def __init__(self, kind: str = "pld", neighbours: str = "add_remove", *,
                  value_discretization_interval: float = DEFAULT_INTERVAL,
-                 orders: Optional[Sequence[float]] = None):
+                 orders: Sequence[float] | None = None):
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
         self.kind = kind
@@ -183,20 +183,20 @@ class Accountant:
         self.value_discretization_interval = check.positive(
             value_discretization_interval, "value_discretization_interval")
         if orders is None:
-            self._orders: Tuple[float, ...] = conv.DEFAULT_ORDERS
+            self._orders: tuple[float, ...] = conv.DEFAULT_ORDERS
         else:
             self._orders = tuple(sorted(check.real(a, "orders") for a in orders))
             if not self._orders or any(not 1 < a < math.inf for a in self._orders):
                 raise ValueError("orders must be a non-empty list of reals > 1")
         self._lock = threading.RLock()
-        self._events: List[Tuple[PrivacyLoss, int]] = []
+        self._events: list[tuple[PrivacyLoss, int]] = []
         # Identical events, wherever they occur, as one group with a count: composition is
         # commutative, so the ledger is Π loss_g^count_g, and each group is composed once by
         # its count (an FFT power, an RDP curve times the count), never event by event.
-        self._groups: List[_Group] = []
-        self._pld: Optional[PrivacyLossDistribution] = None  # cache of the non-Gaussian groups
-        self._last_supported: Optional[PrivacyLoss] = None
-        self._last_group: Optional[_Group] = None  # the group of the last composed descriptor
+        self._groups: list[_Group] = []
+        self._pld: PrivacyLossDistribution | None = None  # cache of the non-Gaussian groups
+        self._last_supported: PrivacyLoss | None = None
+        self._last_group: _Group | None = None  # the group of the last composed descriptor
         self._gauss_mu2 = 0.0
         self._gauss_events = 0
 
@@ -237,7 +237,7 @@ class Accountant:
                              f"it is supported by {which}")
         self._last_supported = loss  # descriptors are frozen: the answer cannot change
 
-    def compose(self, loss: PrivacyLoss, count: int = 1) -> "Accountant":
+    def compose(self, loss: PrivacyLoss, count: int = 1) -> Accountant:
         """Add ``count`` independent uses of ``loss``.
 
         Parameters
@@ -307,11 +307,11 @@ class Accountant:
                 return sum(c for x, c in self._events if _same_loss(x, loss))
             return next((g.count for g in self._groups if _same_loss(g.loss, loss)), 0)
 
-    def _signature_without(self, loss: PrivacyLoss) -> Tuple[Tuple[object, object], ...]:
+    def _signature_without(self, loss: PrivacyLoss) -> tuple[tuple[object, object], ...]:
         """(loss, count) of every group but ``loss``'s, and the Gaussian total: equal signatures
         (_same_signature) mean the same ledger apart from the uses of ``loss``."""
         with self._lock:
-            sig: Tuple[Tuple[object, object], ...] = tuple(
+            sig: tuple[tuple[object, object], ...] = tuple(
                 (g.loss, g.count) for g in self._groups if not _same_loss(g.loss, loss))
             if self.kind == "pld":  # the Gaussians outside the groups: their count and μ²
                 if type(loss) is Gaussian:
@@ -322,12 +322,12 @@ class Accountant:
             return sig
 
     @property
-    def events(self) -> List[Tuple[PrivacyLoss, int]]:
+    def events(self) -> list[tuple[PrivacyLoss, int]]:
         """The composed (loss, count) pairs, in order."""
         with self._lock:
             return list(self._events)
 
-    def copy(self) -> "Accountant":
+    def copy(self) -> Accountant:
         """An independent accountant with the same events (caches are shared, read-only).
 
         Returns
@@ -415,7 +415,7 @@ class Accountant:
                 f"events={len(self._events)})")
 
     # basic ---------------------------------------------------------------
-    def _approx_events(self) -> List[Tuple[float, float, int]]:
+    def _approx_events(self) -> list[tuple[float, float, int]]:
         out = []
         for loss, c in self._events:
             one, m = _exact(loss).repetitions()  # a batch of m identical uses is m events
@@ -433,13 +433,13 @@ class Accountant:
         return min(1.0, dlt) if epsilon >= eps else 1.0
 
     # advanced ------------------------------------------------------------
-    def _merged(self) -> Dict[Tuple[float, float], int]:
-        merged: Dict[Tuple[float, float], int] = {}
+    def _merged(self) -> dict[tuple[float, float], int]:
+        merged: dict[tuple[float, float], int] = {}
         for e, d, c in self._approx_events():
             merged[(e, d)] = merged.get((e, d), 0) + c
         return merged
 
-    def _delta_tilde(self, delta: float, merged: Dict[Tuple[float, float], int]) -> float:
+    def _delta_tilde(self, delta: float, merged: dict[tuple[float, float], int]) -> float:
         log_keep = math.fsum(c * math.log1p(-d) if d < 1 else -math.inf for (e, d), c in merged.items())
         if log_keep == -math.inf:
             return -1.0
@@ -452,7 +452,7 @@ class Accountant:
         if dt < 0:
             return basic
         if len(merged) == 1:
-            (e0, d0), k = next(iter(merged.items()))
+            (e0, _d0), k = next(iter(merged.items()))
             try:  # exact (KOV Thm 3.3) over a bounded window of the binomial
                 return min(basic, conv.kov_rr_epsilon(e0, k, dt))
             except OverflowError:
@@ -545,19 +545,19 @@ class Accountant:
         underflowed is replaced by the least positive float, still an upper bound)."""
         return math.sqrt(self._gauss_mu2) if self._gauss_mu2 > 0 else math.sqrt(5e-324)
 
-    def _groups_pld(self) -> Optional[PrivacyLossDistribution]:
+    def _groups_pld(self) -> PrivacyLossDistribution | None:
         """The non-Gaussian groups composed: each discretised once and raised to its count by
         one FFT power (pld.py), then the groups convolved; cached until the next compose."""
         if self._pld is None and self._groups:
             h = self.value_discretization_interval
-            out: Optional[PrivacyLossDistribution] = None
+            out: PrivacyLossDistribution | None = None
             for g in self._groups:
                 part = g.single_pld(h).self_compose(g.count)
                 out = part if out is None else out.compose(part)
             self._pld = out
         return self._pld
 
-    def pld(self) -> Optional[PrivacyLossDistribution]:
+    def pld(self) -> PrivacyLossDistribution | None:
         """The composed privacy-loss distribution (kind='pld'), Gaussian events included.
 
         Returns
@@ -574,7 +574,7 @@ class Accountant:
             self._refuse_total_variation("privacy-loss distribution")
             return self._exact_pld()
 
-    def _exact_pld(self) -> Optional[PrivacyLossDistribution]:
+    def _exact_pld(self) -> PrivacyLossDistribution | None:
         with self._lock:
             groups = self._groups_pld()
             if self._gauss_events == 0:

@@ -21,11 +21,12 @@ import math
 import os
 import threading
 import uuid
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
+from typing import Any, Union
 
-from .._errors import BudgetExceededError
 from .. import _validate as check
+from .._errors import BudgetExceededError
 from .accountant import Accountant, _same_loss, _same_signature
 from .losses import PrivacyLoss, loss_from_dict
 from .pld import DEFAULT_INTERVAL
@@ -42,7 +43,7 @@ _TOTALS_RTOL = 1e-9
 PathLike = Union[str, "os.PathLike[str]"]
 
 
-def _field(data: Dict[str, Any], name: str, where: str = "budget data") -> Any:
+def _field(data: dict[str, Any], name: str, where: str = "budget data") -> Any:
     if name not in data:
         raise ValueError(f"{where} is missing the field {name!r}")
     return data[name]
@@ -88,7 +89,7 @@ class PrivacyBudget:
     """
 
     def __init__(self, epsilon: float, delta: float = 0.0,
-                 accountant: Union[str, Accountant] = "basic",
+                 accountant: str | Accountant = "basic",
                  neighbours: str = "add_remove"):
         self.epsilon = check.nonnegative(epsilon, "epsilon")
         self.delta = check.probability(delta, "delta")
@@ -99,14 +100,14 @@ class PrivacyBudget:
         else:
             self._accountant = Accountant(accountant, neighbours)
         self._lock = threading.RLock()
-        self._ledger: List[Dict[str, Any]] = []
-        self._path: Optional[str] = None
+        self._ledger: list[dict[str, Any]] = []
+        self._path: str | None = None
         # (loss, rest of the ledger, largest count of loss known to fit, least count known not
         # to fit or None): see _fits_uses
-        self._headroom: Optional[Tuple[PrivacyLoss, Any, int, Optional[int]]] = None
+        self._headroom: tuple[PrivacyLoss, Any, int, int | None] | None = None
         # the repeated event's fast lane (in-memory budgets): (loss, label, insecure, its
         # ledger dict, how many more single uses are known to fit); see spend
-        self._repeat: Optional[List[Any]] = None
+        self._repeat: list[Any] | None = None
 
     # ------------------------------------------------------------------ spending
     def _fits(self, acc: Accountant) -> bool:
@@ -149,7 +150,7 @@ class PrivacyBudget:
         lo, hi = 0, ahead  # fits at +lo, not at +hi: bisect for the largest count that fits
         while hi - lo > 1:
             mid = (lo + hi) // 2
-            if _fits_or_refuse(lambda: fits_with(mid)):
+            if _fits_or_refuse(lambda mid=mid: fits_with(mid)):  # called at once; bound for clarity
                 lo = mid
             else:
                 hi = mid
@@ -175,7 +176,7 @@ class PrivacyBudget:
             trial = self._accountant.copy().compose(loss, count)
             return self._fits_uses(trial, loss)
 
-    def spend(self, loss: PrivacyLoss, count: int = 1, *, label: Optional[str] = None,
+    def spend(self, loss: PrivacyLoss, count: int = 1, *, label: str | None = None,
               insecure: bool = False) -> None:
         """Charge ``count`` uses of ``loss``; BudgetExceededError (and no charge) if over budget.
 
@@ -226,7 +227,7 @@ class PrivacyBudget:
             entry = {"loss": loss.to_dict(), "count": int(count), "label": label,
                      "insecure": insecure}
             if self._path is not None:
-                data = self._data(self._ledger + [entry], trial)
+                data = self._data([*self._ledger, entry], trial)
                 _write_durably(self._path, data)  # raises before the in-memory commit
             self._accountant = trial
             self._ledger.append(entry)
@@ -243,7 +244,7 @@ class PrivacyBudget:
             return 0
         return max(0, known[2] - self._accountant.count_of(loss))
 
-    def _refusal(self, trial: Accountant, loss: PrivacyLoss, count: int, label: Optional[str]) -> str:
+    def _refusal(self, trial: Accountant, loss: PrivacyLoss, count: int, label: str | None) -> str:
         """The refusal's message: ε before and after, when they can be computed (a composition
         too large to compute is refused as over budget, and said so)."""
         spent = self._accountant.get_epsilon(self.delta)
@@ -273,7 +274,7 @@ class PrivacyBudget:
             return self._accountant.get_delta(self.epsilon)
 
     @property
-    def ledger(self) -> List[Dict[str, Any]]:
+    def ledger(self) -> list[dict[str, Any]]:
         """A copy of the entries spent: dicts with ``loss`` (as ``to_dict``), ``count``,
         ``label`` and ``insecure``, in order."""
         with self._synced(write=False):
@@ -292,7 +293,7 @@ class PrivacyBudget:
             return self._accountant.copy()
 
     @property
-    def path(self) -> Optional[str]:
+    def path(self) -> str | None:
         """The backing file of a budget made by :meth:`open`, else None."""
         return self._path
 
@@ -326,7 +327,7 @@ class PrivacyBudget:
             return text
 
     # ------------------------------------------------------------------ persistence
-    def _data(self, ledger: List[Dict[str, Any]], acc: Accountant) -> Dict[str, Any]:
+    def _data(self, ledger: list[dict[str, Any]], acc: Accountant) -> dict[str, Any]:
         return {"format": FORMAT, "version": VERSION,
                 "epsilon": self.epsilon, "delta": self.delta, "accountant": acc.kind,
                 "neighbours": acc.neighbours,
@@ -337,7 +338,7 @@ class PrivacyBudget:
                            "insecure_releases": sum(1 for e in ledger if e.get("insecure")),
                            "spent_epsilon": acc.get_epsilon(self.delta)}}
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         """The budget as plain data (the file format, version 2).
 
         Returns
@@ -360,7 +361,7 @@ class PrivacyBudget:
         _write_durably(os.fspath(path), self.to_dict())
 
     @classmethod
-    def from_dict(cls, data: Dict[str, Any]) -> "PrivacyBudget":
+    def from_dict(cls, data: dict[str, Any]) -> PrivacyBudget:
         """Rebuild a budget from :meth:`to_dict` output. ValueError (naming the field) when a
         field is missing or malformed, when the ledger exceeds the budget, or when the ledger
         does not add up to the recorded totals.
@@ -440,7 +441,7 @@ class PrivacyBudget:
                              f"is {mine['spent_epsilon']!r} by the ledger, {recorded!r} recorded")
 
     @classmethod
-    def load(cls, path: PathLike) -> "PrivacyBudget":
+    def load(cls, path: PathLike) -> PrivacyBudget:
         """Read a budget saved by :meth:`save` (an in-memory snapshot, not file-backed).
 
         Parameters
@@ -459,7 +460,7 @@ class PrivacyBudget:
     @classmethod
     def open(cls, path: PathLike, epsilon: float, delta: float = 0.0, *,
              accountant: str = "basic", neighbours: str = "add_remove",
-             value_discretization_interval: float = DEFAULT_INTERVAL) -> "PrivacyBudget":
+             value_discretization_interval: float = DEFAULT_INTERVAL) -> PrivacyBudget:
         """A budget backed by the file at ``path``, shared safely by any number of processes.
 
         The file is created (with an empty ledger) if absent. If it exists, its epsilon, delta,
@@ -537,7 +538,7 @@ class PrivacyBudget:
                 yield
 
 
-def _entry_copy(entry: Dict[str, Any]) -> Dict[str, Any]:
+def _entry_copy(entry: dict[str, Any]) -> dict[str, Any]:
     """A ledger entry the caller may change: repeated entries share their loss dict inside the
     budget (the fast lane), so it is copied, with its nested parts, on the way out."""
     out = dict(entry)
@@ -563,7 +564,7 @@ def _fits_or_refuse(fits: Any) -> bool:
         return False
 
 
-def _read_json(path: str) -> Dict[str, Any]:
+def _read_json(path: str) -> dict[str, Any]:
     try:
         with open(path, encoding="utf-8") as fh:
             data = json.load(fh)
@@ -586,7 +587,7 @@ def _file_lock(path: str, exclusive: bool) -> Iterator[None]:
         os.close(fd)  # closing releases the lock
 
 
-def _write_durably(path: str, data: Dict[str, Any]) -> None:
+def _write_durably(path: str, data: dict[str, Any]) -> None:
     """Write JSON so that after return it survives a crash, and readers see old or new whole."""
     directory = os.path.dirname(os.path.abspath(path)) or "."
     tmp = os.path.join(directory, f".{os.path.basename(path)}.{uuid.uuid4().hex}.tmp")

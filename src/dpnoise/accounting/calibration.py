@@ -1,13 +1,19 @@
 """Calibration: the least noise that meets an (ε, δ) target under an accountant."""
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Callable
 
 from .. import _validate as check
 from .._numeric import TargetNotMet, least_meeting
 from .accountant import Accountant
 from .losses import (
-    DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace, PoissonSampled, PrivacyLoss, PureDP,
+    DiscreteGaussian,
+    DiscreteLaplace,
+    Gaussian,
+    Laplace,
+    PoissonSampled,
+    PrivacyLoss,
+    PureDP,
     RandomizedResponse,
 )
 
@@ -27,7 +33,7 @@ FAMILIES = tuple(_NOISE) + _EPSILON
 
 def calibrate(family: str, epsilon: float, delta: float = 0.0, count: int = 1,
               accountant: str = "pld", *, sensitivity: float = 1.0,
-              sampling_rate: Optional[float] = None, neighbours: str = "add_remove",
+              sampling_rate: float | None = None, neighbours: str = "add_remove",
               categories: int = 2, rtol: float = 1e-6) -> float:
     """The least noise parameter such that ``count`` uses meet (epsilon, delta).
 

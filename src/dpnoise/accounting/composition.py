@@ -6,8 +6,16 @@ from typing import Any
 from .. import _validate as check
 from .conversions import group_approx_dp
 from .losses import (
-    ZCDP, ApproxDP, DiscreteGaussian, DiscreteGaussianVector, DiscreteLaplace, Gaussian, Laplace, Parallel,
-    PrivacyLoss, PureDP,
+    ZCDP,
+    ApproxDP,
+    DiscreteGaussian,
+    DiscreteGaussianVector,
+    DiscreteLaplace,
+    Gaussian,
+    Laplace,
+    Parallel,
+    PrivacyLoss,
+    PureDP,
 )
 
 
@@ -45,7 +53,7 @@ def group_privacy(loss: PrivacyLoss, k: int) -> PrivacyLoss:
     if k == 1:
         return loss
     if isinstance(loss, (Laplace, Gaussian)):
-        return type(loss)(getattr(loss, "scale", None) or getattr(loss, "sigma"),
+        return type(loss)(getattr(loss, "scale", None) or loss.sigma,
                           loss.sensitivity * k)
     if isinstance(loss, DiscreteLaplace):
         return DiscreteLaplace(loss.scale, loss.sensitivity * k)

@@ -6,7 +6,8 @@ check them against independent evaluations.
 from __future__ import annotations
 
 import math
-from typing import Callable, Iterable, Sequence, Tuple
+from collections.abc import Iterable, Sequence
+from typing import Callable
 
 import numpy as np
 
@@ -217,7 +218,7 @@ def zcdp_to_delta(rho: float, epsilon: float) -> float:
 
 
 # ------------------------------------------------------------------ (ε, δ) composition
-def basic_composition(pairs: Iterable[Tuple[float, float, int]]) -> Tuple[float, float]:
+def basic_composition(pairs: Iterable[tuple[float, float, int]]) -> tuple[float, float]:
     """(Σ kε_i, Σ kδ_i) — composition theorem, adaptive too (Dwork & Roth 2014, Thm 3.16).
 
     Parameters
@@ -234,7 +235,7 @@ def basic_composition(pairs: Iterable[Tuple[float, float, int]]) -> Tuple[float,
     return (math.fsum(c * e for e, _, c in pairs), math.fsum(c * d for _, d, c in pairs))
 
 
-def advanced_composition_drv(epsilon: float, delta: float, k: int, delta_prime: float) -> Tuple[float, float]:
+def advanced_composition_drv(epsilon: float, delta: float, k: int, delta_prime: float) -> tuple[float, float]:
     """Dwork, Rothblum & Vadhan 2010 (Dwork–Roth Thm 3.20): k-fold (ε, δ) is
     (√(2k ln(1/δ')) ε + k ε (e^ε - 1), kδ + δ')-DP. δ' must be in (0, 1].
 
@@ -271,7 +272,7 @@ _KOV_LOG_TAIL = math.log(1e30)
 KOV_TAIL = 2e-30
 
 
-def _rr_window(epsilon0: float, k: int) -> Tuple[np.ndarray, np.ndarray, float]:
+def _rr_window(epsilon0: float, k: int) -> tuple[np.ndarray, np.ndarray, float]:
     """The terms of k-fold ε0-randomized response that matter: J ~ Bin(k, p), p = e^ε0/(1+e^ε0),
     loss (2J - k)ε0. Returns (losses, log P-masses, mass outside): all of J in [0, k] while
     k < KOV_MAX_WINDOW, else J within t = √(k·ln(1e30)/2) of kp; the mass outside is at most KOV_TAIL (Hoeffding
@@ -403,7 +404,7 @@ def kov_homogeneous_delta(epsilon0: float, delta0: float, k: int, epsilon: float
     return -math.expm1(k * math.log1p(-delta0) + math.log1p(-rr))  # no rounding to 0
 
 
-def kov_heterogeneous_epsilon(pairs: Sequence[Tuple[float, int]], delta_tilde: float) -> float:
+def kov_heterogeneous_epsilon(pairs: Sequence[tuple[float, int]], delta_tilde: float) -> float:
     """KOV 2015 Thm 3.5 (heterogeneous ε_i, the δ_i handled by the caller):
     min{Σε_i, Σ(e^ε_i-1)ε_i/(e^ε_i+1) + √(2Σε_i² log(e + √(Σε_i²)/δ̃)),
                 Σ(e^ε_i-1)ε_i/(e^ε_i+1) + √(2Σε_i² log(1/δ̃))}.
@@ -430,7 +431,7 @@ def kov_heterogeneous_epsilon(pairs: Sequence[Tuple[float, int]], delta_tilde: f
     return min(total, b1, b2)
 
 
-def group_approx_dp(epsilon: float, delta: float, k: int) -> Tuple[float, float]:
+def group_approx_dp(epsilon: float, delta: float, k: int) -> tuple[float, float]:
     """(ε, δ)-DP for neighbours ⇒ (kε, k e^{(k-1)ε} δ)-DP for groups of k: the hybrid argument
     of Dwork & Roth 2014, Thm 2.2, over the k records gives δ Σ_{i<k} e^{iε} <= k e^{(k-1)ε} δ.
 

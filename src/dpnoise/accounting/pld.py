@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Dict, Tuple
 
 import numpy as np
 
@@ -43,8 +42,8 @@ class _GridPMF:
     inf_mass: float
     # log E[e^{tL}] per (grid step h, t): a self-composition by any count reuses them (a training
     # loop recomposes one event at ever larger counts)
-    _mgf: Dict[Tuple[float, float], float] = field(default_factory=dict, repr=False, compare=False)
-    _mgf_atoms: Dict[float, Tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False,
+    _mgf: dict[tuple[float, float], float] = field(default_factory=dict, repr=False, compare=False)
+    _mgf_atoms: dict[float, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False,
                                                                    compare=False)
 
     def log_mgf(self, h: float, t: float) -> float:
@@ -80,7 +79,7 @@ class _GridPMF:
                 lo = mid + 1
         return f(lo)
 
-    def trimmed(self, tol: float = TAIL_MASS) -> "_GridPMF":
+    def trimmed(self, tol: float = TAIL_MASS) -> _GridPMF:
         p = np.clip(self.pmf, 0.0, None)
         inf = self.inf_mass
         if p.size == 0:
@@ -317,7 +316,7 @@ def discretise(loss: PrivacyLoss, direction: str, h: float, tol: float = TAIL_MA
     raise ValueError(f"{type(loss).__name__} has no privacy-loss distribution")
 
 
-def _mgf_terms(g: _GridPMF, h: float) -> Tuple[np.ndarray, np.ndarray]:
+def _mgf_terms(g: _GridPMF, h: float) -> tuple[np.ndarray, np.ndarray]:
     """The losses and log-masses (normalised to sum 1) of the atoms of ``g`` with mass > 0."""
     keep = np.nonzero(g.pmf > 0)[0]
     total = float(np.sum(g.pmf))
@@ -471,14 +470,14 @@ class PrivacyLossDistribution:
         The mass trimming may move to the infinite-loss atom per composition.
     """
 
-    def __init__(self, parts: Dict[str, _GridPMF], value_discretization_interval: float,
+    def __init__(self, parts: dict[str, _GridPMF], value_discretization_interval: float,
                  tail_mass: float = TAIL_MASS):
         self._parts = parts
         self.value_discretization_interval = value_discretization_interval
         self._tol = tail_mass
 
     @classmethod
-    def identity(cls, value_discretization_interval: float = DEFAULT_INTERVAL) -> "PrivacyLossDistribution":
+    def identity(cls, value_discretization_interval: float = DEFAULT_INTERVAL) -> PrivacyLossDistribution:
         """The PLD of releasing nothing (loss 0 with probability 1), neutral for :meth:`compose`.
 
         Parameters
@@ -497,7 +496,7 @@ class PrivacyLossDistribution:
 
     @classmethod
     def from_loss(cls, loss: PrivacyLoss, value_discretization_interval: float = DEFAULT_INTERVAL,
-                  count: int = 1) -> "PrivacyLossDistribution":
+                  count: int = 1) -> PrivacyLossDistribution:
         """The PLD of ``count`` uses of ``loss``, discretised pessimistically.
 
         Parameters
@@ -529,7 +528,7 @@ class PrivacyLossDistribution:
                      for d in ("remove", "add")}
         return cls(parts, h)
 
-    def compose(self, other: "PrivacyLossDistribution") -> "PrivacyLossDistribution":
+    def compose(self, other: PrivacyLossDistribution) -> PrivacyLossDistribution:
         """The PLD of this release followed by ``other`` (convolution of the loss PMFs).
 
         Parameters
@@ -549,7 +548,7 @@ class PrivacyLossDistribution:
         """
         if other.value_discretization_interval != self.value_discretization_interval:
             raise ValueError("cannot compose PLDs with different value_discretization_interval")
-        parts: Dict[str, _GridPMF] = {}
+        parts: dict[str, _GridPMF] = {}
         for d in ("remove", "add"):
             a, b = self._parts[d], other._parts[d]
             if d == "add" and self._parts["add"] is self._parts["remove"] and \
@@ -559,7 +558,7 @@ class PrivacyLossDistribution:
             parts[d] = _compose(a, b, self._tol)
         return PrivacyLossDistribution(parts, self.value_discretization_interval, self._tol)
 
-    def self_compose(self, count: int) -> "PrivacyLossDistribution":
+    def self_compose(self, count: int) -> PrivacyLossDistribution:
         """This PLD composed with itself ``count`` times (one FFT power).
 
         Parameters
@@ -613,7 +612,7 @@ class PrivacyLossDistribution:
         h = self.value_discretization_interval
         return max(0.0, max(_epsilon(g, d, h) for g in self._distinct_parts()))
 
-    def _distinct_parts(self) -> Tuple[_GridPMF, ...]:
+    def _distinct_parts(self) -> tuple[_GridPMF, ...]:
         """The directions' grid PMFs, each once (a symmetric loss shares one for both)."""
         return tuple({id(g): g for g in self._parts.values()}.values())
 

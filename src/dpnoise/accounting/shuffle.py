@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any, Optional, Tuple
+from typing import Any
 
 import numpy as np
 
@@ -41,7 +41,7 @@ _N_CAP = 10**10
 
 
 # --------------------------------------------------------------------------- validation
-def _check_args(epsilon0: Any, n: Any, delta: Any) -> Tuple[float, int, float]:
+def _check_args(epsilon0: Any, n: Any, delta: Any) -> tuple[float, int, float]:
     eps0 = check.real(epsilon0, "epsilon0")
     if not eps0 > 0 or math.isinf(eps0):
         raise ValueError(f"epsilon0 must be a finite real > 0, got {eps0!r}")
@@ -90,7 +90,7 @@ def _chernoff_above(m: int, prob: float, k: int) -> float:
     return min(1.0, math.exp(-m * _kl(a, prob)))
 
 
-def _window(m: int, prob: float, tail: float) -> Tuple[int, int, float, float]:
+def _window(m: int, prob: float, tail: float) -> tuple[int, int, float, float]:
     """[lo, hi] holding Bin(m, prob) but at most ``tail`` on each side (Chernoff): returns
     (lo, hi, bound on Pr[X < lo], bound on Pr[X > hi])."""
     mean = m * prob
@@ -226,7 +226,7 @@ class _CloneBound:
         total = math.fsum((self.bucket_mass * d).tolist()) + self.below * self._d0(eps)
         return min(1.0, self.weight * total * (1 + _REL_TOL))
 
-    def atoms(self) -> Tuple[np.ndarray, np.ndarray, float]:
+    def atoms(self) -> tuple[np.ndarray, np.ndarray, float]:
         """The privacy-loss atoms (loss, P-mass, mass at +inf) of a pair that dominates the clone
         pair: C moved down to its bucket's smallest point (the true pair is then a post-processing
         of it: D_c decreases in c), the mass below C's window at c = 0 (binary randomized response
@@ -255,7 +255,7 @@ class _CloneBound:
         return _least_epsilon(self.delta, delta, self.epsilon0)
 
 
-def _clone_bound(epsilon0: float, n: int, delta: float, *, domain_size: Optional[int] = None) -> _CloneBound:
+def _clone_bound(epsilon0: float, n: int, delta: float, *, domain_size: int | None = None) -> _CloneBound:
     """The clone bound prepared for a target δ (FMT21 Thm 3.2; with ``domain_size`` the k-ary
     randomized-response parametrisation). Arguments are checked by the caller."""
     if domain_size is None:
@@ -268,7 +268,7 @@ def _clone_bound(epsilon0: float, n: int, delta: float, *, domain_size: Optional
     return _CloneBound(epsilon0, n, delta, r, rc, w)
 
 
-def _clone_bound_epsilon(epsilon0: float, n: int, delta: float, *, domain_size: Optional[int] = None) -> float:
+def _clone_bound_epsilon(epsilon0: float, n: int, delta: float, *, domain_size: int | None = None) -> float:
     """The clone bound's ε at ``delta`` (:func:`_clone_bound`)."""
     return _clone_bound(epsilon0, n, delta, domain_size=domain_size).epsilon(delta)
 
@@ -328,7 +328,7 @@ def _least_epsilon(curve: Any, delta: float, epsilon0: float) -> float:
 
 
 # --------------------------------------------------------------------------- closed form
-def _fmt21_closed_form(epsilon0: float, n: int, delta: float) -> Optional[float]:
+def _fmt21_closed_form(epsilon0: float, n: int, delta: float) -> float | None:
     """FMT21 Thm 3.1: for ε0 <= log(n/(16 log(2/δ))), the shuffle is (ε, δ)-DP with
     ε = log(1 + (e^ε0 - 1)/(e^ε0 + 1)·(8√(e^ε0 log(4/δ))/√n + 8e^ε0/n)); None outside that range."""
     if n < 16 * math.log(2 / delta) or epsilon0 > math.log(n / (16 * math.log(2 / delta))):
@@ -338,7 +338,7 @@ def _fmt21_closed_form(epsilon0: float, n: int, delta: float) -> Optional[float]
 
 
 # --------------------------------------------------------------------------- public
-def _configuration_kind(configuration: Any, epsilon0: float) -> Optional[int]:
+def _configuration_kind(configuration: Any, epsilon0: float) -> int | None:
     """The domain size d when ``configuration`` is plain k-ary randomized response at ε0 (its
     structure is used), None for any other configuration that is pure ε0-LDP (generic bound).
     ValueError naming ``configuration`` otherwise."""

@@ -10,23 +10,24 @@ Every configuration declares its report fields (``report_fields``, see :class:`R
 ``Configuration.registered()`` lists a family's protocols.
 """
 from ._aggregator import Aggregator, HeavyHitter
-from ._protocol import Client, Configuration
-from ._reports import Reports
-from ._schema import PACKED, PER_USER, ROW, ReportField, report_rows, reports_from_rows
-from ._frequency import FrequencyConfiguration, FrequencyOracle, Protocol, protocols
-from ._frequency import register as _register
 from ._choose import compare, recommend
 from ._deprecated import deprecated_attributes
 from ._discover import import_public_modules
+from ._frequency import FrequencyConfiguration, FrequencyOracle, Protocol, protocols, register as _register
+from ._protocol import Client, Configuration
+from ._reports import Reports
+from ._schema import PACKED, PER_USER, ROW, ReportField, report_rows, reports_from_rows
 
 # every public module of this package is imported, and so registers the protocols it defines:
 # a new protocol is one new module, listed nowhere else
 import_public_modules(__name__, __path__)
-from . import postprocess  # noqa: E402
-from .postprocess import clip_nonnegative, norm_sub, project_simplex
-from . import heavy_hitters
+from . import (
+    heavy_hitters,
+    postprocess,
+)
 from .heavy_hitters import HeavyHitters, HeavyHittersConfiguration, HHAggregator, HHReports
 from .numeric import MeanAggregator, MeanConfiguration, MeanOracle
+from .postprocess import clip_nonnegative, norm_sub, project_simplex
 
 __getattr__ = deprecated_attributes(__name__, {
     "register": (lambda: _register, "declare the protocol with class arguments, "

@@ -4,7 +4,7 @@ results come in. Model: google/differential-privacy ``cc/algorithms/algorithm.h`
 Serialize / Merge envelope for every aggregation)."""
 from __future__ import annotations
 
-from typing import Any, ClassVar, Dict, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -67,11 +67,11 @@ class Aggregator:
     def __init__(self, protocol: Any) -> None:
         self.protocol = protocol
         self.n = 0
-        self._cache: Dict[str, Any] = {}
-        self._state: Dict[str, np.ndarray] = self._empty_state()
+        self._cache: dict[str, Any] = {}
+        self._state: dict[str, np.ndarray] = self._empty_state()
 
     # -- to override -----------------------------------------------------------------------
-    def _empty_state(self) -> Dict[str, np.ndarray]:
+    def _empty_state(self) -> dict[str, np.ndarray]:
         raise NotImplementedError
 
     def _check_batch(self, reports: Reports) -> None:
@@ -88,11 +88,11 @@ class Aggregator:
         """Unbiased count estimates (float64) for every item."""
         raise NotImplementedError
 
-    def _check_state(self, state: Dict[str, np.ndarray], n: int) -> None:
+    def _check_state(self, state: dict[str, np.ndarray], n: int) -> None:
         """Validate a loaded state beyond names, dtypes and shapes (ValueError if inconsistent
         with the configuration or with ``n``); default: nothing more to check."""
 
-    def _merge_state(self, other: "Aggregator") -> None:
+    def _merge_state(self, other: Aggregator) -> None:
         """Default: states add up element-wise."""
         for k, v in other._state.items():
             self._state[k] = self._state[k] + v
@@ -112,7 +112,7 @@ class Aggregator:
     def _changed(self) -> None:
         self._cache.clear()
 
-    def add(self, reports: Reports) -> "Aggregator":
+    def add(self, reports: Reports) -> Aggregator:
         """Ingest a batch; a rejected batch leaves the aggregator unchanged.
 
         Parameters
@@ -145,7 +145,7 @@ class Aggregator:
         self.n += reports.n
         return self
 
-    def merge(self, other: "Aggregator") -> "Aggregator":
+    def merge(self, other: Aggregator) -> Aggregator:
         """Add another aggregator's reports (same configuration only). Returns self.
 
         Parameters
@@ -178,7 +178,7 @@ class Aggregator:
         self.n += other.n
         return self
 
-    def _add_counts(self, rows: Dict[str, np.ndarray], counts: np.ndarray) -> None:
+    def _add_counts(self, rows: dict[str, np.ndarray], counts: np.ndarray) -> None:
         """Add ``counts[i]`` reports equal to row i of ``rows`` (one value per user per field,
         every row already valid), exactly in int64: what ``add`` of those reports gives, in
         O(rows) (e.g. from a Spark ``groupBy(...).count()``). Only with ``_count_table``."""
@@ -293,7 +293,7 @@ class Aggregator:
         return _wire.frame(cfg._state_magic, header, sorted(self._state.items()))
 
     @classmethod
-    def _load(cls, blob: Any, **aggregator_options: Any) -> "Aggregator":
+    def _load(cls, blob: Any, **aggregator_options: Any) -> Aggregator:
         fam = family_of_magic(blob, "_state_magic")
         what = f"{fam._label}aggregator state"
         header, state = _wire.unframe(blob, fam._state_magic, what)
@@ -319,7 +319,7 @@ class Aggregator:
         return agg
 
     @classmethod
-    def from_bytes(cls, blob: bytes) -> "Aggregator":
+    def from_bytes(cls, blob: bytes) -> Aggregator:
         """The aggregator serialised by :meth:`to_bytes`.
 
         Parameters

@@ -7,9 +7,9 @@ and the recommender (dpnoise.ldp._choose) can use them."""
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Tuple
+from typing import Any, Callable
 
-Channel = Tuple[float, float, float]
+Channel = tuple[float, float, float]
 
 
 def grr_variance(epsilon: float, d: int) -> float:
@@ -76,7 +76,7 @@ def layered(config: Any, channel: Callable[[Any], Channel],
     return perm if config.gamma1 is None else compose(perm, channel(config.gamma1))
 
 
-def local_pq(gamma: Any, g: int) -> Tuple[float, float]:
+def local_pq(gamma: Any, g: int) -> tuple[float, float]:
     """(keep, each other) probabilities of g-ary randomized response at γ: e^γ/(e^γ + g − 1) and
     1/(e^γ + g − 1) (Kairouz, Oh & Viswanath 2016)."""
     e = math.exp(float(gamma))

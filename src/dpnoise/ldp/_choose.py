@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any, List, Tuple
+from typing import Any
 
 import numpy as np
 
@@ -29,7 +29,7 @@ class Recommendation(str):
 
     note: str
 
-    def __new__(cls, name: str, note: str = "") -> "Recommendation":
+    def __new__(cls, name: str, note: str = "") -> Recommendation:
         obj = super().__new__(cls, name)
         obj.note = note
         return obj
@@ -86,7 +86,7 @@ def recommend(epsilon: float, domain_size: int, *, n: Any = None, server_seconds
     limit_s = None if server_seconds is None else positive(server_seconds, "server_seconds")
     limit_b = None if memory_bytes is None else integer(memory_bytes, "memory_bytes")
     registry = FrequencyConfiguration.registered()
-    candidates: List[dict] = []
+    candidates: list[dict] = []
     for row in compare(epsilon, domain_size, n=n):  # validates ε, d and n
         if not row["supported"] or (limit_b is not None and row["state_bytes"] > limit_b):
             continue
@@ -98,7 +98,7 @@ def recommend(epsilon: float, domain_size: int, *, n: Any = None, server_seconds
                          f"the limits given")
     least = min(r["variance_per_user"] for r in candidates)
 
-    def cost(row: dict) -> Tuple[float, float, str]:
+    def cost(row: dict) -> tuple[float, float, str]:
         rank = getattr(registry[row["protocol"]], "cost_rank", None)
         seconds = row["server_seconds"]
         return (math.inf if rank is None else rank, math.inf if seconds is None else seconds, row["protocol"])
@@ -125,12 +125,12 @@ MAX_ESTIMATE_UNITS = 1e13
 _CALIBRATION: dict = {}
 
 
-def _units(config: Any, n: int) -> Tuple[float, float]:
+def _units(config: Any, n: int) -> tuple[float, float]:
     """(client, server) work units of ``config`` for n reports: the protocol's ``cost_units``."""
     return config.cost_units(n)
 
 
-def _seconds_per_unit(cls: Any, epsilon: float) -> Tuple[float, float]:
+def _seconds_per_unit(cls: Any, epsilon: float) -> tuple[float, float]:
     """Client and server seconds per work unit of ``cls`` on this machine: one small timed run
     (2^14 reports, d = 1024), cached for the process."""
     key = (cls.name, round(epsilon, 3))
@@ -165,7 +165,7 @@ def _grows_with_d(cls: Any, epsilon: float, config: Any) -> bool:
     return per_report(config) > per_report(smaller)
 
 
-def compare(epsilon: float, domain_size: int, *, n: Any = None) -> List[dict]:
+def compare(epsilon: float, domain_size: int, *, n: Any = None) -> list[dict]:
     """The table :func:`recommend` decides from: one row per registered frequency oracle.
 
     It never sees the data, so the error it states is each protocol's own, for an item no

@@ -3,10 +3,10 @@ gives the object; they are not in ``__all__``."""
 from __future__ import annotations
 
 import warnings
-from typing import Any, Callable, Dict, Tuple
+from typing import Any, Callable
 
 
-def deprecated_attributes(module: str, names: Dict[str, Tuple[Callable[[], Any], str]]) -> Callable[[str], Any]:
+def deprecated_attributes(module: str, names: dict[str, tuple[Callable[[], Any], str]]) -> Callable[[str], Any]:
     """A module ``__getattr__`` (PEP 562) for ``names``: name -> (a function giving the object,
     what to use instead). Other names raise AttributeError as usual."""
     def __getattr__(name: str) -> Any:

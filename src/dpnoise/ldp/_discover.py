@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from typing import Iterable
+from collections.abc import Iterable
 
 
 def import_public_modules(package: str, path: Iterable[str]) -> None:

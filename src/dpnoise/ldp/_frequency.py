@@ -14,7 +14,7 @@ A protocol module subclasses :class:`FrequencyConfiguration` with its metadata a
 """
 from __future__ import annotations
 
-from typing import Any, ClassVar, Dict, List, Optional, Type
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -74,13 +74,13 @@ class FrequencyAggregator(Aggregator):
     """The aggregator base of the frequency oracles: the envelope's, and the ranking of the
     domain's items by their estimates (:meth:`top`, :meth:`above`)."""
 
-    def _records(self, idx: np.ndarray) -> List[HeavyHitter]:
+    def _records(self, idx: np.ndarray) -> list[HeavyHitter]:
         est = self._estimates()[idx]
         se = np.sqrt(np.maximum(self.variance()[idx], 0))
         return [HeavyHitter(int(i), float(e), float(s), float(e - Z95 * s), float(e + Z95 * s))
                 for i, e, s in zip(idx, est, se)]
 
-    def top(self, m: Any = 10) -> List[HeavyHitter]:
+    def top(self, m: Any = 10) -> list[HeavyHitter]:
         """The m items with the largest estimates, largest first (ties: the smaller item), as
         HeavyHitter(item, estimate, stderr, ci_low, ci_high).
 
@@ -113,7 +113,7 @@ class FrequencyAggregator(Aggregator):
         idx = idx[np.lexsort((idx, -est[idx]))]
         return self._records(idx)
 
-    def above(self, count: Any) -> List[HeavyHitter]:
+    def above(self, count: Any) -> list[HeavyHitter]:
         """The items whose estimate is at least ``count``, largest first (see :meth:`top` for
         what the intervals cover).
 
@@ -173,7 +173,7 @@ class FrequencyConfiguration(Configuration, family="frequency"):
     _state_magic = _wire.FREQUENCY_STATE
     _reports_magic = _wire.FREQUENCY_REPORTS
     _header_key = "protocol"
-    cost_rank: ClassVar[Optional[int]] = None
+    cost_rank: ClassVar[int | None] = None
 
     def __init__(self, epsilon: float, domain_size: int, **options: Any) -> None:
         self._init_epsilon(epsilon)
@@ -185,7 +185,7 @@ class FrequencyConfiguration(Configuration, family="frequency"):
         self.options = self._check_options(options)
 
     # -- to override -----------------------------------------------------------------------
-    def _check_options(self, options: Dict[str, Any]) -> Dict[str, Any]:
+    def _check_options(self, options: dict[str, Any]) -> dict[str, Any]:
         """Validate protocol options (default: none accepted)."""
         if options:
             raise TypeError(f"protocol {self.name!r} takes no option {sorted(options)[0]!r}")
@@ -232,7 +232,7 @@ class FrequencyConfiguration(Configuration, family="frequency"):
         """
         raise NotImplementedError
 
-    def variance(self, n: int, counts: Optional[np.ndarray] = None) -> np.ndarray:
+    def variance(self, n: int, counts: np.ndarray | None = None) -> np.ndarray:
         """Per-item variance of the count estimate over ``n`` users (terms that depend on the
         true count are added by protocols where they matter, from ``counts``).
 
@@ -279,7 +279,7 @@ class FrequencyConfiguration(Configuration, family="frequency"):
 
     # -- shared --------------------------------------------------------------------------------
     @classmethod
-    def example(cls, epsilon: float = 2.0, domain_size: int = 64) -> "FrequencyConfiguration":
+    def example(cls, epsilon: float = 2.0, domain_size: int = 64) -> FrequencyConfiguration:
         """A small instance (d = 64 and the class's ``example_options``).
 
         Parameters
@@ -308,13 +308,13 @@ class FrequencyConfiguration(Configuration, family="frequency"):
     def _query(self, items: Any) -> np.ndarray:
         return check_items(items, self.domain_size)
 
-    def params(self) -> Dict[str, Any]:
+    def params(self) -> dict[str, Any]:
         """Everything that must agree between clients, aggregators and serialised states."""
         return {"epsilon": self.epsilon, "gamma": self.gamma, "domain_size": self.domain_size, **self.options,
                 **self._variant_params()}
 
     @classmethod
-    def _construct(cls, params: Dict[str, Any]) -> "FrequencyConfiguration":
+    def _construct(cls, params: dict[str, Any]) -> FrequencyConfiguration:
         eps = params.pop("epsilon")
         params.pop("gamma")
         d = params.pop("domain_size")
@@ -332,7 +332,7 @@ FrequencyConfiguration.client_class = Client
 Protocol = FrequencyConfiguration
 
 
-def register(cls: Type[Configuration]) -> Type[Configuration]:
+def register(cls: type[Configuration]) -> type[Configuration]:
     """Deprecated (``dpnoise.ldp.register`` warns; removed in the next release): the class
     decorator kept for protocols written before class arguments: register ``cls`` in its family
     by its ``name`` (``class P(FrequencyConfiguration, name="...")`` does this by itself).
@@ -351,7 +351,7 @@ def register(cls: Type[Configuration]) -> Type[Configuration]:
     return cls
 
 
-def protocols() -> List[str]:
+def protocols() -> list[str]:
     """The names of the registered frequency-oracle protocols.
 
     Returns

@@ -20,7 +20,7 @@ Model: Arrow's compute kernels (``arrow/compute/kernels/scalar_arithmetic.cc``),
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Optional, Union
+from typing import Any, Callable, Union
 
 Count = Union[int, Callable[[Any], int]]
 
@@ -46,7 +46,7 @@ class Kernels:
         clash = sorted(set(kernels) & set(dir(Kernels)))
         if clash:
             raise ValueError(f"kernel names must not hide the row's own attributes: {clash}")
-        self._kernels: Dict[str, Any] = dict(kernels)
+        self._kernels: dict[str, Any] = dict(kernels)
         self.__dict__.update(kernels)  # row.name is a plain attribute: no lookup cost per call
 
     def get(self, name: str) -> Any:
@@ -110,7 +110,7 @@ class KernelTable:
         The constant-time row; None: the class refuses ``constant_time=True``.
     """
 
-    def __init__(self, variable_time: Optional[Kernels] = None, constant_time: Optional[Kernels] = None) -> None:
+    def __init__(self, variable_time: Kernels | None = None, constant_time: Kernels | None = None) -> None:
         self.variable_time = Kernels() if variable_time is None else variable_time
         self.constant_time = constant_time
 

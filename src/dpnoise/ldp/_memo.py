@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable
 
 import numpy as np
 
@@ -107,7 +107,7 @@ def check_device_keys(client: Any, value: Any, n: int) -> np.ndarray:
     return keys
 
 
-def _memo_rows(config: Any, keys: np.ndarray, fingerprint: bytes, items: np.ndarray) -> List[Dict[str, np.ndarray]]:
+def _memo_rows(config: Any, keys: np.ndarray, fingerprint: bytes, items: np.ndarray) -> list[dict[str, np.ndarray]]:
     """Row i's permanent answer, from key ``keys[i]`` (or ``keys[0]`` for a one-row key array) and
     ``items[i]``: the same calls for every row, whatever its item (the constant-time path), the
     item passed to the PRF as its 8 little-endian bytes."""
@@ -118,7 +118,7 @@ def _memo_rows(config: Any, keys: np.ndarray, fingerprint: bytes, items: np.ndar
 
 
 def memoised_batch(config: Any, keys: np.ndarray, fingerprint: bytes, items: np.ndarray,
-                   threads: int = 1) -> Dict[str, np.ndarray]:
+                   threads: int = 1) -> dict[str, np.ndarray]:
     """The permanent answers of many devices, row i for (``keys[i]``, ``items[i]``) (keys from
     :func:`check_device_keys`): the keyed-row kernel where the protocol has one, else the
     configuration's randomizer on each row's PRF generator."""
@@ -134,7 +134,7 @@ def memoised_batch(config: Any, keys: np.ndarray, fingerprint: bytes, items: np.
 
 
 def memoised_reports(config: Any, device_key: bytes, fingerprint: bytes, items: np.ndarray,
-                     encode: Optional[Callable[[np.ndarray], np.ndarray]] = None) -> Dict[str, np.ndarray]:
+                     encode: Callable[[np.ndarray], np.ndarray] | None = None) -> dict[str, np.ndarray]:
     """The permanent answers of one device for ``items`` (one report per item): the
     configuration's own randomizer, run once per distinct item on that item's PRF stream
     (``fingerprint``: :func:`memo_fingerprint` of ``config``). ``encode`` maps items (ints, the

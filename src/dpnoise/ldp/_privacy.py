@@ -20,12 +20,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any
 
 from .. import _rational as R
 from .._release import constant_time as _ct
-from .._validate import MAX_EPSILON
-from .._validate import check_epsilon as _check_epsilon
+from .._validate import MAX_EPSILON, check_epsilon as _check_epsilon
 from ..accounting.budget import PrivacyBudget
 from ..accounting.losses import PrivacyLoss, PureDP, WithinTotalVariation
 
@@ -72,7 +71,7 @@ class LongitudinalDP(PureDP):
     permanent_epsilon: float = 0.0
     instantaneous_epsilon: float = 0.0
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         """The ledger entry: ``PureDP(epsilon)``, what one report is charged.
 
         Returns
@@ -115,8 +114,8 @@ def constant_time_loss(loss: LongitudinalDP, permanent_draws: int, instantaneous
     return WithinTotalVariation(loss, (permanent_draws + instantaneous_draws) * 2.0**-64)
 
 
-def report_loss(epsilon: float, instantaneous_epsilon: Optional[float],
-                draws: Optional[Tuple[int, int]] = None) -> PrivacyLoss:
+def report_loss(epsilon: float, instantaneous_epsilon: float | None,
+                draws: tuple[int, int] | None = None) -> PrivacyLoss:
     """The privacy loss one report is charged, for every family (the rule in this module's
     docstring): ``PureDP(ε)``, or with ``instantaneous_epsilon`` a :class:`LongitudinalDP`; with
     ``draws`` = (m∞, m₁), the constant-time decisions of the two layers (m₁ unused for one
@@ -129,7 +128,7 @@ def report_loss(epsilon: float, instantaneous_epsilon: Optional[float],
     return layered if draws is None else constant_time_loss(layered, *draws)
 
 
-def supporting(config: Any, variant: str) -> List[str]:
+def supporting(config: Any, variant: str) -> list[str]:
     """The registered configurations of ``config``'s family that declare ``variant``
     (``"daily"`` or ``"constant_time"``); for a family with none, those of every family."""
     own = sorted(n for n, c in config.registered().items() if c.supports(variant))
@@ -137,7 +136,7 @@ def supporting(config: Any, variant: str) -> List[str]:
                          if c.supports(variant))
 
 
-def check_instantaneous(config: Any, value: Any) -> Tuple[Optional[float], Any]:
+def check_instantaneous(config: Any, value: Any) -> tuple[float | None, Any]:
     """(ε₁, its exact rational γ₁) for ``instantaneous_epsilon`` (None, None when absent);
     ValueError naming the argument and the protocols that support it for other protocols."""
     if value is None:
@@ -169,7 +168,7 @@ def check_constant_time(config: Any, value: Any, what: str) -> bool:
     return flag
 
 
-def check_budget(budget: Any, loss: Any) -> Optional[PrivacyBudget]:
+def check_budget(budget: Any, loss: Any) -> PrivacyBudget | None:
     """``budget`` (None or a :class:`dpnoise.accounting.PrivacyBudget` whose accountant can
     compose ``loss``), checked when the client is made."""
     if budget is None:

@@ -24,7 +24,7 @@ arguments).
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar, Dict, Optional, Tuple, Type
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -33,13 +33,20 @@ from ..accounting.losses import PrivacyLoss
 from ..generator import Generator, secure_generator
 from . import _wire
 from ._aggregator import Aggregator
+from ._kernels import Kernels, KernelTable
+from ._memo import check_device_key, check_device_keys, memo_fingerprint, memoised_batch, memoised_reports
+from ._privacy import (
+    check_budget,
+    check_constant_time,
+    check_epsilon,
+    check_instantaneous,
+    exact_gamma,
+    report_loss,
+    supporting,
+)
 from ._registry import FAMILIES, from_json
 from ._reports import Reports
 from ._schema import ReportField, check_arrays, value_masks
-from ._kernels import Kernels, KernelTable
-from ._privacy import (check_budget, check_constant_time, check_epsilon, check_instantaneous, exact_gamma,
-                       report_loss, supporting)
-from ._memo import check_device_key, check_device_keys, memo_fingerprint, memoised_batch, memoised_reports
 
 
 def native(rng: Generator) -> Any:
@@ -59,12 +66,12 @@ class Configuration:
 
     name: ClassVar[str] = ""
     family: ClassVar[str] = ""
-    report_fields: ClassVar[Tuple[ReportField, ...]] = ()
-    aggregator_class: ClassVar[Type["Aggregator"]]
-    client_class: ClassVar[Type["Client"]]
+    report_fields: ClassVar[tuple[ReportField, ...]] = ()
+    aggregator_class: ClassVar[type[Aggregator]]
+    client_class: ClassVar[type[Client]]
     #: options that make a small instance, for tests, demos and benchmarks that iterate the registry
-    example_options: ClassVar[Dict[str, Any]] = {}
-    _registry: ClassVar[Dict[str, Type["Configuration"]]]
+    example_options: ClassVar[dict[str, Any]] = {}
+    _registry: ClassVar[dict[str, type[Configuration]]]
     _state_magic: ClassVar[bytes]
     _reports_magic: ClassVar[bytes]
     _header_key: ClassVar[str] = "protocol"
@@ -78,12 +85,12 @@ class Configuration:
     #: the variants of this instance (set by ``_init_variants``): constant-time kernels, and
     #: daily collection's per-report layer at ε₁ (its exact rational γ₁)
     constant_time: bool = False
-    instantaneous_epsilon: Optional[float] = None
+    instantaneous_epsilon: float | None = None
     gamma1: Any = None
 
-    def __init_subclass__(cls, *, family: Optional[str] = None, name: Optional[str] = None,
-                          aggregator: Optional[Type["Aggregator"]] = None, client: Optional[Type["Client"]] = None,
-                          cost_rank: Optional[int] = None, **kwargs: Any) -> None:
+    def __init_subclass__(cls, *, family: str | None = None, name: str | None = None,
+                          aggregator: type[Aggregator] | None = None, client: type[Client] | None = None,
+                          cost_rank: int | None = None, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if family is not None:
             cls.family = family
@@ -143,16 +150,16 @@ class Configuration:
         table = self.kernel_table
         return table.constant_time if self.constant_time else table.variable_time  # (table.row, inlined)
 
-    def _variant_params(self) -> Dict[str, Any]:
+    def _variant_params(self) -> dict[str, Any]:
         """The variants' part of ``params()``, recorded only when set (older blobs and params keep
         matching): ``constant_time``, and ε₁ with its exact rational γ₁."""
-        out: Dict[str, Any] = {"constant_time": True} if self.constant_time else {}
+        out: dict[str, Any] = {"constant_time": True} if self.constant_time else {}
         if self.gamma1 is not None:
             out.update(instantaneous_epsilon=self.instantaneous_epsilon, instantaneous_gamma=self.gamma1)
         return out
 
     @staticmethod
-    def _variant_options(params: Dict[str, Any]) -> Dict[str, Any]:
+    def _variant_options(params: dict[str, Any]) -> dict[str, Any]:
         """The variants' constructor arguments, popped from a ``params()`` dict (γ₁ dropped: the
         constructor derives it from ε₁ and ``from_params`` compares the two)."""
         params.pop("instantaneous_gamma", None)
@@ -165,7 +172,7 @@ class Configuration:
         return out + (f", instantaneous_epsilon={self.instantaneous_epsilon}" if self.gamma1 is not None else "")
 
     @classmethod
-    def registered(cls) -> Dict[str, Type["Configuration"]]:
+    def registered(cls) -> dict[str, type[Configuration]]:
         """The registered configurations of this family, by name.
 
         Returns
@@ -176,7 +183,7 @@ class Configuration:
         return dict(cls._registry)
 
     @staticmethod
-    def families() -> Dict[str, Type["Configuration"]]:
+    def families() -> dict[str, type[Configuration]]:
         """Every family base (frequency oracles, heavy hitters, ...), by family name.
 
         Returns
@@ -187,7 +194,7 @@ class Configuration:
         return dict(FAMILIES)
 
     @classmethod
-    def example(cls, epsilon: float = 2.0) -> "Configuration":
+    def example(cls, epsilon: float = 2.0) -> Configuration:
         """A small instance of this registered configuration (its ``example_options``), for
         tests, demos and benchmarks that iterate the registry.
 
@@ -231,7 +238,7 @@ class Configuration:
         """
         raise NotImplementedError
 
-    def params(self) -> Dict[str, Any]:
+    def params(self) -> dict[str, Any]:
         """Everything that must agree between clients, aggregators and serialised states.
 
         Returns
@@ -246,7 +253,7 @@ class Configuration:
         """
         raise NotImplementedError
 
-    def fingerprint(self) -> Tuple[Tuple[str, Any], ...]:
+    def fingerprint(self) -> tuple[tuple[str, Any], ...]:
         """The parameters as a hashable, comparable tuple.
 
         Returns
@@ -270,7 +277,7 @@ class Configuration:
                           sort_keys=True)
 
     @staticmethod
-    def from_json(text: Any) -> "Configuration":
+    def from_json(text: Any) -> Configuration:
         """The configuration :meth:`to_json` wrote.
 
         Parameters
@@ -309,8 +316,8 @@ class Configuration:
         draws = (row.draws(self), row.instantaneous_draws(self)) if self.constant_time else None
         return report_loss(self.epsilon, self.instantaneous_epsilon, draws)
 
-    def client(self, rng: Optional[Generator] = None, *, allow_insecure: bool = False, budget: Any = None,
-               device_key: Any = None) -> "Client":
+    def client(self, rng: Generator | None = None, *, allow_insecure: bool = False, budget: Any = None,
+               device_key: Any = None) -> Client:
         """A randomizer.
 
         Parameters
@@ -356,24 +363,24 @@ class Configuration:
         return key
 
     def _memo_rows_kernel(self, keys: np.ndarray, fingerprint: bytes, person: bytes, items: np.ndarray,
-                          threads: int) -> Optional[Dict[str, np.ndarray]]:
+                          threads: int) -> dict[str, np.ndarray] | None:
         """The permanent answers of memoised rows from a C++ keyed-row kernel; None (the default:
         the per-row generator path of longitudinal.memoised_batch) where there is none."""
         return None
 
-    def _instantaneous(self, rng: Generator, data: Dict[str, np.ndarray], n: int,
-                       threads: int) -> Dict[str, np.ndarray]:
+    def _instantaneous(self, rng: Generator, data: dict[str, np.ndarray], n: int,
+                       threads: int) -> dict[str, np.ndarray]:
         """The per-report layer at γ₁ over the ``n`` (permanent) answers ``data``: called by the
         envelope only for a configuration with ``instantaneous_epsilon`` (daily collection), so a
         class declaring ``longitudinal`` implements it."""
         raise NotImplementedError
 
-    def _memoised(self, device_key: bytes, fingerprint: bytes, items: np.ndarray) -> Dict[str, np.ndarray]:
+    def _memoised(self, device_key: bytes, fingerprint: bytes, items: np.ndarray) -> dict[str, np.ndarray]:
         """One device's permanent answers for the checked ``items`` (dpnoise.ldp._memo); a family
         whose PRF input is not the item (the mean oracles' rounded grid index) overrides it."""
         return memoised_reports(self, device_key, fingerprint, items)
 
-    def aggregator(self) -> "Aggregator":
+    def aggregator(self) -> Aggregator:
         """An empty aggregator of this configuration.
 
         Returns
@@ -383,17 +390,17 @@ class Configuration:
         """
         return self.aggregator_class(self)
 
-    def _reports(self, n: int, data: Dict[str, np.ndarray]) -> Reports:
+    def _reports(self, n: int, data: dict[str, np.ndarray]) -> Reports:
         return Reports(self.name, self._kept_fingerprint(), n, data, self.family)
 
-    def _kept_fingerprint(self) -> Tuple[Tuple[str, Any], ...]:
+    def _kept_fingerprint(self) -> tuple[tuple[str, Any], ...]:
         """fingerprint(), kept once the configuration makes reports (it is complete by then)."""
         fingerprint = self.__dict__.get("_reports_fingerprint")
         if fingerprint is None:
             fingerprint = self.__dict__["_reports_fingerprint"] = self.fingerprint()
         return fingerprint
 
-    def _client_reports(self, n: int, data: Dict[str, np.ndarray]) -> Reports:
+    def _client_reports(self, n: int, data: dict[str, np.ndarray]) -> Reports:
         """The batch this configuration's own client just randomized: ``n`` an int and ``data``
         the kernels' arrays, right by construction, so not checked again one call at a time
         (families with their own ``_reports`` keep it)."""
@@ -401,7 +408,7 @@ class Configuration:
             return self._reports(n, data)
         return Reports._made(self.name, self._kept_fingerprint(), n, data, self.family)
 
-    def reports(self, data: Dict[str, np.ndarray], n: int) -> Reports:
+    def reports(self, data: dict[str, np.ndarray], n: int) -> Reports:
         """A :class:`Reports` batch of this configuration from its arrays.
 
         Parameters
@@ -429,10 +436,10 @@ class Configuration:
         """The checked items as the array the randomizer takes."""
         raise NotImplementedError
 
-    def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
+    def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> dict[str, np.ndarray]:
         raise NotImplementedError
 
-    def valid_rows(self, data: Dict[str, np.ndarray], n: int) -> np.ndarray:
+    def valid_rows(self, data: dict[str, np.ndarray], n: int) -> np.ndarray:
         """A boolean mask of the reports whose values this configuration accepts (every
         declared field's range, plus the configuration's own per-row rules), in one vectorised
         pass: O(batch), whatever the share of bad rows. ``data`` must match the schema.
@@ -454,15 +461,15 @@ class Configuration:
             ok &= m
         return ok & self._extra_row_mask(data, n)
 
-    def _extra_row_mask(self, data: Dict[str, np.ndarray], n: int) -> np.ndarray:
+    def _extra_row_mask(self, data: dict[str, np.ndarray], n: int) -> np.ndarray:
         """Per-row rules beyond the declared fields' ranges (default: none)."""
         return np.ones(n, dtype=bool)
 
-    def _check_loaded_reports(self, arrays: Dict[str, np.ndarray], n: int, what: str) -> None:
+    def _check_loaded_reports(self, arrays: dict[str, np.ndarray], n: int, what: str) -> None:
         """Checks of a loaded report batch (default: none; they are checked when added)."""
 
     @classmethod
-    def _from_header(cls, header: Dict[str, Any], what: str) -> "Configuration":
+    def _from_header(cls, header: dict[str, Any], what: str) -> Configuration:
         """The configuration a serialised header names, rebuilt from its parameters; ValueError
         for an unknown name or parameters that are missing, extra, malformed or inconsistent."""
         try:
@@ -475,7 +482,7 @@ class Configuration:
             raise ValueError(f"corrupt {what}: unknown {cls._noun} or bad parameters ({type(exc).__name__})") from None
 
     @classmethod
-    def from_params(cls, params: Dict[str, Any]) -> "Configuration":
+    def from_params(cls, params: dict[str, Any]) -> Configuration:
         """The configuration whose ``params()`` are exactly ``params``: a missing parameter is
         never filled with a default (a dropped public key would silently give another
         configuration). ValueError otherwise.
@@ -502,7 +509,7 @@ class Configuration:
         return config
 
     @classmethod
-    def _construct(cls, params: Dict[str, Any]) -> "Configuration":
+    def _construct(cls, params: dict[str, Any]) -> Configuration:
         raise NotImplementedError
 
     def __eq__(self, other: Any) -> bool:
@@ -526,10 +533,10 @@ class Client:
     """
 
     budget: Any = None
-    device_key: Optional[bytes] = None
-    memo_fingerprint: Optional[bytes] = None
+    device_key: bytes | None = None
+    memo_fingerprint: bytes | None = None
 
-    def __init__(self, protocol: Configuration, rng: Optional[Generator], *, allow_insecure: bool = False) -> None:
+    def __init__(self, protocol: Configuration, rng: Generator | None, *, allow_insecure: bool = False) -> None:
         self.protocol = protocol
         self.rng = secure_generator(rng, allow_insecure)
 
@@ -539,7 +546,7 @@ class Client:
             self.budget.spend(self.protocol.privacy_loss(), count=n, label=f"ldp {self.protocol.name}",
                               insecure=not self.rng.is_secure)
 
-    def _randomize(self, x: np.ndarray, threads: int, keys: Optional[np.ndarray] = None) -> Dict[str, np.ndarray]:
+    def _randomize(self, x: np.ndarray, threads: int, keys: np.ndarray | None = None) -> dict[str, np.ndarray]:
         """The report arrays of the checked items, daily collection's one code path for every
         family: the permanent layer (memoised with the client's device key or one key per row,
         else fresh), then, with ``instantaneous_epsilon``, the per-report layer over it."""
@@ -552,7 +559,7 @@ class Client:
             data = config._privatize(self.rng, x, threads)
         return data if config.gamma1 is None else config._instantaneous(self.rng, data, int(x.shape[0]), threads)
 
-    def privatize(self, items: Any, *, threads: Optional[int] = None, device_keys: Any = None) -> Reports:
+    def privatize(self, items: Any, *, threads: int | None = None, device_keys: Any = None) -> Reports:
         """One ε-LDP report per item (each item one user's value).
 
         Parameters

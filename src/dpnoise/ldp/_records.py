@@ -8,7 +8,7 @@ of records parses vectorised.
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Dict, List
+from typing import Any
 
 import numpy as np
 
@@ -26,7 +26,7 @@ def _record_header(config: Any) -> bytes:
 
 
 
-def to_records(reports: Any) -> List[bytes]:
+def to_records(reports: Any) -> list[bytes]:
     """One ``bytes`` per report, for devices that send one report each: a 16-byte header
     (``DR``, a format version, a reserved byte and 12 bytes of the configuration's id, a
     SHA-256 of its JSON) and the report's own fields in declared order (each value at its
@@ -47,7 +47,7 @@ def to_records(reports: Any) -> List[bytes]:
     return [raw[i * width:(i + 1) * width] for i in range(reports.n)]
 
 
-def _record_table(records: List[Any], n: int, width: int) -> np.ndarray:
+def _record_table(records: list[Any], n: int, width: int) -> np.ndarray:
     """The records as one contiguous (n, width) uint8 array; TypeError unless every record is
     bytes-like, ValueError naming the first record of another length. A list of ``bytes`` (what
     devices send) is copied by NumPy in one pass into a fixed-width ``S<width>`` array after its
@@ -96,7 +96,7 @@ def from_records(records: Any, oracle: Any) -> Any:
     if wrong.size:
         raise ValueError(f"record {int(wrong[0])} is of another configuration or record format than "
                          f"{oracle!r}")
-    rows: Dict[str, np.ndarray] = {}
+    rows: dict[str, np.ndarray] = {}
     pos = 16
     for f in oracle.report_fields:
         if f.kind == ROW:

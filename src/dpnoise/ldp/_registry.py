@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, Type
+from typing import Any
 
 from . import _wire
 
-FAMILIES: Dict[str, Type[Any]] = {}
+FAMILIES: dict[str, type[Any]] = {}
 
 
-def family_of_magic(blob: Any, attr: str) -> Type[Any]:
+def family_of_magic(blob: Any, attr: str) -> type[Any]:
     """The family whose ``attr`` magic (``_state_magic`` or ``_reports_magic``) starts ``blob``."""
     magic = _wire.magic_of(blob, tuple(getattr(f, attr) for f in FAMILIES.values()))
     return next(f for f in FAMILIES.values() if getattr(f, attr) == magic)
@@ -21,7 +21,7 @@ def is_configuration(obj: Any) -> bool:
     return isinstance(obj, tuple(FAMILIES.values()))
 
 
-def configuration_of(family: str, name: str, params: Dict[str, Any]) -> Any:
+def configuration_of(family: str, name: str, params: dict[str, Any]) -> Any:
     """The configuration ``family``/``name`` with exactly ``params`` (ValueError otherwise)."""
     try:
         cls = FAMILIES[family].registered()[name]

@@ -4,12 +4,11 @@ format (dpnoise.ldp._wire), per-device records (dpnoise.ldp._records) and Arrow 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Tuple
+from typing import Any
 
 import numpy as np
 
-from . import _wire
-from . import arrow as _arrow
+from . import _wire, arrow as _arrow
 from ._records import from_records, to_records
 from ._registry import FAMILIES, configuration_of, family_of_magic
 from ._schema import check_arrays, concat_arrays
@@ -36,9 +35,9 @@ class Reports:
     """
 
     protocol: str
-    params: Tuple[Tuple[str, Any], ...]
+    params: tuple[tuple[str, Any], ...]
     n: int
-    data: Dict[str, np.ndarray] = field(compare=False)
+    data: dict[str, np.ndarray] = field(compare=False)
     family: str = field(default="frequency", compare=False)
     #: rows a reader dropped as malformed (``from_arrow(..., on_malformed="skip")``), else 0
     skipped: int = field(default=0, compare=False)
@@ -62,8 +61,8 @@ class Reports:
             raise ValueError(f"Reports.family must be one of {sorted(FAMILIES)}, got {self.family!r}")
 
     @classmethod
-    def _made(cls, protocol: str, params: Tuple[Tuple[str, Any], ...], n: int, data: Dict[str, np.ndarray],
-              family: str) -> "Reports":
+    def _made(cls, protocol: str, params: tuple[tuple[str, Any], ...], n: int, data: dict[str, np.ndarray],
+              family: str) -> Reports:
         """A batch a configuration's own client made (``Configuration._client_reports``): the same
         object the constructor makes, without re-checking fields that are right by construction."""
         out = object.__new__(cls)
@@ -102,7 +101,7 @@ class Reports:
         return configuration_of(self.family, self.protocol, dict(self.params))
 
     @staticmethod
-    def concat(batches: Any) -> "Reports":
+    def concat(batches: Any) -> Reports:
         """One batch of all the reports of ``batches`` (packed bits are repacked across them).
 
         Parameters
@@ -141,7 +140,7 @@ class Reports:
                                                           counts))
 
     # -- compact per-device records (dpnoise.ldp._records) ---------------------------------------
-    def to_records(self) -> List[bytes]:
+    def to_records(self) -> list[bytes]:
         """One ``bytes`` per report: a 16-byte header (format and configuration id) and the
         report's own fields, no JSON (see :mod:`dpnoise.ldp._records`).
 
@@ -153,7 +152,7 @@ class Reports:
         return to_records(self)
 
     @staticmethod
-    def from_records(records: Any, oracle: Any) -> "Reports":
+    def from_records(records: Any, oracle: Any) -> Reports:
         """The batch of per-device records written by :meth:`to_records`, parsed vectorised;
         ValueError for a truncated record or one of another configuration or format, naming
         its position, never its content.
@@ -184,7 +183,7 @@ class Reports:
         return _arrow.to_arrow(self)
 
     @staticmethod
-    def from_arrow(table: Any, oracle: Any, on_malformed: str = "raise") -> "Reports":
+    def from_arrow(table: Any, oracle: Any, on_malformed: str = "raise") -> Reports:
         """Reports from a ``pyarrow.Table``, RecordBatch or list of them (see
         :func:`dpnoise.ldp.arrow.from_arrow`). Needs pyarrow.
 
@@ -205,7 +204,7 @@ class Reports:
         return _arrow.from_arrow(table, oracle, on_malformed=on_malformed)
 
     @classmethod
-    def from_bytes(cls, blob: bytes) -> "Reports":
+    def from_bytes(cls, blob: bytes) -> Reports:
         """A batch serialised by :meth:`to_bytes`.
 
         Parameters

@@ -16,8 +16,9 @@ aggregator checks them, mostly in the C++ ``*_check_reports`` kernels.
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Optional, Sequence, Union
+from typing import Any, Callable
 
 import numpy as np
 
@@ -49,9 +50,9 @@ class ReportField:
     name: str
     kind: str
     dtype: np.dtype
-    width: Optional[Union[int, Callable[[Any], int]]] = None
-    bound: Optional[Union[int, Callable[[Any], int]]] = None
-    allowed: Optional[tuple] = None
+    width: int | Callable[[Any], int] | None = None
+    bound: int | Callable[[Any], int] | None = None
+    allowed: tuple | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -148,7 +149,7 @@ class ReportField:
         return "uint8, ceil(n/8) packed bytes"
 
 
-def check_arrays(fields: Sequence[ReportField], config: Any, data: Dict[str, Any], n: int, what: str) -> None:
+def check_arrays(fields: Sequence[ReportField], config: Any, data: dict[str, Any], n: int, what: str) -> None:
     """ValueError unless ``data`` holds exactly the declared arrays with their dtypes and shapes
     for ``n`` reports (names and kinds only: never a value)."""
     names = [f.name for f in fields]
@@ -160,10 +161,10 @@ def check_arrays(fields: Sequence[ReportField], config: Any, data: Dict[str, Any
             raise ValueError(f"{what} reports: {f.name!r} must be {f.describe(config)}")
 
 
-def value_masks(fields: Sequence[ReportField], config: Any, data: Dict[str, np.ndarray], n: int) -> Dict[str, np.ndarray]:
+def value_masks(fields: Sequence[ReportField], config: Any, data: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
     """For each declared field with a value rule (``bound`` or ``allowed``), a boolean array of
     the users whose value keeps the rule: one vectorised pass per field, O(batch)."""
-    out: Dict[str, np.ndarray] = {}
+    out: dict[str, np.ndarray] = {}
     for f in fields:
         if f.kind != PER_USER or (f.bound is None and f.allowed is None):
             continue
@@ -178,7 +179,7 @@ def value_masks(fields: Sequence[ReportField], config: Any, data: Dict[str, np.n
     return out
 
 
-def check_values(fields: Sequence[ReportField], config: Any, data: Dict[str, np.ndarray], n: int, what: str) -> None:
+def check_values(fields: Sequence[ReportField], config: Any, data: dict[str, np.ndarray], n: int, what: str) -> None:
     """ValueError naming the first field (and its rule, never a value) with a value out of range."""
     for f in fields:
         if f.kind != PER_USER or (f.bound is None and f.allowed is None):
@@ -193,10 +194,10 @@ def check_values(fields: Sequence[ReportField], config: Any, data: Dict[str, np.
             raise ValueError(f"{what} report {f.name} must be in [0, {f.upper(config)})")
 
 
-def concat_arrays(fields: Sequence[ReportField], config: Any, batches: Sequence[Dict[str, np.ndarray]],
-                  counts: Sequence[int]) -> Dict[str, np.ndarray]:
+def concat_arrays(fields: Sequence[ReportField], config: Any, batches: Sequence[dict[str, np.ndarray]],
+                  counts: Sequence[int]) -> dict[str, np.ndarray]:
     """The arrays of several batches as one (packed bits are repacked across the batches)."""
-    out: Dict[str, np.ndarray] = {}
+    out: dict[str, np.ndarray] = {}
     for f in fields:
         parts = [b[f.name] for b in batches]
         if f.kind == PACKED:
@@ -210,10 +211,10 @@ def concat_arrays(fields: Sequence[ReportField], config: Any, batches: Sequence[
 
 
 # -- report arrays <-> one row per user ----------------------------------------------------------
-def to_rows(fields: Sequence[ReportField], config: Any, data: Dict[str, np.ndarray], n: int) -> Dict[str, np.ndarray]:
+def to_rows(fields: Sequence[ReportField], config: Any, data: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
     """Per-user columns from report arrays: per-user values as they are, rows as a 2-D uint8
     array (n, row_bytes) of their little-endian bytes, packed bits unpacked to int8 0/1."""
-    out: Dict[str, np.ndarray] = {}
+    out: dict[str, np.ndarray] = {}
     for f in fields:
         arr = np.asarray(data[f.name])
         if f.kind == PER_USER:
@@ -227,10 +228,10 @@ def to_rows(fields: Sequence[ReportField], config: Any, data: Dict[str, np.ndarr
     return out
 
 
-def from_rows(fields: Sequence[ReportField], config: Any, rows: Dict[str, np.ndarray], n: int) -> Dict[str, np.ndarray]:
+def from_rows(fields: Sequence[ReportField], config: Any, rows: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
     """Report arrays from per-user columns (the inverse of :func:`to_rows`): rows come as
     (n, row_bytes) uint8, packed bits as 0/1 per user."""
-    out: Dict[str, np.ndarray] = {}
+    out: dict[str, np.ndarray] = {}
     for f in fields:
         col = rows[f.name]
         if f.kind == PER_USER:
@@ -249,7 +250,7 @@ def from_rows(fields: Sequence[ReportField], config: Any, rows: Dict[str, np.nda
     return out
 
 
-def report_rows(config: Any, data: Dict[str, np.ndarray], n: int) -> Dict[str, np.ndarray]:
+def report_rows(config: Any, data: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
     """One row per user from a batch's arrays, by ``config``'s declared fields (see
     :func:`to_rows`): the layout Arrow, Parquet and Spark use.
 
@@ -270,7 +271,7 @@ def report_rows(config: Any, data: Dict[str, np.ndarray], n: int) -> Dict[str, n
     return to_rows(config.report_fields, config, data, n)
 
 
-def reports_from_rows(config: Any, rows: Dict[str, np.ndarray], n: int) -> Dict[str, np.ndarray]:
+def reports_from_rows(config: Any, rows: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
     """A batch's arrays from one row per user (the inverse of :func:`report_rows`).
 
     Parameters

@@ -13,7 +13,7 @@ import json
 import math
 import struct
 from fractions import Fraction
-from typing import Any, Dict, List, Tuple
+from typing import Any
 
 import numpy as np
 
@@ -28,10 +28,10 @@ HEAVY_HITTERS_STATE = b"DPNOISE-HHA\x00"
 HEAVY_HITTERS_REPORTS = b"DPNOISE-HHR\x00"
 
 
-def jsonable(params: Dict[str, Any]) -> Dict[str, Any]:
+def jsonable(params: dict[str, Any]) -> dict[str, Any]:
     """Parameters as JSON values: a Fraction as ``{"fraction": [num, den]}``, bytes as
     ``{"hex": ...}``, everything else as it is."""
-    out: Dict[str, Any] = {}
+    out: dict[str, Any] = {}
     for k, v in params.items():
         if isinstance(v, Fraction):
             out[k] = {"fraction": [v.numerator, v.denominator]}
@@ -42,9 +42,9 @@ def jsonable(params: Dict[str, Any]) -> Dict[str, Any]:
     return out
 
 
-def from_jsonable(params: Dict[str, Any]) -> Dict[str, Any]:
+def from_jsonable(params: dict[str, Any]) -> dict[str, Any]:
     """The inverse of :func:`jsonable`."""
-    out: Dict[str, Any] = {}
+    out: dict[str, Any] = {}
     for k, v in params.items():
         if isinstance(v, dict) and set(v) == {"fraction"}:
             out[k] = Fraction(int(v["fraction"][0]), int(v["fraction"][1]))
@@ -55,7 +55,7 @@ def from_jsonable(params: Dict[str, Any]) -> Dict[str, Any]:
     return out
 
 
-def frame(magic: bytes, header: Dict[str, Any], arrays: List[Tuple[str, np.ndarray]]) -> bytes:
+def frame(magic: bytes, header: dict[str, Any], arrays: list[tuple[str, np.ndarray]]) -> bytes:
     """magic, a little-endian u32 header length, a JSON header (with the arrays' names, dtypes
     and shapes), the arrays' bytes, and a SHA-256 of everything before it."""
     arrays = [(k, np.ascontiguousarray(v)) for k, v in arrays]
@@ -65,7 +65,7 @@ def frame(magic: bytes, header: Dict[str, Any], arrays: List[Tuple[str, np.ndarr
     return body + hashlib.sha256(body).digest()
 
 
-def magic_of(blob: Any, magics: Tuple[bytes, ...]) -> bytes:
+def magic_of(blob: Any, magics: tuple[bytes, ...]) -> bytes:
     """Which of ``magics`` ``blob`` starts with (ValueError if none; TypeError for non-bytes)."""
     if not isinstance(blob, (bytes, bytearray, memoryview)):
         raise TypeError(f"blob must be bytes, got {type(blob).__name__}")
@@ -76,7 +76,7 @@ def magic_of(blob: Any, magics: Tuple[bytes, ...]) -> bytes:
     raise ValueError("not a serialised dpnoise LDP blob of this kind (bad magic)")
 
 
-def unframe(blob: Any, magic: bytes, what: str) -> Tuple[Dict[str, Any], Dict[str, np.ndarray]]:
+def unframe(blob: Any, magic: bytes, what: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """The header and arrays of a :func:`frame` blob; ValueError naming ``what`` for anything
     corrupt or truncated, TypeError for a non-bytes argument. Only plain numeric dtypes are
     accepted (never object arrays), and every array must fit the blob exactly."""
@@ -101,7 +101,7 @@ def unframe(blob: Any, magic: bytes, what: str) -> Tuple[Dict[str, Any], Dict[st
     except (KeyError, TypeError, ValueError, IndexError, RecursionError, UnicodeDecodeError) as exc:
         raise ValueError(f"corrupt {what}: bad header ({type(exc).__name__})") from None
     pos = start + hlen
-    arrays: Dict[str, np.ndarray] = {}
+    arrays: dict[str, np.ndarray] = {}
     for name, dtype, shape in specs:
         if dtype.kind not in "biuf" or dtype.hasobject or any(x < 0 for x in shape) or name in arrays:
             raise ValueError(f"corrupt {what}: array {name!r} has an unsupported dtype or shape")
@@ -122,7 +122,7 @@ def _dimension(x: Any) -> int:
     return x
 
 
-def count_of(header: Dict[str, Any], what: str, limit: int) -> int:
+def count_of(header: dict[str, Any], what: str, limit: int) -> int:
     """The header's number of reports ``n``, an int in [0, limit] (ValueError otherwise)."""
     n = header.get("n")
     if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n <= limit:

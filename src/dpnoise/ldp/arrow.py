@@ -25,7 +25,7 @@ column, the declared type and the one found.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List
+from typing import Any
 
 import numpy as np
 
@@ -111,7 +111,7 @@ def to_arrow(reports: Any) -> Any:
     return pa.Table.from_arrays(arrays, schema=sch)
 
 
-def _tables(data: Any) -> List[Any]:
+def _tables(data: Any) -> list[Any]:
     pa = _pa()
     if isinstance(data, (pa.Table, pa.RecordBatch)):
         return [data]
@@ -198,9 +198,9 @@ def from_arrow(data: Any, oracle: Any, *, on_malformed: str = "raise") -> Any:
                 raise ValueError(f"the table has no column {name!r} (this configuration's fields: {names})")
     want = schema(oracle)
     # pass 1, per field and part: the type (checked, never merged across parts) and which rows are readable
-    parts: Dict[str, List[Any]] = {}
+    parts: dict[str, list[Any]] = {}
     good = np.ones(sum(t.num_rows for t in tables), dtype=bool)
-    malformed: List[str] = []
+    malformed: list[str] = []
     for f, af in zip(oracle.report_fields, want):
         parts[f.name] = _parts(tables, f.name)
         ok = np.concatenate([_readable(f, af.type, oracle, p, i, len(tables)) for i, p in parts[f.name]] or
@@ -210,7 +210,7 @@ def from_arrow(data: Any, oracle: Any, *, on_malformed: str = "raise") -> Any:
         good &= ok
     # pass 2: the readable rows of each part, in the field's dtype (every value fits: checked above)
     n_read = int(good.sum())
-    rows: Dict[str, np.ndarray] = {}
+    rows: dict[str, np.ndarray] = {}
     for f in oracle.report_fields:
         pieces, begin = [], 0
         for _, p in parts[f.name]:
@@ -237,7 +237,7 @@ def from_arrow(data: Any, oracle: Any, *, on_malformed: str = "raise") -> Any:
     return reports
 
 
-def _parts(tables: List[Any], name: str) -> List[Any]:
+def _parts(tables: list[Any], name: str) -> list[Any]:
     """(table index, array) for every chunk of column ``name`` over the tables, in order."""
     pa = _pa()
     out = []

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import secrets
-from typing import Any, Dict, Optional
+from typing import Any
 
 import numpy as np
 
@@ -37,7 +37,7 @@ class _Sketch(FrequencyConfiguration):
 
     example_options = {"hashes": 16, "width": 64}
 
-    def _check_options(self, options: Dict[str, Any]) -> Dict[str, Any]:
+    def _check_options(self, options: dict[str, Any]) -> dict[str, Any]:
         unknown = set(options) - {"hashes", "width", "public_key"}
         if unknown:
             raise TypeError(f"protocol {self.name!r} takes no option {sorted(unknown)[0]!r}")
@@ -91,8 +91,8 @@ class _Sketch(FrequencyConfiguration):
         """How much less a holder of x adds to Var f̂(x) than a non-holder, per user, over g."""
         raise NotImplementedError
 
-    def variance(self, n: int, counts: Optional[np.ndarray] = None,
-                 sum_squares: Optional[float] = None) -> np.ndarray:
+    def variance(self, n: int, counts: np.ndarray | None = None,
+                 sum_squares: float | None = None) -> np.ndarray:
         """The class docstring's variance, over users' randomness and the random hash key.
 
         Parameters
@@ -120,7 +120,7 @@ class _Sketch(FrequencyConfiguration):
         return n * self.variance_per_user() - g * c * self._holder_saving() + g * np.maximum(total - c * c, 0) * vpi
 
 
-def _gather(p: "_Sketch", table: np.ndarray, items: np.ndarray) -> np.ndarray:
+def _gather(p: _Sketch, table: np.ndarray, items: np.ndarray) -> np.ndarray:
     """G(x) = Σ_l table[l, h_l(x)] for the given items only: O(k |items|) public hashes."""
     h = p.hash_values(items)
     return table[np.arange(p.hashes)[:, None], h].sum(axis=0, dtype=np.int64)
@@ -231,11 +231,11 @@ class CountMeanSketchAggregator(_SketchAggregator):
 
     _TABLE = "signs"
 
-    def _empty_state(self) -> Dict[str, np.ndarray]:
+    def _empty_state(self) -> dict[str, np.ndarray]:
         p = self.protocol
         return {"signs": np.zeros((p.hashes, p.width), dtype=np.int64), "users": np.zeros(p.hashes, dtype=np.int64)}
 
-    def _check_state(self, state: Dict[str, np.ndarray], n: int) -> None:
+    def _check_state(self, state: dict[str, np.ndarray], n: int) -> None:
         users, signs = state["users"], state["signs"]
         # each report adds ±1 to every column of its hash's row
         if (users < 0).any() or int(users.sum(dtype=object)) != n or (np.abs(signs) > users[:, None]).any():
@@ -286,7 +286,7 @@ class CountMeanSketch(_Sketch, name="cms", aggregator=CountMeanSketchAggregator,
     kernel_table = KernelTable(variable_time=Kernels(client=_core.ldp.cms_privatize),
                                constant_time=Kernels(client=_core.ldp.cms_constant_time, draws=lambda c: c.width + 1))
 
-    def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
+    def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> dict[str, np.ndarray]:
         g = self.gamma
         index, vectors = self.kernels.client(native(rng), items, self._key(), self.hashes, self.width, g.numerator, g.denominator,
                                 threads)
@@ -321,11 +321,11 @@ class HadamardCountMeanSketchAggregator(_SketchAggregator):
     _HADAMARD = True
     _count_table = ("bit_sums", ("hash_index", "coefficient"), "bits")
 
-    def _empty_state(self) -> Dict[str, np.ndarray]:
+    def _empty_state(self) -> dict[str, np.ndarray]:
         p = self.protocol
         return {"bit_sums": np.zeros((p.hashes, p.width), dtype=np.int64)}
 
-    def _check_state(self, state: Dict[str, np.ndarray], n: int) -> None:
+    def _check_state(self, state: dict[str, np.ndarray], n: int) -> None:
         # each report adds ±1 to one (hash, coefficient) cell
         if int(np.abs(state["bit_sums"]).sum(dtype=object)) > n:
             raise ValueError("corrupt aggregator state: hcms bit sums exceed the number of reports")
@@ -377,7 +377,7 @@ class HadamardCountMeanSketch(_Sketch, name="hcms", aggregator=HadamardCountMean
     kernel_table = KernelTable(variable_time=Kernels(client=_core.ldp.hcms_privatize),
                                constant_time=Kernels(client=_core.ldp.hcms_constant_time, draws=2))
 
-    def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
+    def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> dict[str, np.ndarray]:
         g = self.gamma
         index, coefficient, bits = self.kernels.client(native(rng), items, self._key(), self.hashes, self.width, g.numerator,
                                           g.denominator, threads)

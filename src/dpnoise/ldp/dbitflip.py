@@ -21,7 +21,7 @@ variance is (n − c_v) q(1 − q)/((p − q)² π_v) + c_v (1 + p(1 − p)/(p �
 from __future__ import annotations
 
 import secrets
-from typing import Any, Dict, Optional
+from typing import Any
 
 import numpy as np
 
@@ -49,12 +49,12 @@ class DBitFlipAggregator(FrequencyAggregator):
     """State: ``counts`` (K,), the reports of each pool row, and ``ones`` (K, b), the sum of
     each row's bit t."""
 
-    def _empty_state(self) -> Dict[str, np.ndarray]:
+    def _empty_state(self) -> dict[str, np.ndarray]:
         pr = self.protocol
         return {"counts": np.zeros(pr.options["pool_size"], dtype=np.int64),
                 "ones": np.zeros((pr.options["pool_size"], pr.options["bits"]), dtype=np.int64)}
 
-    def _check_state(self, state: Dict[str, np.ndarray], n: int) -> None:
+    def _check_state(self, state: dict[str, np.ndarray], n: int) -> None:
         c, ones = state["counts"], state["ones"]
         if (c < 0).any() or int(c.sum(dtype=object)) != n or (ones < 0).any() or (ones > c[:, None]).any():
             raise ValueError("corrupt aggregator state: dbitflip counts must sum to n and bound each row's ones")
@@ -68,7 +68,7 @@ class DBitFlipAggregator(FrequencyAggregator):
 
     def _estimate(self) -> np.ndarray:
         pr = self.protocol
-        p, q, gap = pr._pq()
+        _p, q, gap = pr._pq()
         rows = pr.pool
         contrib = (self._state["ones"] - q * self._state["counts"][:, None]).ravel()
         total = np.bincount(rows.ravel(), weights=contrib, minlength=pr.domain_size)
@@ -89,7 +89,7 @@ class DBitFlip(FrequencyConfiguration, name="dbitflip", aggregator=DBitFlipAggre
     example_options = {"bits": 4}
     longitudinal = True
 
-    def _check_options(self, options: Dict[str, Any]) -> Dict[str, Any]:
+    def _check_options(self, options: dict[str, Any]) -> dict[str, Any]:
         opts = dict(options)
         k = self.domain_size
         if k > MAX_DBITFLIP_DOMAIN:
@@ -150,7 +150,7 @@ class DBitFlip(FrequencyConfiguration, name="dbitflip", aggregator=DBitFlipAggre
                                    gamma.numerator, gamma.denominator, threads)
         return words[:, 0] & np.uint64((1 << b) - 1)
 
-    def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
+    def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> dict[str, np.ndarray]:
         pool = self.pool
         j = np.asarray(rng.integers(0, pool.shape[0], size=items.shape[0], threads=threads), dtype=np.int64)
         return {"indices": j, "bits": self.kernels.row_bits(self, rng, items, j, threads)}
@@ -179,8 +179,8 @@ class DBitFlip(FrequencyConfiguration, name="dbitflip", aggregator=DBitFlipAggre
         constant_time=Kernels(unary=_core.ldp.unary_constant_time, row_bits=_gathered_bits,
                               draws=lambda c: c.options["bits"], instantaneous_draws=lambda c: c.options["bits"] + 1))
 
-    def _instantaneous(self, rng: Generator, data: Dict[str, np.ndarray], n: int,
-                       threads: int) -> Dict[str, np.ndarray]:
+    def _instantaneous(self, rng: Generator, data: dict[str, np.ndarray], n: int,
+                       threads: int) -> dict[str, np.ndarray]:
         """The per-report layer: each bit through the bit channel at ε₁ (symmetric: flipped
         with probability q₁), exact."""
         flips = self._bits(rng, np.full(data["bits"].shape[0], self.options["bits"]), self.gamma1, threads)
@@ -188,10 +188,10 @@ class DBitFlip(FrequencyConfiguration, name="dbitflip", aggregator=DBitFlipAggre
 
     def variance_per_user(self) -> float:
         """q(1 − q)/((p − q)² π) at the mean coverage π = b/k."""
-        p, q, gap = self._pq()
+        _p, q, gap = self._pq()
         return q * (1 - q) / (gap ** 2 * (self.options["bits"] / self.domain_size))
 
-    def variance(self, n: int, counts: Optional[np.ndarray] = None) -> np.ndarray:
+    def variance(self, n: int, counts: np.ndarray | None = None) -> np.ndarray:
         """(n − c_v) q(1 − q)/((p − q)² π_v) + c_v ((1 + p(1 − p)/(p − q)²)/π_v − 1)."""
         p, q, gap = self._pq()
         c = np.zeros(self.domain_size) if counts is None else np.asarray(counts, dtype=np.float64)
@@ -219,8 +219,8 @@ class DBitFlipOUE(DBitFlip, name="dbitflip_oue"):
     _channel = staticmethod(oue_bit)
     bit_channel = "oue"
 
-    def _instantaneous(self, rng: Generator, data: Dict[str, np.ndarray], n: int,
-                       threads: int) -> Dict[str, np.ndarray]:
+    def _instantaneous(self, rng: Generator, data: dict[str, np.ndarray], n: int,
+                       threads: int) -> dict[str, np.ndarray]:
         """The per-report layer: each bit B through OUE's channel at ε₁, S = (B & K) | (~B & F),
         K Bernoulli(1/2) (raw stream bits) and F Bernoulli(q₁) (the row's bit kernel for the
         dummy column b), all exact (as unary encoding's "oue")."""

@@ -5,7 +5,6 @@ mechanism (cpp/include/dpnoise/exact/randomized_response.hpp): one kernel for bo
 from __future__ import annotations
 
 import math
-from typing import Dict, Optional
 
 import numpy as np
 
@@ -25,14 +24,14 @@ class GRRAggregator(FrequencyAggregator):
 
     _count_table = ("counts", ("values",), None)
 
-    def _empty_state(self) -> Dict[str, np.ndarray]:
+    def _empty_state(self) -> dict[str, np.ndarray]:
         return {"counts": np.zeros(self.protocol.domain_size, dtype=np.int64)}
 
     def _check_batch(self, reports: Reports) -> None:
         if not values_within(reports.data["values"], self.protocol.domain_size):
             raise ValueError(f"grr report values must be in [0, {self.protocol.domain_size})")
 
-    def _check_state(self, state: Dict[str, np.ndarray], n: int) -> None:
+    def _check_state(self, state: dict[str, np.ndarray], n: int) -> None:
         c = state["counts"]
         if (c < 0).any() or int(c.sum(dtype=object)) != n:
             raise ValueError("corrupt aggregator state: grr counts must be non-negative and sum to n")
@@ -41,7 +40,7 @@ class GRRAggregator(FrequencyAggregator):
         count_into(self._state["counts"], reports.data["values"])
 
     def _estimate(self) -> np.ndarray:
-        p, q, gap = self.protocol._pq()
+        _p, q, gap = self.protocol._pq()
         return (self._state["counts"] - self.n * q) / gap
 
 
@@ -64,12 +63,12 @@ class GRR(FrequencyConfiguration, name="grr", aggregator=GRRAggregator, cost_ran
         variable_time=Kernels(rr=_core.ldp.grr_privatize, memo_rows=_core.ldp.memo_grr),
         constant_time=Kernels(rr=_core.randomized_response_constant_time))
 
-    def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
+    def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> dict[str, np.ndarray]:
         g = self.gamma
         return {"values": self.kernels.rr(native(rng), items, self.domain_size, g.numerator, g.denominator, threads)}
 
     def _memo_rows_kernel(self, keys: np.ndarray, fingerprint: bytes, person: bytes, items: np.ndarray,
-                          threads: int) -> Optional[Dict[str, np.ndarray]]:
+                          threads: int) -> dict[str, np.ndarray] | None:
         """The permanent values of memoised rows, row i d-ary randomized response of ``items[i]``
         on the ChaCha20 stream keyed by the PRF of (``keys[i]``, ``fingerprint``, ``items[i]``)
         (``person``: the PRF's BLAKE2b personalisation), the same values as ``_privatize`` on
@@ -81,8 +80,8 @@ class GRR(FrequencyConfiguration, name="grr", aggregator=GRRAggregator, cost_ran
         g = self.gamma
         return {"values": memo(keys, fingerprint, person, items, self.domain_size, g.numerator, g.denominator, threads)}
 
-    def _instantaneous(self, rng: Generator, data: Dict[str, np.ndarray], n: int,
-                       threads: int) -> Dict[str, np.ndarray]:
+    def _instantaneous(self, rng: Generator, data: dict[str, np.ndarray], n: int,
+                       threads: int) -> dict[str, np.ndarray]:
         """The per-report layer: d-ary randomized response at ε₁ of the permanent value."""
         g = self.gamma1
         return {"values": self.kernels.rr(native(rng), data["values"], self.domain_size, g.numerator, g.denominator,
@@ -104,10 +103,10 @@ class GRR(FrequencyConfiguration, name="grr", aggregator=GRRAggregator, cost_ran
         layers' (p, q) (the same Eq. 3)."""
         if self.gamma1 is None:  # the paper's closed form, bit for bit as recommend() states it
             return grr_variance(float(self.gamma), self.domain_size)
-        p, q, gap = self._pq()
+        _p, q, gap = self._pq()
         return q * (1 - q) / gap ** 2
 
-    def variance(self, n: int, counts: Optional[np.ndarray] = None) -> np.ndarray:
+    def variance(self, n: int, counts: np.ndarray | None = None) -> np.ndarray:
         """n q(1 − q)/(p − q)² + c(x)(1 − p − q)/(p − q) (Wang et al. 2017, Eq. 3)."""
         p, q, gap = self._pq()
         var = np.full(self.domain_size, n * self.variance_per_user())

@@ -8,7 +8,7 @@ decision is the exact binary randomized-response kernel. See docs/ldp_hadamard.m
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, Optional
+from typing import Any
 
 import numpy as np
 
@@ -46,10 +46,10 @@ class HadamardAggregator(FrequencyAggregator):
 
     _count_table = ("row_sums", ("rows",), "bits")
 
-    def _empty_state(self) -> Dict[str, np.ndarray]:
+    def _empty_state(self) -> dict[str, np.ndarray]:
         return {"row_sums": np.zeros(self.protocol.padded_size, dtype=np.int64)}
 
-    def _check_state(self, state: Dict[str, np.ndarray], n: int) -> None:
+    def _check_state(self, state: dict[str, np.ndarray], n: int) -> None:
         # every report adds ±1 to one row: Σ_j |S_j| <= n (and the transform stays exact)
         if int(np.abs(state["row_sums"]).sum(dtype=object)) > n:
             raise ValueError("corrupt aggregator state: hadamard row sums exceed the number of reports")
@@ -113,7 +113,7 @@ class Hadamard(FrequencyConfiguration, name="hadamard", aggregator=HadamardAggre
     kernel_table = KernelTable(variable_time=Kernels(client=_core.ldp.hadamard_privatize),
                                constant_time=Kernels(client=_core.ldp.hadamard_constant_time))
 
-    def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
+    def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> dict[str, np.ndarray]:
         g = self.gamma
         rows, bits = self.kernels.client(native(rng), items, self.padded_size, g.numerator, g.denominator, threads)
         return {"rows": rows, "bits": bits}
@@ -133,7 +133,7 @@ class Hadamard(FrequencyConfiguration, name="hadamard", aggregator=HadamardAggre
         """((e^ε + 1)/(e^ε − 1))²: one kept-or-flipped ±1 bit (docs/ldp_hadamard.md)."""
         return one_bit_variance(float(self.gamma))
 
-    def variance(self, n: int, counts: Optional[np.ndarray] = None) -> np.ndarray:
+    def variance(self, n: int, counts: np.ndarray | None = None) -> np.ndarray:
         """n c² − c(x), exactly (docs/ldp_hadamard.md)."""
         # each user's term s·y·H[j, x] has square s² and mean 1{x_i = x}: n s² − c(x) in all
         var = np.full(self.domain_size, n * self.variance_per_user())

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import secrets
-from typing import Any, Dict, Optional, Tuple
+from typing import Any
 
 import numpy as np
 
@@ -58,10 +58,10 @@ def optimal_buckets(gamma: Any) -> int:
     g = float(gamma)
     if g > math.log(MAX_BUCKETS):
         return MAX_BUCKETS
-    return max(2, int(round(math.exp(g) + 1)))
+    return max(2, round(math.exp(g) + 1))
 
 
-def local_hashing_pq(gamma: Any, g: int) -> Tuple[float, float, float]:
+def local_hashing_pq(gamma: Any, g: int) -> tuple[float, float, float]:
     """(p, q′, p − q′) of g-ary randomized response over hash buckets: p = e^γ/(e^γ + g − 1),
     the probability of reporting the user's own bucket, q′ = 1/g, the probability that a report
     supports an item the user does not hold (Wang et al. 2017, §4.4); p − q′ =
@@ -84,7 +84,7 @@ def local_hashing_pq(gamma: Any, g: int) -> Tuple[float, float, float]:
     return (em1 + 1) / (em1 + g), 1.0 / g, em1 * (g - 1) / (g * (em1 + g))
 
 
-def local_hashing_variance(gamma: Any, g: int, n: float, counts: Any, pq: Optional[tuple] = None) -> Any:
+def local_hashing_variance(gamma: Any, g: int, n: float, counts: Any, pq: tuple | None = None) -> Any:
     """n q′(1 − q′)/(p − q′)² + c(x)(1 − p − q′)/(p − q′) (Wang et al. 2017, Eq. 3; the second
     term from the c(x) users holding x, whose support is Bernoulli(p)).
 
@@ -164,7 +164,7 @@ class _LocalHashing(FrequencyConfiguration):
     _default_max_g = MAX_BUCKETS
     longitudinal = True
 
-    def _check_options(self, options: Dict[str, Any]) -> Dict[str, Any]:
+    def _check_options(self, options: dict[str, Any]) -> dict[str, Any]:
         opts = dict(options)
         if self.domain_size > MAX_HASH_DOMAIN:
             raise ValueError(f"domain_size must be at most 2^32 for {self.name!r} (32-bit hash keys), "
@@ -179,7 +179,7 @@ class _LocalHashing(FrequencyConfiguration):
             raise TypeError(f"protocol {self.name!r} takes no option {sorted(opts)[0]!r}")
         return out
 
-    def _check_more_options(self, opts: Dict[str, Any], g: int) -> Dict[str, Any]:
+    def _check_more_options(self, opts: dict[str, Any], g: int) -> dict[str, Any]:
         return {}
 
     @property
@@ -199,8 +199,8 @@ class _LocalHashing(FrequencyConfiguration):
         P, _, gap_g = symmetric_two_layers(p, gap * g / (g - 1), p1, gap1 * g / (g - 1), g)
         return P, q, gap_g * (g - 1) / g
 
-    def _instantaneous(self, rng: Generator, data: Dict[str, np.ndarray], n: int,
-                       threads: int) -> Dict[str, np.ndarray]:
+    def _instantaneous(self, rng: Generator, data: dict[str, np.ndarray], n: int,
+                       threads: int) -> dict[str, np.ndarray]:
         """The per-report layer: g-ary randomized response at ε₁ of the permanent bucket; the
         seed (or pool index) stays as memoised."""
         g1 = self.gamma1
@@ -221,7 +221,7 @@ class _LocalHashing(FrequencyConfiguration):
     def variance_per_user(self) -> float:
         """q′(1 − q′)/(p − q′)² (Wang et al. 2017, Eq. 3 with q′ = 1/g; ≈ 4e^ε/(e^ε − 1)² at the
         optimal g, Eq. 12)."""
-        p, q, gap = self._pq()
+        _p, q, gap = self._pq()
         return q * (1 - q) / gap ** 2
 
     def worst_case_variance(self, n: int) -> float:
@@ -244,14 +244,14 @@ class _LocalHashing(FrequencyConfiguration):
         var = float(n) * self.variance_per_user()
         return var if pool is None else var + pool_variance_bound(n, self.g, pool)
 
-    def variance(self, n: int, counts: Optional[np.ndarray] = None) -> np.ndarray:
+    def variance(self, n: int, counts: np.ndarray | None = None) -> np.ndarray:
         c = np.zeros(self.domain_size) if counts is None else counts
         return np.broadcast_to(local_hashing_variance(self.gamma, self.g, n, c, self._pq()),
                                (self.domain_size,)).copy()
 
     def estimate_from_support(self, support: np.ndarray, n: int) -> np.ndarray:
         """ĉ(x) = (C(x) − n/g)/(p − 1/g), C(x) the reports supporting x (Wang et al. 2017, Eq. 3)."""
-        p, q, gap = self._pq()
+        _p, q, gap = self._pq()
         return (support - n * q) / gap
 
 
@@ -294,10 +294,10 @@ def pooled_variance(agg: Aggregator, pool_size: int, items: Any) -> np.ndarray:
 class OLHAggregator(FrequencyAggregator):
     """State: ``support`` (int64, d): the reports supporting each item, counted at ``add``."""
 
-    def _empty_state(self) -> Dict[str, np.ndarray]:
+    def _empty_state(self) -> dict[str, np.ndarray]:
         return {"support": np.zeros(self.protocol.domain_size, dtype=np.int64)}
 
-    def _check_state(self, state: Dict[str, np.ndarray], n: int) -> None:
+    def _check_state(self, state: dict[str, np.ndarray], n: int) -> None:
         s = state["support"]
         if (s < 0).any() or (s > n).any():
             raise ValueError("corrupt aggregator state: olh support counts must be in [0, n]")
@@ -336,7 +336,7 @@ class OLH(_LocalHashing, name="olh", aggregator=OLHAggregator, cost_rank=1):
                      ReportField("values", PER_USER, np.int64, bound=lambda p: p.g))
     variance_formula = staticmethod(olh_variance)
 
-    def _check_more_options(self, opts: Dict[str, Any], g: int) -> Dict[str, Any]:
+    def _check_more_options(self, opts: dict[str, Any], g: int) -> dict[str, Any]:
         size, key = opts.pop("pool_size", None), opts.pop("pool_key", None)
         if size is None and key is None and self.gamma1 is None:
             return {}  # per-user secret seeds (the original protocol)
@@ -347,7 +347,7 @@ class OLH(_LocalHashing, name="olh", aggregator=OLHAggregator, cost_rank=1):
         return {"pool_size": size, "pool_key": key}
 
     @property
-    def pool(self) -> Optional[np.ndarray]:
+    def pool(self) -> np.ndarray | None:
         """The public seeds, uint64 (pool_size, 2), or None (per-user secret seeds)."""
         if "pool_size" not in self.options:
             return None
@@ -366,7 +366,7 @@ class OLH(_LocalHashing, name="olh", aggregator=OLHAggregator, cost_rank=1):
         return key
 
     def _memo_rows_kernel(self, keys: np.ndarray, fingerprint: bytes, person: bytes, items: np.ndarray,
-                          threads: int) -> Optional[Dict[str, np.ndarray]]:
+                          threads: int) -> dict[str, np.ndarray] | None:
         """The permanent (pool seed, bucket) of memoised rows from the C++ keyed-row kernel: row i
         a public seed and the g-ary randomized response of ``items[i]``'s bucket, the same as
         ``_privatize`` on the generator keyed by the PRF of (``keys[i]``, ``fingerprint``,
@@ -379,7 +379,7 @@ class OLH(_LocalHashing, name="olh", aggregator=OLHAggregator, cost_rank=1):
                                            g.denominator, threads)
         return {"seeds": seeds, "values": values}
 
-    def variance(self, n: int, counts: Optional[np.ndarray] = None) -> np.ndarray:
+    def variance(self, n: int, counts: np.ndarray | None = None) -> np.ndarray:
         """OLH's variance, plus the pool term of shared seeds when the seeds come from a pool."""
         var = super().variance(n, counts)
         if counts is not None and self.pool is not None:
@@ -390,7 +390,7 @@ class OLH(_LocalHashing, name="olh", aggregator=OLHAggregator, cost_rank=1):
         """The server tests every report against every item at add: n d."""
         return float(n), float(n) * self.domain_size
 
-    def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
+    def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> dict[str, np.ndarray]:
         pool = self.pool
         if pool is not None:  # a uniform public seed, its bucket, g-ary randomized response at ε∞
             j = np.asarray(rng.integers(0, pool.shape[0], size=items.shape[0], threads=threads), dtype=np.int64)
@@ -398,13 +398,13 @@ class OLH(_LocalHashing, name="olh", aggregator=OLHAggregator, cost_rank=1):
             return {"seeds": seeds, "values": self._bucket_rr(rng, seeds, items, False, threads)}
         return self.kernels.secret_seeds(self, rng, items, threads)
 
-    def _fused_seeds(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
+    def _fused_seeds(self, rng: Generator, items: np.ndarray, threads: int) -> dict[str, np.ndarray]:
         """Per-user secret seeds and their buckets' randomized response in one C++ pass."""
         seeds, values = _core.ldp.olh_privatize(native(rng), items, self.g, self.gamma.numerator,
                                                 self.gamma.denominator, threads)
         return {"seeds": seeds, "values": values}
 
-    def _drawn_seeds(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
+    def _drawn_seeds(self, rng: Generator, items: np.ndarray, threads: int) -> dict[str, np.ndarray]:
         """Per-user secret seeds, two uniform words each (as the C++ client), then the bucket's
         randomized response by the row's ``rr``."""
         seeds = np.asarray(rng.random_raw((items.shape[0], 2), threads=threads), dtype=np.uint64)
@@ -422,10 +422,10 @@ class FLHAggregator(FrequencyAggregator):
     """State: counts of reports per (pool index, value), k′ x g; the support counts are
     computed from it (O(k′ d)) when an estimate is first asked for, and cached."""
 
-    def _empty_state(self) -> Dict[str, np.ndarray]:
+    def _empty_state(self) -> dict[str, np.ndarray]:
         return {"counts": np.zeros((self.protocol.options["k_prime"], self.protocol.g), dtype=np.int64)}
 
-    def _check_state(self, state: Dict[str, np.ndarray], n: int) -> None:
+    def _check_state(self, state: dict[str, np.ndarray], n: int) -> None:
         c = state["counts"]
         if (c < 0).any() or int(c.sum(dtype=object)) != n:
             raise ValueError("corrupt aggregator state: flh counts must be non-negative and sum to n")
@@ -488,7 +488,7 @@ class FLH(_LocalHashing, name="flh", aggregator=FLHAggregator):
     example_options = {"k_prime": 64}
     _default_max_g = DEFAULT_MAX_FLH_G
 
-    def _check_more_options(self, opts: Dict[str, Any], g: int) -> Dict[str, Any]:
+    def _check_more_options(self, opts: dict[str, Any], g: int) -> dict[str, Any]:
         # default: 10,000, or fewer when g is large (ε above ~7.4), so that k′ g fits the state; for
         # daily collection the public pool of memoised indices is 2^10 by default
         default = DEFAULT_POOL_SIZE if self.gamma1 is not None else DEFAULT_K_PRIME
@@ -506,7 +506,7 @@ class FLH(_LocalHashing, name="flh", aggregator=FLHAggregator):
         if self.options["k_prime"] * self.g > MAX_FLH_STATE:
             raise ValueError(f"k_prime * g must be at most 2^24 (the aggregator keeps k_prime x g counters), got "
                              f"{self.options['k_prime']} * {self.g}; use a smaller k_prime or g, or 'olh'")
-        self._pool: Optional[np.ndarray] = None
+        self._pool: np.ndarray | None = None
 
     @property
     def pool(self) -> np.ndarray:
@@ -518,16 +518,16 @@ class FLH(_LocalHashing, name="flh", aggregator=FLHAggregator):
             self._pool.setflags(write=False)
         return self._pool
 
-    def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
+    def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> dict[str, np.ndarray]:
         return self.kernels.pool_index(self, rng, items, threads)
 
-    def _fused_index(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
+    def _fused_index(self, rng: Generator, items: np.ndarray, threads: int) -> dict[str, np.ndarray]:
         """A secret uniform pool index and its bucket's randomized response in one C++ pass."""
         indices, values = _core.ldp.flh_privatize(native(rng), items, self.pool, self.g, self.gamma.numerator,
                                                   self.gamma.denominator, threads)
         return {"indices": indices, "values": values}
 
-    def _drawn_index(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
+    def _drawn_index(self, rng: Generator, items: np.ndarray, threads: int) -> dict[str, np.ndarray]:
         """A uniform pool index (public in the report), then the bucket's randomized response by
         the row's ``rr``."""
         j = np.asarray(rng.integers(0, self.options["k_prime"], size=items.shape[0], threads=threads), dtype=np.int64)
@@ -562,7 +562,7 @@ class FLH(_LocalHashing, name="flh", aggregator=FLHAggregator):
         """
         return pool_variance(counts, self.g, self.options["k_prime"])
 
-    def variance(self, n: int, counts: Optional[np.ndarray] = None) -> np.ndarray:
+    def variance(self, n: int, counts: np.ndarray | None = None) -> np.ndarray:
         """OLH's variance plus the pool term (:meth:`pool_variance`)."""
         var = super().variance(n, counts)
         if counts is not None:

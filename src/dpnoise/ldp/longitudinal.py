@@ -14,16 +14,16 @@ __all__ = ["LongitudinalDP", "alpha_point_round", "averaging_attack"]
 
 import hashlib
 import math
-from typing import Any, Tuple
+from typing import Any
 
 import numpy as np
 
 from .. import _core
 from .._validate import integer
 from ._channels import local_pq
-from ._memo import check_device_key
+
 # the memoisation PRF under the names the benchmarks import (benchmarks/test_bench_ldp_longitudinal.py)
-from ._memo import memo_fingerprint, memo_generator  # noqa: F401
+from ._memo import check_device_key, memo_fingerprint, memo_generator  # noqa: F401
 from ._privacy import LongitudinalDP
 
 
@@ -63,7 +63,7 @@ def averaging_attack(config: Any, reports: Any, prior: Any, *, memoised: bool) -
         perm = local_pq(config.gamma, g)
         inst = local_pq(config.gamma1, g) if config.gamma1 is not None else None
     else:
-        p, q, _ = config._pq()
+        p, _q, _ = config._pq()
         step = math.log(p) - math.log((1 - p) / (g - 1))  # a supporting report's log-likelihood ratio
     for i, r in enumerate(reports):
         seeds, values = np.ascontiguousarray(r.data["seeds"]), np.ascontiguousarray(r.data["values"])
@@ -84,7 +84,7 @@ def averaging_attack(config: Any, reports: Any, prior: Any, *, memoised: bool) -
     return guesses
 
 
-def alpha_point_round(values: Any, bounds: Tuple[float, float], points: int, device_key: Any) -> np.ndarray:
+def alpha_point_round(values: Any, bounds: tuple[float, float], points: int, device_key: Any) -> np.ndarray:
     """α-point rounding (Ding, Kulkarni & Yekhanin, NeurIPS 2017, §3.1): numeric values (counts,
     minutes) to the indices of ``points`` equally spaced grid points on ``bounds``, for daily
     collection with ``"dbitflip"`` (``domain_size=points``) or any memoising protocol.

@@ -15,7 +15,7 @@ to 2^20; for larger domains use "olh" or "hadamard".
 """
 from __future__ import annotations
 
-from typing import Any, Dict, Optional
+from typing import Any
 
 import numpy as np
 
@@ -36,10 +36,10 @@ class UnaryAggregator(FrequencyAggregator):
     """d int64 column counts C(x) (state ``counts``; 64 ceil(d/64) entries internally, the
     padding columns always zero)."""
 
-    def _empty_state(self) -> Dict[str, np.ndarray]:
+    def _empty_state(self) -> dict[str, np.ndarray]:
         return {"counts": np.zeros(self.protocol.domain_size, dtype=np.int64)}
 
-    def _check_state(self, state: Dict[str, np.ndarray], n: int) -> None:
+    def _check_state(self, state: dict[str, np.ndarray], n: int) -> None:
         c = state["counts"]
         if (c < 0).any() or (c > n).any():
             raise ValueError(f"corrupt aggregator state: {self.protocol.name} column counts must be in [0, n]")
@@ -56,7 +56,7 @@ class UnaryAggregator(FrequencyAggregator):
         self._state["counts"] += full[:d]
 
     def _estimate(self) -> np.ndarray:
-        p, q, gap = self.protocol._pq()
+        _p, q, gap = self.protocol._pq()
         return (self._state["counts"] - self.n * q) / gap
 
 
@@ -69,7 +69,7 @@ class _UnaryEncoding(FrequencyConfiguration, aggregator=UnaryAggregator):
     report_fields = (ReportField("bits", ROW, np.uint64, width=lambda p: p.words),)
     longitudinal = True
 
-    def _check_options(self, options: Dict[str, Any]) -> Dict[str, Any]:
+    def _check_options(self, options: dict[str, Any]) -> dict[str, Any]:
         if self.domain_size > MAX_UNARY_DOMAIN:
             raise ValueError(f"domain_size must be at most 2^20 for {self.name!r} (each report is domain_size "
                              f"bits); use 'olh' or 'hadamard' for larger domains, got {self.domain_size}")
@@ -80,7 +80,7 @@ class _UnaryEncoding(FrequencyConfiguration, aggregator=UnaryAggregator):
                              f"got {self.domain_size}")
         return super()._check_options(options)
 
-    def _extra_row_mask(self, data: Dict[str, np.ndarray], n: int) -> np.ndarray:
+    def _extra_row_mask(self, data: dict[str, np.ndarray], n: int) -> np.ndarray:
         tail = self.domain_size % 64
         if not tail or not n:
             return np.ones(n, dtype=bool)
@@ -88,7 +88,7 @@ class _UnaryEncoding(FrequencyConfiguration, aggregator=UnaryAggregator):
 
     def cost_units(self, n: int) -> tuple:
         """Client: the set bits (about 1 + d q a report); server: n ceil(d/64) words + d."""
-        p, q, _ = self._pq()
+        _p, q, _ = self._pq()
         return float(n) * (1 + self.domain_size * q), float(n) * self.words + self.domain_size
 
     @property
@@ -96,7 +96,7 @@ class _UnaryEncoding(FrequencyConfiguration, aggregator=UnaryAggregator):
         """uint64 words per report."""
         return (self.domain_size + 63) // 64
 
-    def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
+    def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> dict[str, np.ndarray]:
         """The kernel row's unary kernel: the exact one (geometric skips), or the packed
         constant-time one (one pass per report over the d columns, each bit "U < T" for a 128-bit
         uniform U and a public threshold T selected by a branch-free compare of the column with
@@ -107,7 +107,7 @@ class _UnaryEncoding(FrequencyConfiguration, aggregator=UnaryAggregator):
                                            g.denominator, threads)}
 
     def _memo_rows_kernel(self, keys: np.ndarray, fingerprint: bytes, person: bytes, items: np.ndarray,
-                          threads: int) -> Optional[Dict[str, np.ndarray]]:
+                          threads: int) -> dict[str, np.ndarray] | None:
         """The permanent bit vectors of memoised rows (OUE's or SUE's, by ``self.name``), from the
         C++ keyed-row kernel: row i the same bits as ``_privatize`` on the ChaCha20 generator keyed
         by the PRF of (``keys[i]``, ``fingerprint``, ``items[i]``). None where the kernel row has
@@ -119,8 +119,8 @@ class _UnaryEncoding(FrequencyConfiguration, aggregator=UnaryAggregator):
         return {"bits": memo(keys, fingerprint, person, self.name, items, self.domain_size, g.numerator,
                              g.denominator, threads)}
 
-    def _instantaneous(self, rng: Generator, data: Dict[str, np.ndarray], n: int,
-                       threads: int) -> Dict[str, np.ndarray]:
+    def _instantaneous(self, rng: Generator, data: dict[str, np.ndarray], n: int,
+                       threads: int) -> dict[str, np.ndarray]:
         """The per-report layer: every bit of the permanent vector B through the protocol's own
         bit channel at ε₁ (P(1 | 1) = p₁, P(1 | 0) = q₁), independently:
         S = (B & K) | (~B & F), K bits Bernoulli(p₁), F bits Bernoulli(q₁), all exact."""
@@ -159,10 +159,10 @@ class _UnaryEncoding(FrequencyConfiguration, aggregator=UnaryAggregator):
         return layered(self, self._channel)
 
     def variance_per_user(self) -> float:
-        p, q, gap = self._pq()
+        _p, q, gap = self._pq()
         return q * (1 - q) / gap ** 2
 
-    def variance(self, n: int, counts: Optional[np.ndarray] = None) -> np.ndarray:
+    def variance(self, n: int, counts: np.ndarray | None = None) -> np.ndarray:
         p, q, gap = self._pq()
         var = np.full(self.domain_size, n * self.variance_per_user())
         if counts is not None:

@@ -19,15 +19,14 @@ from __future__ import annotations
 
 import math
 import secrets
-from typing import Any, Dict, Optional
+from typing import Any
 
 import numpy as np
 
 from .. import _core
 from .._errors import CapacityError
-from .._validate import integer
+from .._validate import check_threads, integer
 from ..generator import Generator
-from .._validate import check_threads
 from ._aggregator import Aggregator
 from ._channels import one_bit_variance
 from ._frequency import FrequencyAggregator, FrequencyConfiguration, check_items
@@ -71,8 +70,8 @@ def _check_columns(columns: Any, width: int) -> np.ndarray:
 class ZMatrixClient(Client):
     """The zmatrix randomizer: ``privatize(items, first_column=None, columns=None)``."""
 
-    def privatize(self, items: Any, *, first_column: Optional[int] = None, columns: Any = None,
-                  threads: Optional[int] = None) -> Reports:
+    def privatize(self, items: Any, *, first_column: int | None = None, columns: Any = None,
+                  threads: int | None = None) -> Reports:
         """One ε-LDP report per item. The public column of each report: ``columns`` (one int per
         item in [0, W)), or ``first_column`` + 0, 1, 2, ... (dense public user indices), or, with
         neither, drawn uniformly from [0, W) by the secret generator.
@@ -126,16 +125,16 @@ class ZMatrixAggregator(FrequencyAggregator):
     """State: each column's sum of reports, in sign-magnitude bit planes packed 64 columns a
     word (``sign`` (W/64,), ``magnitude`` (planes, W/64), uint64): W(planes + 1)/8 bytes."""
 
-    protocol: "ZMatrix"
+    protocol: ZMatrix
 
-    def _check_state(self, state: Dict[str, np.ndarray], n: int) -> None:
+    def _check_state(self, state: dict[str, np.ndarray], n: int) -> None:
         # every report adds ±1 to one column: Σ_c |S_c| = Σ_p 2^p popcount(plane p) <= n
         mag = state["magnitude"]
         total = sum(int(np.unpackbits(mag[p].view(np.uint8)).sum(dtype=np.int64)) << p for p in range(mag.shape[0]))
         if total > n:
             raise ValueError("corrupt aggregator state: zmatrix column sums exceed the number of reports")
 
-    def _empty_state(self) -> Dict[str, np.ndarray]:
+    def _empty_state(self) -> dict[str, np.ndarray]:
         nwords = (self.protocol.width + 63) // 64
         return {"sign": np.zeros(nwords, dtype=np.uint64),
                 "magnitude": np.zeros((self.protocol.options["planes"], nwords), dtype=np.uint64)}
@@ -188,7 +187,7 @@ class ZMatrixAggregator(FrequencyAggregator):
         _core.ldp.zmatrix_accumulate(self._state["sign"], self._state["magnitude"], cols.astype(np.uint64),
                                  reports.data["y"])
 
-    def _merge_state(self, other: "Aggregator") -> None:
+    def _merge_state(self, other: Aggregator) -> None:
         sign, mag = self._state["sign"].copy(), self._state["magnitude"].copy()
         try:
             _core.ldp.zmatrix_merge(sign, mag, other._state["sign"].copy(), other._state["magnitude"].copy())
@@ -205,7 +204,7 @@ class ZMatrixAggregator(FrequencyAggregator):
         if (self._state["sign"] & ~np.bitwise_or.reduce(self._state["magnitude"], axis=0)).any():
             raise ValueError("corrupt aggregator state: a sign on a column whose sum is zero")
 
-    def column_sums(self, threads: Optional[int] = None) -> np.ndarray:
+    def column_sums(self, threads: int | None = None) -> np.ndarray:
         """S(x) = Σ_i y_i Z[x, c_i] for every item (int64): one sweep over Z, cached.
 
         Parameters
@@ -291,7 +290,7 @@ class ZMatrix(FrequencyConfiguration, name="zmatrix", aggregator=ZMatrixAggregat
     kernel_table = KernelTable(variable_time=Kernels(client=_core.ldp.zmatrix_privatize),
                                constant_time=Kernels(client=_core.ldp.zmatrix_privatize_constant_time))
 
-    def _check_options(self, options: Dict[str, Any]) -> Dict[str, Any]:
+    def _check_options(self, options: dict[str, Any]) -> dict[str, Any]:
         unknown = set(options) - {"public_key", "columns", "planes"}  # (the variants: the envelope's)
         if unknown:
             raise TypeError(f"protocol 'zmatrix' takes no option {sorted(unknown)[0]!r}")
@@ -332,13 +331,13 @@ class ZMatrix(FrequencyConfiguration, name="zmatrix", aggregator=ZMatrixAggregat
         em1 = math.expm1(float(self.gamma))  # e^γ − 1, accurate for small ε
         return (em1 + 2) / em1
 
-    def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
+    def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> dict[str, np.ndarray]:
         # no columns given: one uniform column per report from the secret generator
         cols = rng.integers(0, self.width, size=items.size, threads=threads).astype(np.int64, copy=False)
         return self._privatize_columns(rng, items, cols, threads)
 
     def _privatize_columns(self, rng: Generator, items: np.ndarray, cols: np.ndarray,
-                           threads: int) -> Dict[str, np.ndarray]:
+                           threads: int) -> dict[str, np.ndarray]:
         y = self.kernels.client(native(rng), items, cols.astype(np.uint64), self.domain_size, self.options["public_key"],
                    self.gamma.numerator, self.gamma.denominator, threads)
         return {"columns": cols, "y": y}
@@ -347,7 +346,7 @@ class ZMatrix(FrequencyConfiguration, name="zmatrix", aggregator=ZMatrixAggregat
         """((e^ε + 1)/(e^ε − 1))² (docs/ldp_zmatrix.md, "Variance")."""
         return one_bit_variance(float(self.gamma))
 
-    def variance(self, n: int, counts: Optional[np.ndarray] = None) -> np.ndarray:
+    def variance(self, n: int, counts: np.ndarray | None = None) -> np.ndarray:
         """n c² − f(x) for reports on distinct columns (docs/ldp_zmatrix.md, "Variance": a
         holder of x contributes c² − 1, any other user c²). With ``counts``, one variance per
         given count (any shape): the items those counts belong to."""

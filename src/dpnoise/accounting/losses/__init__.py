@@ -6,11 +6,25 @@ shared helpers), ``guarantees`` (pure/approximate DP, zCDP, RDP), ``laplace``, `
 ``report_noisy_max``, ``poisson_sampled``, ``parallel``, ``total_variation`` and ``shuffled``. Every name is re-exported here.
 """
 from .base import (  # noqa: F401  (helpers re-exported for the accountants and tests)
-    DIRECTIONS, Atoms, PrivacyLoss, Tails, _atoms_profile, _atoms_rdp, _fields,
-    _log_or_minus_inf, _lse, _register, _rr_atoms, loss_from_dict,
+    DIRECTIONS,
+    Atoms,
+    PrivacyLoss,
+    Tails,
+    _atoms_profile,
+    _atoms_rdp,
+    _fields,
+    _log_or_minus_inf,
+    _lse,
+    _register,
+    _rr_atoms,
+    loss_from_dict,
 )
 from .gaussian import (  # noqa: F401
-    _DG_MAX_SUPPORT, DiscreteGaussian, DiscreteGaussianVector, Gaussian, _dg_sum_atoms,
+    _DG_MAX_SUPPORT,
+    DiscreteGaussian,
+    DiscreteGaussianVector,
+    Gaussian,
+    _dg_sum_atoms,
     _GaussianNoise,
 )
 from .guarantees import RDP, ZCDP, ApproxDP, PureDP

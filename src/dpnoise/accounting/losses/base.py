@@ -21,14 +21,14 @@ the loss is composed in.
 """
 
 import math
-from typing import Any, Callable, ClassVar, Dict, Optional, Tuple, Union
+from typing import Any, Callable, ClassVar, Optional, Union
 
 import numpy as np
 
 from ... import _validate as check
 
-Atoms = Tuple[np.ndarray, np.ndarray, float]  # (losses, P-masses, P-mass at +inf loss)
-Tails = Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # P(L>e), Q(L>e), P(L<=e), Q(L<=e)
+Atoms = tuple[np.ndarray, np.ndarray, float]  # (losses, P-masses, P-mass at +inf loss)
+Tails = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # P(L>e), Q(L>e), P(L<=e), Q(L<=e)
 
 DIRECTIONS = ("remove", "add")
 
@@ -79,7 +79,7 @@ class PrivacyLoss:
     kind: ClassVar[str] = "loss"
 
     # ---- conversions; None means "this form does not apply" ----
-    def repetitions(self) -> Tuple["PrivacyLoss", int]:
+    def repetitions(self) -> tuple["PrivacyLoss", int]:
         """(one use, m) when this loss is m identical uses composed (a batch, e.g. m selections);
         (self, 1) otherwise. The (ε, δ) accountants compose the m uses as m events, so that the
         advanced (optimal homogeneous) composition applies to them.
@@ -101,7 +101,7 @@ class PrivacyLoss:
         """
         return None
 
-    def approx_dp(self) -> Optional[Tuple[float, float]]:
+    def approx_dp(self) -> Optional[tuple[float, float]]:
         """One (ε, δ) pair the release satisfies, for basic and advanced composition.
 
         The default is (ε, 0) from :meth:`pure_epsilon`.
@@ -230,7 +230,7 @@ class PrivacyLoss:
         return hi
 
     # ---- the privacy-loss distribution (for the PLD accountant) ----
-    def _directions(self) -> Tuple[str, ...]:
+    def _directions(self) -> tuple[str, ...]:
         return ("remove",) if self.symmetric else DIRECTIONS
 
     def _loss_atoms(self, direction: str) -> Optional[Atoms]:
@@ -252,7 +252,7 @@ class PrivacyLoss:
         return np.maximum(out, 0.0)
 
     # ---- serialisation ----
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         """The descriptor as a JSON-able dict, ``{"type": class name, field: value, ...}``.
 
         :func:`loss_from_dict` rebuilds it (budget ledgers are stored this way).
@@ -270,7 +270,7 @@ class PrivacyLoss:
         raise NotImplementedError
 
 
-_REGISTRY: Dict[str, Callable[..., PrivacyLoss]] = {}
+_REGISTRY: dict[str, Callable[..., PrivacyLoss]] = {}
 
 
 def _register(cls: Any) -> Any:
@@ -278,7 +278,7 @@ def _register(cls: Any) -> Any:
     return cls
 
 
-def loss_from_dict(data: Dict[str, Any]) -> PrivacyLoss:
+def loss_from_dict(data: dict[str, Any]) -> PrivacyLoss:
     """Rebuild a descriptor from ``to_dict()`` output (used to reload budget ledgers).
 
     Parameters
@@ -319,7 +319,7 @@ def loss_from_dict(data: Dict[str, Any]) -> PrivacyLoss:
         raise ValueError(f"invalid {name} data: {exc}") from None
 
 
-def _fields(obj: Any, *names: str) -> Dict[str, Any]:
+def _fields(obj: Any, *names: str) -> dict[str, Any]:
     return {"type": type(obj).__name__, **{n: getattr(obj, n) for n in names}}
 
 

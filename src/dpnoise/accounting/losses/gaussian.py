@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from typing import Any, Dict, Optional, Tuple
+from typing import Any
 
 import numpy as np
 
@@ -80,15 +80,15 @@ class Gaussian(_GaussianNoise):
             out = np.exp(la) * -np.expm1(np.minimum(lb - la, 0.0))
         return np.where(np.isfinite(la), np.maximum(out, 0.0), 0.0)
 
-    def _logpdf_pair(self, x: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    def _logpdf_pair(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         s2 = 2 * self.sigma**2
         return -((x - self.sensitivity) ** 2) / s2, -(x**2) / s2
 
-    def _integration_window(self, alpha: float) -> Tuple[float, float, float]:
+    def _integration_window(self, alpha: float) -> tuple[float, float, float]:
         sig, d = self.sigma, self.sensitivity
         return -40 * sig, alpha * d + 40 * sig, sig / 100
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         """``{"type": "Gaussian", "sigma": σ, "sensitivity": Δ}``."""
         return _fields(self, "sigma", "sensitivity")
 
@@ -189,7 +189,7 @@ def _dg_sum_atoms_windowed(one: np.ndarray, x: np.ndarray, sigma: float, shift: 
     return losses, masses, min(1.0, 1e-43 * c + _DG_WINDOW_TAIL + error)
 
 
-def _convolve(a: np.ndarray, b: np.ndarray) -> Tuple[np.ndarray, bool]:
+def _convolve(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, bool]:
     """Linear convolution of two pmfs (direct when small, FFT otherwise, clipped at 0), and
     whether the FFT was used."""
     n = a.size + b.size - 1
@@ -254,11 +254,11 @@ class DiscreteGaussian(_GaussianNoise):
         full = (2 * math.ceil(14 * self.sigma) + self.sensitivity + 3) * self.coordinates
         return min(full, 2 * _dg_window(self.sigma, self.coordinates) + 1) > _DG_MAX_SUPPORT
 
-    def _vector(self) -> "DiscreteGaussianVector":
+    def _vector(self) -> DiscreteGaussianVector:
         return DiscreteGaussianVector(self.sigma, self.sensitivity * math.sqrt(self.coordinates),
                                       self.coordinates)
 
-    def _loss_atoms(self, direction: str) -> Optional[Atoms]:
+    def _loss_atoms(self, direction: str) -> Atoms | None:
         if self._large():
             return None
         return _dg_sum_atoms(self.sigma, self.sensitivity, self.coordinates)
@@ -277,7 +277,7 @@ class DiscreteGaussian(_GaussianNoise):
         return np.minimum(bound, _atoms_profile(
             _dg_sum_atoms(self.sigma, self.sensitivity, self.coordinates), e))
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         """``{"type": "DiscreteGaussian", "sigma", "sensitivity", "coordinates"}``."""
         return _fields(self, "sigma", "sensitivity", "coordinates")
 
@@ -392,7 +392,7 @@ class DiscreteGaussianVector(_GaussianNoise):
         """True: the smoothing and zCDP bounds."""
         return True
 
-    def _exact_one(self) -> Optional["DiscreteGaussian"]:
+    def _exact_one(self) -> DiscreteGaussian | None:
         if self.dimension != 1:
             return None
         shift = math.floor(self.l2_sensitivity)
@@ -429,6 +429,6 @@ class DiscreteGaussianVector(_GaussianNoise):
         # δ(ε) >= 1 - e^ε holds for every pair; keep the bound a valid profile below ε = 0
         return np.maximum(out, -np.expm1(np.minimum(e, 0.0)))
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         """``{"type": "DiscreteGaussianVector", "sigma", "l2_sensitivity", "dimension"}``."""
         return _fields(self, "sigma", "l2_sensitivity", "dimension")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Dict, Optional, Tuple
+from typing import Any
 
 import numpy as np
 
@@ -35,7 +35,7 @@ class PureDP(PrivacyLoss):
     def _loss_atoms(self, direction: str) -> Atoms:
         return _rr_atoms(self.epsilon, 2)
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         """``{"type": "PureDP", "epsilon": ε}``."""
         return _fields(self, "epsilon")
 
@@ -59,15 +59,15 @@ class ApproxDP(PrivacyLoss):
         object.__setattr__(self, "epsilon", check.nonnegative(self.epsilon, "epsilon"))
         object.__setattr__(self, "delta", check.probability(self.delta, "delta"))
 
-    def pure_epsilon(self) -> Optional[float]:
+    def pure_epsilon(self) -> float | None:
         """ε when δ = 0, else None."""
         return self.epsilon if self.delta == 0 else None
 
-    def approx_dp(self) -> Tuple[float, float]:
+    def approx_dp(self) -> tuple[float, float]:
         """The given (ε, δ)."""
         return self.epsilon, self.delta
 
-    def zcdp_rho(self) -> Optional[float]:
+    def zcdp_rho(self) -> float | None:
         """ε²/2 when δ = 0 (Bun and Steinke 2016, Prop. 1.4), else None."""
         return 0.5 * self.epsilon**2 if self.delta == 0 else None
 
@@ -75,7 +75,7 @@ class ApproxDP(PrivacyLoss):
         losses, masses, _ = _rr_atoms(self.epsilon, 2)
         return losses, masses * (1.0 - self.delta), self.delta
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         """``{"type": "ApproxDP", "epsilon": ε, "delta": δ}``."""
         return _fields(self, "epsilon", "delta")
 
@@ -108,7 +108,7 @@ class ZCDP(PrivacyLoss):
         """αρ, the zCDP bound on the Rényi divergence of order α."""
         return alpha * self.rho
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         """``{"type": "ZCDP", "rho": ρ}``."""
         return _fields(self, "rho")
 
@@ -133,8 +133,8 @@ class RDP(PrivacyLoss):
         For empty or unequal-length sequences, an order not in (1, ∞), or a negative ε.
     """
 
-    orders: Tuple[float, ...]
-    epsilons: Tuple[float, ...]
+    orders: tuple[float, ...]
+    epsilons: tuple[float, ...]
 
     def __post_init__(self) -> None:
         orders = tuple(check.real(a, "orders") for a in self.orders)
@@ -161,6 +161,6 @@ class RDP(PrivacyLoss):
         i = int(np.searchsorted(np.asarray(self.orders), alpha, side="left"))
         return math.inf if i >= len(self.orders) else self.epsilons[i]
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         """``{"type": "RDP", "orders": [...], "epsilons": [...]}``."""
         return {"type": "RDP", "orders": list(self.orders), "epsilons": list(self.epsilons)}

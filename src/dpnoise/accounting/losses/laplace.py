@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Dict, Tuple
+from typing import Any
 
 import numpy as np
 
@@ -70,15 +70,15 @@ class Laplace(PrivacyLoss):
         return np.where(e >= a, 0.0, np.where(e <= -a, -np.expm1(np.minimum(e, 0.0)),
                                               -np.expm1(np.minimum((e - a) / 2, 0.0))))
 
-    def _logpdf_pair(self, x: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    def _logpdf_pair(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         b = self.scale
         return -np.abs(x - self.sensitivity) / b, -np.abs(x) / b
 
-    def _integration_window(self, alpha: float) -> Tuple[float, float, float]:
+    def _integration_window(self, alpha: float) -> tuple[float, float, float]:
         b = self.scale
         return -60 * b, self.sensitivity + 60 * b, min(b, self.sensitivity) / 200
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         """``{"type": "Laplace", "scale": b, "sensitivity": Δ}``."""
         return _fields(self, "scale", "sensitivity")
 
@@ -126,6 +126,6 @@ class DiscreteLaplace(PrivacyLoss):
         masses = np.concatenate([[math.exp(-d / t) / (1 + r)], c * np.exp(-(d - x) / t), [1 / (1 + r)]])
         return losses, masses, 0.0
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         """``{"type": "DiscreteLaplace", "scale": t, "sensitivity": Δ}``."""
         return _fields(self, "scale", "sensitivity")

@@ -1,8 +1,9 @@
 """Parallel composition over disjoint partitions."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Dict, Optional, Sequence, Tuple
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -28,7 +29,7 @@ class Parallel(PrivacyLoss):
         For an empty sequence or an element that is not a privacy-loss descriptor.
     """
 
-    losses: Tuple[PrivacyLoss, ...]
+    losses: tuple[PrivacyLoss, ...]
     symmetric: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
@@ -37,29 +38,29 @@ class Parallel(PrivacyLoss):
             raise TypeError("losses must be a non-empty sequence of privacy-loss descriptors")
         object.__setattr__(self, "losses", losses)
 
-    def _max(self, values: Sequence[Optional[float]]) -> Optional[float]:
+    def _max(self, values: Sequence[float | None]) -> float | None:
         return None if any(v is None for v in values) else max(v for v in values if v is not None)
 
-    def pure_epsilon(self) -> Optional[float]:
+    def pure_epsilon(self) -> float | None:
         """The largest part's ε (None if a part has none)."""
         return self._max([x.pure_epsilon() for x in self.losses])
 
-    def approx_dp(self) -> Optional[Tuple[float, float]]:
+    def approx_dp(self) -> tuple[float, float] | None:
         """(max ε, max δ) over the parts (None if a part has no (ε, δ) form)."""
         pairs = [x.approx_dp() for x in self.losses]
         if any(p is None for p in pairs):
             return None
         return max(p[0] for p in pairs if p), max(p[1] for p in pairs if p)
 
-    def zcdp_rho(self) -> Optional[float]:
+    def zcdp_rho(self) -> float | None:
         """The largest part's ρ (None if a part has none)."""
         return self._max([x.zcdp_rho() for x in self.losses])
 
-    def rdp(self, alpha: float) -> Optional[float]:
+    def rdp(self, alpha: float) -> float | None:
         """The largest part's ε(α) (None if a part has none)."""
         return self._max([x.rdp(alpha) for x in self.losses])
 
-    def _profile(self, eps: np.ndarray, direction: str) -> Optional[np.ndarray]:
+    def _profile(self, eps: np.ndarray, direction: str) -> np.ndarray | None:
         out = np.zeros(np.shape(eps))
         for x in self.losses:
             d = direction if not x.symmetric else "remove"
@@ -73,6 +74,6 @@ class Parallel(PrivacyLoss):
         """True when every part has a privacy profile."""
         return all(x.has_profile() for x in self.losses)
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         """``{"type": "Parallel", "losses": [each part's dict]}``."""
         return {"type": "Parallel", "losses": [x.to_dict() for x in self.losses]}

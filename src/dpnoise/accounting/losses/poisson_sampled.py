@@ -4,13 +4,20 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from typing import Any, ClassVar, Dict, Optional, Tuple
+from typing import Any, ClassVar
 
 import numpy as np
 
 from ... import _validate as check
 from .base import (
-    DIRECTIONS, Atoms, PrivacyLoss, Tails, _atoms_profile, _atoms_rdp, _log_or_minus_inf, _lse,
+    DIRECTIONS,
+    Atoms,
+    PrivacyLoss,
+    Tails,
+    _atoms_profile,
+    _atoms_rdp,
+    _log_or_minus_inf,
+    _lse,
     _register,
 )
 from .guarantees import RDP, ZCDP
@@ -60,12 +67,12 @@ class PoissonSampled(PrivacyLoss):
     def _amplify(self, eps: float) -> float:
         return math.log1p(self.rate * math.expm1(eps))
 
-    def pure_epsilon(self) -> Optional[float]:
+    def pure_epsilon(self) -> float | None:
         """log(1 + q(e^ε - 1)) of the inner ε (Balle, Barthe & Gaboardi 2018)."""
         e = self.loss.pure_epsilon()
         return None if e is None else self._amplify(e)
 
-    def approx_dp(self) -> Optional[Tuple[float, float]]:
+    def approx_dp(self) -> tuple[float, float] | None:
         """(log(1 + q(e^ε - 1)), qδ) of the inner (ε, δ) (Balle, Barthe & Gaboardi 2018)."""
         ed = self.loss.approx_dp()
         return None if ed is None else (self._amplify(ed[0]), self.rate * ed[1])
@@ -74,7 +81,7 @@ class PoissonSampled(PrivacyLoss):
         """None: no closed-form zCDP amplification by subsampling."""
         return None  # subsampling does not amplify zCDP in closed form; use 'rdp' or 'pld'
 
-    def rdp(self, alpha: float) -> Optional[float]:
+    def rdp(self, alpha: float) -> float | None:
         """ε(α) of the subsampled pair, exact from atoms or by numerical integration."""
         base_atoms = self.loss._loss_atoms("remove")
         if base_atoms is not None:
@@ -97,7 +104,7 @@ class PoissonSampled(PrivacyLoss):
         add = _lse(b - alpha * u) - lz
         return max(0.0, rem / (alpha - 1), add / (alpha - 1))
 
-    def _loss_atoms(self, direction: str) -> Optional[Atoms]:
+    def _loss_atoms(self, direction: str) -> Atoms | None:
         base = self.loss._loss_atoms("remove")
         if base is None:
             return None
@@ -125,7 +132,7 @@ class PoissonSampled(PrivacyLoss):
         order = np.argsort(add_loss)
         return add_loss[order], add_mass[order], inf_add
 
-    def _loss_tails(self, eps: np.ndarray, direction: str) -> Optional[Tails]:
+    def _loss_tails(self, eps: np.ndarray, direction: str) -> Tails | None:
         q = self.rate
         e = np.asarray(eps, dtype=float)
         if direction == "remove":
@@ -142,7 +149,7 @@ class PoissonSampled(PrivacyLoss):
         p_sf, q_sf, p_cdf, q_cdf = t
         return (q_cdf, (1 - q) * q_cdf + q * p_cdf, q_sf, (1 - q) * q_sf + q * p_sf)
 
-    def _profile(self, eps: np.ndarray, direction: str) -> Optional[np.ndarray]:
+    def _profile(self, eps: np.ndarray, direction: str) -> np.ndarray | None:
         if self.loss._loss_atoms("remove") is not None:
             atoms = self._loss_atoms(direction)
             assert atoms is not None
@@ -167,7 +174,7 @@ class PoissonSampled(PrivacyLoss):
             return None
         return np.where(ok, c * base, 0.0)
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         """``{"type": "PoissonSampled", "loss": inner dict, "rate": q}``."""
         return {"type": "PoissonSampled", "loss": self.loss.to_dict(), "rate": self.rate}
 
@@ -178,7 +185,7 @@ _CACHED_GRID_POINTS = 1 << 18
 
 
 def _integration_terms(loss: PrivacyLoss, rate: float, lo: float, hi: float,
-                       dx: float) -> Tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+                       dx: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
     """(u, a, b, log Z) on the trapezoid grid of [lo, hi] at step about dx: u = log P'/Q with
     P' = (1-q)Q + qP, a = log Q + log w, b = log P' + log w (w the trapezoid weights) and Z the
     grid's mass of Q, which normalises both sums (it cancels the grid's density scale)."""
@@ -199,7 +206,7 @@ def _integration_terms(loss: PrivacyLoss, rate: float, lo: float, hi: float,
 
 
 def _integration_grid(loss: PrivacyLoss, rate: float,
-                      alpha: float) -> Optional[Tuple[np.ndarray, np.ndarray, np.ndarray, float]]:
+                      alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, float] | None:
     """The α-independent terms of the RDP integral for every order up to the power of two
     B >= α: the grid of order B, when it contains the window of order α at a step no coarser
     than α's (a wider window only adds terms of the positive integrand, whose mass beyond the
@@ -214,5 +221,5 @@ def _integration_grid(loss: PrivacyLoss, rate: float,
 
 @functools.lru_cache(maxsize=8)
 def _cached_terms(loss: PrivacyLoss, rate: float, lo: float, hi: float,
-                  dx: float) -> Tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+                  dx: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
     return _integration_terms(loss, rate, lo, hi, dx)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict
+from typing import Any
 
 from ... import _validate as check
 from .base import Atoms, PrivacyLoss, _fields, _register, _rr_atoms
@@ -44,6 +44,6 @@ class RandomizedResponse(PrivacyLoss):
     def _loss_atoms(self, direction: str) -> Atoms:
         return _rr_atoms(self.epsilon, self.categories)
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         """``{"type": "RandomizedResponse", "epsilon": ε, "categories": k}``."""
         return _fields(self, "epsilon", "categories")

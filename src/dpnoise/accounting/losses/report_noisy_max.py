@@ -4,13 +4,12 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from typing import Any, Dict, Optional, Tuple
+from typing import Any
 
 import numpy as np
 
 from ... import _validate as check
 from .base import Atoms, PrivacyLoss, _atoms_rdp, _fields, _register, _rr_atoms
-
 
 _NOISY_MAX_METHODS = ("laplace", "permute_and_flip", "exponential_mechanism")
 
@@ -72,7 +71,7 @@ class ReportNoisyMax(PrivacyLoss):
             return self.epsilon**2 / 8  # ε-BR ⇒ ε²/8-zCDP (Cesar & Rogers 2021, Lemma 3.2)
         return self.epsilon**2 / 2  # ε-DP ⇒ ε²/2-zCDP (Bun & Steinke 2016, Prop. 1.4)
 
-    def repetitions(self) -> Tuple["ReportNoisyMax", int]:
+    def repetitions(self) -> tuple[ReportNoisyMax, int]:
         """(one selection, ``selections``)."""
         if self.selections == 1:
             return self, 1
@@ -96,13 +95,13 @@ class ReportNoisyMax(PrivacyLoss):
             one = min(one, _bounded_range_rdp(self.epsilon, alpha))
         return self.selections * one
 
-    def _loss_atoms(self, direction: str) -> Optional[Atoms]:
+    def _loss_atoms(self, direction: str) -> Atoms | None:
         # m adaptively composed ε-DP mechanisms are dominated by m-fold randomized response
         # (Kairouz, Oh & Viswanath 2015, Thm 3.3). Built here as one binomial, not by the
         # accountant's count, so that the PLD accountant discretises it once, not m times.
         return _rr_composition_atoms(self.epsilon, self.selections)
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         """``{"type": "ReportNoisyMax", "epsilon", "method"[, "selections"]}``."""
         # one selection is written as before, so ledgers stay readable by earlier versions
         if self.selections == 1:
@@ -140,7 +139,7 @@ def _bounded_range_rdp(epsilon: float, alpha: float) -> float:
 
 
 @functools.lru_cache(maxsize=64)
-def _rr_composition_atoms(epsilon: float, m: int) -> Optional[Atoms]:
+def _rr_composition_atoms(epsilon: float, m: int) -> Atoms | None:
     """The loss distribution of m-fold binary randomized response: (2J - m)ε with
     J ~ Binomial(m, p), p = e^ε/(1 + e^ε), on a window of J around its mode.
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Dict, Optional, Tuple
+from typing import Any
 
 from .base import Atoms, PrivacyLoss, _register
 
@@ -51,9 +51,9 @@ class ShuffledReports(PrivacyLoss):
     epsilon0: float
     n: int
     delta: float
-    configuration: Optional[str] = None
+    configuration: str | None = None
     _epsilon: float = field(init=False, repr=False, compare=False, default=math.nan)
-    _atoms: Optional[Atoms] = field(init=False, repr=False, compare=False, default=None)
+    _atoms: Atoms | None = field(init=False, repr=False, compare=False, default=None)
 
     def __post_init__(self) -> None:
         from ..shuffle import _check_args, _configuration_kind
@@ -99,12 +99,12 @@ class ShuffledReports(PrivacyLoss):
         """ε0: a report is ε0-DP for its user, and the shuffle is a post-processing."""
         return self.epsilon0
 
-    def approx_dp(self) -> Tuple[float, float]:
+    def approx_dp(self) -> tuple[float, float]:
         """(ε, δ) with ε from :func:`shuffle_amplification`; (ε0, 0) when that is no better."""
         eps = self.shuffled_epsilon()
         return (self.epsilon0, 0.0) if eps >= self.epsilon0 else (eps, self.delta)
 
-    def _loss_atoms(self, direction: str) -> Optional[Atoms]:
+    def _loss_atoms(self, direction: str) -> Atoms | None:
         if self._atoms is None:
             object.__setattr__(self, "_atoms", self._clone_atoms())
         return self._atoms
@@ -122,7 +122,7 @@ class ShuffledReports(PrivacyLoss):
         grr = _clone_bound(self.epsilon0, n, self.delta, domain_size=d)
         return grr.atoms() if grr.epsilon(self.delta) <= generic.epsilon(self.delta) else generic.atoms()
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         """``{"type": "ShuffledReports", "epsilon0": ε0, "n": n, "delta": δ, "configuration": JSON or None}``."""
         return {"type": type(self).__name__, "epsilon0": self.epsilon0, "n": self.n, "delta": self.delta,
                 "configuration": self.configuration}

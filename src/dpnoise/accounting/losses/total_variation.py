@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Dict, Optional, Tuple
+from typing import Any
 
 import numpy as np
 
@@ -75,33 +75,33 @@ class WithinTotalVariation(PrivacyLoss):
             raise ValueError(f"total_variation must be < 1, got {tv!r}")
         object.__setattr__(self, "total_variation", tv)
 
-    def pure_epsilon(self) -> Optional[float]:
+    def pure_epsilon(self) -> float | None:
         """The exact loss's ε when η = 0, else None (η > 0 leaves no pure guarantee)."""
         return self.loss.pure_epsilon() if self.total_variation == 0 else None
 
-    def approx_dp(self) -> Optional[Tuple[float, float]]:
+    def approx_dp(self) -> tuple[float, float] | None:
         """(ε, δ + (1 + e^ε)·η) from the exact loss's (ε, δ) point, or None without one."""
         ed = self.loss.approx_dp()
         if ed is None:
             return None
         return ed[0], min(1.0, ed[1] + _transfer_delta(ed[0], self.total_variation))
 
-    def zcdp_rho(self) -> Optional[float]:
+    def zcdp_rho(self) -> float | None:
         """The exact loss's ρ when η = 0, else None (composed by the accountants instead)."""
         return self.loss.zcdp_rho() if self.total_variation == 0 else None
 
-    def rdp(self, alpha: float) -> Optional[float]:
+    def rdp(self, alpha: float) -> float | None:
         """The exact loss's ε(α) when η = 0, else None (composed by the accountants instead)."""
         return self.loss.rdp(alpha) if self.total_variation == 0 else None
 
-    def _directions(self) -> Tuple[str, ...]:
+    def _directions(self) -> tuple[str, ...]:
         return self.loss._directions()
 
-    def _loss_atoms(self, direction: str) -> Optional[Atoms]:
+    def _loss_atoms(self, direction: str) -> Atoms | None:
         # with η > 0 the loss distribution of M' is unknown: no PLD of this descriptor alone
         return self.loss._loss_atoms(direction) if self.total_variation == 0 else None
 
-    def _loss_tails(self, eps: np.ndarray, direction: str) -> Optional[Tails]:
+    def _loss_tails(self, eps: np.ndarray, direction: str) -> Tails | None:
         return self.loss._loss_tails(eps, direction) if self.total_variation == 0 else None
 
     def delta_for_epsilon(self, epsilon: float | np.ndarray) -> Any:
@@ -113,6 +113,6 @@ class WithinTotalVariation(PrivacyLoss):
         add = np.array([_transfer_delta(float(e), self.total_variation) for e in eps.ravel()])
         return np.minimum(1.0, base + add.reshape(eps.shape))
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         """``{"type": "WithinTotalVariation", "loss": {...}, "total_variation": η}``."""
         return {"type": type(self).__name__, "loss": self.loss.to_dict(), "total_variation": self.total_variation}

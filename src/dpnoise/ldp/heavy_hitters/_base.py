@@ -21,8 +21,9 @@ from __future__ import annotations
 import math
 import secrets
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, ClassVar
 
 import numpy as np
 
@@ -102,7 +103,7 @@ class Group:
     k_prime: int
 
 
-def _check_ranges(pr: "HeavyHittersConfiguration", data: Dict[str, np.ndarray], n: int) -> None:
+def _check_ranges(pr: HeavyHittersConfiguration, data: dict[str, np.ndarray], n: int) -> None:
     """ValueError unless every report's group, pool index and bucket is in range."""
     gr, j, v = (data[k] for k in ("groups", "indices", "values"))
     if n:
@@ -149,21 +150,21 @@ class HHAggregator(Aggregator):
         Threads for the support sums of ``top``/``above``.
     """
 
-    protocol: "HeavyHittersConfiguration"
+    protocol: HeavyHittersConfiguration
 
-    def __init__(self, protocol: "HeavyHittersConfiguration", candidates: Optional[Sequence[Any]] = None, *,
+    def __init__(self, protocol: HeavyHittersConfiguration, candidates: Sequence[Any] | None = None, *,
                  threads: Any = None) -> None:
         self.threads = check_threads(threads)
         self._candidates = protocol.codec.candidate_map(candidates)
         super().__init__(protocol)
 
-    def _empty_state(self) -> Dict[str, np.ndarray]:
+    def _empty_state(self) -> dict[str, np.ndarray]:
         pr = self.protocol
         sizes = [gr.k_prime * pr.g for gr in pr.groups]
         self._offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         return self._views(np.zeros(int(self._offsets[-1]), dtype=np.int64))
 
-    def _views(self, flat: np.ndarray) -> Dict[str, np.ndarray]:
+    def _views(self, flat: np.ndarray) -> dict[str, np.ndarray]:
         """The per-group count arrays as views of one flat buffer (so that an add is one pass)."""
         self._flat = flat
         o, g = self._offsets, self.protocol.g
@@ -179,7 +180,7 @@ class HHAggregator(Aggregator):
     def _merge_state(self, other: Aggregator) -> None:
         self._flat += other._flat  # type: ignore[attr-defined]
 
-    def _check_state(self, state: Dict[str, np.ndarray], n: int) -> None:
+    def _check_state(self, state: dict[str, np.ndarray], n: int) -> None:
         what = "corrupt heavy-hitters aggregator state"
         for k, v in state.items():
             if v.size and int(v.min()) < 0:
@@ -195,7 +196,7 @@ class HHAggregator(Aggregator):
         self._state = self._views(flat.astype(np.int64, copy=False))
 
     @classmethod
-    def from_bytes(cls, blob: bytes, candidates: Optional[Sequence[Any]] = None) -> "HHAggregator":  # type: ignore[override]
+    def from_bytes(cls, blob: bytes, candidates: Sequence[Any] | None = None) -> HHAggregator:  # type: ignore[override]
         """An aggregator serialised by ``to_bytes``: ValueError for anything corrupt, truncated,
         of another format or inconsistent (counts that do not add up to n). ``candidates`` as
         for ``HeavyHittersConfiguration.aggregator()``.
@@ -226,12 +227,12 @@ class HHAggregator(Aggregator):
         return self._cached("group_sizes", lambda: np.array(
             [int(self._state[f"counts_{l:03d}"].sum()) for l in range(len(self.protocol.groups))], dtype=np.int64))
 
-    def _results(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _results(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(items, estimates, variances) of the SUPPORTED found items, largest estimate first, at
         most ``tracked()``: those whose simultaneous interval (:meth:`_z`) lies above 0. The
         candidates are selected by the same noisy counts that estimate them, so a per-item interval
         would not cover (issue #33, item 10); a candidate the data cannot tell from 0 is dropped."""
-        def compute() -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        def compute() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             empty = (np.zeros(0, np.uint64), np.zeros(0), np.zeros(0))
             if self.n == 0:
                 return empty
@@ -248,7 +249,7 @@ class HHAggregator(Aggregator):
         """The z of the simultaneous 95% intervals over the candidates the method could return."""
         return simultaneous_z(self.protocol.max_candidates())
 
-    def _rows(self, idx: np.ndarray, decode: bool) -> List[HeavyHitter]:
+    def _rows(self, idx: np.ndarray, decode: bool) -> list[HeavyHitter]:
         items, est, var = self._results()
         names = self.protocol.codec.decode(items[idx], self._candidates, decode)
         se = np.sqrt(np.maximum(var[idx], 0))
@@ -256,7 +257,7 @@ class HHAggregator(Aggregator):
         return [HeavyHitter(nm, float(e), float(s), float(e - z * s), float(e + z * s))
                 for nm, e, s in zip(names, est[idx], se)]
 
-    def top(self, m: Any = None, *, decode: bool = True) -> List[HeavyHitter]:
+    def top(self, m: Any = None, *, decode: bool = True) -> list[HeavyHitter]:
         """The m (default k) supported items with the largest estimated counts, largest first.
 
         The candidates are chosen by the same noisy counts that estimate them, so each record's
@@ -293,7 +294,7 @@ class HHAggregator(Aggregator):
         items = self._results()[0]
         return self._rows(np.arange(min(m, items.size)), decode)
 
-    def above(self, count: Any, *, decode: bool = True) -> List[HeavyHitter]:
+    def above(self, count: Any, *, decode: bool = True) -> list[HeavyHitter]:
         """The supported tracked items whose estimated count is at least ``count``, largest
         first; intervals and support as for :meth:`top` (simultaneous, no interval containing 0).
 
@@ -324,7 +325,7 @@ class HHAggregator(Aggregator):
         est = self._results()[1]
         return self._rows(np.flatnonzero(est >= c), decode)
 
-    def _item_estimates(self, items: Any) -> Tuple[np.ndarray, np.ndarray]:
+    def _item_estimates(self, items: Any) -> tuple[np.ndarray, np.ndarray]:
         if items is None:
             raise TypeError("heavy hitters do not enumerate their domain: pass the items to estimate")
         pr = self.protocol
@@ -371,7 +372,7 @@ class HHAggregator(Aggregator):
         """
         return (self.n / users) * math.sqrt(null_support_variance(counts)) / self.protocol._pq()[2]
 
-    def group_estimates(self, l: int, keys: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    def group_estimates(self, l: int, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Unbiased counts of ``keys`` (group l) among ALL users, and their variances.
 
         The group is an FLH frequency oracle over its n_l users: ĉ_l = (C − n_l/g)/(p − q′),
@@ -409,7 +410,7 @@ class HHAggregator(Aggregator):
         return self.count_estimates(self.level_counts(l), n_l, keys, pr.groups[l].k_prime)
 
     def count_estimates(self, counts: np.ndarray, users: int, keys: np.ndarray,
-                        k_prime: int) -> Tuple[np.ndarray, np.ndarray]:
+                        k_prime: int) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`group_estimates` for FLH counts (k′ x g) reported by ``users`` >= 1 users (one
         group, or the sum of the levels where string keys are complete).
 
@@ -431,7 +432,7 @@ class HHAggregator(Aggregator):
         """
         pr = self.protocol
         n = self.n
-        p, q, d = pr._pq()
+        _p, q, d = pr._pq()
         support = _core.ldp.hh_support(counts, pr.pool, np.ascontiguousarray(keys, dtype=np.uint64),
                                        self.threads).astype(np.float64)
         est_l = (support - users * q) / d
@@ -448,7 +449,7 @@ class HHAggregator(Aggregator):
         return est_l * scale, var_l * scale ** 2
 
     def pooled_estimates(self, packed: Any, level_bits: Sequence[int],
-                         k_prime: int) -> Tuple[np.ndarray, np.ndarray]:
+                         k_prime: int) -> tuple[np.ndarray, np.ndarray]:
         """Estimates of whole strings from prefix levels of ``level_bits`` bits: a string of λ
         bytes is complete, with one key, at every level of b_l > 8λ bits, so it is estimated
         (:meth:`count_estimates`) from the counts of those levels added together.
@@ -491,7 +492,7 @@ class HHAggregator(Aggregator):
         return est, var
 
     def find_string_prefixes(self, select: Callable[[np.ndarray, np.ndarray], np.ndarray]
-                             ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+                             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """PEM/TreeHist over strings: prefix extension over the bits of x⊥, group l reporting
         prefixes of ``groups[l].shift`` bits (_strings.find_by_bit_prefixes). A complete
         string found at level l is estimated from the counts of the levels >= l pooled (its key
@@ -514,7 +515,7 @@ class HHAggregator(Aggregator):
         level = [self.level_counts(l) for l in range(L)]
         pooled = {"level": 0, "counts": sum(level[1:], level[0].copy()), "users": self.n}
 
-        def estimate(lvl: int, rows: np.ndarray, bits: int, complete: bool) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        def estimate(lvl: int, rows: np.ndarray, bits: int, complete: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             while pooled["level"] < lvl:  # levels are visited in order: drop the ones passed
                 pooled["counts"] -= level[pooled["level"]]
                 pooled["users"] -= int(sizes[pooled["level"]])
@@ -592,9 +593,9 @@ class HeavyHittersConfiguration(Configuration, family="heavy_hitters", aggregato
     report_fields = (ReportField("groups", PER_USER, np.int64, bound=lambda p: len(p.groups)),
                      ReportField("indices", PER_USER, np.int64),  # below its group's k′: _extra_row_mask
                      ReportField("values", PER_USER, np.int64, bound=lambda p: p.g))
-    example_options: ClassVar[Dict[str, Any]] = {"k_prime": 256}
+    example_options: ClassVar[dict[str, Any]] = {"k_prime": 256}
 
-    def __init__(self, epsilon: float, item_bits: Any = None, *, item_type: Optional[str] = None,
+    def __init__(self, epsilon: float, item_bits: Any = None, *, item_type: str | None = None,
                  max_length: Any = None, long_items: str = "refuse", k: Any = 10, g: Any = None,
                  pool_key: Any = None, **options: Any) -> None:
         self._init_epsilon(epsilon)
@@ -610,7 +611,7 @@ class HeavyHittersConfiguration(Configuration, family="heavy_hitters", aggregato
         if not 0 <= key < 1 << 256:
             raise ValueError("pool_key must be in [0, 2^256)")
         self.pool_key = key
-        self.groups: List[Group] = []
+        self.groups: list[Group] = []
         # the variants (the envelope's): constant-time kernels, then the row's own checks
         # (no heavy-hitters method declares daily collection: instantaneous_epsilon is refused naming who has it)
         self._init_variants(options.pop("constant_time", False), options.pop("instantaneous_epsilon", None),
@@ -618,24 +619,24 @@ class HeavyHittersConfiguration(Configuration, family="heavy_hitters", aggregato
         self.kernels.check(self)
         if self.strings:
             self.hash_key = prefix_hash_key(self.pool_key)
-        self.options: Dict[str, Any] = self._setup(dict(options))
+        self.options: dict[str, Any] = self._setup(dict(options))
         if options.keys() - self.options.keys():
             raise TypeError(f"method {self.name!r} takes no option {sorted(options.keys() - self.options.keys())[0]!r}")
         self.privacy_loss()  # ValueError now (not at a client) when ε leaves no (ε, δ) guarantee
         cells = sum(gr.k_prime for gr in self.groups) * self.g
         if cells > MAX_STATE:
             raise ValueError(f"the aggregator would keep {cells} counters (more than 2^26); use a smaller k_prime")
-        self._pool: Optional[np.ndarray] = None
+        self._pool: np.ndarray | None = None
 
     # -- to override ---------------------------------------------------------------------------
-    def _setup(self, options: Dict[str, Any]) -> Dict[str, Any]:
+    def _setup(self, options: dict[str, Any]) -> dict[str, Any]:
         raise NotImplementedError
 
-    def _aux(self, items: np.ndarray) -> Optional[np.ndarray]:
+    def _aux(self, items: np.ndarray) -> np.ndarray | None:
         """Public per-item values the groups of kind 1 need (Bitstogram's bucket), else None."""
         return None
 
-    def _find(self, agg: HHAggregator) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _find(self, agg: HHAggregator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(items uint64, estimates, variances) of the tracked items, by decreasing estimate."""
         raise NotImplementedError
 
@@ -679,7 +680,7 @@ class HeavyHittersConfiguration(Configuration, family="heavy_hitters", aggregato
 
     # -- shared ---------------------------------------------------------------------------------
     @classmethod
-    def example(cls, epsilon: float = 4.0, item_bits: int = 16) -> "HeavyHittersConfiguration":
+    def example(cls, epsilon: float = 4.0, item_bits: int = 16) -> HeavyHittersConfiguration:
         """A small instance (16-bit items, k = 4 and the class's ``example_options``).
 
         Parameters
@@ -731,19 +732,19 @@ class HeavyHittersConfiguration(Configuration, family="heavy_hitters", aggregato
             self._pool.setflags(write=False)
         return self._pool
 
-    def params(self) -> Dict[str, Any]:
+    def params(self) -> dict[str, Any]:
         """Everything that must agree between clients, aggregators and serialised states."""
         return {"method": self.name, "epsilon": self.epsilon, "gamma": self.gamma, **self.codec.params(),
                 "k": self.k, "g": self.g, "pool_key": self.pool_key, **self.options, **self._variant_params()}
 
     @classmethod
-    def _construct(cls, params: Dict[str, Any]) -> "HeavyHittersConfiguration":
+    def _construct(cls, params: dict[str, Any]) -> HeavyHittersConfiguration:
         params.pop("method")
         params.pop("gamma")
         eps = params.pop("epsilon")
         return cls(eps, **params)
 
-    def aggregator(self, candidates: Optional[Sequence[Any]] = None, *, threads: Any = None) -> HHAggregator:  # type: ignore[override]
+    def aggregator(self, candidates: Sequence[Any] | None = None, *, threads: Any = None) -> HHAggregator:  # type: ignore[override]
         """An empty aggregator; ``candidates`` names items the protocol cannot spell out itself
         (long items hashed by ``long_items='hash'``); ``threads`` for the support sums of top/above.
 
@@ -761,16 +762,16 @@ class HeavyHittersConfiguration(Configuration, family="heavy_hitters", aggregato
         """
         return HHAggregator(self, candidates, threads=threads)
 
-    def _reports(self, n: int, data: Dict[str, np.ndarray]) -> Reports:
+    def _reports(self, n: int, data: dict[str, np.ndarray]) -> Reports:
         return HHReports(self.name, self.fingerprint(), n, data)
 
     def _encode(self, items: Any) -> np.ndarray:
         return self.codec.encode(items)
 
-    def _privatize(self, rng: Generator, x: Any, threads: int) -> Dict[str, np.ndarray]:
+    def _privatize(self, rng: Generator, x: Any, threads: int) -> dict[str, np.ndarray]:
         return self.kernels.client(self, rng, x, threads)
 
-    def _fused_client(self, rng: Generator, x: Any, threads: int) -> Dict[str, np.ndarray]:
+    def _fused_client(self, rng: Generator, x: Any, threads: int) -> dict[str, np.ndarray]:
         """The group, pool index, key, bucket and randomized response of every report in one C++
         pass (string items: string_pem.hpp's kernel)."""
         groups = [(sum(gr.weight for gr in self.groups[:i + 1]), gr.kind, gr.shift, gr.k_prime)
@@ -784,7 +785,7 @@ class HeavyHittersConfiguration(Configuration, family="heavy_hitters", aggregato
                                        self.gamma.denominator, threads)
         return {"groups": gr_, "indices": j, "values": v}
 
-    def _branch_free_client(self, rng: Generator, x: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
+    def _branch_free_client(self, rng: Generator, x: np.ndarray, threads: int) -> dict[str, np.ndarray]:
         """hh_privatize's report law with a constant-time keep/flip (the row's ``rr``): the group l (probability
         weight_l / W) and the pool index j < k′_l drawn uniformly first (public in the report,
         independent of the item), then every user's key computed by both kinds' formulas
@@ -828,20 +829,20 @@ class HeavyHittersConfiguration(Configuration, family="heavy_hitters", aggregato
         constant_time=Kernels(client=_branch_free_client, rr=_core.randomized_response_constant_time,
                               check=_integer_items))
 
-    def _extra_row_mask(self, data: Dict[str, np.ndarray], n: int) -> np.ndarray:
+    def _extra_row_mask(self, data: dict[str, np.ndarray], n: int) -> np.ndarray:
         gr = np.clip(data["groups"], 0, len(self.groups) - 1)
         kp = np.array([g.k_prime for g in self.groups], dtype=np.int64)
         j = data["indices"]
         return (j >= 0) & (j < kp[gr])
 
-    def _check_loaded_reports(self, arrays: Dict[str, np.ndarray], n: int, what: str) -> None:
+    def _check_loaded_reports(self, arrays: dict[str, np.ndarray], n: int, what: str) -> None:
         try:
             check_arrays(self.report_fields, self, arrays, n, "heavy-hitters")
             _check_ranges(self, arrays, n)
         except ValueError as exc:
             raise ValueError(f"corrupt {what}: {exc}") from None
 
-    def _pq(self) -> Tuple[float, float, float]:
+    def _pq(self) -> tuple[float, float, float]:
         """FLH's (p, q′, p − q′) over this configuration's g buckets (local_hashing_pq)."""
         return local_hashing_pq(self.gamma, self.g)
 
@@ -871,7 +872,7 @@ def _codec(item_type: Any, item_bits: Any, max_length: Any, long_items: Any) -> 
     return ItemCodec(item_type, item_bits, max_length, long_items)
 
 
-def methods() -> List[str]:
+def methods() -> list[str]:
     """The names of the heavy-hitters methods.
 
     Returns

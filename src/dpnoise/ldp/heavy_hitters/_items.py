@@ -16,7 +16,8 @@ Error messages name the position of a bad item, never its value (items are priva
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Dict, List, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -58,7 +59,7 @@ def long_item_digest(data: bytes, length: int) -> bytes:
 class ItemCodec:
     """Encoding of one configuration's items (see the module docstring)."""
 
-    def __init__(self, item_type: Optional[str], item_bits: Any, max_length: Any, long_items: Any) -> None:
+    def __init__(self, item_type: str | None, item_bits: Any, max_length: Any, long_items: Any) -> None:
         if item_type is None:
             item_type = "str" if max_length is not None else "int"
         if item_type not in ITEM_TYPES:
@@ -95,7 +96,7 @@ class ItemCodec:
         """L: bytes per str/bytes item."""
         return self.item_bits // 8
 
-    def params(self) -> Dict[str, Any]:
+    def params(self) -> dict[str, Any]:
         """The codec's part of the configuration's parameters."""
         return {"item_type": self.item_type, "item_bits": self.item_bits, "long_items": self.long_items}
 
@@ -178,7 +179,7 @@ class ItemCodec:
         return out
 
     # -- decoding ------------------------------------------------------------------------------
-    def candidate_map(self, candidates: Optional[Sequence[Any]]) -> Dict[int, Any]:
+    def candidate_map(self, candidates: Sequence[Any] | None) -> dict[int, Any]:
         """{encoded value: candidate} for an aggregator's dictionary (long items are hashed)."""
         if candidates is None:
             return {}
@@ -186,12 +187,12 @@ class ItemCodec:
         codes = self.encode(cands, "candidates")
         return {int(c): v for c, v in zip(codes, cands)}
 
-    def decode(self, values: np.ndarray, candidates: Dict[int, Any], decode: bool = True) -> List[Any]:
+    def decode(self, values: np.ndarray, candidates: dict[int, Any], decode: bool = True) -> list[Any]:
         """Python items of encoded values: int, or (str/bytes configurations) the candidate of that
         code, else the bytes without their padding, as str when ``decode`` and valid UTF-8."""
         if self.item_type == "int":
             return [int(v) for v in values]
-        out: List[Any] = []
+        out: list[Any] = []
         for v in values:
             v = int(v)
             if v in candidates:

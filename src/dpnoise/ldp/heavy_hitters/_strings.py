@@ -15,8 +15,9 @@ counts of all levels l' >= l, where they are complete). ``select`` keeps candida
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable
 
 import numpy as np
 
@@ -57,7 +58,7 @@ class _PackedStrings:
     offsets: np.ndarray  # int64, n + 1
 
     @property
-    def shape(self) -> Tuple[int]:
+    def shape(self) -> tuple[int]:
         return (self.offsets.size - 1,)
 
     @property
@@ -83,7 +84,7 @@ class _StringCodec:
         if item_type not in ITEM_TYPES:
             raise ValueError(f"item_type must be one of {list(ITEM_TYPES)}, got {item_type!r}")
         self.item_type: str = item_type
-        self.ints: Optional[ItemCodec] = None
+        self.ints: ItemCodec | None = None
         if item_type == "int":
             if max_length is not None:
                 raise TypeError("max_length applies to str/bytes items only (item_type='str' or 'bytes')")
@@ -105,7 +106,7 @@ class _StringCodec:
         """The bits of an integer item; 8 × max_length for strings (informational)."""
         return self.ints.item_bits if self.ints is not None else 8 * self.max_length
 
-    def params(self) -> Dict[str, Any]:
+    def params(self) -> dict[str, Any]:
         """The codec's part of the configuration's parameters."""
         if self.ints is not None:
             return {"item_type": "int", "item_bits": self.ints.item_bits}
@@ -131,13 +132,13 @@ class _StringCodec:
             raise type(exc)(str(exc).replace("items", name, 1)) from None
         return _PackedStrings(data, offsets)
 
-    def candidate_map(self, candidates: Optional[Sequence[Any]]) -> Dict[int, Any]:
+    def candidate_map(self, candidates: Sequence[Any] | None) -> dict[int, Any]:
         """No dictionary is needed (or taken): found strings are spelled out byte by byte."""
         if candidates is not None:
             raise TypeError("this configuration takes no candidates: it finds strings without a dictionary")
         return {}
 
-    def decode(self, values: np.ndarray, candidates: Dict[int, Any], decode: bool = True) -> List[Any]:
+    def decode(self, values: np.ndarray, candidates: dict[int, Any], decode: bool = True) -> list[Any]:
         """The found byte strings as Python items: int (item_type="int"), str (when ``decode``,
         valid UTF-8 and item_type="str") or bytes."""
         if self.ints is not None:
@@ -227,8 +228,8 @@ def bit_prefix_candidates(level_bits: Sequence[int], max_length: int, cap: int) 
 
 
 def find_by_bit_prefixes(level_bits: Sequence[int], max_length: int,
-                         estimate: Callable[[int, np.ndarray, int, bool], Tuple[np.ndarray, np.ndarray, np.ndarray]],
-                         select: Selector) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+                         estimate: Callable[[int, np.ndarray, int, bool], tuple[np.ndarray, np.ndarray, np.ndarray]],
+                         select: Selector) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Prefix extension over the bits of x⊥ (module docstring).
 
     Parameters
@@ -252,12 +253,12 @@ def find_by_bit_prefixes(level_bits: Sequence[int], max_length: int,
     """
     survivors = np.zeros((1, 0), dtype=np.uint8)
     prev = 0
-    found: List[bytes] = []
-    found_est: List[np.ndarray] = []
-    found_var: List[np.ndarray] = []
+    found: list[bytes] = []
+    found_est: list[np.ndarray] = []
+    found_var: list[np.ndarray] = []
     for lvl, b in enumerate(level_bits):
-        rows: List[np.ndarray] = []
-        parts: List[Tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        rows: list[np.ndarray] = []
+        parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         for lam in range(-(-prev // 8), min(max_length, (b - 1) // 8) + 1):  # prev <= 8λ < b: complete here
             rows_l = extend_rows(survivors, prev, 8 * lam - prev, lam)
             rows.append(rows_l)
@@ -284,5 +285,5 @@ def find_by_bit_prefixes(level_bits: Sequence[int], max_length: int,
         prev = b
         if not survivors.shape[0]:
             break
-    items = np.array(found + [None], dtype=object)[:-1]
+    items = np.array([*found, None], dtype=object)[:-1]
     return items, np.concatenate(found_est or [np.zeros(0)]), np.concatenate(found_var or [np.zeros(0)])

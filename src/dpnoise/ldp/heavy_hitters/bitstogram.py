@@ -26,7 +26,7 @@ make the server's support pass B/64 times as long as for 64-bit integers).
 """
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Tuple
+from typing import Any
 
 import numpy as np
 
@@ -48,7 +48,7 @@ class Bitstogram(HeavyHittersConfiguration, name="bitstogram"):
     item_bits), ``keep`` (items tracked, default 2k)."""
 
 
-    def _setup(self, options: Dict[str, Any]) -> Dict[str, Any]:
+    def _setup(self, options: dict[str, Any]) -> dict[str, Any]:
         B = self.key_bits
         T = _count(options.pop("buckets", DEFAULT_STRING_BUCKETS if self.strings else DEFAULT_BUCKETS), "buckets", 2,
                    1 << 20)
@@ -58,7 +58,7 @@ class Bitstogram(HeavyHittersConfiguration, name="bitstogram"):
         keep = _count(options.pop("keep", min(2 * self.k, 1 << 16)), "keep", self.k, 1 << 16)
         # strings: group 0's key is the whole string's (a prefix of B > 8 M bits: complete)
         self.groups = [Group(wc, 0, B if self.strings else 0, kp)] + [Group(1, 1, j, kb) for j in range(B)]
-        self._bucket_seed: Optional[np.ndarray] = None
+        self._bucket_seed: np.ndarray | None = None
         return {"buckets": T, "k_prime": kp, "k_prime_bits": kb, "candidate_weight": wc, "keep": keep}
 
     def bucket(self, items: np.ndarray) -> np.ndarray:
@@ -82,7 +82,7 @@ class Bitstogram(HeavyHittersConfiguration, name="bitstogram"):
     def _item_group(self) -> int:
         return 0  # the candidate oracle reports whole items
 
-    def _aux(self, items: Any) -> Optional[np.ndarray]:
+    def _aux(self, items: Any) -> np.ndarray | None:
         return self.bucket(complete_keys(items, self.hash_key, 1) if self.strings else items)
 
     def max_candidates(self) -> int:
@@ -95,7 +95,7 @@ class Bitstogram(HeavyHittersConfiguration, name="bitstogram"):
         """
         return self.options["buckets"]
 
-    def _find(self, agg: Any) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _find(self, agg: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         T = self.options["buckets"]
         keys0 = np.arange(T, dtype=np.uint64) << np.uint64(1)
         keys = np.concatenate([keys0, keys0 | np.uint64(1)])
@@ -117,9 +117,9 @@ class Bitstogram(HeavyHittersConfiguration, name="bitstogram"):
         est, var = agg.group_estimates(0, cand)
         return cand, est, var
 
-    def _find_strings(self, agg: Any, ones: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _find_strings(self, agg: Any, ones: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The strings of the buckets whose padded forms are ``ones`` ((B, T) bools, bit j of bucket t)."""
-        M, T = self.codec.max_length, self.options["buckets"]
+        M = self.codec.max_length
         rows = np.packbits(ones, axis=0, bitorder="big").T  # (T, M + 1): padded bytes, then the length
         length = rows[:, M].astype(np.int64)
         ok = length <= M

@@ -25,7 +25,7 @@ levels where it is complete. For max_length = 64 and k = 10: 52 levels of 10 bit
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Tuple
+from typing import Any
 
 import numpy as np
 
@@ -54,15 +54,15 @@ class PEM(HeavyHittersConfiguration, name="pem"):
     level, default: see HASH_BUDGET, 4096 for 32-bit and 2048 for 64-bit items at k = 10)."""
 
 
-    def _setup(self, options: Dict[str, Any]) -> Dict[str, Any]:
+    def _setup(self, options: dict[str, Any]) -> dict[str, Any]:
         B = self.key_bits
         keep = _count(options.pop("keep", min(2 * self.k, 1 << 16)), "keep", self.k, 1 << 16)
         eta = options.pop("eta", None)
-        eta = max(1, min(B, int(math.floor(math.log2(max(2, CANDIDATE_BUDGET // keep)))))) if eta is None else \
+        eta = max(1, min(B, math.floor(math.log2(max(2, CANDIDATE_BUDGET // keep))))) if eta is None else \
             _count(eta, "eta", 1, B)
         s0 = options.pop("s0", None)
         if s0 is None:
-            s_max = max(13, int(math.ceil(math.log2(keep))) + eta)
+            s_max = max(13, math.ceil(math.log2(keep)) + eta)
             levels = 1 + max(0, math.ceil((B - s_max) / eta))
             s0 = B - (levels - 1) * eta if levels > 1 else B
         s0 = _count(s0, "s0", 1, B)
@@ -81,13 +81,13 @@ class PEM(HeavyHittersConfiguration, name="pem"):
         return {"keep": keep, "s0": s0, "eta": eta, "k_prime": kp}
 
     @staticmethod
-    def _levels(B: int, s0: int, eta: int) -> List[int]:
+    def _levels(B: int, s0: int, eta: int) -> list[int]:
         bits = [s0]
         while bits[-1] < B:
             bits.append(min(bits[-1] + eta, B))
         return bits
 
-    def level_bits(self) -> List[int]:
+    def level_bits(self) -> list[int]:
         """b_l: the prefix length of each level.
 
         Returns
@@ -111,7 +111,7 @@ class PEM(HeavyHittersConfiguration, name="pem"):
             return bit_prefix_candidates(bits, self.codec.max_length, self.options["keep"])
         return 1 << bits[0] if len(bits) == 1 else min(self.options["keep"], 1 << bits[-2]) << (bits[-1] - bits[-2])
 
-    def _find(self, agg: Any) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _find(self, agg: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         bits = self.level_bits()
         keep = self.options["keep"]
         if self.strings:  # the `keep` largest of each level's candidates (levels with no users give none)

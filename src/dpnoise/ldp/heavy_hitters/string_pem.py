@@ -32,7 +32,8 @@ when the found bytes are not valid UTF-8, or with ``decode=False``) and bytes fo
 """
 from __future__ import annotations
 
-from typing import Any, ClassVar, Dict, List, Optional, Sequence, Tuple
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -40,7 +41,7 @@ from ... import _core
 from ...generator import Generator
 from .._kernels import Kernels, KernelTable
 from .._protocol import native
-from ._base import Group, HHAggregator, HeavyHittersConfiguration, _count
+from ._base import Group, HeavyHittersConfiguration, HHAggregator, _count
 from ._strings import _pack_rows, _PackedStrings, _StringCodec, prefix_hash_key
 
 MAX_KEEP = 1 << 16
@@ -52,7 +53,7 @@ class StringAggregator(HHAggregator):
     """The string_pem server: :class:`HHAggregator`'s state, merge and wire format; ``top``,
     ``above`` and ``estimate(items)`` over strings."""
 
-    def _item_estimates(self, items: Any) -> Tuple[np.ndarray, np.ndarray]:
+    def _item_estimates(self, items: Any) -> tuple[np.ndarray, np.ndarray]:
         if items is None:
             raise TypeError("heavy hitters do not enumerate their domain: pass the items to estimate")
         pr: StringPEM = self.protocol  # type: ignore[assignment]
@@ -123,7 +124,7 @@ class StringPEM(HeavyHittersConfiguration, name="string_pem", aggregator=StringA
     """
 
     codec: _StringCodec  # type: ignore[assignment]
-    example_options: ClassVar[Dict[str, Any]] = {"k_prime": 256, "max_length": 24}
+    example_options: ClassVar[dict[str, Any]] = {"k_prime": 256, "max_length": 24}
     # one row: its prefix hash's time depends on the string's length
     kernel_table = KernelTable(variable_time=Kernels(client=HeavyHittersConfiguration._fused_client, check=HeavyHittersConfiguration._any_items))
 
@@ -132,7 +133,7 @@ class StringPEM(HeavyHittersConfiguration, name="string_pem", aggregator=StringA
         self._string_codec = _StringCodec(item_type, item_bits, max_length)
         super().__init__(epsilon, k=k, g=g, pool_key=pool_key, **options)
 
-    def _setup(self, options: Dict[str, Any]) -> Dict[str, Any]:
+    def _setup(self, options: dict[str, Any]) -> dict[str, Any]:
         self.codec = self._string_codec
         keep = _count(options.pop("keep", min(max(8 * self.k, 64), MAX_KEEP)), "keep", self.k, MAX_KEEP)
         kp = _count(options.pop("k_prime", DEFAULT_K_PRIME), "k_prime", 1, 1 << 20)
@@ -170,7 +171,7 @@ class StringPEM(HeavyHittersConfiguration, name="string_pem", aggregator=StringA
 
     # -- items and clients ----------------------------------------------------------------------
     @classmethod
-    def example(cls, epsilon: float = 4.0, item_bits: Any = None) -> "StringPEM":  # type: ignore[override]
+    def example(cls, epsilon: float = 4.0, item_bits: Any = None) -> StringPEM:  # type: ignore[override]
         """A small instance, for tests, demos and benchmarks that iterate the registry.
 
         Parameters
@@ -220,7 +221,7 @@ class StringPEM(HeavyHittersConfiguration, name="string_pem", aggregator=StringA
     def _encode(self, items: Any) -> _PackedStrings:  # type: ignore[override]
         return self.codec.encode(items)
 
-    def _privatize(self, rng: Generator, x: _PackedStrings, threads: int) -> Dict[str, np.ndarray]:  # type: ignore[override]
+    def _privatize(self, rng: Generator, x: _PackedStrings, threads: int) -> dict[str, np.ndarray]:  # type: ignore[override]
         levels = list(range(1, self.levels + 1))  # b_l = l + 1
         weights = self.options.get("level_weights")
         cumulative = [] if weights is None else np.cumsum([int(w) for w in weights.split(",")]).tolist()
@@ -229,7 +230,7 @@ class StringPEM(HeavyHittersConfiguration, name="string_pem", aggregator=StringA
                                                   self.gamma.numerator, self.gamma.denominator, threads)
         return {"groups": gr, "indices": j, "values": v}
 
-    def aggregator(self, candidates: Optional[Sequence[Any]] = None, *, threads: Any = None) -> StringAggregator:  # type: ignore[override]
+    def aggregator(self, candidates: Sequence[Any] | None = None, *, threads: Any = None) -> StringAggregator:  # type: ignore[override]
         """An empty aggregator.
 
         Parameters
@@ -252,7 +253,7 @@ class StringPEM(HeavyHittersConfiguration, name="string_pem", aggregator=StringA
                                             self.hash_key, threads)
 
     def _estimate_rows(self, agg: HHAggregator, rows: np.ndarray, b: int, counts: np.ndarray,
-                       users: int) -> Tuple[np.ndarray, np.ndarray]:
+                       users: int) -> tuple[np.ndarray, np.ndarray]:
         """count_estimates of the first b symbols of each row's x⊥ (none when no user reported)."""
         if not rows.shape[0] or users == 0:
             return np.zeros(0), np.zeros(0)
@@ -273,7 +274,7 @@ class StringPEM(HeavyHittersConfiguration, name="string_pem", aggregator=StringA
             return 256 if L == 1 else min(keep, 256 ** (L - 1)) * 256
         return 1 + keep * (L - 1)
 
-    def _find(self, agg: HHAggregator) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:  # type: ignore[override]
+    def _find(self, agg: HHAggregator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # type: ignore[override]
         keep, L = self.options["keep"], self.levels
         sizes = agg.group_sizes()
         level = [agg.level_counts(l) for l in range(L)]  # each (k′, g)
@@ -283,20 +284,20 @@ class StringPEM(HeavyHittersConfiguration, name="string_pem", aggregator=StringA
         users = agg.n
         prefixes = np.arange(256, dtype=np.uint8)[:, None]     # incomplete candidates, b bytes each
         complete = np.zeros((0 if self.codec.fixed else 1, 0), dtype=np.uint8)  # complete, b - 1 bytes each
-        found: List[np.ndarray] = []
-        found_est: List[np.ndarray] = []
-        found_var: List[np.ndarray] = []
+        found: list[np.ndarray] = []
+        found_est: list[np.ndarray] = []
+        found_var: list[np.ndarray] = []
         byte = np.arange(256, dtype=np.uint8)
         for lvl in range(L):
             b, counts, n_l = lvl + 1, level[lvl], int(sizes[lvl])
             ce, cv = self._estimate_rows(agg, complete, b, pooled, users)
             pe, pv = self._estimate_rows(agg, prefixes, b, counts, n_l)
             if self.codec.fixed and b == L:  # integers: the last level's prefixes are the items
-                found, found_est, found_var = found + [prefixes[:pe.size]], found_est + [pe], found_var + [pv]
+                found, found_est, found_var = [*found, prefixes[:pe.size]], [*found_est, pe], [*found_var, pv]
                 break
             best = np.argsort(-np.concatenate([ce, pe]), kind="stable")[:keep]
             done = best[best < ce.size]
-            found, found_est, found_var = found + [complete[done]], found_est + [ce[done]], found_var + [cv[done]]
+            found, found_est, found_var = [*found, complete[done]], [*found_est, ce[done]], [*found_var, cv[done]]
             grow = prefixes[best[best >= ce.size] - ce.size] if pe.size else prefixes[:0]
             pooled -= counts
             users -= n_l

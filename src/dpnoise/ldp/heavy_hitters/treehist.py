@@ -23,7 +23,7 @@ when its estimate exceeds z standard errors of an empty key of its own (level or
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, Tuple
+from typing import Any
 
 import numpy as np
 
@@ -38,7 +38,7 @@ class TreeHist(HeavyHittersConfiguration, name="treehist"):
     ``max_keep`` (prefixes kept per level, default 4k), ``k_prime`` (default 4096 per level)."""
 
 
-    def _setup(self, options: Dict[str, Any]) -> Dict[str, Any]:
+    def _setup(self, options: dict[str, Any]) -> dict[str, Any]:
         B = self.key_bits
         s = _count(options.pop("bits_per_level", 8 if self.strings else 1), "bits_per_level", 1, min(B, 16))
         z = options.pop("z", 3.0)
@@ -49,7 +49,7 @@ class TreeHist(HeavyHittersConfiguration, name="treehist"):
             raise ValueError(f"z must be a finite number >= 0, got {z!r}")
         max_keep = _count(options.pop("max_keep", min(4 * self.k, 1 << 16)), "max_keep", min(2 * self.k, 1 << 16), 1 << 16)
         kp = _count(options.pop("k_prime", DEFAULT_K_PRIME), "k_prime", 1, 1 << 20)
-        bits = list(range(s, B, s)) + [B]
+        bits = [*list(range(s, B, s)), B]
         self.groups = [Group(1, 0, b if self.strings else B - b, kp) for b in bits]  # as in PEM
         return {"bits_per_level": s, "z": z, "max_keep": max_keep, "k_prime": kp}
 
@@ -73,14 +73,14 @@ class TreeHist(HeavyHittersConfiguration, name="treehist"):
         bits = [B - gr.shift for gr in self.groups]  # prefix lengths
         return 1 << bits[0] if len(bits) == 1 else min(self.options["max_keep"], 1 << bits[-2]) << (bits[-1] - bits[-2])
 
-    def _find(self, agg: Any) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _find(self, agg: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if self.strings:
             return agg.find_string_prefixes(self._alive)
         B, s = self.item_bits, self.options["bits_per_level"]
         bits = [gr.shift for gr in self.groups]
         sizes = agg.group_sizes()
         cand = np.arange(1 << min(s, B), dtype=np.uint64)
-        for l, shift in enumerate(bits):
+        for l in range(len(bits)):
             est, var = agg.group_estimates(l, cand)
             if l == len(bits) - 1:
                 return cand, est, var

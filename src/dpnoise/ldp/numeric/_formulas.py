@@ -4,7 +4,6 @@ integer sums, so they port to any envelope unchanged (docs/ldp_numeric.md)."""
 from __future__ import annotations
 
 import math
-from typing import Tuple
 
 import numpy as np
 
@@ -84,7 +83,7 @@ def grid_worst_case_variance(kernel: int, epsilon: float, c_tilde: float, grid_b
 
 
 def moments(epsilon: float, grid_bits: int, users: np.ndarray, duchi_users: np.ndarray, duchi_ones: np.ndarray,
-            pm_sum: list, pm_sum_squares: list) -> Tuple[np.ndarray, np.ndarray]:
+            pm_sum: list, pm_sum_squares: list) -> tuple[np.ndarray, np.ndarray]:
     """Per coordinate: the mean of the reports (unbiased for the mean of t) and the sum of squared
     deviations Σ(y − ȳ)², from the exact integer sums, group by group (Duchi reports ±C, Piecewise
     reports z/2^G) and combined with the between-groups term, so that nothing cancels badly."""
@@ -109,7 +108,7 @@ def moments(epsilon: float, grid_bits: int, users: np.ndarray, duchi_users: np.n
     return mean, ss
 
 
-def mean_variance(mean_ss: Tuple[np.ndarray, np.ndarray], users: np.ndarray, worst: float) -> np.ndarray:
+def mean_variance(mean_ss: tuple[np.ndarray, np.ndarray], users: np.ndarray, worst: float) -> np.ndarray:
     """The variance of each coordinate's mean: the reports' sample variance over the users
     (unbiased for the average per-user variance plus the spread of the users' own values, so
     never too small in expectation; exact when all users hold one value), capped at the worst

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 import numbers
 from fractions import Fraction
-from typing import Any, ClassVar, Dict, List, Optional, Tuple
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -64,7 +64,7 @@ def _bound(value: Any, name: str) -> float:
 MIN_WIDTH = 2.0 ** -1021
 
 
-def check_bounds(bounds: Any) -> Tuple[float, float]:
+def check_bounds(bounds: Any) -> tuple[float, float]:
     """(low, high): finite reals with low < high, high − low finite and at least ``MIN_WIDTH``
     (2^-1021 ≈ 4.5e-308).
 
@@ -149,7 +149,7 @@ def check_fixed_point_bounds(low: float, high: float) -> None:
                          "constant_time=False")
 
 
-def _fresh_only(config: "MeanConfiguration") -> None:
+def _fresh_only(config: MeanConfiguration) -> None:
     """The constant-time row's checks: it randomizes fresh reports only (no daily layer), over
     bounds its fixed-point grid holds (:func:`check_fixed_point_bounds`)."""
     if config.gamma1 is not None or config.points is not None:
@@ -158,7 +158,7 @@ def _fresh_only(config: "MeanConfiguration") -> None:
     check_fixed_point_bounds(config.low, config.high)
 
 
-def _any_bounds(config: "MeanConfiguration") -> None:
+def _any_bounds(config: MeanConfiguration) -> None:
     """The exact row takes any checked bounds."""
 
 
@@ -250,7 +250,7 @@ class MeanConfiguration(Configuration, family="mean"):
     _label = "mean-oracle "
     _noun = "method"
     kernel: ClassVar[int]
-    method_fields: ClassVar[Tuple[ReportField, ...]] = ()
+    method_fields: ClassVar[tuple[ReportField, ...]] = ()
     # every method: the exact kernel (narrow bounds scaled by 2^kernel_scale) and the constant-time
     # one (its fixed-point grid takes the bounds as they are: no scale), one decision a report
     kernel_table = KernelTable(
@@ -258,8 +258,8 @@ class MeanConfiguration(Configuration, family="mean"):
         constant_time=Kernels(client=_core.ldp.mean_privatize_constant_time, scale=lambda low, high: 0,
                               check=_fresh_only))
 
-    def __init__(self, epsilon: float, bounds: Tuple[float, float] = (0.0, 1.0), *, dimensions: int = 1,
-                 instantaneous_epsilon: Optional[float] = None, points: Optional[int] = None,
+    def __init__(self, epsilon: float, bounds: tuple[float, float] = (0.0, 1.0), *, dimensions: int = 1,
+                 instantaneous_epsilon: float | None = None, points: int | None = None,
                  constant_time: bool = False) -> None:
         self._init_epsilon(epsilon)
         self.low, self.high = check_bounds(bounds)
@@ -285,7 +285,7 @@ class MeanConfiguration(Configuration, family="mean"):
         """The method's name ("duchi", "bitmean", "piecewise", "hybrid")."""
         return self.name
 
-    def params(self) -> Dict[str, Any]:
+    def params(self) -> dict[str, Any]:
         """Everything clients, aggregators and serialised states must agree on."""
         out = {"epsilon": self.epsilon, "gamma": self.gamma, "low": self.low, "high": self.high,
                "dimensions": self.dimensions}
@@ -295,13 +295,13 @@ class MeanConfiguration(Configuration, family="mean"):
         return out
 
     @classmethod
-    def _construct(cls, params: Dict[str, Any]) -> "MeanConfiguration":
+    def _construct(cls, params: dict[str, Any]) -> MeanConfiguration:
         variants = cls._variant_options(params)
         return cls(params.pop("epsilon"), (params.pop("low"), params.pop("high")), dimensions=params.pop("dimensions"),
                    points=params.pop("points", None), **variants)
 
     # -- daily collection ------------------------------------------------------------------------
-    def _check_points(self, value: Any) -> Optional[int]:
+    def _check_points(self, value: Any) -> int | None:
         """``points``: None, or an int in [2, 2^24] for a longitudinal method in one dimension."""
         if value is None:
             return None
@@ -315,7 +315,7 @@ class MeanConfiguration(Configuration, family="mean"):
             raise ValueError("points (memoised daily collection) needs dimensions=1")
         return k
 
-    def _memoised(self, device_key: bytes, fingerprint: bytes, items: np.ndarray) -> Dict[str, np.ndarray]:
+    def _memoised(self, device_key: bytes, fingerprint: bytes, items: np.ndarray) -> dict[str, np.ndarray]:
         """With a device key each value is α-point rounded to the ``points`` grid (the device's α a
         PRF of its key) and the grid point's bit memoised as a PRF of (device key, grid index,
         configuration) (docs/ldp_numeric.md, "Daily collection")."""
@@ -364,7 +364,7 @@ class MeanConfiguration(Configuration, family="mean"):
         return np.where(u >= 1.0, self.high, self.low + (self.high - self.low) * u)
 
     @classmethod
-    def example(cls, epsilon: float = 2.0) -> "MeanConfiguration":
+    def example(cls, epsilon: float = 2.0) -> MeanConfiguration:
         """A small instance: bounds (0, 10), one dimension."""
         return cls(epsilon, (0.0, 10.0))
 
@@ -435,11 +435,11 @@ class MeanConfiguration(Configuration, family="mean"):
     def _encode(self, items: Any) -> np.ndarray:
         return check_values(items, self.dimensions)
 
-    def _kernel_bounds(self) -> Tuple[float, float]:
+    def _kernel_bounds(self) -> tuple[float, float]:
         """(low, high) as the kernel sees them: times 2^k, k = ``kernel_scale`` (exact)."""
         return math.ldexp(self.low, self._scale), math.ldexp(self.high, self._scale)
 
-    def _privatize(self, rng: Generator, values: np.ndarray, threads: int) -> Dict[str, np.ndarray]:
+    def _privatize(self, rng: Generator, values: np.ndarray, threads: int) -> dict[str, np.ndarray]:
         kernel = self.kernels.client
         if self._scale:  # narrow bounds: clip, then scale exactly (values in the bounds stay normal or exact)
             values = np.ldexp(np.clip(values, self.low, self.high), self._scale)
@@ -449,8 +449,8 @@ class MeanConfiguration(Configuration, family="mean"):
         data = {"bits": bits, "values": ints, "kinds": bits, "coordinates": coords}
         return {f.name: data[f.name] for f in self.report_fields}
 
-    def _instantaneous(self, rng: Generator, data: Dict[str, np.ndarray], n: int,
-                       threads: int) -> Dict[str, np.ndarray]:
+    def _instantaneous(self, rng: Generator, data: dict[str, np.ndarray], n: int,
+                       threads: int) -> dict[str, np.ndarray]:
         """The per-report layer: each report's bit through binary randomized response at ε₁ (kept
         w.p. e^ε₁/(e^ε₁ + 1): Ding et al. 2017, §4's output perturbation with γ = 1/(e^ε₁ + 1)),
         exact: GRR's kernel over 2 categories."""
@@ -459,7 +459,7 @@ class MeanConfiguration(Configuration, family="mean"):
         out = _core.ldp.grr_privatize(native(rng), bits, 2, g.numerator, g.denominator, threads)
         return {**data, "bits": np.packbits(out.astype(np.uint8), bitorder="little")}
 
-    def _extra_row_mask(self, data: Dict[str, np.ndarray], n: int) -> np.ndarray:
+    def _extra_row_mask(self, data: dict[str, np.ndarray], n: int) -> np.ndarray:
         """Piecewise reports within [−Z, Z]; the hybrid's Duchi reports 0 or 1."""
         if "values" not in data:
             return np.ones(n, dtype=bool)
@@ -477,7 +477,7 @@ class MeanConfiguration(Configuration, family="mean"):
         return f"MeanOracle({self.name!r}, epsilon={self.epsilon}, bounds=({self.low}, {self.high}){dims})"
 
 
-def _limbs_to_int(limbs: np.ndarray, signed: bool) -> List[int]:
+def _limbs_to_int(limbs: np.ndarray, signed: bool) -> list[int]:
     out = []
     for row in limbs:
         v = sum(int(x) << (64 * i) for i, x in enumerate(row))
@@ -487,7 +487,7 @@ def _limbs_to_int(limbs: np.ndarray, signed: bool) -> List[int]:
     return out
 
 
-def _int_to_limbs(values: List[int], limbs: int) -> np.ndarray:
+def _int_to_limbs(values: list[int], limbs: int) -> np.ndarray:
     mask = (1 << 64) - 1
     return np.array([[(v >> (64 * i)) & mask for i in range(limbs)] for v in values],
                     dtype=np.uint64).reshape(-1, limbs)
@@ -503,7 +503,7 @@ class MeanAggregator(Aggregator):
 
     protocol: MeanConfiguration
 
-    def _empty_state(self) -> Dict[str, np.ndarray]:
+    def _empty_state(self) -> dict[str, np.ndarray]:
         k = self.protocol.dimensions
         return {"users": np.zeros(k, np.int64), "duchi_users": np.zeros(k, np.int64),
                 "duchi_ones": np.zeros(k, np.int64), "pm_sum": np.zeros((k, 2), np.uint64),
@@ -527,11 +527,11 @@ class MeanAggregator(Aggregator):
                                                                  _limbs_to_int(b[name], signed))], limbs)
         self._state = merged
 
-    def _check_state(self, state: Dict[str, np.ndarray], n: int) -> None:
+    def _check_state(self, state: dict[str, np.ndarray], n: int) -> None:
         _check_state(self.protocol, state, n)
 
     # -- estimates ----------------------------------------------------------------------------
-    def _moments(self) -> Tuple[np.ndarray, np.ndarray]:
+    def _moments(self) -> tuple[np.ndarray, np.ndarray]:
         def compute() -> Any:
             s = self._state
             mean, ss = F.moments(self.protocol.estimator_epsilon, self.protocol.grid_bits, s["users"], s["duchi_users"],
@@ -647,9 +647,9 @@ class Hybrid(MeanConfiguration, name="hybrid"):
     method_fields = (ReportField("kinds", PACKED, np.uint8), ReportField("values", PER_USER, np.int64))
 
 
-def MeanOracle(method: str, epsilon: float, bounds: Tuple[float, float] = (0.0, 1.0), *,
-               dimensions: int = 1, instantaneous_epsilon: Optional[float] = None,
-               points: Optional[int] = None, constant_time: bool = False) -> MeanConfiguration:
+def MeanOracle(method: str, epsilon: float, bounds: tuple[float, float] = (0.0, 1.0), *,
+               dimensions: int = 1, instantaneous_epsilon: float | None = None,
+               points: int | None = None, constant_time: bool = False) -> MeanConfiguration:
     """A local-DP mean and sum oracle.
 
     Parameters
@@ -704,7 +704,7 @@ def MeanOracle(method: str, epsilon: float, bounds: Tuple[float, float] = (0.0, 
                             instantaneous_epsilon=instantaneous_epsilon, points=points, constant_time=constant_time)
 
 
-def _check_state(oracle: MeanConfiguration, state: Dict[str, np.ndarray], n: int) -> None:
+def _check_state(oracle: MeanConfiguration, state: dict[str, np.ndarray], n: int) -> None:
     users, du, do = state["users"], state["duchi_users"], state["duchi_ones"]
     bad = (users < 0).any() or (du < 0).any() or (do < 0).any() or (du > users).any() or (do > du).any()
     bad = bad or int(users.sum(dtype=object)) != n

@@ -1,4 +1,6 @@
-import json, numpy as np, dpnoise
+import json
+import numpy as np
+import dpnoise
 from dpnoise import ldp
 out = "tests/ldp/data/v0_4_0"
 rng = dpnoise.default_rng(2024)
