@@ -47,9 +47,9 @@ def write_day_files(directory, fo, files=6, rows=500, seed=0):
                                             fields=list(st.type), mask=pa.array(mask))
         day = [DAYS[(i + j) % len(DAYS)] for j in range(rows)]
         day[10] = day[11] = None
+        meta = table.schema.field("report").metadata
         out = pa.table({"day": pa.array(day, type=pa.date32()), "report": report},
-                       schema=pa.schema([pa.field("day", pa.date32()),
-                                         pa.field("report", report.type, metadata=table.schema.field("report").metadata)],
+                       schema=pa.schema([pa.field("day", pa.date32()), pa.field("report", report.type, metadata=meta)],
                                         metadata=table.schema.metadata))
         path = os.path.join(directory, f"part-{i:03d}.parquet")
         pq.write_table(out, path)
@@ -325,3 +325,43 @@ def test_state_file_format_refuses_every_truncation_and_flipped_byte(tmp_path):
     _state.write(str(tmp_path), st)
     assert _state.read(str(tmp_path)).entries == back.entries
     assert os.listdir(tmp_path) == ["stream-state.dpnoise"]
+
+
+# -- the demo -------------------------------------------------------------------------------------
+def test_stream_demo_restarts_half_way_and_prints_each_day(spark, tmp_path):
+    from dpnoise.demos.stream import run_stream_demo
+
+    printed = []
+    res = run_stream_demo(spark, devices=4000, days=2, apps=64, files_per_day=2, out=printed.append,
+                          workdir=str(tmp_path))
+    assert res["lines"] == printed
+    assert (res["stopped_at"], res["batches"]) == (1, 3)
+    assert list(res["states"]) == res["days"]
+    for day, agg in res["states"].items():
+        assert agg.n == 4000 and agg.stream.malformed == 0
+        eps0, shuffled = res["central_epsilon"][day]
+        assert 0 < shuffled <= eps0 == 2.0
+        for hit in res["top"][day]:
+            # |estimate - truth| within 5 standard errors: false alarm about 6e-7 per item (10 items)
+            assert abs(hit.estimate - res["true"][day][hit.item]) <= 5 * hit.stderr
+    assert any("with one" in line for line in printed) and any("[" in line for line in printed)
+
+
+def test_cli_demo_spark_stream_dispatch(spark, capsys, monkeypatch):
+    """`dpnoise demo --spark --stream` runs run_stream_demo (here on the shared session);
+    `--stream` without `--spark` is a usage error."""
+    from dpnoise.cli import main
+    from dpnoise.demos import stream as demo
+
+    real, seen = demo.run_stream_demo, {}
+
+    def on_shared_session(**kwargs):
+        seen.update(kwargs)
+        return real(spark, days=2, apps=64, **kwargs)
+
+    monkeypatch.setattr(demo, "run_stream_demo", on_shared_session)
+    assert main(["demo", "--spark", "--stream", "--devices", "3000"]) == 0
+    assert seen == {"devices": 3000}
+    assert "continuous collection" in capsys.readouterr().out
+    assert main(["demo", "--stream"]) == 2
+    assert "--stream needs --spark" in capsys.readouterr().err

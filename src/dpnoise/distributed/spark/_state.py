@@ -67,7 +67,7 @@ def state_path(directory: str) -> str:
 KEY_TYPES = ("tinyint", "smallint", "int", "bigint", "string", "date")
 
 
-def key_to_json(value: Any, key_type: str) -> Any:
+def key_to_json(value: Any, key_type: Optional[str]) -> Any:
     if key_type == "date":
         return value.isoformat()
     if key_type == "string":
