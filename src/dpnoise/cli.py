@@ -123,12 +123,20 @@ def _spark_demo(args: argparse.Namespace) -> int:
         raise _UsageError("--plot is not available with --spark")
     from dpnoise.demos import spark as spark_demo
 
+    if args.stream:  # the streamed collection over several days (demos/stream.py)
+        from dpnoise.demos.stream import run_stream_demo
+
+        print("dpnoise demo --spark --stream: continuous collection on a local Spark session (local[2])")
+        run_stream_demo(devices=min(args.devices, 200_000))
+        return 0
     print("dpnoise demo --spark: the local-DP telemetry scenario on a local Spark session (local[2])")
     spark_demo.run_telemetry_demo(devices=args.devices)
     return 0
 
 
 def _demo(args: argparse.Namespace) -> int:
+    if args.stream and not args.spark:
+        raise _UsageError("--stream needs --spark (dpnoise demo --spark --stream)")
     if args.spark:
         return _spark_demo(args)
     from dpnoise.demos.tour import run_tour
@@ -316,6 +324,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also write a PNG of the fits and of the telemetry estimates (needs matplotlib)")
     d.add_argument("--spark", action="store_true",
                    help="run only the telemetry scenario, on a local Spark session (needs the [spark] extra and Java 17+)")
+    d.add_argument("--stream", action="store_true", help="with --spark: a streamed collection over several days, "
+                   "restarted half-way, per-day top apps and the central epsilon with and without a shuffler (--devices "
+                   "per day, at most 200,000)")
     d.set_defaults(func=_demo)
     s = sub.add_parser("sample", help="print samples, one per line")
     s.add_argument("distribution", choices=sorted(_SAMPLERS))

@@ -5,6 +5,9 @@
   ``mapInArrow``; per-task C++ aggregation, serialised states tree-merged);
 * :func:`reports_to_dataframe` / :func:`dataframe_to_reports` — reports <-> DataFrame rows;
 * :func:`privatize_column` — privatise raw items on the executors (simulations, benchmarks);
+* :func:`aggregate_stream` / :func:`stream_state` — a streaming DataFrame of reports merged
+  continuously into aggregator states kept in a directory (per key value, e.g. per day), each
+  micro-batch counted exactly once across failures and restarts, read back at any time;
 * :func:`private_counts` — exact group counts by Spark, noise drawn once at the driver;
 * :func:`local_session` — an offline ``local[2]`` session for tests and demos;
 * :func:`jvm_helper_jar` — the small Java helper that counts count-table reports in the
@@ -28,7 +31,8 @@ from ._jvm_counts import jvm_helper_jar
 from ._privatize import privatize_column
 from ._report_rows import LAYOUTS
 from ._session import java_available, local_session
+from ._stream import StreamInfo, aggregate_stream, stream_state
 
-__all__ = ["LAYOUTS", "PrivateCounts", "SparkAggregate", "aggregate_reports", "dataframe_to_reports",
-           "java_available", "jvm_helper_jar", "local_session", "private_counts", "privatize_column", "reports_table",
-           "reports_to_dataframe"]
+__all__ = ["LAYOUTS", "PrivateCounts", "SparkAggregate", "StreamInfo", "aggregate_reports", "aggregate_stream",
+           "dataframe_to_reports", "java_available", "jvm_helper_jar", "local_session", "private_counts",
+           "privatize_column", "reports_table", "reports_to_dataframe", "stream_state"]

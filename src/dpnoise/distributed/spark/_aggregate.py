@@ -248,8 +248,6 @@ def aggregate_reports(source: Any, column: Optional[str], oracle: Any, *, on_mal
     RuntimeError
         The Spark job failed for another reason (one line: the executor's error).
     """
-    from ._arrow import CONFIG_KEY, check_config
-
     check_on_malformed(on_malformed)
     oracle = protocol_of(oracle)
     if not isinstance(depth, int) or isinstance(depth, bool) or depth < 1:
@@ -258,6 +256,25 @@ def aggregate_reports(source: Any, column: Optional[str], oracle: Any, *, on_mal
         raise ValueError(f"tasks must be an int >= 1, got {tasks!r}")
     if column is not None and not isinstance(column, str):
         raise TypeError(f"column must be a str or None, got {type(column).__name__}")
+    agg = aggregate_any(source, column, oracle, depth=depth, spark=spark, tasks=tasks)
+    what = f"column {column!r}" if column is not None else "the report columns"
+    if agg.spark.rows == 0:
+        raise ValueError(f"{what}: there are no reports to aggregate (the Parquet files are empty)"
+                         if agg.spark.source == "parquet" else
+                         f"{what}: the DataFrame is empty, there are no reports to aggregate")
+    _check_rows(what, agg.spark.malformed, agg.spark.rows, on_malformed)
+    return agg
+
+
+def aggregate_any(source: Any, column: Optional[str], oracle: Any, *, depth: int = 2, spark: Any = None,
+                  tasks: Optional[int] = None) -> Any:
+    """:func:`aggregate_reports` without its checks of the result: the aggregator (possibly of
+    no reports) with its ``spark`` record, malformed rows counted and left out. The routes are
+    chosen here, for a static source and for one micro-batch of a stream (_stream.py) alike;
+    the arguments are checked by the caller."""
+    from ._arrow import CONFIG_KEY, check_config
+
+    oracle = protocol_of(oracle)
     paths = _source_paths(source)
     merger = _Merger(type(oracle.aggregator()))
     what = f"column {column!r}" if column is not None else "the report columns"
@@ -284,7 +301,7 @@ def aggregate_reports(source: Any, column: Optional[str], oracle: Any, *, on_mal
         sc = spark.sparkContext
         dealt = deal([p for p in pieces if p[2] > 0], tasks or sc.defaultParallelism)
         if not dealt:
-            raise ValueError(f"{what}: there are no reports to aggregate (the Parquet files are empty)")
+            return _no_reports(oracle, "parquet", "pyarrow", "")
         columns = [column] if column is not None else [f.name for f in layout(oracle)]
         task = _parquet_task(oracle_factory(oracle), column, columns)
         rdd = sc.parallelize(dealt, len(dealt)).mapPartitions(task)
@@ -294,7 +311,6 @@ def aggregate_reports(source: Any, column: Optional[str], oracle: Any, *, on_mal
         counted, why = _count_in_spark(df, column, oracle, depth, what)
         if counted is not None:
             agg, malformed, rows, tasks_run, route = counted
-            _check_rows(what, malformed, rows, on_malformed)
             agg.spark = SparkAggregate(malformed, rows, tasks_run, "dataframe", route, why)
             return agg
     if pieces is None:
@@ -303,16 +319,21 @@ def aggregate_reports(source: Any, column: Optional[str], oracle: Any, *, on_mal
         partitions = run_job(f"aggregating {what}", lambda: states.rdd.getNumPartitions())
         source_kind = "dataframe"
         if partitions == 0:
-            raise ValueError(f"{what}: the DataFrame is empty, there are no reports to aggregate")
+            return _no_reports(oracle, "dataframe", "map_in_arrow", why)
         rdd = states.rdd.map(lambda r: (bytes(r[0]), int(r[1]), int(r[2]), str(r[3] or "")))
     with _large_arrow_batches(spark if df is None else df.sparkSession):
         partial = run_job(f"aggregating {what}", lambda: rdd.treeReduce(merger, depth=depth))
     state, malformed, rows, error = partial
     raise_task_error(error, what)
-    _check_rows(what, malformed, rows, on_malformed)
     agg = merger.load(state)
     agg.spark = SparkAggregate(malformed, rows, partitions, source_kind,
                                "pyarrow" if source_kind == "parquet" else "map_in_arrow", why)
+    return agg
+
+
+def _no_reports(oracle: Any, source: str, route: str, why: str) -> Any:
+    agg = oracle.aggregator()
+    agg.spark = SparkAggregate(0, 0, 0, source, route, why)
     return agg
 
 
