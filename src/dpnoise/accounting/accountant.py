@@ -488,7 +488,8 @@ class Accountant:
 
     # zcdp ----------------------------------------------------------------
     def _rho(self) -> float:
-        return math.fsum(g.count * _exact(g.loss).zcdp_rho() for g in self._groups)  # type: ignore[misc]
+        # zcdp_rho() is None only for losses without a ρ, which supported_by() refuses at compose
+        return math.fsum(g.count * _exact(g.loss).zcdp_rho() for g in self._groups)  # type: ignore[operator]
 
     def _epsilon_zcdp(self, delta: float) -> float:
         return conv.zcdp_to_epsilon(self._rho(), delta)

@@ -1,7 +1,7 @@
 """Calibration: the least noise that meets an (ε, δ) target under an accountant."""
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 from .. import _validate as check
 from .._numeric import TargetNotMet, least_meeting
@@ -17,11 +17,12 @@ from .losses import (
     RandomizedResponse,
 )
 
-_NOISE = {
-    "laplace": lambda v, s: Laplace(v, s),
-    "discrete_laplace": lambda v, s: DiscreteLaplace(v, s),
-    "gaussian": lambda v, s: Gaussian(v, s),
-    "discrete_gaussian": lambda v, s: DiscreteGaussian(v, s),
+# (scale or sigma, sensitivity) -> the loss of one use
+_NOISE: dict[str, Callable[[Any, Any], PrivacyLoss]] = {
+    "laplace": Laplace,
+    "discrete_laplace": DiscreteLaplace,
+    "gaussian": Gaussian,
+    "discrete_gaussian": DiscreteGaussian,
 }
 # Calibration targets the float analysis resolves reliably: below 1e-9 the discretised and
 # closed-form conversions lose relative precision, above 1e4 there is no privacy to speak of.

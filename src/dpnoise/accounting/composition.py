@@ -53,7 +53,7 @@ def group_privacy(loss: PrivacyLoss, k: int) -> PrivacyLoss:
     if k == 1:
         return loss
     if isinstance(loss, (Laplace, Gaussian)):
-        return type(loss)(getattr(loss, "scale", None) or loss.sigma,
+        return type(loss)(loss.scale if isinstance(loss, Laplace) else loss.sigma,
                           loss.sensitivity * k)
     if isinstance(loss, DiscreteLaplace):
         return DiscreteLaplace(loss.scale, loss.sensitivity * k)

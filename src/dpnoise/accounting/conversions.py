@@ -66,7 +66,7 @@ def _minimise_over_orders(f: Callable[[float], float], orders: Sequence[float],
     golden-section refinement in log(α-1) between the neighbours of the best order, to a width
     of 1e-6. Any α gives a valid bound, so a shortcut only costs tightness, never validity; it
     halves the evaluations of a curve that is costly at each α (a subsampled one)."""
-    memo: dict = {}
+    memo: dict[float, float] = {}
 
     def at(i: int) -> float:
         if i not in memo:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
@@ -151,7 +152,7 @@ def fft_length(n: int) -> int:
     return best
 
 
-def _search_smallest(pred, start: int = 0) -> int:
+def _search_smallest(pred: Callable[[int], bool], start: int = 0) -> int:
     """Smallest integer k with pred(k) true, for pred monotone false→true (exponential search)."""
     if pred(start):
         step = 1
@@ -189,7 +190,7 @@ def _check_points(n: int, h: float) -> None:
             f"value_discretization_interval={h}; use a larger interval (the loss is very large)")
 
 
-def _from_atoms(atoms, h: float) -> _GridPMF:
+def _from_atoms(atoms: tuple[np.ndarray, np.ndarray, float], h: float) -> _GridPMF:
     losses, masses, inf_mass = atoms
     keep = (masses > 0) & np.isfinite(losses)
     losses, masses = losses[keep], masses[keep]
@@ -213,15 +214,20 @@ def _from_atoms(atoms, h: float) -> _GridPMF:
 
 
 def _from_tails(loss: PrivacyLoss, direction: str, h: float, tol: float) -> _GridPMF:
-    def tails(k):
-        return loss._loss_tails(np.asarray([k * h], dtype=float), direction)
+    def tails_at(e: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        out = loss._loss_tails(e, direction)
+        assert out is not None  # chosen only for losses that give their tails (else _from_profile)
+        return out
+
+    def tails(k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        return tails_at(np.asarray([k * h], dtype=float))
 
     hi = _search_smallest(lambda k: float(tails(k)[0][0]) <= tol)
     lo = _search_smallest(lambda k: float(tails(k)[2][0]) > tol) - 1
     lo = min(lo, hi - 1)
     _check_points(hi - lo + 1, h)
     eps = np.arange(lo, hi + 1, dtype=float) * h
-    p_sf, q_sf, p_cdf, q_cdf = loss._loss_tails(eps, direction)
+    p_sf, q_sf, p_cdf, q_cdf = tails_at(eps)
     # bucket masses from whichever of cdf/sf is small there (avoids cancellation)
     p_b = np.where(p_sf[:-1] < 0.5, p_sf[:-1] - p_sf[1:], p_cdf[1:] - p_cdf[:-1])
     q_b = np.where(q_sf[:-1] < 0.5, q_sf[:-1] - q_sf[1:], q_cdf[1:] - q_cdf[:-1])
@@ -259,7 +265,7 @@ def _lower_convex_envelope(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 def _from_profile(loss: PrivacyLoss, direction: str, h: float, tol: float) -> _GridPMF:
     """Connect-the-dots from the privacy profile alone: chords of δ as a function of e^ε."""
-    def prof(e):
+    def prof(e: float | np.ndarray) -> np.ndarray:
         out = loss._profile(np.atleast_1d(np.asarray(e, dtype=float)), direction)
         assert out is not None
         return out

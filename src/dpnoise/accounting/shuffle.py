@@ -356,7 +356,7 @@ def _configuration_kind(configuration: Any, epsilon0: float) -> int | None:
     d = getattr(configuration, "domain_size", None)
     if (getattr(configuration, "name", "") == "grr" and getattr(configuration, "family", "") == "frequency"
             and not getattr(configuration, "options", {}) and getattr(configuration, "gamma1", None) is None
-            and pure == epsilon0):
+            and pure == epsilon0 and d is not None):
         return int(d)
     return None
 

@@ -62,7 +62,7 @@ class ShuffledReports(PrivacyLoss):
         object.__setattr__(self, "epsilon0", eps0)
         object.__setattr__(self, "n", n)
         object.__setattr__(self, "delta", delta)
-        config = self.configuration
+        config: Any = self.configuration
         if config is not None:
             from ...ldp._protocol import Configuration
 
