@@ -145,12 +145,16 @@ def _demo(args: argparse.Namespace) -> int:
     if args.devices is None:
         args.devices = _SPARK_DEMO_DEVICES if args.spark else _DEMO_DEVICES
     if args.spark:
-        if args.verbose:
-            raise _UsageError("--verbose is not available with --spark")
+        for flag in ("verbose", "seed"):
+            if getattr(args, flag) not in (None, False):
+                raise _UsageError(f"--{flag} is not available with --spark")
         return _spark_demo(args)
     from dpnoise.demos.tour import run_tour
 
-    run_tour(n=args.n, threads=args.threads, devices=args.devices, plot=args.plot, verbose=args.verbose)
+    if args.seed is not None:
+        print("warning: --seed makes every generator reproducible and NOT secure", file=sys.stderr)
+    run_tour(n=args.n, threads=args.threads, devices=args.devices, plot=args.plot, verbose=args.verbose,
+             seed=args.seed)
     return 0
 
 
@@ -332,6 +336,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"simulated devices in the local-DP sections (default {_DEMO_DEVICES:,}; "
                         f"{_SPARK_DEMO_DEVICES:,} with --spark; at most {MAX_DEMO_DEVICES:,})")
     d.add_argument("--verbose", action="store_true", help="also print every section's tables")
+    d.add_argument("--seed", type=_seed, default=None, help="reproducible run (NOT secure), 0 <= seed < 2**256")
     d.add_argument("--plot", metavar="FILE", type=_demo_plot_file,
                    help="also write one figure, a panel per section and residuals under the pmf fits: PNG, PDF or "
                         "SVG by the extension (needs matplotlib: pip install matplotlib)")

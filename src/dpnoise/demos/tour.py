@@ -91,6 +91,8 @@ class _Context:
     devices: int
     verbose: bool
     budget: PrivacyBudget
+    insecure: Dict[str, bool]  # {"allow_insecure": True} when seeded, else {}
+    data_rng: np.random.Generator  # made-up public data (device items, keys under --seed)
     facts: Dict[str, Any] = field(default_factory=dict)  # what the summary reads
 
 
@@ -201,7 +203,8 @@ def _fit_table(samples: np.ndarray, pmf: Callable[[np.ndarray], np.ndarray], val
 
 
 def _draw_fits(fits: Sequence[Tuple[str, np.ndarray, Callable[[np.ndarray], np.ndarray]]], title: str) -> Draw:
-    """A pmf panel (empirical frequencies and the exact pmf) with standardised residuals below."""
+    """A pmf panel (empirical frequencies and the exact pmf) with standardised residuals below.
+    Every legend of the figure has a fixed place: matplotlib's loc="best" warns when it is slow."""
     ks = np.arange(-40, 41)
 
     def draw(ax: Any, rax: Optional[Any]) -> None:
@@ -216,7 +219,7 @@ def _draw_fits(fits: Sequence[Tuple[str, np.ndarray, Callable[[np.ndarray], np.n
                 rax.plot(ks, (emp - exact) / se, ".", color=colour, ms=3)
         ax.set_title(title, fontsize=9)
         ax.set_ylabel("probability P(x)")
-        ax.legend(fontsize=6)
+        ax.legend(fontsize=6, loc="upper right")
         if rax is not None:
             rax.axhline(0, color="k", lw=0.5)
             for z in (-2, 2):
@@ -274,17 +277,17 @@ def _mechanism(ctx: _Context) -> Section:
     def charge(what: str) -> None:
         spent.append(f"  -> {what}: spent so far epsilon={budget.spent_epsilon:.4f} at delta={budget.delta:g}")
 
-    hist = Histogram(1.0, categories=len(STATES), neighbours="replace", rng=rng, budget=budget)
+    hist = Histogram(1.0, categories=len(STATES), neighbours="replace", rng=rng, budget=budget, **ctx.insecure)
     noisy = hist(people["state"])
     true = hist.counts(people["state"])
     charge("histogram")
     cap = 10_000.0
-    mean_mech = LaplaceMechanism(0.5, sensitivity=cap / n, rng=rng, budget=budget)
+    mean_mech = LaplaceMechanism(0.5, sensitivity=cap / n, rng=rng, budget=budget, **ctx.insecure)
     clipped = np.clip(people["salary"], 0, cap)
     private_mean = mean_mech(clipped.mean())
     charge("mean salary")
     grid = np.linspace(150, 200, 11)
-    kde = PrivateKDE(1.0, 1e-6, bandwidth=3.0, grid=grid, rng=rng, budget=budget)
+    kde = PrivateKDE(1.0, 1e-6, bandwidth=3.0, grid=grid, rng=rng, budget=budget, **ctx.insecure)
     dens = kde.density(people["height"])
     private = kde(people["height"])
     charge("KDE")
@@ -314,7 +317,7 @@ def _mechanism(ctx: _Context) -> Section:
         ax.set_xlabel("state")
         ax.set_ylabel("people (count)")
         ax.set_title("mechanism: private histogram", fontsize=9)
-        ax.legend(fontsize=6)
+        ax.legend(fontsize=6, loc="upper left")
     return Section(SECTIONS[1], headline, lines, details, draw)
 
 
@@ -339,7 +342,7 @@ def _accountant(ctx: _Context) -> Section:
         ax.set_xlabel("Gaussian releases (sigma 20), k")
         ax.set_ylabel("epsilon at delta=1e-6")
         ax.set_title("accountant: k-fold composition", fontsize=9)
-        ax.legend(fontsize=6)
+        ax.legend(fontsize=6, loc="upper left")
     return Section(SECTIONS[2], headline, lines, details, draw)
 
 
@@ -358,7 +361,7 @@ def _frequency_oracle(ctx: _Context) -> Section:
     for name in (ldp.protocols() if ctx.verbose else [best]):
         fo = ldp.FrequencyOracle(name, epsilon=eps, domain_size=apps)
         t0 = time.perf_counter()
-        reports = fo.client(rng).privatize(items)
+        reports = fo.client(rng, **ctx.insecure).privatize(items)
         t1 = time.perf_counter()
         agg = fo.aggregator().add(reports)
         est = agg.estimate()
@@ -387,7 +390,7 @@ def _frequency_oracle(ctx: _Context) -> Section:
         fo = agg.protocol
         parts = [fo.aggregator() for _ in range(4)]
         for k, chunk in enumerate(np.array_split(items, 4)):
-            parts[k].add(fo.client(rng).privatize(chunk))
+            parts[k].add(fo.client(rng, **ctx.insecure).privatize(chunk))
         merged = parts[0]
         for other in parts[1:]:
             merged.merge(ldp.Aggregator.from_bytes(other.to_bytes()))
@@ -407,7 +410,7 @@ def _frequency_oracle(ctx: _Context) -> Section:
         ax.set_xlabel("app (the ten most used)")
         ax.set_ylabel("devices (count)")
         ax.set_title(f"LDP frequency oracle, {devices:,} devices", fontsize=9)
-        ax.legend(fontsize=6)
+        ax.legend(fontsize=6, loc="upper right")
     return Section(SECTIONS[3], headline, lines, details, draw)
 
 
@@ -419,7 +422,7 @@ def _heavy_hitters(ctx: _Context) -> Section:
     truth = {u for u, _ in true.most_common(10)}
     hh = ldp.HeavyHitters("string_pem", epsilon=eps, max_length=64, k=10, k_prime=256, keep=64)
     t0 = time.perf_counter()
-    agg = hh.aggregator().add(hh.client(rng).privatize(visits))
+    agg = hh.aggregator().add(hh.client(rng, **ctx.insecure).privatize(visits))
     top = agg.top(10)
     elapsed = time.perf_counter() - t0
     found = {r.item for r in top} & truth
@@ -447,7 +450,7 @@ def _heavy_hitters(ctx: _Context) -> Section:
             ax.errorbar(t, e, yerr=[lo, hi], fmt="o", ms=3, capsize=2, label="found address: estimate, CI")
             m = max(float(t.max()), float(e.max()), 1.0)
             ax.plot([0, m], [0, m], "k:", lw=0.8, label="estimate = true")
-            ax.legend(fontsize=6)
+            ax.legend(fontsize=6, loc="upper left")
         ax.set_xlabel("true count")
         ax.set_ylabel("estimated count")
         ax.set_title(f"heavy hitters: {len(found)}/10 found, <= 64 bytes", fontsize=9)
@@ -463,7 +466,7 @@ def _mean_oracle(ctx: _Context) -> Section:
     for method in ("duchi", "piecewise", "hybrid"):
         oracle = ldp.MeanOracle(method, epsilon=eps, bounds=bounds)
         t0 = time.perf_counter()
-        agg = oracle.aggregator().add(oracle.client(rng).privatize(minutes))
+        agg = oracle.aggregator().add(oracle.client(rng, **ctx.insecure).privatize(minutes))
         rows.append((method, agg.mean(), agg.mean_stderr(), time.perf_counter() - t0))
     _, mean, se, seconds = rows[-1]
     headline = f"minutes of use per day of {devices:,} devices, clipped to [0, 600], epsilon={eps:g}"
@@ -481,7 +484,7 @@ def _mean_oracle(ctx: _Context) -> Section:
         ax.set_xlabel("method")
         ax.set_ylabel("minutes per day")
         ax.set_title(f"mean oracle, epsilon={eps:g}", fontsize=9)
-        ax.legend(fontsize=6)
+        ax.legend(fontsize=6, loc="lower right")
     return Section(SECTIONS[5], headline, lines, details, draw)
 
 
@@ -494,15 +497,18 @@ def _daily_collection(ctx: _Context, days: int = 30) -> Section:
     d, eps, eps1 = 5_000, 2.0, 1.0
     prior = np.arange(1, d + 1, dtype=np.float64) ** -1.1
     prior /= prior.sum()
-    items = np.random.default_rng().choice(d, size=devices, p=prior)  # simulated devices (public data)
-    keys = [secrets.token_bytes(32) for _ in range(devices)]  # each device's secret key
+    items = ctx.data_rng.choice(d, size=devices, p=prior)  # simulated devices (public data)
+    if ctx.insecure:  # --seed: reproducible keys (NOT secret)
+        keys = [ctx.data_rng.bytes(32) for _ in range(devices)]
+    else:
+        keys = [secrets.token_bytes(32) for _ in range(devices)]  # each device's secret key
     checkpoints = [t for t in (1, 2, 5, 10, 20, 30) if t < days] + [days]
     curves: Dict[str, List[float]] = {}
     for label, options, memo in (("fresh randomness every day", {}, False),
                                  (f"memoised (device_key=), instantaneous_epsilon={eps1:g}",
                                   {"instantaneous_epsilon": eps1}, True)):
         fo = ldp.FrequencyOracle("olh", eps, d, **options)
-        client = fo.client(rng)
+        client = fo.client(rng, **ctx.insecure)
         daily = [(client.privatize(items, device_keys=keys) if memo else client.privatize(items)).to_records()
                  for _ in range(days)]
         curves[label] = []
@@ -527,7 +533,7 @@ def _daily_collection(ctx: _Context, days: int = 30) -> Section:
         ax.set_ylabel("devices whose app is guessed (%)")
         ax.set_ylim(0, 100)
         ax.set_title("daily collection: averaging attack", fontsize=9)
-        ax.legend(fontsize=6)
+        ax.legend(fontsize=6, loc="center right")
     return Section(SECTIONS[6], headline, lines, details, draw)
 
 
@@ -538,7 +544,7 @@ def _constant_time(ctx: _Context) -> Section:
     lap = rng.discrete_laplace(10, n, constant_time=True)
     p, bins = chi_square_pvalue(lap, lambda k: _laplace_pmf(10.0, k))
     counts = synthetic_diagnoses()[0]
-    mech = DiscreteLaplaceMechanism(1.0, constant_time=True, rng=rng)
+    mech = DiscreteLaplaceMechanism(1.0, constant_time=True, rng=rng, **ctx.insecure)
     released = mech(counts)
     loss = mech.privacy_loss(counts.shape)
     headline = f"DiscreteLaplaceMechanism(1.0, constant_time=True) on {counts.size} counts"
@@ -558,8 +564,8 @@ def _selection(ctx: _Context) -> Section:
     counts = synthetic_diagnoses()
     clinics, d = counts.shape
     total = counts.sum(axis=0)
-    picked_overall = ReportNoisyMax(0.1, monotonic=True, noise="exponential", rng=rng)(total)
-    per_clinic = ReportNoisyMax(1.0, monotonic=True, disjoint_rows=True, rng=rng)
+    picked_overall = ReportNoisyMax(0.1, monotonic=True, noise="exponential", rng=rng, **ctx.insecure)(total)
+    per_clinic = ReportNoisyMax(1.0, monotonic=True, disjoint_rows=True, rng=rng, **ctx.insecure)
     t0 = time.perf_counter()
     picked = per_clinic(counts)
     elapsed = time.perf_counter() - t0
@@ -577,15 +583,15 @@ def _selection(ctx: _Context) -> Section:
                        f"{int(total.max()):,} patients):")
         for noise, what in (("exponential", "permute-and-flip"), ("gumbel", "exponential mechanism"),
                             ("laplace", "Laplace noisy max")):
-            m = ReportNoisyMax(0.1, monotonic=True, noise=noise, rng=rng)
+            m = ReportNoisyMax(0.1, monotonic=True, noise=noise, rng=rng, **ctx.insecure)
             details.append(f"   {what:22s} -> {DIAGNOSES[m(total)]}")
-        top3 = ReportNoisyMax(0.1, monotonic=True, k=3, rng=rng)(total)
+        top3 = ReportNoisyMax(0.1, monotonic=True, k=3, rng=rng, **ctx.insecure)(total)
         details.append(f"   top 3 by peeling (3 x 0.1) -> {', '.join(DIAGNOSES[i] for i in top3)}; "
                        f"true {', '.join(DIAGNOSES[i] for i in np.argsort(-total)[:3])}")
         details.append(f" Per clinic: within {int(np.percentile(gap, 99))} patients of the most common in 99% of "
                        f"clinics (the accuracy bound: within {per_clinic.accuracy(0.05, (d,)):.1f} with probability 0.95)")
         flu = counts[:, 0]
-        svt = AboveThreshold(1.0, threshold=60, monotonic=True, max_positives=3, rng=rng)
+        svt = AboveThreshold(1.0, threshold=60, monotonic=True, max_positives=3, rng=rng, **ctx.insecure)
         plan = svt.plan(flu.shape, flu.dtype)
         alpha = svt.accuracy(0.05, flu.shape, flu.dtype)
         found = svt.release(flu)
@@ -631,7 +637,7 @@ def _audit(ctx: _Context, trials: int = 100_000) -> Section:
         ax.set_xlabel("Laplace mechanism")
         ax.set_ylabel("epsilon lower bound (95%)")
         ax.set_title("audit verdict", fontsize=9)
-        ax.legend(fontsize=6)
+        ax.legend(fontsize=6, loc="upper left")
     return Section(SECTIONS[9], headline, lines, [], draw)
 
 
@@ -662,7 +668,7 @@ def _summary(ctx: _Context, sections: Sequence[Section], seconds: float) -> List
 
 
 def run_tour(n: int = 200_000, threads: int = 1, devices: int = 100_000, plot: Optional[str] = None,
-             verbose: bool = False, out: Callable[[str], None] = print) -> List[Section]:
+             verbose: bool = False, out: Callable[[str], None] = print, seed: Optional[int] = None) -> List[Section]:
     """Run the tour (``dpnoise demo``): a summary, then one short section per use; with
     ``verbose`` the tables too; with ``plot`` one figure. Randomness: the secure default
     generator (the audit's mechanisms excepted: seeded, as an audit must be reproducible).
@@ -682,6 +688,9 @@ def run_tour(n: int = 200_000, threads: int = 1, devices: int = 100_000, plot: O
         Also print every section's tables.
     out : callable, default print
         Receives each printed line.
+    seed : int, optional
+        Seed every generator: a reproducible run, NOT secure (tests). Default: the secure
+        generator, keyed from the OS.
 
     Returns
     -------
@@ -701,7 +710,9 @@ def run_tour(n: int = 200_000, threads: int = 1, devices: int = 100_000, plot: O
         raise ValueError("plot must end in .png, .pdf or .svg (the format is its extension)")
     start = time.perf_counter()
     budget = PrivacyBudget(epsilon=3.0, delta=1e-5, accountant="pld", neighbours="replace")
-    ctx = _Context(dpnoise.default_rng(), int(n), int(threads), int(devices), verbose, budget)
+    rng = dpnoise.default_rng(seed)  # seed None: ChaCha20 keyed from the OS
+    ctx = _Context(rng, int(n), int(threads), int(devices), verbose, budget,
+                   {} if seed is None else {"allow_insecure": True}, np.random.default_rng(seed))
     sections = []
     for runner in _RUNNERS:
         t0 = time.perf_counter()
