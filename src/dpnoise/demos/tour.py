@@ -214,9 +214,10 @@ def _draw_fits(fits: Sequence[Tuple[str, np.ndarray, Callable[[np.ndarray], np.n
             exact = pmf(ks)
             ax.plot(ks, emp, ".", color=colour, ms=3, label=f"{label}: samples")
             ax.plot(ks, exact, "-", color=colour, lw=0.8, label=f"{label}: exact pmf")
-            if rax is not None:
+            if rax is not None:  # only where the expected count is >= 5, as in the chi-square bins
                 se = np.sqrt(exact * (1 - exact) / n)
-                rax.plot(ks, (emp - exact) / se, ".", color=colour, ms=3)
+                shown = exact * n >= 5
+                rax.plot(ks[shown], ((emp - exact) / se)[shown], ".", color=colour, ms=3)
         ax.set_title(title, fontsize=9)
         ax.set_ylabel("probability P(x)")
         ax.legend(fontsize=6, loc="upper right")
