@@ -516,7 +516,7 @@ def _daily_collection(ctx: _Context, days: int = 30) -> Section:
         for t in checkpoints:
             reports = [ldp.Reports.from_records([daily[k][i] for k in range(t)], fo) for i in range(devices)]
             curves[label].append(float(np.mean(averaging_attack(fo, reports, prior, memoised=memo) == items)))
-    (fresh, f_hits), (memo_label, m_hits) = curves.items()
+    f_hits, m_hits = curves.values()
     headline = (f"{devices:,} device{'s' if devices != 1 else ''} report the same app for {days} days "
                 f"(OLH, epsilon={eps:g}, d={d:,})")
     lines = [f"combining each device's reports, a server guesses its app: {100 * f_hits[-1]:.1f}% "
