@@ -98,6 +98,15 @@ def _plot_file(path: str) -> str:
     return path
 
 
+def _demo_plot_file(path: str) -> str:
+    """demo --plot FILE: as --plot, and the extension names the format (.png, .pdf or .svg)."""
+    from dpnoise.demos.tour import PLOT_FORMATS
+
+    if os.path.splitext(path)[1].lower() not in PLOT_FORMATS:
+        raise argparse.ArgumentTypeError(f"{path[:80]!r} must end in .png, .pdf or .svg (the format is its extension)")
+    return _plot_file(path)
+
+
 def _bench_plot_file(path: str) -> str:
     """bench --plot FILE: as --plot, and the extension names the format (.png, .pdf or .svg)."""
     from dpnoise.bench import PLOT_FORMATS
@@ -134,14 +143,26 @@ def _spark_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+_DEMO_DEVICES = 100_000         # the tour's default: a few seconds in all
+_SPARK_DEMO_DEVICES = 1_000_000  # --spark's default (unchanged)
+
+
 def _demo(args: argparse.Namespace) -> int:
     if args.stream and not args.spark:
         raise _UsageError("--stream needs --spark (dpnoise demo --spark --stream)")
+    if args.devices is None:
+        args.devices = _SPARK_DEMO_DEVICES if args.spark else _DEMO_DEVICES
     if args.spark:
+        for flag in ("verbose", "seed"):
+            if getattr(args, flag) not in (None, False):
+                raise _UsageError(f"--{flag} is not available with --spark")
         return _spark_demo(args)
     from dpnoise.demos.tour import run_tour
 
-    run_tour(n=args.n, threads=args.threads, devices=args.devices, plot=args.plot)
+    if args.seed is not None:
+        print("warning: --seed makes every generator reproducible and NOT secure", file=sys.stderr)
+    run_tour(n=args.n, threads=args.threads, devices=args.devices, plot=args.plot, verbose=args.verbose,
+             seed=args.seed)
     return 0
 
 
@@ -314,14 +335,19 @@ def build_parser() -> argparse.ArgumentParser:
     """
     p = _Parser(prog="dpnoise", description="Exact, secure differential-privacy noise.")
     sub = p.add_subparsers(dest="command", required=True)
-    d = sub.add_parser("demo", help="draw exact noise, compare its speed with NumPy and its distribution with the exact one")
-    d.add_argument("-n", type=_bounded_count(MAX_DEMO_SAMPLES, "n"), default=2_000_000,
-                   help=f"samples per run (default 2,000,000; at most {MAX_DEMO_SAMPLES:,})")
+    d = sub.add_parser("demo", help="a tour of dpnoise: a summary, then one short section per use, measured now "
+                                    "(a few seconds)")
+    d.add_argument("-n", type=_bounded_count(MAX_DEMO_SAMPLES, "n"), default=200_000,
+                   help=f"samples per sampler run and pmf fit (default 200,000; at most {MAX_DEMO_SAMPLES:,})")
     d.add_argument("--threads", type=_threads, default=1, help=f"1 to {_validate.MAX_THREADS}")
-    d.add_argument("--devices", type=_bounded_count(MAX_DEMO_DEVICES, "devices"), default=1_000_000,
-                   help=f"simulated devices in the local-DP telemetry part (default 1,000,000; at most {MAX_DEMO_DEVICES:,})")
-    d.add_argument("--plot", metavar="FILE", type=_plot_file,
-                   help="also write a PNG of the fits and of the telemetry estimates (needs matplotlib)")
+    d.add_argument("--devices", type=_bounded_count(MAX_DEMO_DEVICES, "devices"), default=None,
+                   help=f"simulated devices in the local-DP sections (default {_DEMO_DEVICES:,}; "
+                        f"{_SPARK_DEMO_DEVICES:,} with --spark; at most {MAX_DEMO_DEVICES:,})")
+    d.add_argument("--verbose", action="store_true", help="also print every section's tables")
+    d.add_argument("--seed", type=_seed, default=None, help="reproducible run (NOT secure), 0 <= seed < 2**256")
+    d.add_argument("--plot", metavar="FILE", type=_demo_plot_file,
+                   help="also write one figure, a panel per section and residuals under the pmf fits: PNG, PDF or "
+                        "SVG by the extension (needs matplotlib: pip install matplotlib)")
     d.add_argument("--spark", action="store_true",
                    help="run only the telemetry scenario, on a local Spark session (needs the [spark] extra and Java 17+)")
     d.add_argument("--stream", action="store_true", help="with --spark: a streamed collection over several days, "

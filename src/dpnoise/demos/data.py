@@ -1,5 +1,5 @@
-"""Made-up data for the demos and the benchmarks: people, clinics, app usage, app names, Zipf
-items and the heavy-hitters ID workload. Every generator is deterministic for a given seed (a
+"""Made-up data for the demos and the benchmarks: people, clinics, app usage, app names, web
+addresses, minutes of use, Zipf items and the heavy-hitters ID workload. Every generator is deterministic for a given seed (a
 NumPy seed or Generator: these are public test data, not privacy noise) and is not real data.
 
 The benchmark suites (benchmarks/) and the built-in ``dpnoise bench`` workloads draw their
@@ -332,5 +332,96 @@ def synthetic_app_names(devices: int = 1_000_000, names: int = 5000, exponent: f
     return [vocab[i] for i in zipf_items(devices, names, exponent, r)]
 
 
+def synthetic_urls(count: int = 500, seed: int = 2033, max_bytes: int = 64) -> List[str]:
+    """``count`` distinct made-up web addresses of 25 to ``max_bytes`` ASCII bytes, e.g.
+    "https://kalo.example/zuve/ratoni/pesu": the long strings of the heavy-hitters demo.
+    Deterministic for a given seed; not real data.
+
+    Parameters
+    ----------
+    count : int, default 500
+        How many addresses, in [0, 10^5].
+    seed : int, default 2033
+        NumPy seed.
+    max_bytes : int, default 64
+        The longest address, at least 25.
+
+    Returns
+    -------
+    list of str
+        Distinct addresses.
+
+    Raises
+    ------
+    ValueError
+        For ``count`` outside [0, 10^5] or ``max_bytes`` below 25.
+    TypeError
+        For a non-integer ``count`` or ``max_bytes``.
+    """
+    for name, value in (("count", count), ("max_bytes", max_bytes)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if not 0 <= count <= 10**5:
+        raise ValueError(f"count must be in [0, 10^5], got {count}")
+    if max_bytes < 25:
+        raise ValueError(f"max_bytes must be at least 25 (the shortest address), got {max_bytes}")
+    r = np.random.default_rng(seed)
+    words = _made_up_names(400, r)
+    urls: List[str] = []
+    seen: Set[str] = set()
+    while len(urls) < count:
+        path = "/".join(words[int(i)] for i in r.integers(0, len(words), size=int(r.integers(1, 6))))
+        url = f"https://{words[int(r.integers(len(words)))]}.example/{path}"
+        if 25 <= len(url) <= max_bytes and url not in seen:
+            seen.add(url)
+            urls.append(url)
+    return urls
+
+
+def synthetic_url_visits(devices: int = 100_000, urls: int = 500, exponent: float = 1.1,
+                         seed: int = 2034) -> List[str]:
+    """Each made-up device's most-visited web address (of :func:`synthetic_urls` ``(urls)``, 25 to
+    64 bytes): address ranks Zipf(``exponent``), so ``synthetic_urls(urls)[:10]`` are the ten most
+    visited in law. The server of the heavy-hitters demo is never given the list. Deterministic for
+    a given seed; not real data.
+
+    Parameters
+    ----------
+    devices, urls : int
+        How many devices (draws) and distinct addresses.
+    exponent : float, default 1.1
+        The Zipf exponent.
+    seed : int, default 2034
+        NumPy seed.
+
+    Returns
+    -------
+    list of str
+        ``devices`` addresses.
+    """
+    vocab = synthetic_urls(urls)
+    return [vocab[int(i)] for i in zipf_ranks(len(vocab), devices, exponent, seed)]
+
+
+def synthetic_minutes(devices: int = 100_000, seed: int = 2035) -> np.ndarray:
+    """Minutes of app use per day of made-up devices (float64, Gamma(2, 40): mean 80, a long
+    right tail, a few values above the mean oracle's bound of 600). Not real data.
+
+    Parameters
+    ----------
+    devices : int, default 100,000
+        How many devices.
+    seed : int, default 2035
+        NumPy seed.
+
+    Returns
+    -------
+    numpy.ndarray of float64
+        Shape (devices,), non-negative.
+    """
+    return np.random.default_rng(seed).gamma(2.0, 40.0, size=devices)
+
+
 __all__ = ["DIAGNOSES", "STATES", "app_names", "id_workload", "synthetic_app_names", "synthetic_app_usage",
-           "synthetic_diagnoses", "synthetic_people", "true_top", "word_workload", "zipf_items", "zipf_ranks"]
+           "synthetic_diagnoses", "synthetic_minutes", "synthetic_people", "synthetic_url_visits", "synthetic_urls",
+           "true_top", "word_workload", "zipf_items", "zipf_ranks"]
