@@ -125,7 +125,7 @@ def _spark_demo(args: argparse.Namespace) -> int:
         import pyspark  # noqa: F401
         import pyarrow  # noqa: F401
     except ImportError:
-        raise _UsageError("--spark needs the spark extra: pip install 'dpnoise[spark]'") from None
+        raise _UsageError("--spark needs pyspark and pyarrow: pip install pyspark pyarrow 'pandas>=2.2,<3'") from None
     if not (os.environ.get("JAVA_HOME") or shutil.which("java")):
         raise _UsageError("--spark needs Java 17 or newer (java on PATH or JAVA_HOME set)")
     if args.plot:

@@ -40,4 +40,4 @@ def test_cli_demo_spark_usage_errors(capsys, monkeypatch):
 
     monkeypatch.setitem(sys.modules, "pyspark", None)  # as if the extra were not installed
     assert main(["demo", "--spark"]) == 2
-    assert "pip install 'dpnoise[spark]'" in capsys.readouterr().err
+    assert "pip install pyspark pyarrow 'pandas>=2.2,<3'" in capsys.readouterr().err

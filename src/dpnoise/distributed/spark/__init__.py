@@ -21,7 +21,7 @@ try:
     import pyarrow  # noqa: F401
     import pyspark  # noqa: F401
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError("dpnoise.distributed.spark needs pyspark and pyarrow: pip install 'dpnoise[spark]' "
+    raise ImportError("dpnoise.distributed.spark needs pyspark and pyarrow: pip install pyspark pyarrow "
                       f"(missing: {exc.name})") from exc
 
 from ._aggregate import SparkAggregate, aggregate_reports
