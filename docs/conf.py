@@ -47,11 +47,8 @@ nitpick_ignore_regex = [
 # References in docstrings of areas other changes are editing (dpnoise.ldp), written relative to a
 # module the reference does not document; fix the docstring, then delete its line here.
 nitpick_ignore = [
-    ("py:meth", "HHProtocol.aggregator"),              # ldp.heavy_hitters._base.HHAggregator.from_bytes
-    ("py:meth", "HHProtocol.group_estimates"),         # ldp.heavy_hitters._base.HHAggregator.variance
     ("py:func", "methods"),                            # ldp.heavy_hitters._base.HeavyHitters
     ("py:class", "LongitudinalDP"),                    # ldp._frequency.Protocol.privacy_loss
-    ("py:func", "longitudinal.constant_time_loss"),    # ldp._frequency.Protocol.privacy_loss
     ("py:func", "dpnoise.ldp.arrow.to_arrow"),         # ldp._reports.Reports.to_arrow
     ("py:func", "dpnoise.ldp.arrow.from_arrow"),       # ldp._reports.Reports.from_arrow
     ("py:func", "clip_nonnegative"),                   # the dpnoise.ldp.postprocess module docstring

@@ -80,7 +80,7 @@ class Configuration:
     #: supports daily collection: ``client(device_key=)`` and ``instantaneous_epsilon=``
     longitudinal: ClassVar[bool] = False
     #: the class's kernels, one row per variant (dpnoise.ldp._kernels): the envelope picks the
-    #: row (:attr:`kernels`); a class without a constant-time row refuses ``constant_time=True``
+    #: row (``kernels``); a class without a constant-time row refuses ``constant_time=True``
     kernel_table: ClassVar[KernelTable] = KernelTable()
     #: the variants of this instance (set by ``_init_variants``): constant-time kernels, and
     #: daily collection's per-report layer at ε₁ (its exact rational γ₁)
