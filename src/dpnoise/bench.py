@@ -68,6 +68,8 @@ KNOWN_METRICS = {
     "ci_coverage": "share of true values inside their stated 95% interval (about 0.95 expected)",
     "p_correct": "probability that the released choice is a true best one",
     "recall": "share of the true top k found",
+    "attack_success_30d": "share of devices whose item an attacker guesses from 30 daily reports (lower: better)",
+    "rms_over_one_shot": "RMS error of one day's estimate / that of a one-shot collection at the same epsilon",
 }
 
 
@@ -988,6 +990,7 @@ def format_table(record: Dict[str, Any]) -> str:
 METRIC_GOALS: Dict[str, Any] = {
     "rms_error": "lower", "p_correct": "higher", "recall": "higher", "ci_coverage": 0.95,
     "variance_ratio": 1.0, "mse_over_2b2": 1.0, "mse_over_sigma2": 1.0,
+    "attack_success_30d": "lower", "rms_over_one_shot": "lower",
 }
 
 _EXACT_MW_PAIRS = 2500  # m·n up to which the Mann-Whitney null distribution is counted exactly
@@ -1375,6 +1378,8 @@ METRIC_LABELS = {
     "ci_coverage": "coverage of the 95% intervals (share of true values)",
     "p_correct": "P(correct choice) (probability)",
     "recall": "recall of the true top k (share)",
+    "attack_success_30d": "attack success after 30 days (share of devices)",
+    "rms_over_one_shot": "RMS error / one-shot RMS error (ratio; 1 = one-shot)",
 }
 
 PLOT_FORMATS = (".png", ".pdf", ".svg")
