@@ -43,6 +43,7 @@ def new_figure(**kwargs: Any) -> Any:
         matplotlib is not installed (the message says how to install it).
     """
     try:
+        import matplotlib  # noqa: F401  (first: a package blocked or missing fails here)
         from matplotlib.figure import Figure
     except ImportError as exc:
         raise ImportError("--plot needs matplotlib: pip install matplotlib") from exc
