@@ -83,6 +83,7 @@ def _utility_panels(record: Dict[str, Any]) -> List[Dict[str, Any]]:
             if odd:
                 shown = ", ".join(f"{x:,}" for x in sorted(x for x in series["sizes"] if x is not None))
                 series["label"] += f" [n={shown}; others {common:,}]" if common is not None else f" [n={shown}]"
+        panel["items"] = common
         panel["title"] = f"{family}: {metric}"
         out.append(panel)
     return out
@@ -127,7 +128,7 @@ def plot_caption(record: Dict[str, Any]) -> str:
             f"threads={st['threads']}), Python {m['python']}, NumPy {m['numpy']}; "
             f"{'quick' if st['quick'] else 'full'} sizes: {sizes.get('samples', 0):,} samples, "
             f"{sizes.get('values', 0):,} values, {sizes.get('devices', 0):,} devices per call "
-            f"(per row in the legend where it differs); utility: mean of R={r} repetition{'s' if r > 1 else ''}"
+            f"(a panel's rows: the n in its corner, and in the legend where a row differs); utility: mean of R={r} repetition{'s' if r > 1 else ''}"
             + (", error bars 95% Student-t intervals" if r > 1 else ", no error bars (R=1)")
             + (f"; seed {st['seed']} (insecure, reproducible)" if st.get("seed") is not None else "; secure generators")
             + f"; speed: median of {st['repeats']} timed calls, whiskers from the quartiles. "
@@ -221,6 +222,9 @@ def plot(record: Dict[str, Any], path: str) -> List[str]:
         if positive and len(positive) == len(allv) and max(positive) / min(positive) > 10:
             a.set_yscale("log")  # the metric spans decades
         a.set_ylabel(METRIC_LABELS.get(metric, metric), fontsize=8)
+        if panel.get("items") is not None:  # the family's size (rows of another one say so in the legend)
+            a.text(0.01, 0.01, f"n = {panel['items']:,} {panel['unit']} per call", transform=a.transAxes,
+                   fontsize=6, color="0.35", va="bottom")
         a.set_title(panel["title"][:70], fontsize=9)
         a.legend(fontsize=6)
         titles.append(panel["title"])
