@@ -653,7 +653,7 @@ def _string_options(ctx: Context) -> Dict[str, Any]:
 def _string_size(ctx: Context) -> str:
     opts = _string_options(ctx)
     config = f"k_prime={opts['k_prime']}, keep={opts['keep']}" if opts else "default k_prime and keep"
-    return (f"{_string_devices(ctx):,} devices, Zipf(1.1) over {_STRING_NAMES:,} names of 12-64 bytes, "
+    return (f"{_string_devices(ctx):,} devices, Zipf(1.1) over {_STRING_NAMES:,} names of 12-39 bytes, "
             f"max_length={_STRING_MAX}, {config}")
 
 
