@@ -4,6 +4,10 @@ import pytest
 
 RESULTS: dict = {}
 TIMES: dict = {}  # wall-clock seconds of one call (for things that are not sample streams)
+# (key, base, target or None) of every ratio a suite checked or showed this session, in order:
+# the terminal summary prints them (a suite declares them through assert_targets; this file
+# imports no test module)
+RATIOS: list = []
 
 
 def record(benchmark, key, fn, n, rounds=5):
@@ -32,16 +36,21 @@ def ratio(key, base):
     return RESULTS[base] / RESULTS[key] if key in RESULTS and base in RESULTS else None
 
 
-def assert_targets(request, rates=(), ratios=(), seconds=()):
+def assert_targets(request, rates=(), ratios=(), seconds=(), shown=()):
     """The one check of a suite's targets, each measured in this session:
 
     rates    (key, least items per second)            from RESULTS
     ratios   (key, base, least throughput(key) / throughput(base))
     seconds  (key, most seconds of one call)          from TIMES
+    shown    (key, base): ratios printed in the summary, not checked
 
+    Every ratio (checked or shown) is printed in the terminal summary with its target.
     Skips when benchmarks are disabled (no timings) or when a key was not measured in this
     session (run the whole file); prints every figure beside its target; fails naming each miss.
     """
+    for entry in [tuple(r) for r in ratios] + [(a, b, None) for a, b in shown]:
+        if entry not in RATIOS:
+            RATIOS.append(entry)
     if request.config.getoption("benchmark_disable", False):
         pytest.skip("benchmarks disabled: no timings to compare")
     needed = [k for k, _ in rates] + [k for a, b, _ in ratios for k in (a, b)]
@@ -67,12 +76,19 @@ def pytest_terminal_summary(terminalreporter):
     tr.section("dpnoise throughput (best of rounds, same run)")
     for key in sorted(RESULTS):
         tr.write_line(f"  {key:40s} {1.0 / RESULTS[key] / 1e6:10.3f} M samples/s")
-    try:
-        from test_bench_samplers import ratio_lines
-    except ImportError:
-        return
     for line in ratio_lines():
         tr.write_line(line)
+
+
+def ratio_lines():
+    """The summary's lines: every ratio a suite checked or showed (see assert_targets), measured."""
+    lines = []
+    for a, b, target in RATIOS:
+        r = ratio(a, b)
+        if r is not None:
+            tgt = f"[>= {target}]" if target else ""
+            lines.append(f"    {a:32s} / {b:28s} = {r:8.2f}  {tgt}")
+    return ["  ratios (target in brackets):"] + lines if lines else []
 
 
 @pytest.fixture

@@ -41,13 +41,11 @@ def run(method: str, eps: float, items, k: int = 10, seed: int = 1, **options) -
 
 
 def name_workload(n: int) -> list:
-    """n package names (Zipf(1.1) over test_bench_ldp_strings.catalogue(), same seed)."""
-    from dpnoise.demos.data import zipf_ranks
+    """n package names (Zipf(1.1) over the catalogue of test_bench_ldp_strings: 10,000 names of
+    11-40 bytes, the same seeds; drawn from dpnoise.demos.data, not by importing the test module)."""
+    from dpnoise.demos.data import package_names, zipf_ranks
 
-    sys.path.insert(0, __file__.rsplit("/", 1)[0])
-    from test_bench_ldp_strings import catalogue
-
-    names = catalogue()
+    names = package_names(10_000, 2031, max_bytes=40)
     return [names[r] for r in zipf_ranks(len(names), n, 1.1, seed=2032)]
 
 

@@ -162,7 +162,7 @@ def test_entry_points_register_workloads(monkeypatch):
         def load(self):
             raise ImportError("broken plugin")
 
-    monkeypatch.setattr(bench, "_entry_points", lambda: [EntryPoint(), Broken()])
+    monkeypatch.setattr(bench.registry, "_entry_points", lambda: [EntryPoint(), Broken()])
     try:
         rec = bench.run(quick=True, repeats=1, only="entry-point workload")
         assert [r["workload"] for r in rec["results"]] == ["entry-point workload"]

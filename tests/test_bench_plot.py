@@ -62,6 +62,8 @@ def test_one_panel_per_family_and_metric_in_every_format(fakes, tmp_path):
             assert "R=3 repetitions" in text and "error bars 95% Student-t" in text
             # the family's row of another size is marked, in the legend and with hollow markers
             assert "dpnoise beta [n=10; others 100]" in text and "dpnoise alpha</text>" in text
+            # every utility panel states its rows' size (the caption's sizes are the defaults only)
+            assert text.count("n = 100 ops per call") == 3
         elif ext == "pdf":
             assert data.startswith(b"%PDF") and pdf_pages(data) == 1
             assert b"/Subject" in data  # the caption, beside the figure, in the metadata

@@ -2,6 +2,7 @@
 mechanisms refuted, usage errors exit 2, --json and --plot written."""
 import io
 import json
+import re
 
 import pytest
 
@@ -82,11 +83,84 @@ def test_mechanism_error_is_a_failed_row(monkeypatch):
     assert rc == 1 and "ERROR" in out and "kaput" in out
 
 
-def test_plot(tmp_path):
+def _svg_axes(text):
+    return len(re.findall(r'<g id="axes_\d+">', text))
+
+
+def _pdf_pages(data):
+    return len(re.findall(rb"/Type\s*/Page\b(?!s)", data))
+
+
+@pytest.fixture(scope="module")
+def numpy_report(tmp_path_factory):
+    """The NumPy rows (refuted at every epsilon) and the mis-calibrated Laplace, quick, with
+    their JSON report: what the plot tests draw."""
     pytest.importorskip("matplotlib")
-    path = tmp_path / "audit.png"
-    rc, _, _ = run(["--quick", "--no-peers", "--only", "numpy", "--plot", str(path)])
-    assert rc == 0 and path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    path = tmp_path_factory.mktemp("audit") / "audit.json"
+    rc, _, _ = run(["--quick", "--no-peers", "--only", "laplace", "--trials", "20000", "--per-call-trials", "2000",
+                    "--json", str(path)])
+    assert rc == 0
+    return json.loads(path.read_text())
+
+
+def test_plot_one_panel_per_claimed_epsilon_in_every_format(tmp_path, numpy_report):
+    """Issue 38 item 2 (the audit plot): PNG/PDF/SVG by extension, one panel per claimed
+    epsilon on a shared log axis, intervals, a legend, axis units and a caption line."""
+    from dpnoise.audit.plot import plot
+
+    report = numpy_report
+    assert report["schema"] == 2 and report["machine"]["cpu"]
+    expected = [f"claimed epsilon = {e:g}" for e in (0.5, 1, 2)]
+    for ext in ("svg", "pdf", "png"):
+        path = tmp_path / f"audit.{ext}"
+        assert plot(report, str(path)) == expected
+        data = path.read_bytes()
+        if ext == "svg":
+            text = data.decode()
+            assert _svg_axes(text) == 3 and "legend_" in text
+            assert "privacy loss (nats; log scale)" in text and "claimed ε = 0.5" in text
+            assert "interval of the event" in text and "lower bound, refuted" in text
+            # the caption: version, machine, trials, alpha, seed
+            assert "20,000 runs per input" in text and "alpha = 0.05" in text and "seed 0" in text
+            assert report["machine"]["cpu"][:20] in text
+        elif ext == "pdf":
+            assert data.startswith(b"%PDF") and _pdf_pages(data) == 1 and b"/Subject" in data
+        else:
+            assert data.startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def test_plot_axes_are_shared_and_log_and_intervals_hold_the_bound(numpy_report, monkeypatch, tmp_path):
+    from dpnoise.audit import plot as plot_module
+
+    figures = []
+    real = plot_module._figures.save_figure
+    monkeypatch.setattr(plot_module._figures, "save_figure", lambda fig, *a: (figures.append(fig), real(fig, *a)))
+    plot_module.plot(numpy_report, str(tmp_path / "audit.svg"))
+    (fig,) = figures
+    axes = fig.get_axes()
+    assert len(axes) == 3 and all(a.get_xscale() == "log" for a in axes)  # NumPy's ~10 vs claims 0.5-2
+    assert len({a.get_xlim() for a in axes}) == 1 and len({a.get_ylim() for a in axes}) == 1  # shared
+    for row in numpy_report["rows"]:
+        low, high = plot_module.event_loss_interval(row, numpy_report["alpha"])
+        assert low == row["epsilon_lower_bound"]
+        assert high is None or high >= low
+        if row["library"] == "dpnoise" and row["mechanism"].startswith("LaplaceMechanism(2"):
+            # the mis-calibrated Laplace (true loss 2x the claim) is bounded on both sides
+            assert high is not None and low <= 2 * row["claimed_epsilon"] * 1.2
+
+
+@pytest.mark.parametrize("name", ["audit.jpg", "audit", "audit.pdf.txt"])
+def test_plot_other_extension_is_a_usage_error(tmp_path, name):
+    rc, out, err = run(["--quick", "--no-peers", "--only", "numpy", "--plot", str(tmp_path / name)])
+    assert rc == 2 and out == "" and err.count("\n") == 1 and ".png, .pdf or .svg" in err
+    assert not (tmp_path / name).exists()
+
+
+def test_plot_through_the_cli(tmp_path):
+    pytest.importorskip("matplotlib")
+    path = tmp_path / "audit.svg"
+    rc, _, _ = run(["--quick", "--no-peers", "--only", "numpy", "--trials", "20000", "--plot", str(path)])
+    assert rc == 0 and _svg_axes(path.read_text()) == 3
 
 
 def test_peers_when_installed():

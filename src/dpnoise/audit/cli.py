@@ -17,6 +17,7 @@ from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence, Text
 import numpy as np
 
 import dpnoise
+from .._figures import figure_format
 from .catalogue import Entry, catalogue
 from .lower_bound import MIN_TRIALS, MechanismError, search_pairs
 
@@ -27,7 +28,8 @@ QUICK_PER_CALL_TRIALS = 10_000
 MAX_TRIALS = 100_000_000
 # the smallest --alpha: split over the two bounds and a row's pairs it stays a positive float
 MIN_ALPHA = 1e-300
-JSON_SCHEMA = 1
+# 2 (dpnoise 0.8.x): adds "machine" (the caption of --plot); 1 had the run's settings and rows only
+JSON_SCHEMA = 2
 
 
 class _UsageError(Exception):
@@ -85,6 +87,10 @@ def _writable(path: str, what: str) -> str:
 
 
 def _plot_file(path: str) -> str:
+    try:
+        figure_format(path)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
     _writable(path, "the plot")
     try:
         import matplotlib  # noqa: F401
@@ -121,7 +127,8 @@ def build_parser(prog: str = "dpnoise audit") -> argparse.ArgumentParser:
     p.add_argument("--alpha", type=_alpha, default=0.05, help="each bound may exceed the truth with probability alpha")
     p.add_argument("--seed", type=_seed, default=0, help="seeds the mechanisms' test generators and the splits")
     p.add_argument("--json", type=lambda s: _writable(s, "the JSON file"), default=None, help="write the rows as JSON")
-    p.add_argument("--plot", type=_plot_file, default=None, help="draw claimed vs lower bound (matplotlib)")
+    p.add_argument("--plot", type=_plot_file, default=None, help="draw claimed epsilon vs lower bounds, one panel per claimed epsilon: PNG, PDF or SVG by the "
+                        "extension (matplotlib)")
     p.add_argument("--list", action="store_true", help="list the catalogue and exit")
     return p
 
@@ -240,37 +247,6 @@ def _table(rows: Sequence[Dict[str, Any]]) -> str:
     return "\n".join([line(head), line(["-" * w for w in widths])] + [line(b) for b in body])
 
 
-def _plot(rows: Sequence[Dict[str, Any]], path: str) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    labels = [f"{r['library']}: {r['mechanism']}" for r in rows]
-    names = list(dict.fromkeys(labels))
-    fig, ax = plt.subplots(figsize=(9, 0.32 * len(names) + 1.6))
-    colours = {0.5: "tab:blue", 1.0: "tab:orange", 2.0: "tab:green"}
-    for r, lab in zip(rows, labels):
-        y = names.index(lab)
-        eps = r["claimed_epsilon"]
-        c = colours.get(eps, "tab:gray")
-        ax.plot([eps], [y], marker="|", markersize=14, color=c)
-        ax.plot([max(r["epsilon_lower_bound"], 1e-2)], [y], marker="o" if not r.get("refuted") else "X",
-                markersize=7, color=c, linestyle="none")
-    ax.set_yticks(range(len(names)))
-    ax.set_yticklabels(names, fontsize=8)
-    ax.invert_yaxis()
-    ax.set_xscale("log")
-    values = [max(r["epsilon_lower_bound"], 1e-2) for r in rows] + [r["claimed_epsilon"] for r in rows]
-    ax.set_xlim(min(values) / 1.5, max(values) * 1.5)
-    ax.set_xlabel("epsilon: claimed (|) and audited lower bound (o within the claim, X refuted)")
-    for eps, c in colours.items():
-        ax.plot([], [], color=c, marker="o", linestyle="none", label=f"claimed eps = {eps:g}")
-    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, fontsize=8, frameon=False)
-    ax.grid(axis="x", alpha=0.3)
-    ax.set_title("dpnoise audit: lower bounds on epsilon (Clopper-Pearson, 95%)", fontsize=10, pad=22)
-    fig.savefig(path, dpi=90, bbox_inches="tight")
-    plt.close(fig)
-
-
 def _unbuildable(entries: Sequence[Entry], seed: int) -> str:
     """One usage-error line if a catalogue mechanism whose verdict decides the exit status
     (dpnoise's rows, the flawed ones) cannot be built at the claimed ε (e.g. ``--epsilons
@@ -351,13 +327,19 @@ def cli_main(argv: Sequence[str], *, stdout: Optional[TextIO] = None, stderr: Op
         out.write("\n")
     out.write(f"\n{len(rows)} rows in {elapsed:.1f} s; each bound may exceed the truth with probability "
               f"<= alpha = {args.alpha:g} (alpha split over a row's input pairs).\n")
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump({"schema": JSON_SCHEMA, "dpnoise": dpnoise.__version__, "numpy": np.__version__,
-                       "alpha": args.alpha, "seed": args.seed, "trials": trials, "per_call_trials": per_call,
-                       "unavailable": cat.unavailable, "rows": rows}, fh, indent=1)
-    if args.plot:
-        _plot(rows, args.plot)
+    if args.json or args.plot:
+        from ..bench import machine_info
+
+        report = {"schema": JSON_SCHEMA, "dpnoise": dpnoise.__version__, "numpy": np.__version__,
+                  "machine": machine_info(), "alpha": args.alpha, "seed": args.seed, "trials": trials,
+                  "per_call_trials": per_call, "unavailable": cat.unavailable, "rows": rows}
+        if args.json:
+            with open(args.json, "w") as fh:
+                json.dump(report, fh, indent=1)
+        if args.plot:
+            from .plot import plot
+
+            plot(report, args.plot)
     return 0 if all(r["ok"] for r in rows) else 1
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 import math
-from typing import Any, Callable, Dict, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple
 
 import numpy as np
 
@@ -630,3 +630,146 @@ _register_streams_and_accounting()
 _register_per_call()
 _register_constant_time_and_sgd()
 _register_mean_oracles()
+
+
+# -- local DP: heavy hitters over strings -----------------------------------------------------------
+
+_STRING_MAX = 64
+_STRING_NAMES = 1_000
+
+
+def _string_devices(ctx: Context) -> int:
+    """Devices of the string rows: 10^5 in --quick (5 x ctx.devices: over 65 levels, 2·10^4 devices
+    leave about 300 per level, too few to find anything), ctx.devices otherwise."""
+    return 5 * ctx.devices if ctx.quick else ctx.devices
+
+
+def _string_options(ctx: Context) -> Dict[str, Any]:
+    # --quick: fewer public hash functions and survivors per level (the server's cost is
+    # levels x 257 x keep candidates x k_prime, whatever the number of devices); full: the defaults
+    return {"k_prime": 256, "keep": 16} if ctx.quick else {}
+
+
+def _string_size(ctx: Context) -> str:
+    opts = _string_options(ctx)
+    config = f"k_prime={opts['k_prime']}, keep={opts['keep']}" if opts else "default k_prime and keep"
+    return (f"{_string_devices(ctx):,} devices, Zipf(1.1) over {_STRING_NAMES:,} names of 12-39 bytes, "
+            f"max_length={_STRING_MAX}, {config}")
+
+
+def _string_state(ctx: Context) -> Dict[str, Any]:
+    from dpnoise.demos.data import package_names, zipf_ranks
+
+    hh = _with_public_keys(ctx, lambda **kw: ldp.HeavyHitters("string_pem", float(ctx.epsilon),  # type: ignore[arg-type]
+                                                              max_length=_STRING_MAX, **_string_options(ctx), **kw))
+    names = package_names(_STRING_NAMES, seed=2031, max_bytes=_STRING_MAX)
+    ranks = zipf_ranks(_STRING_NAMES, _string_devices(ctx), 1.1, seed=ctx.numpy_rng("ranks"))
+    items = [names[r] for r in ranks]
+    return {"hh": hh, "client": hh.client(ctx.rng(), allow_insecure=ctx.allow_insecure), "items": items,
+            "truth": true_top(ranks, 10), "names": names}
+
+
+def _string_recall(ctx: Context, s: Dict[str, Any]) -> Dict[str, float]:
+    found = {r.item for r in _hh_end_to_end(ctx, s)}
+    return {"recall": len(found & {s["names"][r] for r in s["truth"]}) / 10}
+
+
+def _register_string_heavy_hitters() -> None:
+    """Heavy hitters over strings with no dictionary (docs/heavy_hitters.md, "Long strings"):
+    ``string_pem`` on str items of up to 64 bytes, the client alone and clients + add + top(10)
+    with its recall of the true top 10 (exact names)."""
+    family = f"ldp heavy hitters over strings of up to {_STRING_MAX} bytes"
+    register(Workload(
+        name=f"ldp heavy hitters string_pem client: devices, strings of up to {_STRING_MAX} bytes", unit="ops",
+        epsilon=4.0, family=family + ", clients", items=_string_devices, setup=_string_state,
+        run=lambda ctx, s: s["client"].privatize(s["items"]), size=_string_size,
+    ))
+    register(Workload(
+        name=f"ldp heavy hitters string_pem: clients + add + top(10), strings of up to {_STRING_MAX} bytes",
+        unit="ops", epsilon=4.0, family=family, items=_string_devices, setup=_string_state, run=_hh_end_to_end,
+        metrics=("recall",), utility=_string_recall, size=_string_size,
+    ))
+
+
+# -- local DP: daily collection ---------------------------------------------------------------------
+
+_DAYS = 30
+_DAILY_EPS1 = 1.0
+_DAILY = {"fresh": "fresh randomness every day", "memo+inst": "memoised + instantaneous_epsilon=1"}
+
+
+def _attack_devices(ctx: Context) -> int:
+    """Devices whose 30 days of reports the attacker sees (the utility's sample, O(devices x d))."""
+    return 500 if ctx.quick else 2_000
+
+
+def _daily_oracle(ctx: Context, setting: str) -> Any:
+    eps = float(ctx.epsilon)  # type: ignore[arg-type]
+    if setting == "fresh":
+        return _with_public_keys(ctx, ldp.FrequencyOracle, "olh", eps, _LDP_D)
+    return _with_public_keys(ctx, lambda *a, **kw: ldp.FrequencyOracle(*a, instantaneous_epsilon=_DAILY_EPS1, **kw),
+                             "olh", eps, _LDP_D)
+
+
+def _daily_state(setting: str) -> Callable[[Context], Dict[str, Any]]:
+    def setup(ctx: Context) -> Dict[str, Any]:
+        fo = _daily_oracle(ctx, setting)
+        items = zipf_items(ctx.devices, _LDP_D, seed=ctx.numpy_rng("items"))
+        # the devices' secret keys (a simulation: drawn from the run's data generator)
+        keys = ctx.numpy_rng("device keys").integers(0, 256, (ctx.devices, 32), dtype=np.uint8)
+        prior = np.arange(1, _LDP_D + 1, dtype=np.float64) ** -1.1  # zipf_items' law, known to the attacker
+        return {"fo": fo, "client": fo.client(ctx.rng(), allow_insecure=ctx.allow_insecure), "items": items,
+                "keys": keys if setting != "fresh" else None, "prior": prior / prior.sum(),
+                "one_shot": _with_public_keys(ctx, ldp.FrequencyOracle, "olh", float(ctx.epsilon), _LDP_D),  # type: ignore[arg-type]
+                "true": np.bincount(items, minlength=_LDP_D)}
+    return setup
+
+
+def _one_day(ctx: Context, s: Dict[str, Any], n: Optional[int] = None) -> Any:
+    """One day's reports of the first ``n`` devices (all by default)."""
+    items, keys = s["items"][:n], s["keys"]
+    if keys is None:
+        return s["client"].privatize(items)
+    return s["client"].privatize(items, device_keys=keys[:n])
+
+
+def _rms(fo: Any, reports: Any, true: np.ndarray) -> float:
+    est = fo.aggregator().add(reports).estimate()
+    return float(np.sqrt(np.mean((est - true) ** 2)))
+
+
+def _daily_utility(ctx: Context, s: Dict[str, Any]) -> Dict[str, float]:
+    from dpnoise.ldp.longitudinal import averaging_attack
+
+    memoised = s["keys"] is not None
+    a = _attack_devices(ctx)
+    days = [_one_day(ctx, s, a) for _ in range(_DAYS)]
+    # per device, its 30 reports as one batch (the attacker links a device's days)
+    per_device = [ldp.Reports(days[0].protocol, days[0].params, _DAYS,
+                              {k: np.stack([d.data[k][i] for d in days]) for k in days[0].data})
+                  for i in range(a)]
+    guesses = averaging_attack(s["fo"], per_device, s["prior"], memoised=memoised)
+    one_shot = s["one_shot"].client(ctx.rng("one shot"), allow_insecure=ctx.allow_insecure).privatize(s["items"])
+    return {"attack_success_30d": float(np.mean(guesses == s["items"][:a])),
+            "rms_over_one_shot": _rms(s["fo"], _one_day(ctx, s), s["true"]) / _rms(s["one_shot"], one_shot, s["true"])}
+
+
+def _register_daily_collection() -> None:
+    """Daily collection (docs/ldp.md, "Daily collection"): OLH at ε∞ = 2 reported every day, with
+    fresh randomness or memoised with an instantaneous layer at ε₁ = 1 (RAPPOR's two layers,
+    Erlingsson, Pihur & Korolova 2014, §3). Timed: one day's reports of every device. Utility:
+    the maximum-posterior attacker's success after 30 days (a sample of devices), and the RMS
+    error of one day's frequency estimate over that of a one-shot OLH collection at ε∞."""
+    for setting, what in _DAILY.items():
+        register(Workload(
+            name=f"ldp daily collection olh, {what}: one day of devices, d={_LDP_D}", unit="ops", epsilon=2.0,
+            family=f"ldp daily collection (olh, d={_LDP_D}, {_DAYS} days)", items=lambda ctx: ctx.devices,
+            setup=_daily_state(setting), run=lambda ctx, s: _one_day(ctx, s),
+            metrics=("attack_success_30d", "rms_over_one_shot"), utility=_daily_utility,
+            size=lambda ctx: (f"{ctx.devices:,} devices a day, Zipf(1.1) over d={_LDP_D}; attack on "
+                              f"{_attack_devices(ctx):,} devices x {_DAYS} days"),
+        ))
+
+
+_register_string_heavy_hitters()
+_register_daily_collection()
