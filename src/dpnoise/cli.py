@@ -12,8 +12,9 @@ import math
 import os
 import re
 import sys
+from collections.abc import Sequence
 from fractions import Fraction
-from typing import Callable, List, NoReturn, Optional, Sequence
+from typing import Callable, NoReturn
 
 import numpy as np
 
@@ -122,8 +123,8 @@ def _spark_demo(args: argparse.Namespace) -> int:
     import shutil
 
     try:
-        import pyspark  # noqa: F401
         import pyarrow  # noqa: F401
+        import pyspark  # noqa: F401
     except ImportError:
         raise _UsageError("--spark needs pyspark and pyarrow: pip install pyspark pyarrow 'pandas>=2.2,<3'") from None
     if not (os.environ.get("JAVA_HOME") or shutil.which("java")):
@@ -202,7 +203,7 @@ def _sample(args: argparse.Namespace) -> int:
     return 0
 
 
-def _epsilons(text: str) -> List[float]:
+def _epsilons(text: str) -> list[float]:
     """--epsilon 0.1,1,10: positive finite numbers, comma-separated."""
     out = []
     for part in text.split(","):
@@ -394,7 +395,7 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (2 for any usage error, printed as one line).
 
     Parameters

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 import textwrap
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from collections.abc import Sequence
+from typing import Any
 
 from .. import _figures
 from . import _binomial
@@ -19,7 +20,7 @@ from . import _binomial
 FLOOR_FRACTION = 0.05
 
 
-def event_loss_interval(row: Dict[str, Any], alpha: float) -> Tuple[float, Optional[float]]:
+def event_loss_interval(row: dict[str, Any], alpha: float) -> tuple[float, float | None]:
     """The interval of the chosen event's privacy loss ln((P[E | x_fav] − δ) / P[E | x_other]) of
     a report row: its lower end is the row's bound (Clopper-Pearson at level α' / 2 on each count,
     α' = α / pairs); the upper end uses the opposite Clopper-Pearson bounds at the same levels,
@@ -55,7 +56,7 @@ def event_loss_interval(row: Dict[str, Any], alpha: float) -> Tuple[float, Optio
     return low, max(low, math.log(p_fav_high - row["delta"]) - math.log(p_other_low))
 
 
-def plot_caption(report: Dict[str, Any]) -> str:
+def plot_caption(report: dict[str, Any]) -> str:
     """The caption line of an audit figure: machine, dpnoise version, trials, α, seed, and what
     the markers and bars are.
 
@@ -82,7 +83,7 @@ def plot_caption(report: Dict[str, Any]) -> str:
             f"ln((P0 - delta)/P1), jointly >= 1 - 2 alpha (an arrow: unbounded); dashed: the claimed epsilon.")
 
 
-def plot(report: Dict[str, Any], path: str) -> List[str]:
+def plot(report: dict[str, Any], path: str) -> list[str]:
     """Write the audit figure of a report (what ``dpnoise audit --json`` writes).
 
     Parameters
@@ -105,7 +106,7 @@ def plot(report: Dict[str, Any], path: str) -> List[str]:
         matplotlib is not installed.
     """
     _figures.figure_format(path)
-    rows: Sequence[Dict[str, Any]] = report["rows"]
+    rows: Sequence[dict[str, Any]] = report["rows"]
     if not rows:
         raise ValueError("report has no row to plot")
     alpha = float(report["alpha"])

@@ -46,23 +46,48 @@ The package: :mod:`~dpnoise.bench.registry` (workloads and their loading),
 from __future__ import annotations
 
 from .comparison import METRIC_GOALS, RecordError, compare, format_comparison, load_record
-from .figures import METRIC_LABELS, PLOT_FORMATS, plot, plot_caption
-from .harness import (
-    MAX_UTILITY_REPEATS, SCHEMA, SCHEMA_VERSION, machine_info, make_context, run, run_workload, summarize, time_calls,
+
+# importable from dpnoise.bench as before the split (the demo tour times with best_time; tests
+# reach the registry and a few helpers)
+from .figures import (
+    METRIC_LABELS,
+    PLOT_FORMATS,
+    _utility_panels,  # noqa: F401
+    plot,
+    plot_caption,
+)
+from .harness import (  # noqa: F401
+    MAX_UTILITY_REPEATS,
+    SCHEMA,
+    SCHEMA_VERSION,
+    _metric_value,
+    best_time,
+    machine_info,
+    make_context,
+    run,
+    run_workload,
+    summarize,
+    time_calls,
     utility_figures,
 )
-from .registry import (
-    BUILTIN_MODULE, ENTRY_POINT_GROUP, KNOWN_METRICS, Context, Peer, Workload, load_workloads, loaded, register, select,
+from .registry import (  # noqa: F401
+    _LOADED,
+    _REGISTRY,
+    BUILTIN_MODULE,
+    ENTRY_POINT_GROUP,
+    KNOWN_METRICS,
+    Context,
+    Peer,
+    Workload,
+    _entry_points,
+    load_workloads,
+    loaded,
+    register,
+    select,
     workloads,
 )
 from .report import MISSING, format_table
 from .stats import mann_whitney_greater, summarize_utility, t_quantile_975
-
-# importable from dpnoise.bench as before the split (the demo tour times with best_time; tests
-# reach the registry and a few helpers)
-from .figures import _utility_panels  # noqa: F401
-from .harness import _metric_value, best_time  # noqa: F401
-from .registry import _LOADED, _REGISTRY, _entry_points  # noqa: F401
 
 __all__ = ["BUILTIN_MODULE", "Context", "ENTRY_POINT_GROUP", "KNOWN_METRICS", "MAX_UTILITY_REPEATS", "METRIC_GOALS", "METRIC_LABELS",
            "PLOT_FORMATS", "Peer", "RecordError", "SCHEMA", "SCHEMA_VERSION", "Workload", "compare",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any
 
 import numpy as np
 
@@ -13,7 +13,7 @@ from .stats import _min_p, mann_whitney_greater
 #: Which way each known utility metric gets worse: "lower" is better, "higher" is better, or a
 #: number: the value the metric should have (moving away from it is worse). Unknown metrics
 #: (plugins) are compared but never flagged.
-METRIC_GOALS: Dict[str, Any] = {
+METRIC_GOALS: dict[str, Any] = {
     "rms_error": "lower", "p_correct": "higher", "recall": "higher", "ci_coverage": 0.95,
     "variance_ratio": 1.0, "mse_over_2b2": 1.0, "mse_over_sigma2": 1.0,
     "attack_success_30d": "lower", "rms_over_one_shot": "lower",
@@ -24,7 +24,7 @@ class RecordError(ValueError):
     """A bench record that cannot be read or compared (``dpnoise bench compare`` exits 2)."""
 
 
-def load_record(path: str) -> Dict[str, Any]:
+def load_record(path: str) -> dict[str, Any]:
     """Read a ``dpnoise bench --json`` record and check that it is one.
 
     Parameters
@@ -72,7 +72,7 @@ def _check_record(record: Any, name: str) -> None:
         raise RecordError(f"{name}: not a dpnoise bench record ('results' is not a list of rows)")
 
 
-def _per_item(entry: Dict[str, Any]) -> Optional[np.ndarray]:
+def _per_item(entry: dict[str, Any]) -> np.ndarray | None:
     sec = entry.get("seconds")
     items = entry.get("items")
     if not isinstance(sec, dict) or not isinstance(sec.get("raw"), list) or not sec["raw"] \
@@ -87,7 +87,7 @@ def _per_item(entry: Dict[str, Any]) -> Optional[np.ndarray]:
     return raw / items
 
 
-def _worse(metric: str, old: float, new: float) -> Optional[bool]:
+def _worse(metric: str, old: float, new: float) -> bool | None:
     """True when new is worse than old for a known metric, False when better, None when unknown."""
     goal = METRIC_GOALS.get(metric)
     if goal is None or new == old:
@@ -99,10 +99,10 @@ def _worse(metric: str, old: float, new: float) -> Optional[bool]:
     return abs(new - goal) > abs(old - goal)
 
 
-def _compare_metric(metric: str, old: Dict[str, Any], new: Dict[str, Any], threshold: float) -> Dict[str, Any]:
+def _compare_metric(metric: str, old: dict[str, Any], new: dict[str, Any], threshold: float) -> dict[str, Any]:
     o = (old.get("utility") or {}).get(metric)
     n = (new.get("utility") or {}).get(metric)
-    out: Dict[str, Any] = {"metric": metric, "old": o, "new": n, "change": None, "relative": None,
+    out: dict[str, Any] = {"metric": metric, "old": o, "new": n, "change": None, "relative": None,
                            "interval": None, "significant": None, "worse": None, "regression": False}
     if o is None or n is None:
         out["note"] = "missing in " + ("both" if o is None and n is None else "OLD" if o is None else "NEW")
@@ -124,16 +124,16 @@ def _compare_metric(metric: str, old: Dict[str, Any], new: Dict[str, Any], thres
     return out
 
 
-def _row_key(row: Dict[str, Any]) -> Tuple[str, Optional[float]]:
+def _row_key(row: dict[str, Any]) -> tuple[str, float | None]:
     return row["workload"], row.get("epsilon")
 
 
-def _row_label(key: Tuple[str, Optional[float]]) -> str:
+def _row_label(key: tuple[str, float | None]) -> str:
     return key[0] + ("" if key[1] is None else f" (epsilon={key[1]:g})")
 
 
-def compare(old: Dict[str, Any], new: Dict[str, Any], threshold: float = 1.1, alpha: float = 0.01,
-            force: bool = False) -> Dict[str, Any]:
+def compare(old: dict[str, Any], new: dict[str, Any], threshold: float = 1.1, alpha: float = 0.01,
+            force: bool = False) -> dict[str, Any]:
     """Compare two bench records row by row: time ratio (NEW / OLD, per item) with a one-sided
     Mann-Whitney test on the raw timed calls, and each utility metric's change with the 95%
     interval of the difference.
@@ -175,7 +175,7 @@ def compare(old: Dict[str, Any], new: Dict[str, Any], threshold: float = 1.1, al
         raise ValueError(f"alpha must be a number in (0, 1), got {alpha!r}")
     _check_record(old, "OLD")
     _check_record(new, "NEW")
-    warnings: List[str] = []
+    warnings: list[str] = []
     if old["schema_version"] != new["schema_version"]:
         text = f"schema versions differ: OLD {old['schema_version']}, NEW {new['schema_version']}"
         if not force:
@@ -199,7 +199,7 @@ def compare(old: Dict[str, Any], new: Dict[str, Any], threshold: float = 1.1, al
     rows, regressions, improvements = [], [], []
     for key in common:
         o, n = old_rows[key], new_rows[key]
-        entry: Dict[str, Any] = {"workload": key[0], "epsilon": key[1], "status": "ok", "regression": False,
+        entry: dict[str, Any] = {"workload": key[0], "epsilon": key[1], "status": "ok", "regression": False,
                                  "time": None, "utility": []}
         if "error" in o or "error" in n:
             entry["status"] = ("failed in both" if "error" in o and "error" in n
@@ -218,7 +218,7 @@ def compare(old: Dict[str, Any], new: Dict[str, Any], threshold: float = 1.1, al
                 ratio = float(np.median(tn) / np.median(to))
                 p_slower = mann_whitney_greater(tn, to)
                 p_faster = mann_whitney_greater(to, tn)
-                t: Dict[str, Any] = {"ratio": ratio, "p_slower": p_slower, "p_faster": p_faster,
+                t: dict[str, Any] = {"ratio": ratio, "p_slower": p_slower, "p_faster": p_faster,
                                      "old_calls": int(to.size), "new_calls": int(tn.size)}
                 if _min_p(to.size, tn.size) > alpha:
                     t["note"] = (f"too few timed calls ({to.size} and {tn.size}) for a test at alpha={alpha:g}: "
@@ -255,7 +255,7 @@ def compare(old: Dict[str, Any], new: Dict[str, Any], threshold: float = 1.1, al
             "regressions": regressions, "improvements": improvements, "warnings": warnings}
 
 
-def format_comparison(result: Dict[str, Any]) -> str:
+def format_comparison(result: dict[str, Any]) -> str:
     """The human-readable table of a :func:`compare` result.
 
     Parameters

@@ -3,7 +3,8 @@ metric) with error bars, a caption line; PNG, PDF or SVG by the file's extension
 from __future__ import annotations
 
 import textwrap
-from typing import Any, Dict, List, Sequence, Tuple
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -26,10 +27,10 @@ METRIC_LABELS = {
 PLOT_FORMATS = _figures.FIGURE_FORMATS
 
 
-def _trim_names(names: Sequence[str]) -> Dict[str, str]:
+def _trim_names(names: Sequence[str]) -> dict[str, str]:
     """Each name without the words every name of the family shares at its start and end."""
     if len(set(names)) < 2:
-        return {n: "dpnoise" for n in names}
+        return dict.fromkeys(names, "dpnoise")
     words = [n.split(" ") for n in names]
     head = 0
     while all(len(w) > head + 1 and w[head] == words[0][head] for w in words):
@@ -40,11 +41,11 @@ def _trim_names(names: Sequence[str]) -> Dict[str, str]:
     return {n: "dpnoise " + " ".join(w[head:len(w) - tail]).strip(":,; ") for n, w in zip(names, words)}
 
 
-def _utility_panels(record: Dict[str, Any]) -> List[Dict[str, Any]]:
+def _utility_panels(record: dict[str, Any]) -> list[dict[str, Any]]:
     """One panel per (family, metric): every series (a dpnoise row's workload, or a peer) with
     its points (ε, mean, 95% interval, size)."""
     rows = [r for r in record["results"] if "error" not in r and r.get("utility")]
-    panels: Dict[Tuple[str, str], Dict[str, Any]] = {}
+    panels: dict[tuple[str, str], dict[str, Any]] = {}
     for r in rows:
         family = r.get("family") or r["workload"]
         for metric in r["utility"]:
@@ -63,7 +64,7 @@ def _utility_panels(record: Dict[str, Any]) -> List[Dict[str, Any]]:
                 series = panel["series"].setdefault(key, {"points": [], "sizes": set()})
                 series["points"].append((r["epsilon"], value, ci))
                 series["sizes"].add(items)
-    members: Dict[str, List[str]] = {}  # every workload of a family, whatever the metric
+    members: dict[str, list[str]] = {}  # every workload of a family, whatever the metric
     for r in rows:
         names = members.setdefault(r.get("family") or r["workload"], [])
         if r["workload"] not in names:
@@ -89,7 +90,7 @@ def _utility_panels(record: Dict[str, Any]) -> List[Dict[str, Any]]:
     return out
 
 
-def _speed_bars(record: Dict[str, Any]) -> List[Tuple[str, float, float, float]]:
+def _speed_bars(record: dict[str, Any]) -> list[tuple[str, float, float, float]]:
     """(label, ratio of medians, low, high) per like-for-like reference and peer: throughput
     dpnoise / other, whiskers from the quartiles of both timings."""
     bars = []
@@ -108,7 +109,7 @@ def _speed_bars(record: Dict[str, Any]) -> List[Tuple[str, float, float, float]]
     return bars
 
 
-def plot_caption(record: Dict[str, Any]) -> str:
+def plot_caption(record: dict[str, Any]) -> str:
     """The figure's caption line: machine, dpnoise version, sizes, repetitions, seed.
 
     Parameters
@@ -135,7 +136,7 @@ def plot_caption(record: Dict[str, Any]) -> str:
             "Hollow markers, dashed lines: a size other than the rest of the panel's.")
 
 
-def plot(record: Dict[str, Any], path: str) -> List[str]:
+def plot(record: dict[str, Any], path: str) -> list[str]:
     """Write the figure of a record: speed ratios (dpnoise / like-for-like reference or peer),
     then one panel per (family, metric) with every workload and peer of the family overlaid
     against ε (log axis), 95% error bars from the utility repetitions, a legend, axis labels

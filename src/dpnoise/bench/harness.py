@@ -8,8 +8,10 @@ import math
 import os
 import platform
 import time
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from functools import partial
+from typing import Any, Callable
 
 import numpy as np
 
@@ -22,7 +24,7 @@ MAX_UTILITY_REPEATS = 1000
 
 # -- timing ----------------------------------------------------------------------------------
 
-def time_calls(call: Callable[[], object], repeats: int) -> List[float]:
+def time_calls(call: Callable[[], object], repeats: int) -> list[float]:
     """The wall time of each of ``repeats`` calls, in seconds.
 
     Parameters
@@ -45,7 +47,7 @@ def time_calls(call: Callable[[], object], repeats: int) -> List[float]:
     return out
 
 
-def summarize(times: Sequence[float]) -> Dict[str, Any]:
+def summarize(times: Sequence[float]) -> dict[str, Any]:
     """``{"raw": [...], "min", "median", "iqr"}`` of a list of times (IQR = p75 - p25).
 
     Parameters
@@ -81,7 +83,7 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine() or "unknown"
 
 
-def machine_info() -> Dict[str, Any]:
+def machine_info() -> dict[str, Any]:
     """CPU, cores, load, Python, NumPy, dpnoise and its ChaCha20 backend.
 
     Returns
@@ -97,7 +99,7 @@ def machine_info() -> Dict[str, Any]:
     except (AttributeError, OSError):
         usable = os.cpu_count() or 1
     try:
-        load: Optional[List[float]] = [round(x, 2) for x in os.getloadavg()]
+        load: list[float] | None = [round(x, 2) for x in os.getloadavg()]
     except (AttributeError, OSError):
         load = None
     return {
@@ -131,7 +133,7 @@ def _failure(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {str(exc)[:200]}"
 
 
-def _metric_value(value: Any) -> Optional[float]:
+def _metric_value(value: Any) -> float | None:
     """A metric as a finite float, or None (missing) for None, NaN, ±inf and non-numbers."""
     if value is None or isinstance(value, (str, bytes)):
         return None
@@ -142,7 +144,7 @@ def _metric_value(value: Any) -> Optional[float]:
     return v if math.isfinite(v) else None
 
 
-def _utility(fn: Callable[[], Dict[str, Any]], metrics: Tuple[str, ...]) -> Dict[str, Any]:
+def _utility(fn: Callable[[], dict[str, Any]], metrics: tuple[str, ...]) -> dict[str, Any]:
     """The utility fields of a row: ``utility`` holds every declared metric, in declared order,
     as a float or None (missing: not returned, None, not a finite number). A hook that raises or
     returns no mapping keeps the row (its timing is measured apart): ``utility`` is then None and
@@ -152,10 +154,10 @@ def _utility(fn: Callable[[], Dict[str, Any]], metrics: Tuple[str, ...]) -> Dict
         if not hasattr(values, "keys"):
             raise TypeError(f"utility returned {type(values).__name__}, not a dict of metrics")
         values = dict(values)
-    except Exception as exc:  # noqa: BLE001 - the timing of the row stands without its utility
+    except Exception as exc:
         return {"utility": None, "utility_error": _failure(exc)}
     util = {k: _metric_value(values.get(k)) for k in metrics}
-    out: Dict[str, Any] = {"utility": util}
+    out: dict[str, Any] = {"utility": util}
     missing = [k for k in metrics if util[k] is None]
     extra = sorted(str(k) for k in values if k not in util)
     notes = []
@@ -168,7 +170,7 @@ def _utility(fn: Callable[[], Dict[str, Any]], metrics: Tuple[str, ...]) -> Dict
     return out
 
 
-def _combine_utility(per_rep: Sequence[Dict[str, Any]], metrics: Tuple[str, ...]) -> Dict[str, Any]:
+def _combine_utility(per_rep: Sequence[dict[str, Any]], metrics: tuple[str, ...]) -> dict[str, Any]:
     """The utility fields of a row or peer from R repetitions (each what :func:`_utility` gave):
     ``utility`` holds each metric's mean (None if missing in every repetition), ``utility_stats``
     its mean, stderr, 95% interval and raw values. A repetition that raised makes the whole
@@ -178,7 +180,7 @@ def _combine_utility(per_rep: Sequence[Dict[str, Any]], metrics: Tuple[str, ...]
         if rep["utility"] is None:
             return {"utility": None, "utility_error": rep["utility_error"]}
     stats = {k: summarize_utility([rep["utility"][k] for rep in per_rep]) for k in metrics}
-    out: Dict[str, Any] = {"utility": {k: stats[k]["mean"] for k in metrics}, "utility_stats": stats}
+    out: dict[str, Any] = {"utility": {k: stats[k]["mean"] for k in metrics}, "utility_stats": stats}
     notes = sorted({rep["utility_note"] for rep in per_rep if "utility_note" in rep})
     if notes:
         out["utility_note"] = "; ".join(notes) + (f" (in some of {len(per_rep)} repetitions)" if len(per_rep) > 1
@@ -186,7 +188,7 @@ def _combine_utility(per_rep: Sequence[Dict[str, Any]], metrics: Tuple[str, ...]
     return out
 
 
-def _import_peer(peer: Peer) -> Tuple[Any, Optional[Dict[str, Any]]]:
+def _import_peer(peer: Peer) -> tuple[Any, dict[str, Any] | None]:
     """(module, None), or (None, the skipped entry of the record)."""
     try:
         return importlib.import_module(peer.library), None
@@ -194,17 +196,17 @@ def _import_peer(peer: Peer) -> Tuple[Any, Optional[Dict[str, Any]]]:
         if exc.name is not None and peer.library.startswith(exc.name):
             return None, {"library": peer.library, "name": peer.name, "skipped": f"not installed ({_failure(exc)})"}
         return None, {"library": peer.library, "name": peer.name, "skipped": f"import failed: {_failure(exc)}"}
-    except Exception as exc:  # noqa: BLE001 - installed but broken: say why
+    except Exception as exc:
         return None, {"library": peer.library, "name": peer.name, "skipped": f"import failed: {_failure(exc)}"}
 
 
 def _run_peer(peer: Peer, module: Any, ctx: Context, state: Any, ours: float, items: int,
-              util: Dict[str, Any]) -> Dict[str, Any]:
+              util: dict[str, Any]) -> dict[str, Any]:
     try:
         call, n = peer.make(module, ctx, state)
         call()  # warm-up
         times = summarize(time_calls(call, ctx.repeats))
-    except Exception as exc:  # noqa: BLE001 - a peer's API drift must not stop the run
+    except Exception as exc:
         return {"library": peer.library, "name": peer.name, "skipped": f"failed: {_failure(exc)}"}
     thr = n / times["min"]
     return {"library": peer.library, "version": _version_of(peer.library, module), "name": peer.name,
@@ -212,7 +214,7 @@ def _run_peer(peer: Peer, module: Any, ctx: Context, state: Any, ours: float, it
             "ratio": ours / thr, **util, "utility_seeded": False}
 
 
-def run_workload(w: Workload, ctx: Context, peers: bool = False, utility_repeats: int = 1) -> Dict[str, Any]:
+def run_workload(w: Workload, ctx: Context, peers: bool = False, utility_repeats: int = 1) -> dict[str, Any]:
     """One row: ``w`` at ``ctx.epsilon`` (utility first, then the timings of dpnoise, its
     reference and, with ``peers``, its installed peers). An exception in the workload itself is
     recorded in the row's ``error`` field; one in its ``utility`` hook in ``utility_error``
@@ -242,7 +244,7 @@ def run_workload(w: Workload, ctx: Context, peers: bool = False, utility_repeats
     """
     _check_utility_repeats(utility_repeats)
     ctx = replace(ctx, workload=w.name)
-    row: Dict[str, Any] = {"workload": w.name, "epsilon": ctx.epsilon, "unit": w.unit}
+    row: dict[str, Any] = {"workload": w.name, "epsilon": ctx.epsilon, "unit": w.unit}
     if w.family is not None:
         row["family"] = w.family
     chosen_peers = [(p, *_import_peer(p)) for p in w.peers] if peers else []
@@ -253,22 +255,21 @@ def run_workload(w: Workload, ctx: Context, peers: bool = False, utility_repeats
         row["size"] = w.size(ctx) if w.size is not None else f"{items:,} {w.unit} per call"
         # Utility before the timing (the timed calls must not move the seeded streams), kept apart
         # from it; repetition r > 0 builds its own state (then dropped: memory stays one state).
-        own: List[Dict[str, Any]] = []
-        theirs: Dict[int, List[Dict[str, Any]]] = {i: [] for i in range(len(chosen_peers))}
+        own: list[dict[str, Any]] = []
+        theirs: dict[int, list[dict[str, Any]]] = {i: [] for i in range(len(chosen_peers))}
         for r in range(utility_repeats):
             ctx_r = ctx if r == 0 else replace(ctx, utility_repeat=r)
             state_r = state if r == 0 else w.setup(ctx_r)
             if w.utility is not None:
-                own.append(_utility(lambda: w.utility(ctx_r, state_r), w.metrics))  # type: ignore[misc]
+                own.append(_utility(partial(w.utility, ctx_r, state_r), w.metrics))
             for i, (p, module, _) in enumerate(chosen_peers):
                 if module is not None and p.utility is not None and w.metrics:
-                    theirs[i].append(_utility(lambda: p.utility(module, ctx_r, state_r),  # type: ignore[misc]
-                                              w.metrics))
+                    theirs[i].append(_utility(partial(p.utility, module, ctx_r, state_r), w.metrics))
             del state_r
         row.update(_combine_utility(own, w.metrics) if w.utility is not None else {"utility": None})
         w.run(ctx, state)  # warm-up: tables, caches, first-touch of pages
         times = summarize(time_calls(lambda: w.run(ctx, state), ctx.repeats))
-    except Exception as exc:  # noqa: BLE001 - one broken workload must not stop the others
+    except Exception as exc:
         row["error"] = _failure(exc)
         return row
     thr = items / times["min"]
@@ -300,8 +301,8 @@ def _check_utility_repeats(utility_repeats: Any) -> int:
     return int(utility_repeats)
 
 
-def make_context(quick: bool = False, threads: int = 1, repeats: Optional[int] = None,
-                 seed: Optional[int] = None) -> Context:
+def make_context(quick: bool = False, threads: int = 1, repeats: int | None = None,
+                 seed: int | None = None) -> Context:
     """The sizes of a full or ``quick`` run.
 
     Parameters
@@ -327,7 +328,7 @@ def make_context(quick: bool = False, threads: int = 1, repeats: Optional[int] =
                    devices=1_000_000, seed=seed)
 
 
-def _check_epsilons(epsilons: Optional[Sequence[float]]) -> Optional[List[float]]:
+def _check_epsilons(epsilons: Sequence[float] | None) -> list[float] | None:
     if epsilons is None:
         return None
     out = [float(e) for e in epsilons]
@@ -336,9 +337,9 @@ def _check_epsilons(epsilons: Optional[Sequence[float]]) -> Optional[List[float]
     return out
 
 
-def run(quick: bool = False, threads: int = 1, peers: bool = False, repeats: Optional[int] = None,
-        only: Optional[str] = None, epsilons: Optional[Sequence[float]] = None, seed: Optional[int] = None,
-        progress: Optional[Callable[[str], None]] = None, utility_repeats: int = 1) -> Dict[str, Any]:
+def run(quick: bool = False, threads: int = 1, peers: bool = False, repeats: int | None = None,
+        only: str | None = None, epsilons: Sequence[float] | None = None, seed: int | None = None,
+        progress: Callable[[str], None] | None = None, utility_repeats: int = 1) -> dict[str, Any]:
     """Run the registered workloads and return the JSON record (docs/bench.md).
 
     Parameters
@@ -420,7 +421,7 @@ def run(quick: bool = False, threads: int = 1, peers: bool = False, repeats: Opt
     }
 
 
-def utility_figures(record: Dict[str, Any]) -> List[Tuple[str, Optional[float], Dict[str, float]]]:
+def utility_figures(record: dict[str, Any]) -> list[tuple[str, float | None, dict[str, float]]]:
     """(workload, ε, dpnoise's utility metrics) of every row that has them: what a seeded run
     reproduces exactly.
 

@@ -7,8 +7,9 @@ import hashlib
 import importlib
 import json
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Callable
 
 import numpy as np
 
@@ -63,8 +64,8 @@ class Context:
     samples: int        # samples per timed call for the sampler workloads
     values: int         # query values per release for the mechanism workloads
     devices: int        # simulated devices per timed call for the local-DP workloads
-    epsilon: Optional[float] = None
-    seed: Optional[int] = None
+    epsilon: float | None = None
+    seed: int | None = None
     workload: str = ""
     utility_repeat: int = 0
 
@@ -74,8 +75,8 @@ class Context:
         refuses seeded generators (the harness's reproducible mode only)."""
         return self.seed is not None
 
-    def _derived(self, stream: str, seed: Optional[int] = None) -> int:
-        key: List[Any] = [self.seed if seed is None else seed, self.workload, self.epsilon, stream]
+    def _derived(self, stream: str, seed: int | None = None) -> int:
+        key: list[Any] = [self.seed if seed is None else seed, self.workload, self.epsilon, stream]
         if self.utility_repeat:  # repetition 0 keeps the seeds of record version 3
             key.append(self.utility_repeat)
         text = json.dumps(key)
@@ -120,7 +121,7 @@ class Context:
         base = 20261122 if self.seed is None else None
         return np.random.default_rng(self._derived("numpy/" + stream, base) >> 128)
 
-    def public_key(self, stream: str = "", bits: int = 64) -> Optional[int]:
+    def public_key(self, stream: str = "", bits: int = 64) -> int | None:
         """A public key (hash seed, matrix key) of ``bits`` bits derived from the seed, or None
         when unseeded (the library's own default then applies).
 
@@ -163,8 +164,8 @@ class Peer:
 
     library: str                 # import name, e.g. "opendp.prelude", "diffprivlib", "dp_accounting"
     name: str                    # what is timed, e.g. "OpenDP make_laplace (int vector)"
-    make: Callable[[Any, Context, Any], Tuple[Callable[[], object], int]]
-    utility: Optional[Callable[[Any, Context, Any], Dict[str, Optional[float]]]] = None
+    make: Callable[[Any, Context, Any], tuple[Callable[[], object], int]]
+    utility: Callable[[Any, Context, Any], dict[str, float | None]] | None = None
 
 
 @dataclass(frozen=True)
@@ -210,19 +211,19 @@ class Workload:
     setup: Callable[[Context], Any]
     run: Callable[[Context, Any], object]
     unit: str = "samples"
-    reference_name: Optional[str] = None
-    reference: Optional[Callable[[Context, Any], object]] = None
-    peers: Tuple[Peer, ...] = field(default_factory=tuple)
-    epsilon: Optional[float] = None
-    metrics: Tuple[str, ...] = ()
-    utility: Optional[Callable[[Context, Any], Dict[str, float]]] = None
-    size: Optional[Callable[[Context], str]] = None
+    reference_name: str | None = None
+    reference: Callable[[Context, Any], object] | None = None
+    peers: tuple[Peer, ...] = field(default_factory=tuple)
+    epsilon: float | None = None
+    metrics: tuple[str, ...] = ()
+    utility: Callable[[Context, Any], dict[str, float]] | None = None
+    size: Callable[[Context], str] | None = None
     in_quick: bool = True
-    family: Optional[str] = None
+    family: str | None = None
 
 
-_REGISTRY: Dict[str, Workload] = {}
-_LOADED: Dict[str, str] = {}  # module or entry point -> "ok" / the error text
+_REGISTRY: dict[str, Workload] = {}
+_LOADED: dict[str, str] = {}  # module or entry point -> "ok" / the error text
 
 
 def register(workload: Workload) -> Workload:
@@ -277,7 +278,7 @@ def load_workloads(module: str) -> None:
     """
     try:
         importlib.import_module(module)
-    except Exception as exc:  # noqa: BLE001 - any failure at import is the user's module failing
+    except Exception as exc:
         raise ImportError(f"cannot import workloads module {module!r}: {type(exc).__name__}: {exc}") from exc
     _LOADED[module] = "ok"
 
@@ -306,11 +307,11 @@ def _load_installed() -> None:
             if callable(obj):
                 obj()
             _LOADED[key] = "ok"
-        except Exception as exc:  # noqa: BLE001 - a broken plugin must not stop the built-ins
+        except Exception as exc:
             _LOADED[key] = f"failed: {type(exc).__name__}: {exc}"
 
 
-def loaded() -> Dict[str, str]:
+def loaded() -> dict[str, str]:
     """What was loaded to register workloads: module or entry point -> "ok" or the error.
 
     Returns
@@ -321,7 +322,7 @@ def loaded() -> Dict[str, str]:
     return dict(_LOADED)
 
 
-def workloads() -> List[Workload]:
+def workloads() -> list[Workload]:
     """The registered workloads (built-ins and entry points loaded first), in registration order.
 
     Returns
@@ -333,7 +334,7 @@ def workloads() -> List[Workload]:
     return list(_REGISTRY.values())
 
 
-def select(only: Optional[str] = None) -> List[Workload]:
+def select(only: str | None = None) -> list[Workload]:
     """The workloads whose name contains ``only``, ignoring case (all of them for None).
 
     Parameters

@@ -1,7 +1,8 @@
 """The human-readable table of a ``dpnoise bench`` record."""
 from __future__ import annotations
 
-from typing import Any, Dict, Optional
+from typing import Any
+
 
 def _rate(thr: float, unit: str) -> str:
     if unit == "samples":
@@ -12,7 +13,7 @@ def _rate(thr: float, unit: str) -> str:
 MISSING = "\u2014"  # an em dash: a declared utility metric the hook did not give
 
 
-def _metrics(util: Optional[Dict[str, Optional[float]]], stats: Optional[Dict[str, Any]] = None) -> str:
+def _metrics(util: dict[str, float | None] | None, stats: dict[str, Any] | None = None) -> str:
     if not util:
         return ""
     parts = []
@@ -27,7 +28,7 @@ def _metrics(util: Optional[Dict[str, Optional[float]]], stats: Optional[Dict[st
     return ", ".join(parts)
 
 
-def _utility_text(entry: Dict[str, Any]) -> str:
+def _utility_text(entry: dict[str, Any]) -> str:
     """"; utility: ..." for a row or peer entry (with its error or note), or ""."""
     text = f"; utility: {_metrics(entry['utility'], entry.get('utility_stats'))}" if entry.get("utility") else ""
     if entry.get("utility_error"):
@@ -37,7 +38,7 @@ def _utility_text(entry: Dict[str, Any]) -> str:
     return text
 
 
-def format_table(record: Dict[str, Any]) -> str:
+def format_table(record: dict[str, Any]) -> str:
     """The human-readable report of a :func:`run` record.
 
     Parameters

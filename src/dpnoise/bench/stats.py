@@ -3,7 +3,8 @@ Mann-Whitney U test of two samples of timed calls."""
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -45,7 +46,7 @@ def t_quantile_975(df: int) -> float:
     return x + g1 / v + g2 / v**2 + g3 / v**3 + g4 / v**4
 
 
-def summarize_utility(values: Sequence[Optional[float]]) -> Dict[str, Any]:
+def summarize_utility(values: Sequence[float | None]) -> dict[str, Any]:
     """Mean, standard error and 95% interval of one metric's repetitions (missing ones left out).
 
     The interval is mean ± t(0.975; n-1)·s/√n (Student 1908), s the sample standard deviation of
@@ -67,8 +68,8 @@ def summarize_utility(values: Sequence[Optional[float]]) -> Dict[str, Any]:
     have = np.asarray([v for v in raw if v is not None], dtype=float)
     n = int(have.size)
     mean = float(have.mean()) if n else None
-    stderr: Optional[float] = None
-    ci: Optional[List[float]] = None
+    stderr: float | None = None
+    ci: list[float] | None = None
     if n >= 2:
         stderr = float(have.std(ddof=1) / math.sqrt(n))
         half = t_quantile_975(n - 1) * stderr
@@ -139,7 +140,7 @@ def mann_whitney_greater(new: Sequence[float], old: Sequence[float]) -> float:
             j += 1
         ranks[order[i:j + 1]] = (i + j) / 2 + 1
         i = j + 1
-    u2 = int(round(2 * ranks[:m].sum() - m * (m + 1)))
+    u2 = round(2 * ranks[:m].sum() - m * (m + 1))
     _, counts = np.unique(both, return_counts=True)
     ties = bool(np.any(counts > 1))
     if not ties and m * n <= _EXACT_MW_PAIRS:

@@ -7,7 +7,7 @@ items here, so that a workload is defined once.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Set
+from typing import Any
 
 import numpy as np
 
@@ -15,7 +15,7 @@ STATES = ("Gorenjska", "Goriška", "Koroška", "Notranjska", "Obalno-kraška", "
           "Podravska", "Pomurska", "Savinjska", "Zasavska")
 
 
-def synthetic_people(n: int = 1000, seed: int = 2018) -> Dict[str, np.ndarray]:
+def synthetic_people(n: int = 1000, seed: int = 2018) -> dict[str, np.ndarray]:
     """``n`` synthetic people: salary (EUR/month, log-normal), height (cm, by sex) and state
     (index into STATES, non-uniform). Deterministic for a given seed; not real data.
 
@@ -145,7 +145,7 @@ def id_workload(bits: int, n_items: int = 10**6, n_users: int = 10**6, seed: int
     return ids[zipf_ranks(ids.size, n_users, 1.1, seed + 1)]
 
 
-def word_workload(n_words: int = 2000, n_users: int = 200_000, seed: int = 17) -> List[str]:
+def word_workload(n_words: int = 2000, n_users: int = 200_000, seed: int = 17) -> list[str]:
     """String heavy hitters: ``n_words`` random lowercase words of 3..8 bytes, Zipf(1.1),
     ``n_users`` users.
 
@@ -162,7 +162,7 @@ def word_workload(n_words: int = 2000, n_users: int = 200_000, seed: int = 17) -
         ``n_users`` words.
     """
     rng = np.random.default_rng(seed)
-    words: Set[str] = set()
+    words: set[str] = set()
     while len(words) < n_words:
         length = int(rng.integers(3, 9))
         words.add("".join(chr(97 + int(c)) for c in rng.integers(0, 26, size=length)))
@@ -196,10 +196,10 @@ def true_top(items: Any, k: int = 10) -> set:
 _SYLLABLES = ("ka", "lo", "mi", "zu", "ve", "ra", "to", "ni", "pe", "su", "da", "go", "fy", "bo", "xi", "qu")
 
 
-def _made_up_names(count: int, r: np.random.Generator) -> List[str]:
+def _made_up_names(count: int, r: np.random.Generator) -> list[str]:
     """``count`` distinct made-up words of 2 to 4 syllables (4 to 8 ASCII bytes), e.g. "kaloqu"."""
-    vocab: List[str] = []
-    seen: Set[str] = set()
+    vocab: list[str] = []
+    seen: set[str] = set()
     while len(vocab) < count:
         word = "".join(_SYLLABLES[int(i)] for i in r.integers(0, len(_SYLLABLES), size=int(r.integers(2, 5))))
         if word not in seen:
@@ -213,7 +213,7 @@ _PACKAGE_TLDS = ("org", "com", "io", "net", "app", "de")
 _PACKAGE_WORDS = ("keyboard", "shop", "mail", "lite", "pro", "music", "photo", "game", "chat", "news")
 
 
-def package_names(count: int, seed: int = 2031, max_bytes: int = 40) -> List[str]:
+def package_names(count: int, seed: int = 2031, max_bytes: int = 40) -> list[str]:
     """``count`` distinct made-up package names of 11 to ``max_bytes`` ASCII bytes
     (tld.word.word[.word][.suffix], e.g. "com.kalo.mizuta.shop"): the long strings of the
     heavy-hitters benchmarks and tests. Deterministic for a given seed; not real data.
@@ -247,8 +247,8 @@ def package_names(count: int, seed: int = 2031, max_bytes: int = 40) -> List[str
     if max_bytes < 11:
         raise ValueError(f"max_bytes must be at least 11 (the shortest name), got {max_bytes}")
     r = np.random.default_rng(seed)
-    names: List[str] = []
-    seen: Set[str] = set()
+    names: list[str] = []
+    seen: set[str] = set()
     while len(names) < count:
         parts = [_PACKAGE_TLDS[r.integers(len(_PACKAGE_TLDS))]]
         parts += ["".join(_PACKAGE_SYLLABLES[i] for i in r.integers(0, len(_PACKAGE_SYLLABLES), size=r.integers(2, 5)))
@@ -262,7 +262,7 @@ def package_names(count: int, seed: int = 2031, max_bytes: int = 40) -> List[str
     return names
 
 
-def app_names(apps: int = 1024, seed: int = 2029) -> List[str]:
+def app_names(apps: int = 1024, seed: int = 2029) -> list[str]:
     """Names of the ``apps`` made-up apps of :func:`synthetic_app_usage` (app i is called
     ``app_names(apps)[i]``), so that the demos show names, not integer IDs.
 
@@ -308,7 +308,7 @@ def synthetic_app_usage(devices: int = 1_000_000, apps: int = 1024, exponent: fl
 
 
 def synthetic_app_names(devices: int = 1_000_000, names: int = 5000, exponent: float = 1.1,
-                        seed: int = 2028) -> List[str]:
+                        seed: int = 2028) -> list[str]:
     """Each made-up device's most-used app NAME (a made-up str of 4 to 8 ASCII bytes, e.g.
     "kaloqu"): ``names`` distinct names, ranks Zipf(``exponent``). The server of the heavy-hitters
     demo is never given this list. Deterministic for a given seed; not real data.
@@ -332,7 +332,7 @@ def synthetic_app_names(devices: int = 1_000_000, names: int = 5000, exponent: f
     return [vocab[i] for i in zipf_items(devices, names, exponent, r)]
 
 
-def synthetic_urls(count: int = 500, seed: int = 2033, max_bytes: int = 64) -> List[str]:
+def synthetic_urls(count: int = 500, seed: int = 2033, max_bytes: int = 64) -> list[str]:
     """``count`` distinct made-up web addresses of 25 to ``max_bytes`` ASCII bytes, e.g.
     "https://kalo.example/zuve/ratoni/pesu": the long strings of the heavy-hitters demo.
     Deterministic for a given seed; not real data.
@@ -367,8 +367,8 @@ def synthetic_urls(count: int = 500, seed: int = 2033, max_bytes: int = 64) -> L
         raise ValueError(f"max_bytes must be at least 25 (the shortest address), got {max_bytes}")
     r = np.random.default_rng(seed)
     words = _made_up_names(400, r)
-    urls: List[str] = []
-    seen: Set[str] = set()
+    urls: list[str] = []
+    seen: set[str] = set()
     while len(urls) < count:
         path = "/".join(words[int(i)] for i in r.integers(0, len(words), size=int(r.integers(1, 6))))
         url = f"https://{words[int(r.integers(len(words)))]}.example/{path}"
@@ -379,7 +379,7 @@ def synthetic_urls(count: int = 500, seed: int = 2033, max_bytes: int = 64) -> L
 
 
 def synthetic_url_visits(devices: int = 100_000, urls: int = 500, exponent: float = 1.1,
-                         seed: int = 2034) -> List[str]:
+                         seed: int = 2034) -> list[str]:
     """Each made-up device's most-visited web address (of :func:`synthetic_urls` ``(urls)``, 25 to
     64 bytes): address ranks Zipf(``exponent``), so ``synthetic_urls(urls)[:10]`` are the ten most
     visited in law. The server of the heavy-hitters demo is never given the list. Deterministic for

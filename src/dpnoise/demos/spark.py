@@ -4,14 +4,14 @@ counts released with central DP by private_counts, for comparison."""
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable
 
 import numpy as np
 
 
 def run_telemetry_demo(spark: Any = None, devices: int = 1_000_000, apps: int = 1024, epsilon: float = 2.0,
-                       protocol: Optional[str] = None, partitions: int = 4,
-                       out: Callable[[str], Any] = print) -> Dict[str, Any]:
+                       protocol: str | None = None, partitions: int = 4,
+                       out: Callable[[str], Any] = print) -> dict[str, Any]:
     """Run the demo and return what it computed and printed: ``lines`` (the printed lines),
     ``protocol``, ``devices``, ``apps``, ``epsilon``, ``partitions``, ``seconds`` (per step:
     load, privatize+aggregate, central counts), ``top`` (the ten most used apps), ``true``,
@@ -48,7 +48,7 @@ def run_telemetry_demo(spark: Any = None, devices: int = 1_000_000, apps: int = 
     from dpnoise.ldp import FrequencyOracle, recommend
     from dpnoise.mechanisms import Histogram
 
-    lines: List[str] = []
+    lines: list[str] = []
 
     def say(s: str) -> None:
         lines.append(s)
@@ -60,7 +60,7 @@ def run_telemetry_demo(spark: Any = None, devices: int = 1_000_000, apps: int = 
     try:
         name = protocol or recommend(epsilon, apps)
         fo = FrequencyOracle(name, epsilon=epsilon, domain_size=apps)
-        seconds: Dict[str, float] = {}
+        seconds: dict[str, float] = {}
         t0 = time.perf_counter()
         items = synthetic_app_usage(devices, apps).astype(np.int64)
         true = np.bincount(items, minlength=apps)

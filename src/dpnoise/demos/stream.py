@@ -11,14 +11,14 @@ import os
 import tempfile
 import time
 import warnings
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable
 
 import numpy as np
 
 
 def run_stream_demo(spark: Any = None, devices: int = 50_000, days: int = 3, apps: int = 256,
                     epsilon: float = 2.0, delta: float = 1e-8, files_per_day: int = 2, top: int = 5,
-                    out: Callable[[str], Any] = print, workdir: Optional[str] = None) -> Dict[str, Any]:
+                    out: Callable[[str], Any] = print, workdir: str | None = None) -> dict[str, Any]:
     """Run the streamed collection and return what it computed and printed.
 
     Parameters
@@ -62,7 +62,7 @@ def run_stream_demo(spark: Any = None, devices: int = 50_000, days: int = 3, app
     from dpnoise.distributed.spark import aggregate_stream, local_session, reports_table, stream_state
     from dpnoise.ldp import FrequencyOracle
 
-    lines: List[str] = []
+    lines: list[str] = []
 
     def say(s: str) -> None:
         lines.append(s)
@@ -80,8 +80,8 @@ def run_stream_demo(spark: Any = None, devices: int = 50_000, days: int = 3, app
         client = fo.client(default_rng())  # secure: as a device would
         dates = [datetime.date(2026, 11, 1) + datetime.timedelta(days=i) for i in range(days)]
         names = app_names(apps)
-        true: Dict[Any, np.ndarray] = {}
-        files: List[Any] = []
+        true: dict[Any, np.ndarray] = {}
+        files: list[Any] = []
         for i, day in enumerate(dates):
             items = synthetic_app_usage(devices, apps, seed=2027 + i).astype(np.int64)
             true[day] = np.bincount(items, minlength=apps)
@@ -93,9 +93,9 @@ def run_stream_demo(spark: Any = None, devices: int = 50_000, days: int = 3, app
             f"{apps} apps, Hadamard reports at epsilon0={epsilon:g}, {len(files)} Parquet files arriving, one "
             "aggregator per day kept in a state directory")
         schema = None
-        seconds: Dict[str, float] = {}
+        seconds: dict[str, float] = {}
 
-        def arrive(batch: List[Any], first: int) -> None:
+        def arrive(batch: list[Any], first: int) -> None:
             for k, (path, table) in enumerate(batch):
                 pq.write_table(table, path)
                 stamp = time.time() - 3600 + first + k  # the file source reads them in this order
@@ -125,8 +125,8 @@ def run_stream_demo(spark: Any = None, devices: int = 50_000, days: int = 3, app
         say(f"  restart on the same checkpoint and states: micro-batches {stopped_at + 1}..{batches} in "
             f"{seconds['restart']:.1f} s (a batch Spark replays is skipped: its id is already in the states)")
         states = stream_state(state, fo)
-        tops: Dict[Any, Any] = {}
-        central: Dict[Any, Any] = {}
+        tops: dict[Any, Any] = {}
+        central: dict[Any, Any] = {}
         for day, agg in states.items():
             n = agg.n
             with warnings.catch_warnings(record=True) as caught:

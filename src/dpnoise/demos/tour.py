@@ -25,25 +25,35 @@ import secrets
 import textwrap
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Optional
 
 import numpy as np
 
 import dpnoise
 from dpnoise import _core, ldp
 from dpnoise.accounting import Accountant, Gaussian, PrivacyBudget
-from dpnoise.demos.data import (DIAGNOSES, STATES, app_names, synthetic_app_usage, synthetic_diagnoses,
-                                synthetic_minutes, synthetic_people, synthetic_url_visits, synthetic_urls)
+from dpnoise.demos.data import (
+    DIAGNOSES,
+    STATES,
+    app_names,
+    synthetic_app_usage,
+    synthetic_diagnoses,
+    synthetic_minutes,
+    synthetic_people,
+    synthetic_url_visits,
+    synthetic_urls,
+)
 from dpnoise.mechanisms import DiscreteLaplaceMechanism, Histogram, LaplaceMechanism, PrivateKDE
 from dpnoise.selection import AboveThreshold, ReportNoisyMax
 
 #: The sections, in the order they are printed and drawn.
-SECTIONS: Tuple[str, ...] = ("Exact samplers", "Mechanism release", "Accountant", "LDP frequency oracle",
+SECTIONS: tuple[str, ...] = ("Exact samplers", "Mechanism release", "Accountant", "LDP frequency oracle",
                              "Heavy hitters", "Mean oracle", "Daily collection", "Constant time",
                              "Private selection", "Audit")
 #: The figure formats of ``plot=``, by the file's extension.
-PLOT_FORMATS: Tuple[str, ...] = (".png", ".pdf", ".svg")
+PLOT_FORMATS: tuple[str, ...] = (".png", ".pdf", ".svg")
 #: The most lines the default (not verbose) tour prints.
 MAX_DEFAULT_LINES = 60
 _WIDTH = 104  # the summary's wrapping width
@@ -76,24 +86,24 @@ class Section:
 
     title: str
     headline: str
-    lines: List[str]
-    details: List[str] = field(default_factory=list)
-    draw: Optional[Draw] = None
+    lines: list[str]
+    details: list[str] = field(default_factory=list)
+    draw: Draw | None = None
     residuals: bool = False
     seconds: float = 0.0
 
 
 @dataclass
 class _Context:
-    rng: "dpnoise.Generator"
+    rng: dpnoise.Generator
     n: int
     threads: int
     devices: int
     verbose: bool
     budget: PrivacyBudget
-    insecure: Dict[str, bool]  # {"allow_insecure": True} when seeded, else {}
+    insecure: dict[str, bool]  # {"allow_insecure": True} when seeded, else {}
     data_rng: np.random.Generator  # made-up public data (device items, keys under --seed)
-    facts: Dict[str, Any] = field(default_factory=dict)  # what the summary reads
+    facts: dict[str, Any] = field(default_factory=dict)  # what the summary reads
 
 
 # -- statistics (NumPy only) ---------------------------------------------------------------------
@@ -131,7 +141,7 @@ def _upper_gamma_q(a: float, x: float) -> float:
     return min(1.0, math.exp(log_front) * h)
 
 
-def chi_square_pvalue(samples: np.ndarray, pmf: Callable[[np.ndarray], np.ndarray]) -> Tuple[float, int]:
+def chi_square_pvalue(samples: np.ndarray, pmf: Callable[[np.ndarray], np.ndarray]) -> tuple[float, int]:
     """Pearson's chi-square goodness of fit of integer samples to an exact pmf, with every value of
     expected count >= 5 its own bin and the two tails pooled (Pearson 1900; df = bins - 1).
 
@@ -191,7 +201,7 @@ def _best_time(fn: Callable[[], object], repeats: int = 3) -> float:
     return max(best, 1e-9)
 
 
-def _fit_table(samples: np.ndarray, pmf: Callable[[np.ndarray], np.ndarray], values: Sequence[int]) -> List[str]:
+def _fit_table(samples: np.ndarray, pmf: Callable[[np.ndarray], np.ndarray], values: Sequence[int]) -> list[str]:
     n = len(samples)
     lines = ["      x   empirical       exact    (emp-exact)/se"]
     for v in values:
@@ -202,12 +212,12 @@ def _fit_table(samples: np.ndarray, pmf: Callable[[np.ndarray], np.ndarray], val
     return lines
 
 
-def _draw_fits(fits: Sequence[Tuple[str, np.ndarray, Callable[[np.ndarray], np.ndarray]]], title: str) -> Draw:
+def _draw_fits(fits: Sequence[tuple[str, np.ndarray, Callable[[np.ndarray], np.ndarray]]], title: str) -> Draw:
     """A pmf panel (empirical frequencies and the exact pmf) with standardised residuals below.
     Every legend of the figure has a fixed place: matplotlib's loc="best" warns when it is slow."""
     ks = np.arange(-40, 41)
 
-    def draw(ax: Any, rax: Optional[Any]) -> None:
+    def draw(ax: Any, rax: Any | None) -> None:
         for (label, s, pmf), colour in zip(fits, ("C0", "C1")):
             n = max(len(s), 1)
             emp = np.bincount(np.clip(s, -41, 41) + 41, minlength=83)[1:-1] / n
@@ -273,7 +283,7 @@ def _mechanism(ctx: _Context) -> Section:
     people = synthetic_people()
     n = len(people["salary"])
     budget, rng = ctx.budget, ctx.rng
-    spent: List[str] = []
+    spent: list[str] = []
 
     def charge(what: str) -> None:
         spent.append(f"  -> {what}: spent so far epsilon={budget.spent_epsilon:.4f} at delta={budget.delta:g}")
@@ -310,7 +320,7 @@ def _mechanism(ctx: _Context) -> Section:
     details.append("   private " + " ".join(f"{1000 * v:6.2f}" for v in private))
     details.append(spent[2])
 
-    def draw(ax: Any, _: Optional[Any]) -> None:
+    def draw(ax: Any, _: Any | None) -> None:
         pos = np.arange(len(STATES))
         ax.bar(pos - 0.2, true, width=0.4, label="true count")
         ax.bar(pos + 0.2, noisy, width=0.4, label="private (epsilon=1)")
@@ -336,7 +346,7 @@ def _accountant(ctx: _Context) -> Section:
     details += [f"   k = {k:4d} Gaussian(sigma 20): " + ", ".join(f"{kind} {curves[kind][i]:.3f}" for kind in curves)
                 for i, k in enumerate(ks)]
 
-    def draw(ax: Any, _: Optional[Any]) -> None:
+    def draw(ax: Any, _: Any | None) -> None:
         for kind, eps in curves.items():
             ax.plot(ks, eps, "o-", ms=3, label=kind)
         ax.set_xscale("log")
@@ -354,11 +364,11 @@ def _frequency_oracle(ctx: _Context) -> Section:
     names = app_names(apps)
     true = np.bincount(items, minlength=apps)
     best = ldp.recommend(eps, apps)
-    details: List[str] = []
+    details: list[str] = []
     if ctx.verbose:
         details.append(f" {'protocol':10s} {'client':>12s} {'server':>12s} {'rms error':>10s} {'stderr':>8s}  "
                        "(counts; server = add + estimate)")
-    results: Dict[str, Any] = {}
+    results: dict[str, Any] = {}
     for name in (ldp.protocols() if ctx.verbose else [best]):
         fo = ldp.FrequencyOracle(name, epsilon=eps, domain_size=apps)
         t0 = time.perf_counter()
@@ -403,7 +413,7 @@ def _frequency_oracle(ctx: _Context) -> Section:
                        f"{float(np.sqrt(np.mean((consistent - true) ** 2))):.1f} instead of {rms:.1f}")
     shown = [names[i] for i in top]
 
-    def draw(ax: Any, _: Optional[Any]) -> None:
+    def draw(ax: Any, _: Any | None) -> None:
         pos = np.arange(len(top))
         ax.bar(pos - 0.2, true[top], width=0.4, label="true count")
         ax.bar(pos + 0.2, est[top], width=0.4, yerr=1.96 * err[top], capsize=2, label=f"{best} estimate +- 1.96 se")
@@ -442,7 +452,7 @@ def _heavy_hitters(ctx: _Context) -> Section:
     details.append(f"   {len(found)} of the true top 10 found")
     ctx.facts["hh_found"] = len(found)
 
-    def draw(ax: Any, _: Optional[Any]) -> None:
+    def draw(ax: Any, _: Any | None) -> None:
         t = np.array([true.get(r.item, 0) for r in top], dtype=float)
         e = np.array([r.estimate for r in top], dtype=float)
         lo = np.array([r.estimate - r.ci_low for r in top], dtype=float)
@@ -475,7 +485,7 @@ def _mean_oracle(ctx: _Context) -> Section:
              + ", ".join(f"{m} {v:.2f} +- {1.96 * e:.2f}" for m, v, e, _ in rows[:-1])]
     details = [f"   {m:10s} mean {v:8.2f} +- {1.96 * s:6.2f}   ({t:.2f} s)" for m, v, s, t in rows]
 
-    def draw(ax: Any, _: Optional[Any]) -> None:
+    def draw(ax: Any, _: Any | None) -> None:
         pos = np.arange(len(rows))
         ax.errorbar(pos, [r[1] for r in rows], yerr=[1.96 * r[2] for r in rows], fmt="o", capsize=3,
                     label="private mean +- 1.96 se")
@@ -504,7 +514,7 @@ def _daily_collection(ctx: _Context, days: int = 30) -> Section:
     else:
         keys = [secrets.token_bytes(32) for _ in range(devices)]  # each device's secret key
     checkpoints = [t for t in (1, 2, 5, 10, 20, 30) if t < days] + [days]
-    curves: Dict[str, List[float]] = {}
+    curves: dict[str, list[float]] = {}
     for label, options, memo in (("fresh randomness every day", {}, False),
                                  (f"memoised (device_key=), instantaneous_epsilon={eps1:g}",
                                   {"instantaneous_epsilon": eps1}, True)):
@@ -526,7 +536,7 @@ def _daily_collection(ctx: _Context, days: int = 30) -> Section:
     details = [f"   {label:58s} " + "  ".join(f"day {t}: {100 * h:5.1f}%" for t, h in zip(checkpoints, hits))
                for label, hits in curves.items()]
 
-    def draw(ax: Any, _: Optional[Any]) -> None:
+    def draw(ax: Any, _: Any | None) -> None:
         for label, hits in curves.items():
             ax.plot(checkpoints, [100 * h for h in hits], "o-", ms=3, label=label.split(" (")[0].split(",")[0])
         ax.axhline(100 * prior.max(), color="k", lw=0.8, ls=":", label="prior alone")
@@ -578,7 +588,7 @@ def _selection(ctx: _Context) -> Section:
              f"(true: {DIAGNOSES[int(total.argmax())]})",
              f"per clinic, one call, epsilon=1 each: {1e3 * elapsed:.1f} ms, a true most common diagnosis in "
              f"{100 * exact:.1f}%"]
-    details: List[str] = []
+    details: list[str] = []
     if ctx.verbose:
         details.append(f" Most common diagnosis overall, epsilon=0.1 each (true: {DIAGNOSES[int(total.argmax())]}, "
                        f"{int(total.max()):,} patients):")
@@ -605,7 +615,7 @@ def _selection(ctx: _Context) -> Section:
         details.append("   -> clinics " + ", ".join(f"{int(i)} (true {int(flu[i])})" for i in found)
                        + f"; truly above 60: clinics {', '.join(str(int(i)) for i in np.flatnonzero(flu > 60)[:3])}, ...")
 
-    def draw(ax: Any, _: Optional[Any]) -> None:
+    def draw(ax: Any, _: Any | None) -> None:
         g = np.bincount(np.minimum(gap, 10), minlength=11)
         ax.bar(np.arange(11), g)
         ax.set_yscale("log")
@@ -630,7 +640,7 @@ def _audit(ctx: _Context, trials: int = 100_000) -> Section:
     lines = [f"{label}: epsilon >= {eps:.2f} (95% lower bound), {verdict}" for label, eps, verdict in rows]
     ctx.facts["audit"] = rows
 
-    def draw(ax: Any, _: Optional[Any]) -> None:
+    def draw(ax: Any, _: Any | None) -> None:
         pos = np.arange(len(rows))
         ax.bar(pos, [r[1] for r in rows], color=["C2" if r[1] <= 1 else "C3" for r in rows])
         ax.axhline(1.0, color="k", lw=0.8, ls=":", label="claimed epsilon")
@@ -642,14 +652,14 @@ def _audit(ctx: _Context, trials: int = 100_000) -> Section:
     return Section(SECTIONS[9], headline, lines, [], draw)
 
 
-_RUNNERS: Tuple[Callable[[_Context], Section], ...] = (
+_RUNNERS: tuple[Callable[[_Context], Section], ...] = (
     _samplers, _mechanism, _accountant, _frequency_oracle, _heavy_hitters, _mean_oracle, _daily_collection,
     _constant_time, _selection, _audit)
 
 
 # -- the tour ------------------------------------------------------------------------------------
 
-def _summary(ctx: _Context, sections: Sequence[Section], seconds: float) -> List[str]:
+def _summary(ctx: _Context, sections: Sequence[Section], seconds: float) -> list[str]:
     speed = ctx.facts["speed"]
     ours, naive = ctx.facts["audit"]
     return [
@@ -668,8 +678,8 @@ def _summary(ctx: _Context, sections: Sequence[Section], seconds: float) -> List
     ]
 
 
-def run_tour(n: int = 200_000, threads: int = 1, devices: int = 100_000, plot: Optional[str] = None,
-             verbose: bool = False, out: Callable[[str], None] = print, seed: Optional[int] = None) -> List[Section]:
+def run_tour(n: int = 200_000, threads: int = 1, devices: int = 100_000, plot: str | None = None,
+             verbose: bool = False, out: Callable[[str], None] = print, seed: int | None = None) -> list[Section]:
     """Run the tour (``dpnoise demo``): a summary, then one short section per use; with
     ``verbose`` the tables too; with ``plot`` one figure. Randomness: the secure default
     generator (the audit's mechanisms excepted: seeded, as an audit must be reproducible).

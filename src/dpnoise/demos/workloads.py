@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 import math
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Callable
 
 import numpy as np
 
@@ -17,12 +17,12 @@ from dpnoise import ldp
 from dpnoise.bench import Context, Peer, Workload, register
 from dpnoise.demos.data import id_workload, true_top, zipf_items
 
-MakePeer = Callable[[Any, Context, Any], Tuple[Callable[[], object], int]]
+MakePeer = Callable[[Any, Context, Any], tuple[Callable[[], object], int]]
 
 
 # -- samplers ---------------------------------------------------------------------------------
 
-def _sampler_state(ctx: Context) -> Dict[str, Any]:
+def _sampler_state(ctx: Context) -> dict[str, Any]:
     return {"rng": ctx.rng(), "np": ctx.numpy_rng()}
 
 
@@ -35,7 +35,7 @@ def _laplace_variance(scale: float) -> float:
 
 def _opendp_vector_noise(kind: str, scale: float) -> MakePeer:
     """OpenDP's sampler on an int vector of zeros (discrete noise, like dpnoise's)."""
-    def make(dp: Any, ctx: Context, state: Any) -> Tuple[Callable[[], object], int]:
+    def make(dp: Any, ctx: Context, state: Any) -> tuple[Callable[[], object], int]:
         dp.enable_features("contrib")
         n = 10_000 if ctx.quick else 50_000  # OpenDP draws ~10^5 samples/s: keep runs short
         space = (dp.vector_domain(dp.atom_domain(T=int)),
@@ -46,8 +46,8 @@ def _opendp_vector_noise(kind: str, scale: float) -> MakePeer:
     return make
 
 
-def _opendp_variance_ratio(kind: str, scale: float) -> Callable[[Any, Context, Any], Dict[str, float]]:
-    def utility(dp: Any, ctx: Context, state: Any) -> Dict[str, float]:
+def _opendp_variance_ratio(kind: str, scale: float) -> Callable[[Any, Context, Any], dict[str, float]]:
+    def utility(dp: Any, ctx: Context, state: Any) -> dict[str, float]:
         call, _ = _opendp_vector_noise(kind, scale)(dp, ctx, state)
         x = np.asarray(call(), dtype=float)
         exact = _laplace_variance(scale) if kind == "laplace" else scale**2
@@ -58,15 +58,15 @@ def _opendp_variance_ratio(kind: str, scale: float) -> Callable[[Any, Context, A
 def _register_samplers() -> None:
     for kind, ref_name, exact in (("laplace", "numpy laplace(scale=10)", _laplace_variance(10.0)),
                                   ("gaussian", "numpy normal(scale=10)", 100.0)):
-        def draw(ctx: Context, s: Dict[str, Any], kind: str = kind) -> np.ndarray:
+        def draw(ctx: Context, s: dict[str, Any], kind: str = kind) -> np.ndarray:
             f = s["rng"].discrete_laplace if kind == "laplace" else s["rng"].discrete_gaussian
             return f(10, ctx.samples, threads=ctx.threads)
 
-        def reference(ctx: Context, s: Dict[str, Any], kind: str = kind) -> np.ndarray:
+        def reference(ctx: Context, s: dict[str, Any], kind: str = kind) -> np.ndarray:
             f = s["np"].laplace if kind == "laplace" else s["np"].normal
             return f(0.0, 10.0, ctx.samples)
 
-        def utility(ctx: Context, s: Dict[str, Any], draw: Any = draw, exact: float = exact) -> Dict[str, float]:
+        def utility(ctx: Context, s: dict[str, Any], draw: Any = draw, exact: float = exact) -> dict[str, float]:
             # the discrete Gaussian's variance is within 1e-6 of sigma^2 for sigma = 10
             # (Canonne, Kamath & Steinke 2020, Cor. 9)
             return {"variance_ratio": float(draw(ctx, s).var() / exact)}
@@ -85,7 +85,7 @@ def _register_samplers() -> None:
 
 def _diffprivlib_scalar(kind: str) -> MakePeer:
     """diffprivlib's mechanisms randomise one scalar per call; time a loop over a few."""
-    def make(lib: Any, ctx: Context, state: Any) -> Tuple[Callable[[], object], int]:
+    def make(lib: Any, ctx: Context, state: Any) -> tuple[Callable[[], object], int]:
         mechs = importlib.import_module("diffprivlib.mechanisms")
         eps = float(ctx.epsilon or 1.0)
         mech = (mechs.Laplace(epsilon=eps, sensitivity=1.0) if kind == "laplace"
@@ -95,18 +95,18 @@ def _diffprivlib_scalar(kind: str) -> MakePeer:
     return make
 
 
-def _diffprivlib_error(kind: str) -> Callable[[Any, Context, Any], Dict[str, float]]:
+def _diffprivlib_error(kind: str) -> Callable[[Any, Context, Any], dict[str, float]]:
     """The peer's mean squared error over the variance dpnoise states for the same job (the
     workload's own metric): below 1, the peer adds less noise than dpnoise at this epsilon."""
-    def utility(lib: Any, ctx: Context, state: Any) -> Dict[str, float]:
+    def utility(lib: Any, ctx: Context, state: Any) -> dict[str, float]:
         call, _ = _diffprivlib_scalar(kind)(lib, ctx, state)
         err = np.asarray(call(), dtype=float) - 0.5
         return {state["metric"]: float(np.mean(err**2) / state["variance"])}
     return utility
 
 
-def _mechanism_state(kind: str) -> Callable[[Context], Dict[str, Any]]:
-    def setup(ctx: Context) -> Dict[str, Any]:
+def _mechanism_state(kind: str) -> Callable[[Context], dict[str, Any]]:
+    def setup(ctx: Context) -> dict[str, Any]:
         from dpnoise.mechanisms import GaussianMechanism, LaplaceMechanism
 
         rng = ctx.rng()
@@ -125,7 +125,7 @@ def _mechanism_state(kind: str) -> Callable[[Context], Dict[str, Any]]:
     return setup
 
 
-def _mse_over_stated(ctx: Context, s: Dict[str, Any]) -> Dict[str, float]:
+def _mse_over_stated(ctx: Context, s: dict[str, Any]) -> dict[str, float]:
     """Mean squared error / the stated noise variance (2b^2 for Laplace, sigma^2 for Gaussian):
     1 is exactly calibrated; the output grid's rounding adds a little."""
     err = s["mech"](s["x"]) - s["x"]
@@ -168,8 +168,8 @@ def _selection_rows(ctx: Context) -> int:
     return 200 if ctx.quick else 10_000
 
 
-def _selection_state(noise: str) -> Callable[[Context], Dict[str, Any]]:
-    def setup(ctx: Context) -> Dict[str, Any]:
+def _selection_state(noise: str) -> Callable[[Context], dict[str, Any]]:
+    def setup(ctx: Context) -> dict[str, Any]:
         from dpnoise.selection import ReportNoisyMax
 
         scores = ctx.numpy_rng("scores").integers(0, 1000, size=(_selection_rows(ctx), 1000), dtype=np.int32)
@@ -179,13 +179,13 @@ def _selection_state(noise: str) -> Callable[[Context], Dict[str, Any]]:
     return setup
 
 
-def _p_correct(ctx: Context, s: Dict[str, Any]) -> Dict[str, float]:
+def _p_correct(ctx: Context, s: dict[str, Any]) -> dict[str, float]:
     picked = s["mech"](s["scores"])
     best = s["scores"].max(axis=1)
     return {"p_correct": float(np.mean(s["scores"][np.arange(len(picked)), picked] == best))}
 
 
-def _opendp_noisy_max(dp: Any, ctx: Context, state: Any) -> Tuple[Callable[[], object], int]:
+def _opendp_noisy_max(dp: Any, ctx: Context, state: Any) -> tuple[Callable[[], object], int]:
     dp.enable_features("contrib")
     space = dp.vector_domain(dp.atom_domain(T=int)), dp.linf_distance(T=int)
     # make_noisy_max (0.16+): zCDP gives Gumbel noise (the exponential mechanism), scale 2Δ/ε
@@ -194,7 +194,7 @@ def _opendp_noisy_max(dp: Any, ctx: Context, state: Any) -> Tuple[Callable[[], o
     return (lambda: [meas(v) for v in vectors]), len(vectors)
 
 
-def _opendp_p_correct(dp: Any, ctx: Context, state: Any) -> Dict[str, float]:
+def _opendp_p_correct(dp: Any, ctx: Context, state: Any) -> dict[str, float]:
     call, n = _opendp_noisy_max(dp, ctx, state)
     picked = np.asarray(call())
     rows = state["scores"][:n]
@@ -203,7 +203,7 @@ def _opendp_p_correct(dp: Any, ctx: Context, state: Any) -> Dict[str, float]:
 
 def _register_selection() -> None:
     for noise, draw in _NUMPY_NOISE.items():
-        def reference(ctx: Context, s: Dict[str, Any], draw: Any = draw) -> np.ndarray:
+        def reference(ctx: Context, s: dict[str, Any], draw: Any = draw) -> np.ndarray:
             b = 2.0 / float(ctx.epsilon)  # type: ignore[arg-type]
             return np.argmax(s["scores"] + draw(s["np"], b, s["scores"].shape), axis=1)
 
@@ -229,7 +229,7 @@ _LDP_D = 1024
 # Bernoulli per sketch bit (m = 1024). Every server runs on the same number of reports, so that
 # the utility of the protocols is compared at one n (OLH's server had 1/10 of them up to 0.8.0,
 # when its O(n·d) estimate was slow; it takes about 3 ms for 20,000 reports now).
-_SERVER_SHARE: Dict[str, int] = {}
+_SERVER_SHARE: dict[str, int] = {}
 _CLIENT_SHARE = {"cms": 10}
 
 
@@ -263,8 +263,8 @@ def _oracle(ctx: Context, name: str) -> Any:
     return _with_public_keys(ctx, ldp.FrequencyOracle, name, float(ctx.epsilon), _LDP_D)  # type: ignore[arg-type]
 
 
-def _fo_client_state(name: str) -> Callable[[Context], Dict[str, Any]]:
-    def setup(ctx: Context) -> Dict[str, Any]:
+def _fo_client_state(name: str) -> Callable[[Context], dict[str, Any]]:
+    def setup(ctx: Context) -> dict[str, Any]:
         fo = _oracle(ctx, name)
         p = math.exp(fo.epsilon) / (math.exp(fo.epsilon) + _LDP_D - 1)  # GRR keep probability (Wang et al. 2017)
         return {"client": fo.client(ctx.rng(), allow_insecure=ctx.allow_insecure),
@@ -272,15 +272,15 @@ def _fo_client_state(name: str) -> Callable[[Context], Dict[str, Any]]:
     return setup
 
 
-def _numpy_grr(ctx: Context, s: Dict[str, Any]) -> object:
+def _numpy_grr(ctx: Context, s: dict[str, Any]) -> object:
     # the usual float way: keep with probability p, else a uniform other item
     items, r = s["items"], s["np"]
     other = r.integers(0, _LDP_D - 1, items.size)
     return np.where(r.random(items.size) < s["p"], items, other + (other >= items))
 
 
-def _fo_server_state(name: str) -> Callable[[Context], Dict[str, Any]]:
-    def setup(ctx: Context) -> Dict[str, Any]:
+def _fo_server_state(name: str) -> Callable[[Context], dict[str, Any]]:
+    def setup(ctx: Context) -> dict[str, Any]:
         fo = _oracle(ctx, name)
         items = zipf_items(_server_devices(ctx, name), _LDP_D, seed=1)
         reports = fo.client(ctx.rng(), allow_insecure=ctx.allow_insecure).privatize(items)
@@ -288,11 +288,11 @@ def _fo_server_state(name: str) -> Callable[[Context], Dict[str, Any]]:
     return setup
 
 
-def _fo_aggregate(ctx: Context, s: Dict[str, Any]) -> object:
+def _fo_aggregate(ctx: Context, s: dict[str, Any]) -> object:
     return s["fo"].aggregator().add(s["reports"]).estimate()
 
 
-def _fo_utility(ctx: Context, s: Dict[str, Any]) -> Dict[str, float]:
+def _fo_utility(ctx: Context, s: dict[str, Any]) -> dict[str, float]:
     agg = s["fo"].aggregator().add(s["reports"])
     est, se = agg.estimate(), agg.stderr()
     return {"rms_error": float(np.sqrt(np.mean((est - s["true"]) ** 2))),
@@ -333,19 +333,19 @@ def _hh_items(ctx: Context) -> np.ndarray:
     return id_workload(32, n_items=100_000 if ctx.quick else 1_000_000, n_users=_hh_devices(ctx))
 
 
-def _hh_state(method: str) -> Callable[[Context], Dict[str, Any]]:
-    def setup(ctx: Context) -> Dict[str, Any]:
+def _hh_state(method: str) -> Callable[[Context], dict[str, Any]]:
+    def setup(ctx: Context) -> dict[str, Any]:
         hh = _with_public_keys(ctx, ldp.HeavyHitters, method, float(ctx.epsilon), 32)  # type: ignore[arg-type]
         items = _hh_items(ctx)
         return {"hh": hh, "client": hh.client(ctx.rng(), allow_insecure=ctx.allow_insecure), "items": items}
     return setup
 
 
-def _hh_end_to_end(ctx: Context, s: Dict[str, Any]) -> Any:
+def _hh_end_to_end(ctx: Context, s: dict[str, Any]) -> Any:
     return s["hh"].aggregator().add(s["client"].privatize(s["items"])).top(10)
 
 
-def _hh_recall(ctx: Context, s: Dict[str, Any]) -> Dict[str, float]:
+def _hh_recall(ctx: Context, s: dict[str, Any]) -> dict[str, float]:
     found = {r.item for r in _hh_end_to_end(ctx, s)}
     return {"recall": len(found & true_top(s["items"], 10)) / 10}
 
@@ -373,7 +373,7 @@ def _register_heavy_hitters() -> None:
 # -- bit sources and accounting -------------------------------------------------------------------
 
 def _register_streams_and_accounting() -> None:
-    def numpy_via_chacha(ctx: Context) -> Dict[str, Any]:
+    def numpy_via_chacha(ctx: Context) -> dict[str, Any]:
         import dpnoise
 
         return {"chacha": np.random.Generator(dpnoise.ChaCha20()), "pcg": np.random.Generator(np.random.PCG64(1))}
@@ -388,7 +388,7 @@ def _register_streams_and_accounting() -> None:
     def pld_count(ctx: Context) -> int:
         return 10 if ctx.quick else 100
 
-    def dpa_pld(dpa: Any, ctx: Context, state: Any) -> Tuple[Callable[[], object], int]:
+    def dpa_pld(dpa: Any, ctx: Context, state: Any) -> tuple[Callable[[], object], int]:
         pld = importlib.import_module("dp_accounting.pld.pld_privacy_accountant")
 
         def call() -> float:
@@ -397,7 +397,7 @@ def _register_streams_and_accounting() -> None:
             return acc.get_epsilon(1e-6)
         return call, 1
 
-    def dpa_rdp(dpa: Any, ctx: Context, state: Any) -> Tuple[Callable[[], object], int]:
+    def dpa_rdp(dpa: Any, ctx: Context, state: Any) -> tuple[Callable[[], object], int]:
         rdp = importlib.import_module("dp_accounting.rdp.rdp_privacy_accountant")
 
         def call() -> float:
@@ -438,10 +438,10 @@ def _calls(ctx: Context) -> int:
     return 2_000 if ctx.quick else 20_000
 
 
-def _per_call_state(ctx: Context) -> Dict[str, Any]:
+def _per_call_state(ctx: Context) -> dict[str, Any]:
     from dpnoise.mechanisms import LaplaceMechanism
 
-    state: Dict[str, Any] = {"rng": ctx.rng(), "np": ctx.numpy_rng(), "n": _calls(ctx)}
+    state: dict[str, Any] = {"rng": ctx.rng(), "np": ctx.numpy_rng(), "n": _calls(ctx)}
     if ctx.epsilon is not None:
         state["mech"] = LaplaceMechanism(float(ctx.epsilon), 1.0, rng=ctx.rng("mech"),
                                          allow_insecure=ctx.allow_insecure)
@@ -450,17 +450,17 @@ def _per_call_state(ctx: Context) -> Dict[str, Any]:
     return state
 
 
-def _scalar_draws(ctx: Context, s: Dict[str, Any]) -> list:
+def _scalar_draws(ctx: Context, s: dict[str, Any]) -> list:
     draw = s["rng"].discrete_laplace
     return [draw(10) for _ in range(s["n"])]
 
 
-def _scalar_releases(ctx: Context, s: Dict[str, Any]) -> list:
+def _scalar_releases(ctx: Context, s: dict[str, Any]) -> list:
     mech = s["mech"]
     return [mech(3.2) for _ in range(s["n"])]
 
 
-def _one_report_state(ctx: Context) -> Dict[str, Any]:
+def _one_report_state(ctx: Context) -> dict[str, Any]:
     fo = _oracle(ctx, "grr")
     items = zipf_items(_calls(ctx), _LDP_D, seed=1)
     p = math.exp(fo.epsilon) / (math.exp(fo.epsilon) + _LDP_D - 1)  # GRR keep probability (Wang et al. 2017)
@@ -469,12 +469,12 @@ def _one_report_state(ctx: Context) -> Dict[str, Any]:
             "p": p}
 
 
-def _one_report_each(ctx: Context, s: Dict[str, Any]) -> list:
+def _one_report_each(ctx: Context, s: dict[str, Any]) -> list:
     privatize = s["client"].privatize
     return [privatize(x) for x in s["items"]]
 
 
-def _numpy_one_report_each(ctx: Context, s: Dict[str, Any]) -> list:
+def _numpy_one_report_each(ctx: Context, s: dict[str, Any]) -> list:
     # the usual float way, one device per call: keep with probability p, else a uniform other item
     r, p, out = s["np"], s["p"], []
     for x in s["items"]:
@@ -483,7 +483,7 @@ def _numpy_one_report_each(ctx: Context, s: Dict[str, Any]) -> list:
     return out
 
 
-def _one_report_utility(ctx: Context, s: Dict[str, Any]) -> Dict[str, float]:
+def _one_report_utility(ctx: Context, s: dict[str, Any]) -> dict[str, float]:
     agg = s["fo"].aggregator()
     for report in _one_report_each(ctx, s):
         agg.add(report)
@@ -533,7 +533,7 @@ def _register_constant_time_and_sgd() -> None:
     the price of branching on nothing secret, docs/security.md), and one DP-SGD noise step on a
     float32 gradient in place against NumPy's float normal."""
     for kind, exact in (("laplace", _laplace_variance(10.0)), ("gaussian", 100.0)):
-        def draw(ctx: Context, s: Dict[str, Any], kind: str = kind, constant_time: bool = True) -> np.ndarray:
+        def draw(ctx: Context, s: dict[str, Any], kind: str = kind, constant_time: bool = True) -> np.ndarray:
             f = s["rng"].discrete_laplace if kind == "laplace" else s["rng"].discrete_gaussian
             return f(10, ctx.samples, threads=ctx.threads, constant_time=constant_time)
 
@@ -546,7 +546,7 @@ def _register_constant_time_and_sgd() -> None:
             utility=lambda ctx, s, draw=draw, exact=exact: {"variance_ratio": float(draw(ctx, s).var() / exact)},
         ))
 
-    def sgd_state(ctx: Context) -> Dict[str, Any]:
+    def sgd_state(ctx: Context) -> dict[str, Any]:
         from dpnoise.mechanisms import GaussianMechanism
 
         mech = GaussianMechanism(noise_multiplier=1.1, sensitivity=1.0, rng=ctx.rng(), threads=ctx.threads,
@@ -554,14 +554,14 @@ def _register_constant_time_and_sgd() -> None:
         grad = ctx.numpy_rng("grad").standard_normal(ctx.values).astype(np.float32)
         return {"mech": mech, "grad": grad, "g": grad.copy(), "np": ctx.numpy_rng()}
 
-    def sgd_step(ctx: Context, s: Dict[str, Any]) -> object:
+    def sgd_step(ctx: Context, s: dict[str, Any]) -> object:
         return s["mech"](s["g"], out=s["g"])
 
-    def numpy_step(ctx: Context, s: Dict[str, Any]) -> object:
+    def numpy_step(ctx: Context, s: dict[str, Any]) -> object:
         g = s["g"]
         return np.add(g, s["np"].standard_normal(g.size, dtype=np.float32) * np.float32(1.1), out=g)
 
-    def sgd_utility(ctx: Context, s: Dict[str, Any]) -> Dict[str, float]:
+    def sgd_utility(ctx: Context, s: dict[str, Any]) -> dict[str, float]:
         # noise of sigma = noise_multiplier x sensitivity (Abadi et al. 2016, Algorithm 1)
         noisy = s["mech"](s["grad"])
         return {"mse_over_sigma2": float(np.mean((noisy.astype(np.float64) - s["grad"]) ** 2) / 1.1**2)}
@@ -580,8 +580,8 @@ def _register_constant_time_and_sgd() -> None:
 _MEAN_DIMS = 8
 
 
-def _mean_state(method: str) -> Callable[[Context], Dict[str, Any]]:
-    def setup(ctx: Context) -> Dict[str, Any]:
+def _mean_state(method: str) -> Callable[[Context], dict[str, Any]]:
+    def setup(ctx: Context) -> dict[str, Any]:
         from dpnoise.ldp.numeric.mean import MeanConfiguration
 
         mo = MeanConfiguration.registered()[method](float(ctx.epsilon), (0.0, 1.0),  # type: ignore[arg-type]
@@ -594,12 +594,12 @@ def _mean_state(method: str) -> Callable[[Context], Dict[str, Any]]:
     return setup
 
 
-def _mean_end_to_end(ctx: Context, s: Dict[str, Any]) -> Any:
+def _mean_end_to_end(ctx: Context, s: dict[str, Any]) -> Any:
     agg = s["mo"].aggregator().add(s["client"].privatize(s["values"]))
     return agg.estimate(), agg.stderr()
 
 
-def _mean_utility(ctx: Context, s: Dict[str, Any]) -> Dict[str, float]:
+def _mean_utility(ctx: Context, s: dict[str, Any]) -> dict[str, float]:
     est, se = _mean_end_to_end(ctx, s)
     err = np.asarray(est) - s["true"]
     return {"rms_error": float(np.sqrt(np.mean(err**2))),
@@ -644,7 +644,7 @@ def _string_devices(ctx: Context) -> int:
     return 5 * ctx.devices if ctx.quick else ctx.devices
 
 
-def _string_options(ctx: Context) -> Dict[str, Any]:
+def _string_options(ctx: Context) -> dict[str, Any]:
     # --quick: fewer public hash functions and survivors per level (the server's cost is
     # levels x 257 x keep candidates x k_prime, whatever the number of devices); full: the defaults
     return {"k_prime": 256, "keep": 16} if ctx.quick else {}
@@ -657,7 +657,7 @@ def _string_size(ctx: Context) -> str:
             f"max_length={_STRING_MAX}, {config}")
 
 
-def _string_state(ctx: Context) -> Dict[str, Any]:
+def _string_state(ctx: Context) -> dict[str, Any]:
     from dpnoise.demos.data import package_names, zipf_ranks
 
     hh = _with_public_keys(ctx, lambda **kw: ldp.HeavyHitters("string_pem", float(ctx.epsilon),  # type: ignore[arg-type]
@@ -669,7 +669,7 @@ def _string_state(ctx: Context) -> Dict[str, Any]:
             "truth": true_top(ranks, 10), "names": names}
 
 
-def _string_recall(ctx: Context, s: Dict[str, Any]) -> Dict[str, float]:
+def _string_recall(ctx: Context, s: dict[str, Any]) -> dict[str, float]:
     found = {r.item for r in _hh_end_to_end(ctx, s)}
     return {"recall": len(found & {s["names"][r] for r in s["truth"]}) / 10}
 
@@ -711,8 +711,8 @@ def _daily_oracle(ctx: Context, setting: str) -> Any:
                              "olh", eps, _LDP_D)
 
 
-def _daily_state(setting: str) -> Callable[[Context], Dict[str, Any]]:
-    def setup(ctx: Context) -> Dict[str, Any]:
+def _daily_state(setting: str) -> Callable[[Context], dict[str, Any]]:
+    def setup(ctx: Context) -> dict[str, Any]:
         fo = _daily_oracle(ctx, setting)
         items = zipf_items(ctx.devices, _LDP_D, seed=ctx.numpy_rng("items"))
         # the devices' secret keys (a simulation: drawn from the run's data generator)
@@ -725,7 +725,7 @@ def _daily_state(setting: str) -> Callable[[Context], Dict[str, Any]]:
     return setup
 
 
-def _one_day(ctx: Context, s: Dict[str, Any], n: Optional[int] = None) -> Any:
+def _one_day(ctx: Context, s: dict[str, Any], n: int | None = None) -> Any:
     """One day's reports of the first ``n`` devices (all by default)."""
     items, keys = s["items"][:n], s["keys"]
     if keys is None:
@@ -738,7 +738,7 @@ def _rms(fo: Any, reports: Any, true: np.ndarray) -> float:
     return float(np.sqrt(np.mean((est - true) ** 2)))
 
 
-def _daily_utility(ctx: Context, s: Dict[str, Any]) -> Dict[str, float]:
+def _daily_utility(ctx: Context, s: dict[str, Any]) -> dict[str, float]:
     from dpnoise.ldp.longitudinal import averaging_attack
 
     memoised = s["keys"] is not None

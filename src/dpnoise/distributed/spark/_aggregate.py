@@ -11,10 +11,10 @@ from __future__ import annotations
 import contextlib
 import os
 import pickle
-from typing import Any, Callable, Iterable, List, Optional, Tuple  # noqa: F401
+from collections.abc import Iterable
+from typing import Any, Callable
 
-from . import _count_table as count_table
-from . import _jvm_counts as jvm_counts
+from . import _count_table as count_table, _jvm_counts as jvm_counts
 from ._checks import check_on_malformed, check_report_column
 from ._identifiers import field_path
 from ._jobs import catchable, raise_task_error, run_job, task_error
@@ -24,7 +24,7 @@ from ._report_rows import layout, protocol_of
 _STATE_SCHEMA = "state binary, malformed bigint, rows bigint, error string"
 
 #: what a task returns: (serialised state, malformed rows, rows seen, error or "")
-Partial = Tuple[bytes, int, int, str]
+Partial = tuple[bytes, int, int, str]
 
 
 def oracle_factory(oracle: Any) -> Callable[[], Any]:
@@ -62,7 +62,7 @@ class _Ingest:
     """The task: Arrow tables or batches -> one aggregator -> (state, malformed, rows, error).
     An error about the data or the configuration is returned, not raised (see _jobs)."""
 
-    def __init__(self, make: Callable[[], Any], column: Optional[str]) -> None:
+    def __init__(self, make: Callable[[], Any], column: str | None) -> None:
         self.make, self.column = make, column
 
     def __call__(self, tables: Iterable[Any]) -> Partial:
@@ -138,7 +138,7 @@ class SparkAggregate:
                 f"source={self.source!r}, route={self.route!r}{helper})")
 
 
-def _parquet_task(make: Callable[[], Any], column: Optional[str], columns: List[str]) -> Callable[[Any], Any]:
+def _parquet_task(make: Callable[[], Any], column: str | None, columns: list[str]) -> Callable[[Any], Any]:
     from ._parquet import read_pieces
 
     ingest = _Ingest(make, column)
@@ -149,7 +149,7 @@ def _parquet_task(make: Callable[[], Any], column: Optional[str], columns: List[
     return run
 
 
-def _dataframe_states(df: Any, column: Optional[str], oracle: Any) -> Any:
+def _dataframe_states(df: Any, column: str | None, oracle: Any) -> Any:
     """One (state, malformed, rows, error) row per partition of ``df``, via ``mapInArrow`` over
     the report fields as flat columns (cheaper for Spark to hand over than a struct)."""
     import pyarrow as pa
@@ -172,7 +172,7 @@ def _dataframe_states(df: Any, column: Optional[str], oracle: Any) -> Any:
     return flat.mapInArrow(aggregate_partition, _STATE_SCHEMA)
 
 
-def _source_paths(source: Any) -> Optional[List[str]]:
+def _source_paths(source: Any) -> list[str] | None:
     """The Parquet paths ``source`` names, None for a DataFrame; TypeError for anything else."""
     from pyspark.sql import DataFrame
 
@@ -194,8 +194,8 @@ def _session(spark: Any) -> Any:
     return spark
 
 
-def aggregate_reports(source: Any, column: Optional[str], oracle: Any, *, on_malformed: str = "raise",
-                      depth: int = 2, spark: Any = None, tasks: Optional[int] = None) -> Any:
+def aggregate_reports(source: Any, column: str | None, oracle: Any, *, on_malformed: str = "raise",
+                      depth: int = 2, spark: Any = None, tasks: int | None = None) -> Any:
     """The aggregator of every report in ``source``.
 
     Parameters
@@ -266,8 +266,8 @@ def aggregate_reports(source: Any, column: Optional[str], oracle: Any, *, on_mal
     return agg
 
 
-def aggregate_any(source: Any, column: Optional[str], oracle: Any, *, depth: int = 2, spark: Any = None,
-                  tasks: Optional[int] = None) -> Any:
+def aggregate_any(source: Any, column: str | None, oracle: Any, *, depth: int = 2, spark: Any = None,
+                  tasks: int | None = None) -> Any:
     """:func:`aggregate_reports` without its checks of the result: the aggregator (possibly of
     no reports) with its ``spark`` record, malformed rows counted and left out. The routes are
     chosen here, for a static source and for one micro-batch of a stream (_stream.py) alike;
@@ -337,8 +337,8 @@ def _no_reports(oracle: Any, source: str, route: str, why: str) -> Any:
     return agg
 
 
-def _count_in_spark(df: Any, column: Optional[str], oracle: Any, depth: int,
-                    what: str) -> Tuple[Optional[Tuple[Any, int, int, int, str]], str]:
+def _count_in_spark(df: Any, column: str | None, oracle: Any, depth: int,
+                    what: str) -> tuple[tuple[Any, int, int, int, str] | None, str]:
     """((aggregator, malformed, rows, tasks, route) or None, why the JVM helper was not used)
     for a DataFrame whose aggregator state is a count table over the report fields: counted
     by dpnoise's JVM helper where it loads, else by Spark's groupBy over at most

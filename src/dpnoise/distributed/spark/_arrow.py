@@ -7,7 +7,7 @@ configuration travels in the Arrow schema metadata (:data:`CONFIG_KEY`)."""
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, Optional, Tuple
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -29,7 +29,7 @@ def struct_type(oracle: Any) -> pa.StructType:
     return pa.struct(fields)
 
 
-def rows_to_arrow(oracle: Any, rows: Dict[str, np.ndarray], n: int) -> pa.StructArray:
+def rows_to_arrow(oracle: Any, rows: dict[str, np.ndarray], n: int) -> pa.StructArray:
     """A struct array from per-row columns (fixed rows as (n, k) uint8)."""
     arrays = []
     for f in layout(oracle):
@@ -58,7 +58,7 @@ def _binary_rows(arr: Any, k: int) -> np.ndarray:
     return data.reshape(n, k)
 
 
-def report_fields(oracle: Any, source: Any, column: Optional[str] = None) -> Dict[str, Any]:
+def report_fields(oracle: Any, source: Any, column: str | None = None) -> dict[str, Any]:
     """The report fields of ``source`` by NAME: the children of the struct column ``column``
     (a struct array, or a table / record batch holding it), or, with ``column=None`` and a table
     / record batch, its top-level columns (a flat layout). ValueError naming the first missing
@@ -87,8 +87,8 @@ def report_fields(oracle: Any, source: Any, column: Optional[str] = None) -> Dic
     return {f.name: by_name[f.name] for f in layout(oracle)}
 
 
-def arrow_to_rows(oracle: Any, source: Any, column: Optional[str] = None
-                  ) -> Tuple[Dict[str, np.ndarray], int, int]:
+def arrow_to_rows(oracle: Any, source: Any, column: str | None = None
+                  ) -> tuple[dict[str, np.ndarray], int, int]:
     """(per-row columns of the valid rows, their number, the number of malformed rows) from
     Arrow reports (``source`` and ``column`` as in :func:`report_fields`). A row is malformed
     when a field is null, a binary row has the wrong length, or a value is outside the
@@ -109,7 +109,7 @@ def arrow_to_rows(oracle: Any, source: Any, column: Optional[str] = None
     if n_read != n_all:
         mask = pa.array(readable)
         children = {k: v.filter(mask) for k, v in children.items()}
-    rows: Dict[str, np.ndarray] = {}
+    rows: dict[str, np.ndarray] = {}
     for f in fields:
         child = children[f.name]
         if f.kind == FIXED:
@@ -125,7 +125,7 @@ def arrow_to_rows(oracle: Any, source: Any, column: Optional[str] = None
 
 
 # -- per-row validity ------------------------------------------------------------------------------
-def row_validity(oracle: Any, rows: Dict[str, np.ndarray], n: int) -> np.ndarray:
+def row_validity(oracle: Any, rows: dict[str, np.ndarray], n: int) -> np.ndarray:
     """A boolean mask of the rows ``oracle``'s aggregator accepts, in O(n): a packed bit must be
     0 or 1 (packing would hide a 2), and the rest is the configuration's own mask over its report
     arrays (``Configuration.valid_rows``: every declared field's range and its per-row rules).
@@ -141,7 +141,7 @@ def row_validity(oracle: Any, rows: Dict[str, np.ndarray], n: int) -> np.ndarray
     return ok & np.asarray(proto.valid_rows(from_rows(oracle, rows, n), n), dtype=bool).reshape(n)
 
 
-def make_reports(oracle: Any, rows: Dict[str, np.ndarray], n: int) -> Any:
+def make_reports(oracle: Any, rows: dict[str, np.ndarray], n: int) -> Any:
     return protocol_of(oracle).reports(from_rows(oracle, rows, n), n)
 
 
@@ -151,7 +151,7 @@ class ConfigurationError(ValueError):
     raised as such and never counted as malformed rows."""
 
 
-def add_rows(agg: Any, oracle: Any, rows: Dict[str, np.ndarray], n: int) -> int:
+def add_rows(agg: Any, oracle: Any, rows: dict[str, np.ndarray], n: int) -> int:
     """Add ``n`` rows that passed :func:`row_validity` (as :func:`arrow_to_rows` returns them)
     to ``agg`` in one add. If the aggregator still refuses them, that is no bad row but a
     configuration error: :class:`ConfigurationError` (a ValueError) saying so. Returns 0, the
@@ -176,7 +176,7 @@ def config_json(oracle: Any) -> str:
     return protocol_of(oracle).to_json()
 
 
-def config_metadata(oracle: Any) -> Dict[bytes, bytes]:
+def config_metadata(oracle: Any) -> dict[bytes, bytes]:
     """Arrow schema metadata carrying ``oracle``'s configuration (as dpnoise.ldp.arrow writes it)."""
     from ...ldp import arrow as ldp_arrow
 
@@ -200,7 +200,7 @@ def check_config(found: Any, oracle: Any, what: str) -> None:
                          "aggregate them with their own configuration")
 
 
-def schema_config(schema: Any) -> Optional[bytes]:
+def schema_config(schema: Any) -> bytes | None:
     """The configuration JSON of an Arrow schema: in its own metadata (:data:`CONFIG_KEY`),
     else in the field metadata Spark writes into a Parquet file
     (``org.apache.spark.sql.parquet.row.metadata``); None when there is none."""

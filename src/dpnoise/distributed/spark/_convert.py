@@ -4,7 +4,7 @@ travels with the rows: in the Arrow schema metadata (and so in Parquet files) an
 column's metadata (kept by Spark through projections and its own Parquet files)."""
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from ._checks import check_on_malformed, check_report_column
 from ._identifiers import quoted
@@ -81,7 +81,7 @@ def with_config(df: Any, column: str, oracle: Any) -> Any:
 
 
 def reports_to_dataframe(spark: Any, reports: Any, oracle: Any, column: str = "report", *,
-                         num_partitions: Optional[int] = None) -> Any:
+                         num_partitions: int | None = None) -> Any:
     """A DataFrame of ``reports`` (one row per user, struct column ``column``; types in
     ``dpnoise.distributed.spark._report_rows``), built from Arrow (``createDataFrame`` of a
     pyarrow Table), optionally repartitioned into ``num_partitions`` (round-robin). The

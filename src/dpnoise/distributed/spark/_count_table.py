@@ -15,7 +15,7 @@ distinct keys are then checked once more with the configuration's own row mask
 rows as malformed and give the same state, bit for bit."""
 from __future__ import annotations
 
-from typing import Any, List, Optional, Tuple
+from typing import Any
 
 import numpy as np
 
@@ -30,10 +30,10 @@ MAX_KEYS = 1 << 15
 
 
 #: (field, number of values) for each report field, in key order
-KeySpace = List[Tuple[Any, int]]
+KeySpace = list[tuple[Any, int]]
 
 
-def key_space(oracle: Any) -> Optional[KeySpace]:
+def key_space(oracle: Any) -> KeySpace | None:
     """(field, number of values) for each report field, or None when the fields are not a
     bounded key space (a row field, a field without a bound) or the aggregator has no count
     table over them. Its size (the product) is the number of keys."""
@@ -60,7 +60,7 @@ def size(space: KeySpace) -> int:
     return int(np.prod([radix for _, radix in space], dtype=object))
 
 
-def _key_column(space: KeySpace, column: Optional[str]) -> Any:
+def _key_column(space: KeySpace, column: str | None) -> Any:
     """The Spark expression of each row's key (a bigint; -1 for a malformed row). Written as one
     SQL expression: one py4j call, where a Column built call by call costs 15-20 ms of round
     trips per aggregation."""
@@ -78,7 +78,7 @@ def _key_column(space: KeySpace, column: Optional[str]) -> Any:
     return F.expr(f"CAST(COALESCE({' + '.join(terms)}, -1) AS BIGINT)")
 
 
-def count_keys(df: Any, column: Optional[str], space: KeySpace) -> Tuple[np.ndarray, np.ndarray, int]:
+def count_keys(df: Any, column: str | None, space: KeySpace) -> tuple[np.ndarray, np.ndarray, int]:
     """(distinct keys, their counts, tasks that read the rows) of ``df``'s rows, counted by
     Spark (key -1: malformed). The tasks are those that counted ``df``'s partitions, read from
     the status tracker under a job tag (``df.rdd.getNumPartitions()`` would run a shuffled input's
@@ -97,8 +97,8 @@ def count_keys(df: Any, column: Optional[str], space: KeySpace) -> Tuple[np.ndar
             table.column("count").to_numpy().astype(np.int64, copy=False), _counting_tasks(sc, tag))
 
 
-def count_keys_dense(df: Any, column: Optional[str], space: KeySpace, helper: Any,
-                     depth: int) -> Tuple[np.ndarray, np.ndarray, int]:
+def count_keys_dense(df: Any, column: str | None, space: KeySpace, helper: Any,
+                     depth: int) -> tuple[np.ndarray, np.ndarray, int]:
     """:func:`count_keys` by dpnoise's JVM helper (``helper``, from ``_jvm_counts.helper``): one
     dense array of counts per partition of ``df``, tree-reduced in the JVM with ``depth``; the
     keys with a non-zero count come back, the malformed rows as key -1."""
@@ -121,7 +121,7 @@ def _counting_tasks(sc: Any, tag: str) -> int:
     return ran[-2] if len(ran) >= 2 else (ran[-1] if ran else 0)
 
 
-def fold(oracle: Any, space: KeySpace, keys: np.ndarray, counts: np.ndarray) -> Tuple[Any, int, int]:
+def fold(oracle: Any, space: KeySpace, keys: np.ndarray, counts: np.ndarray) -> tuple[Any, int, int]:
     """(the aggregator of the counted reports, malformed rows, rows seen) from Spark's
     (keys, counts) over ``space``; a key the configuration's row mask refuses is malformed."""
     from ._arrow import ConfigurationError, row_validity

@@ -1,8 +1,9 @@
 """private_counts: exact group counts computed by Spark, noise drawn once at the driver."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -26,7 +27,7 @@ class PrivateCounts:
     bins: tuple
     counts: np.ndarray
 
-    def as_dict(self) -> Dict[Any, Any]:
+    def as_dict(self) -> dict[Any, Any]:
         """The release as a mapping.
 
         Returns
@@ -37,7 +38,7 @@ class PrivateCounts:
         return dict(zip(self.bins, self.counts.tolist()))
 
 
-def private_counts(df: Any, column: str, mechanism: Any, *, bins: Optional[Sequence[Any]] = None) -> PrivateCounts:
+def private_counts(df: Any, column: str, mechanism: Any, *, bins: Sequence[Any] | None = None) -> PrivateCounts:
     """How many rows of ``df`` hold each of the public ``bins`` in ``column``, with the noise of
     ``mechanism`` (central DP: the exact counts exist at the driver, in memory, and are never
     returned).
@@ -86,8 +87,8 @@ def private_counts(df: Any, column: str, mechanism: Any, *, bins: Optional[Seque
     """
     from pyspark.sql import functions as F
 
-    from ...mechanisms import Histogram
     from ..._release import Mechanism
+    from ...mechanisms import Histogram
     from ._checks import check_dataframe
     from ._jobs import run_job
 
@@ -107,7 +108,7 @@ def private_counts(df: Any, column: str, mechanism: Any, *, bins: Optional[Seque
         if not is_hist:
             raise ValueError("bins= (the public list of categories) is needed: releasing the keys observed in "
                              f"column {column!r} would not be private, and this mechanism defines no domain")
-        bin_list: List[Any] = list(range(mechanism.categories))
+        bin_list: list[Any] = list(range(mechanism.categories))
         integer_domain = True
     else:
         if isinstance(bins, (str, bytes)) or not hasattr(bins, "__iter__"):
@@ -183,7 +184,7 @@ def _bin_kind(value: Any) -> str:
 _INT_RANGES = {"ByteType": 8, "ShortType": 16, "IntegerType": 32, "LongType": 64}
 
 
-def _check_bins_fit(df: Any, column: str, bins: List[Any]) -> None:
+def _check_bins_fit(df: Any, column: str, bins: list[Any]) -> None:
     """TypeError naming the column unless its Spark type can hold every bin: integer bins need
     an integral column wide enough for them, str bins a string column, float bins a float or
     double column, bool bins a boolean column, bytes bins a binary column."""

@@ -10,7 +10,7 @@ turns that into ``RuntimeError("<what>: the Spark job failed: <the Python error'
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Optional, TypeVar
+from typing import Any, Callable, TypeVar
 
 T = TypeVar("T")
 
@@ -30,7 +30,7 @@ def catchable() -> tuple:
     return tuple(_DATA_ERRORS.values())
 
 
-def raise_task_error(error: Optional[str], what: str) -> None:
+def raise_task_error(error: str | None, what: str) -> None:
     """Raise the exception a task reported (see :func:`task_error`); nothing for None/""."""
     if not error:
         return

@@ -30,7 +30,7 @@ import subprocess
 import tempfile
 import threading
 import zipfile
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any
 
 import numpy as np
 
@@ -48,13 +48,13 @@ _ENV_SWITCH = "DPNOISE_SPARK_JVM_COUNTS"
 
 _lock = threading.Lock()
 #: per SparkContext (its application id and start time): the helper object, or why not
-_loaded: Dict[Tuple[str, int], Tuple[Any, str]] = {}
+_loaded: dict[tuple[str, int], tuple[Any, str]] = {}
 #: per driver JVM (its py4j gateway's id) and class name: (the gateway, kept alive so that its id
 #: is not reused; the helper object; the private copy of the jar it was loaded from and that
 #: copy's SHA-256, both None when on the classpath).
 #: One class per JVM: py4j caches methods by class *name*, so a second DenseCounts class (a new
 #: class loader for a new SparkContext) would be called through the first one's methods
-_in_jvm: Dict[Tuple[int, str], Tuple[Any, Any, Optional[str], Optional[str]]] = {}
+_in_jvm: dict[tuple[int, str], tuple[Any, Any, str | None, str | None]] = {}
 
 
 class HelperUnavailable(RuntimeError):
@@ -124,7 +124,7 @@ def jvm_helper_jar() -> str:
     return _checked_jar()[0]
 
 
-def _checked_jar() -> Tuple[str, bytes]:
+def _checked_jar() -> tuple[str, bytes]:
     """(the jar's path, its bytes as read through the checked walk), built first if needed."""
     try:
         return _cached_or_built_jar()
@@ -149,7 +149,7 @@ def _read(path: str) -> bytes:
         return fh.read()
 
 
-def _cached_or_built_jar() -> Tuple[str, bytes]:
+def _cached_or_built_jar() -> tuple[str, bytes]:
     with open(_SOURCE, "rb") as fh:
         source = fh.read()
     jars = _spark_jars()
@@ -215,7 +215,7 @@ def _check_contents(data: bytes, jar: str) -> None:
 
 #: per process id: the private directories of the copies that process handed to Spark, removed
 #: at its exit (a forked child inherits the dict, never removes its parent's copies)
-_copies: Dict[int, List[str]] = {}
+_copies: dict[int, list[str]] = {}
 
 
 def _remove_copies(owner: int) -> None:
@@ -225,7 +225,7 @@ def _remove_copies(owner: int) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _private_copy() -> Tuple[str, str]:
+def _private_copy() -> tuple[str, str]:
     """(the path of a private copy of the checked jar's bytes, their SHA-256): what Spark is
     given. The copy is in a new directory only this user can write (``mkdtemp``, mode 0700, in
     the system's temporary directory, whose path passes the same checks), read back and
@@ -261,7 +261,7 @@ def _verify_copy(copy: str, digest: str) -> str:
     return copy
 
 
-def _context_key(sc: Any) -> Tuple[str, int]:
+def _context_key(sc: Any) -> tuple[str, int]:
     return (sc.applicationId, int(sc.startTime))
 
 
@@ -294,7 +294,7 @@ def _load(spark: Any) -> Any:
         obj, jar, digest = instance(context_loader), None, None  # already on the classpath (spark-submit --jars)
     except HelperUnavailable:
         raise
-    except Exception:  # noqa: BLE001 - py4j's error for ClassNotFoundException
+    except Exception:
         # Spark is given a private copy of the bytes that were checked, not the cache's path
         jar, digest = _private_copy()
         sc._jsc.sc().addJar(jar)  # the executors fetch it before their next task
@@ -306,7 +306,7 @@ def _load(spark: Any) -> Any:
     return obj
 
 
-def helper(spark: Any) -> Tuple[Optional[Any], str]:
+def helper(spark: Any) -> tuple[Any | None, str]:
     """(the helper object in ``spark``'s JVM, "") or (None, why not): switched off by
     ``DPNOISE_SPARK_JVM_COUNTS=0``, a session without a JVM gateway (Spark Connect), no JDK, or
     a failure to build or load it. Loaded once per SparkContext."""
@@ -322,12 +322,12 @@ def helper(spark: Any) -> Tuple[Optional[Any], str]:
                 _loaded[key] = (_load(spark), "")
             except HelperUnavailable as exc:
                 _loaded[key] = (None, str(exc))
-            except Exception as exc:  # noqa: BLE001 - any py4j failure: the other routes still work
+            except Exception as exc:
                 _loaded[key] = (None, "the JVM helper did not load: " + " ".join(str(exc).split())[:300])
         return _loaded[key]
 
 
-def count_dense(obj: Any, keyed: Any, keys: int, depth: int) -> Tuple[np.ndarray, int]:
+def count_dense(obj: Any, keyed: Any, keys: int, depth: int) -> tuple[np.ndarray, int]:
     """(counts of keys 0..keys-1 then of the malformed rows, tasks): Spark evaluates ``keyed``
     (a DataFrame whose only column is the bigint key) and the helper ``obj`` counts its rows
     per key, one dense array per partition, tree-reduced with ``depth``."""

@@ -11,13 +11,14 @@ column, and ingests the row groups into one aggregator.
 from __future__ import annotations
 
 import heapq
-from typing import Any, List, Optional, Sequence, Tuple
+from collections.abc import Sequence
+from typing import Any
 
 #: (file URI or path, row group, rows)
-Piece = Tuple[str, int, int]
+Piece = tuple[str, int, int]
 
 
-def plain_parquet_files(df: Any) -> Optional[List[str]]:
+def plain_parquet_files(df: Any) -> list[str] | None:
     """The files of ``df`` when it is, conservatively, a plain Parquet scan: its analyzed plan is
     one Parquet relation (``spark.read.parquet(...)``), or a projection of its columns as they
     are (``.select("report")``), with no partition columns or buckets. None otherwise (any
@@ -40,11 +41,11 @@ def plain_parquet_files(df: Any) -> Optional[List[str]]:
         if relation.partitionSchema().size() != 0 or relation.bucketSpec().isDefined():
             return None
         return sorted(df.inputFiles())
-    except Exception:  # noqa: BLE001 - not a classic JVM-backed DataFrame (e.g. Spark Connect)
+    except Exception:
         return None
 
 
-def local_files(paths: Sequence[str]) -> Optional[List[str]]:
+def local_files(paths: Sequence[str]) -> list[str] | None:
     """The files Spark would read for local ``paths`` (no URI scheme): a file as it is, every
     file under a directory except hidden ones (a path component starting with ``_`` or ``.``,
     as Spark skips them), listed by pyarrow without a Spark job. None when a path has a scheme,
@@ -53,7 +54,7 @@ def local_files(paths: Sequence[str]) -> Optional[List[str]]:
     from pyarrow import fs
 
     local = fs.LocalFileSystem()
-    files: List[str] = []
+    files: list[str] = []
     for path in paths:
         if "://" in path or path.startswith("file:"):
             return None
@@ -86,20 +87,20 @@ def open_parquet(uri: str) -> Any:
     return pq.ParquetFile(filesystem.open_input_file(path))
 
 
-def list_pieces(files: Sequence[str], oracle: Any, column: Optional[str]) -> Optional[List[Piece]]:
+def list_pieces(files: Sequence[str], oracle: Any, column: str | None) -> list[Piece] | None:
     """Every (file, row group, rows) of ``files``, after checking each file's configuration
     metadata against ``oracle`` (ValueError naming both). None when a file cannot be opened by
     pyarrow or lacks the report column (the caller then reads through Spark)."""
     from ._arrow import check_config, schema_config
     from ._report_rows import layout
 
-    pieces: List[Piece] = []
+    pieces: list[Piece] = []
     wanted = [column] if column is not None else [f.name for f in layout(oracle)]
     for uri in files:
         try:
             pf = open_parquet(uri)
             schema = pf.schema_arrow
-        except Exception:  # noqa: BLE001 - unsupported scheme, missing library: let Spark read it
+        except Exception:
             return None
         if any(name not in schema.names for name in wanted) or not _layout_types(schema, oracle, column):
             return None
@@ -118,17 +119,17 @@ def check_input_files(df: Any, oracle: Any) -> None:
 
     try:
         files = df.inputFiles()
-    except Exception:  # noqa: BLE001 - no file listing (e.g. Spark Connect): nothing to check
+    except Exception:
         return
     for uri in files:
         try:
             schema = open_parquet(uri).schema_arrow
-        except Exception:  # noqa: BLE001 - not a Parquet file pyarrow can open
+        except Exception:
             continue
         check_config(schema_config(schema), oracle, f"the Parquet file {uri!r}")
 
 
-def _layout_types(schema: Any, oracle: Any, column: Optional[str]) -> bool:
+def _layout_types(schema: Any, oracle: Any, column: str | None) -> bool:
     """Whether the file's report fields have the Arrow types of the row layout (by name; a
     large_binary for a binary is fine). Otherwise Spark's reader and its schema check decide."""
     import pyarrow as pa
@@ -151,12 +152,12 @@ def _layout_types(schema: Any, oracle: Any, column: Optional[str]) -> bool:
     return True
 
 
-def deal(pieces: Sequence[Piece], tasks: int) -> List[List[Piece]]:
+def deal(pieces: Sequence[Piece], tasks: int) -> list[list[Piece]]:
     """``pieces`` dealt to at most ``tasks`` lists of about equal rows (largest first, each to
     the least loaded list: within 4/3 of the best, Graham 1969)."""
     tasks = max(1, min(tasks, len(pieces)))
     heap = [(0, i) for i in range(tasks)]
-    out: List[List[Piece]] = [[] for _ in range(tasks)]
+    out: list[list[Piece]] = [[] for _ in range(tasks)]
     for piece in sorted(pieces, key=lambda p: -p[2]):
         rows, i = heapq.heappop(heap)
         out[i].append(piece)
@@ -164,7 +165,7 @@ def deal(pieces: Sequence[Piece], tasks: int) -> List[List[Piece]]:
     return [sorted(task) for task in out if task]
 
 
-def read_pieces(pieces: Sequence[Piece], columns: List[str]) -> Any:
+def read_pieces(pieces: Sequence[Piece], columns: list[str]) -> Any:
     """The row groups of ``pieces`` as pyarrow Tables, one at a time (a file opened once)."""
     current, pf = None, None
     for uri, rg, _ in pieces:

@@ -25,7 +25,6 @@ import errno
 import hashlib
 import os
 import stat
-from typing import List, Optional, Tuple
 
 #: whether this platform can do the checked walk (user ids, openat, O_NOFOLLOW, O_DIRECTORY)
 SUPPORTED = (hasattr(os, "getuid") and hasattr(os, "O_NOFOLLOW") and hasattr(os, "O_DIRECTORY")
@@ -66,7 +65,7 @@ def check_file_stat(st: os.stat_result, path: str) -> None:
         raise UntrustedPath(errno.EPERM, "is writable by others (its group or other users)", path)
 
 
-def _components(path: str) -> List[str]:
+def _components(path: str) -> list[str]:
     if not os.path.isabs(path):
         raise ValueError(f"path must be absolute, got {path!r}")
     return [p for p in os.path.normpath(path).split(os.sep) if p]
@@ -128,7 +127,7 @@ def open_dir(path: str, *, create: bool = False) -> int:
         raise
 
 
-def read_file(path: str) -> Tuple[bytes, Tuple[int, int]]:
+def read_file(path: str) -> tuple[bytes, tuple[int, int]]:
     """(the bytes of the file ``path``, its (device, inode)): every directory from ``/`` and the
     file itself checked on the descriptors that are then read (see the module's rule).
 
@@ -162,7 +161,7 @@ def read_file(path: str) -> Tuple[bytes, Tuple[int, int]]:
         os.close(fd)
 
 
-def write_private_copy(data: bytes, name: str, *, prefix: str, parent: Optional[str] = None) -> str:
+def write_private_copy(data: bytes, name: str, *, prefix: str, parent: str | None = None) -> str:
     """Write ``data`` as ``name`` in a new directory only this user can write (``mkdtemp``:
     mode 0700, under ``parent``, else the system's temporary directory, whose path must pass the
     same checks) and return the file's path, after reading it back through the checked walk and

@@ -57,8 +57,7 @@ def _check_items(df: Any, column: str, protocol: Any) -> None:
     """Before any job: the column's Spark type fits the configuration's items, and (one Spark
     aggregate) no row is null or out of range. ValueError/TypeError naming the column and the
     number of bad rows, never a value."""
-    from pyspark.sql import functions as F
-    from pyspark.sql import types as T
+    from pyspark.sql import functions as F, types as T
 
     from ._report_rows import is_heavy_hitters
 

@@ -12,12 +12,11 @@ here names a protocol. Spark types by kind:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Tuple
+from typing import Any
 
 import numpy as np
 
 from ...ldp import PACKED, PER_USER, ROW, ReportField, report_rows, reports_from_rows
-
 from ._identifiers import quoted
 
 # the row kinds are the ones the configurations declare (dpnoise.ldp.ReportField)
@@ -56,14 +55,14 @@ class Field:
         return "bigint"
 
 
-def _layouts() -> Dict[str, Tuple[Field, ...]]:
+def _layouts() -> dict[str, tuple[Field, ...]]:
     from ...ldp import Protocol
 
     return {name: tuple(Field(f) for f in cls.report_fields) for name, cls in sorted(Protocol.registered().items())}
 
 
 #: frequency-oracle name -> its report fields, derived from the classes' declarations
-LAYOUTS: Dict[str, Tuple[Field, ...]] = _layouts()
+LAYOUTS: dict[str, tuple[Field, ...]] = _layouts()
 
 
 def is_heavy_hitters(oracle: Any) -> bool:
@@ -85,7 +84,7 @@ def protocol_of(oracle: Any) -> Any:
     raise TypeError(f"oracle must be a dpnoise.ldp.FrequencyOracle (or HeavyHitters), got {type(oracle).__name__}")
 
 
-def layout(oracle: Any) -> Tuple[Field, ...]:
+def layout(oracle: Any) -> tuple[Field, ...]:
     """The row layout of ``oracle``'s reports; ValueError for a protocol without one."""
     fields = protocol_of(oracle).report_fields
     if not fields:
@@ -99,22 +98,22 @@ def spark_schema_ddl(oracle: Any, column: str) -> str:
 
 
 # -- NumPy report arrays <-> per-row NumPy columns ----------------------------------------------
-def to_rows(oracle: Any, data: Dict[str, np.ndarray], n: int) -> Dict[str, Any]:
+def to_rows(oracle: Any, data: dict[str, np.ndarray], n: int) -> dict[str, Any]:
     """Per-row columns from report arrays (dpnoise.ldp.report_rows)."""
     return report_rows(protocol_of(oracle), data, n)
 
 
-def from_rows(oracle: Any, rows: Dict[str, np.ndarray], n: int) -> Dict[str, np.ndarray]:
+def from_rows(oracle: Any, rows: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
     """Report arrays from per-row columns (dpnoise.ldp.reports_from_rows)."""
     return reports_from_rows(protocol_of(oracle), rows, n)
 
 
-def take(rows: Dict[str, np.ndarray], index: Any) -> Dict[str, np.ndarray]:
+def take(rows: dict[str, np.ndarray], index: Any) -> dict[str, np.ndarray]:
     """The rows at ``index`` (a slice, mask or index array) of every per-row column."""
     return {k: v[index] for k, v in rows.items()}
 
 
-def subset_names() -> List[str]:
+def subset_names() -> list[str]:
     from ...ldp import protocols
 
     return protocols()

@@ -4,10 +4,10 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from typing import Any, Optional
+from typing import Any
 
 
-def java_available() -> Optional[str]:
+def java_available() -> str | None:
     """The java executable Spark will use (JAVA_HOME/bin/java, else java on PATH), or None.
 
     Returns
@@ -18,7 +18,7 @@ def java_available() -> Optional[str]:
     return jdk_tool("java")
 
 
-def jdk_tool(name: str) -> Optional[str]:
+def jdk_tool(name: str) -> str | None:
     """The JDK executable ``name`` (``java``, ``javac``): JAVA_HOME/bin/<name>, else on PATH, or
     None."""
     home = os.environ.get("JAVA_HOME")
@@ -76,7 +76,7 @@ def local_session(master: str = "local[2]", app_name: str = "dpnoise", *, driver
     root = _package_root()
     paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     if root not in paths:
-        os.environ["PYTHONPATH"] = os.pathsep.join([root] + paths)
+        os.environ["PYTHONPATH"] = os.pathsep.join([root, *paths])
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")

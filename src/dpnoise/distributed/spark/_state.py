@@ -28,8 +28,9 @@ import json
 import os
 import struct
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any
 
 STATE_FILE = "stream-state.dpnoise"
 LOCK_FILE = ".lock"
@@ -51,11 +52,11 @@ class StreamFile:
     """The decoded state file. ``config`` is what a stream must match; ``entries`` maps the
     key's JSON value (None without a key) to its :class:`Entry`."""
 
-    config: Dict[str, Any]
-    query_id: Optional[str] = None
+    config: dict[str, Any]
+    query_id: str | None = None
     batch_id: int = -1
     unkeyed: int = 0
-    entries: Dict[Any, Entry] = field(default_factory=dict)
+    entries: dict[Any, Entry] = field(default_factory=dict)
 
 
 def state_path(directory: str) -> str:
@@ -67,7 +68,7 @@ def state_path(directory: str) -> str:
 KEY_TYPES = ("tinyint", "smallint", "int", "bigint", "string", "date")
 
 
-def key_to_json(value: Any, key_type: Optional[str]) -> Any:
+def key_to_json(value: Any, key_type: str | None) -> Any:
     if key_type == "date":
         return value.isoformat()
     if key_type == "string":
@@ -75,7 +76,7 @@ def key_to_json(value: Any, key_type: Optional[str]) -> Any:
     return int(value)
 
 
-def key_from_json(value: Any, key_type: Optional[str]) -> Any:
+def key_from_json(value: Any, key_type: str | None) -> Any:
     if key_type == "date":
         return datetime.date.fromisoformat(value)
     return value
@@ -90,7 +91,7 @@ def encode(state: StreamFile) -> bytes:
     header = json.dumps({"format": 1, "config": state.config, "query_id": state.query_id,
                          "batch_id": int(state.batch_id), "unkeyed": int(state.unkeyed), "entries": entries},
                         sort_keys=True, separators=(",", ":")).encode()
-    body = b"".join([MAGIC, struct.pack("<Q", len(header)), header] + blobs)
+    body = b"".join([MAGIC, struct.pack("<Q", len(header)), header, *blobs])
     return body + hashlib.sha256(body).digest()
 
 
@@ -144,7 +145,7 @@ def decode(blob: bytes, path: str) -> StreamFile:
     return state
 
 
-def read(directory: str) -> Optional[StreamFile]:
+def read(directory: str) -> StreamFile | None:
     """The state of ``directory``, or None when it holds no state file."""
     path = state_path(directory)
     try:
@@ -197,7 +198,7 @@ def locked(directory: str) -> Iterator[None]:
 
 
 # -- the configuration a state directory is written for -------------------------------------------
-def describe(config: Dict[str, Any]) -> str:
+def describe(config: dict[str, Any]) -> str:
     """One line naming a configuration: the oracle, the column and the key."""
     from ...ldp import Configuration
 
@@ -210,14 +211,14 @@ def describe(config: Dict[str, Any]) -> str:
             + (f"key {key!r} ({config.get('key_type')})" if key is not None else "no key"))
 
 
-def check_config(found: Dict[str, Any], wanted: Dict[str, Any], directory: str) -> None:
+def check_config(found: dict[str, Any], wanted: dict[str, Any], directory: str) -> None:
     if found != wanted:
         raise ValueError(f"the state directory {directory} was written for another configuration "
                          f"({describe(found)}) than this stream ({describe(wanted)}); it was left as it is: "
                          "use another state directory (and checkpoint) for this stream")
 
 
-def check_oracle(found: Dict[str, Any], oracle: Any, directory: str) -> None:
+def check_oracle(found: dict[str, Any], oracle: Any, directory: str) -> None:
     from ._arrow import config_json
 
     if found.get("oracle") != config_json(oracle):
@@ -225,7 +226,7 @@ def check_oracle(found: Dict[str, Any], oracle: Any, directory: str) -> None:
                          f"({describe(found)}) than the oracle ({oracle!r})")
 
 
-def load_entries(state: StreamFile, oracle: Any, directory: str) -> List[Tuple[Any, Any, Entry]]:
+def load_entries(state: StreamFile, oracle: Any, directory: str) -> list[tuple[Any, Any, Entry]]:
     """(key JSON value, aggregator, entry) for every entry, each state loaded with
     ``from_bytes`` (checked) and required to be ``oracle``'s."""
     cls = type(oracle.aggregator())

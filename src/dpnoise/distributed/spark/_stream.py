@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any
 
 from . import _state
 from ._aggregate import aggregate_any
@@ -64,7 +64,7 @@ def _check_path(value: Any, name: str) -> str:
     return path
 
 
-def _key_type(df: Any, key: Any, column: Optional[str]) -> Optional[str]:
+def _key_type(df: Any, key: Any, column: str | None) -> str | None:
     if key is None:
         return None
     if not isinstance(key, str):
@@ -80,7 +80,7 @@ def _key_type(df: Any, key: Any, column: Optional[str]) -> Optional[str]:
     return kind
 
 
-def checkpoint_status(spark: Any, checkpoint: str) -> Tuple[Optional[str], int]:
+def checkpoint_status(spark: Any, checkpoint: str) -> tuple[str | None, int]:
     """(the streaming query id recorded in ``checkpoint``, or None when it has none yet; the
     last batch id in its commit log, or -1), read through Hadoop's file system API (any file
     system Spark can checkpoint to)."""
@@ -110,7 +110,7 @@ def checkpoint_status(spark: Any, checkpoint: str) -> Tuple[Optional[str], int]:
     return query_id, last
 
 
-def _check_pairing(current: Optional[_state.StreamFile], query_id: Optional[str], last_commit: int,
+def _check_pairing(current: _state.StreamFile | None, query_id: str | None, last_commit: int,
                    directory: str, checkpoint: str) -> None:
     """ValueError unless the states of ``directory`` and Spark's ``checkpoint`` belong to one
     stream: Spark commits batch b after our commit of b, so ours is the checkpoint's or one ahead."""
@@ -135,8 +135,8 @@ def _check_pairing(current: Optional[_state.StreamFile], query_id: Optional[str]
                          "different times?); use matching copies, or a new state directory and checkpoint")
 
 
-def aggregate_batch(df: Any, column: Optional[str], oracle: Any, key: Optional[str],
-                    key_type: Optional[str]) -> Tuple[List[Tuple[Any, Any]], int]:
+def aggregate_batch(df: Any, column: str | None, oracle: Any, key: str | None,
+                    key_type: str | None) -> tuple[list[tuple[Any, Any]], int]:
     """([(key JSON value or None, aggregator with its ``spark`` record)], rows with a null key)
     of one micro-batch. With a key: one Spark job counts the rows per key value (the nulls too),
     then each value's rows are aggregated by :func:`aggregate_any` (the batch is persisted for
@@ -168,8 +168,8 @@ class _Batch:
     """The ``foreachBatch`` function: aggregate one micro-batch, then merge it and its id into
     the state directory under the lock, unless the states already hold that id (a replay)."""
 
-    def __init__(self, directory: str, column: Optional[str], oracle: Any, key: Optional[str],
-                 key_type: Optional[str], on_malformed: str, config: Dict[str, Any]) -> None:
+    def __init__(self, directory: str, column: str | None, oracle: Any, key: str | None,
+                 key_type: str | None, on_malformed: str, config: dict[str, Any]) -> None:
         self.directory, self.column, self.oracle = directory, column, oracle
         self.key, self.key_type, self.on_malformed, self.config = key, key_type, on_malformed, config
         self.cls = type(oracle.aggregator())
@@ -198,8 +198,8 @@ class _Batch:
         commit(self.directory, self, batch_id, query_id, parts, unkeyed)
 
 
-def commit(directory: str, batch: _Batch, batch_id: int, query_id: Optional[str],
-           parts: List[Tuple[Any, Any]], unkeyed: int) -> None:
+def commit(directory: str, batch: _Batch, batch_id: int, query_id: str | None,
+           parts: list[tuple[Any, Any]], unkeyed: int) -> None:
     """Merge ``parts`` and ``batch_id`` into the state file, atomically, under the lock."""
     with _state.locked(directory):
         current = batch.current()
@@ -224,8 +224,8 @@ def commit(directory: str, batch: _Batch, batch_id: int, query_id: Optional[str]
         _state.write(directory, current)
 
 
-def aggregate_stream(df: Any, column: Optional[str], oracle: Any, *, state: Any, checkpoint: Any,
-                     key: Optional[str] = None, on_malformed: str = "count") -> Any:
+def aggregate_stream(df: Any, column: str | None, oracle: Any, *, state: Any, checkpoint: Any,
+                     key: str | None = None, on_malformed: str = "count") -> Any:
     """Aggregate a stream of LDP reports continuously into merged aggregator states kept in
     the directory ``state``, each micro-batch counted exactly once across failures and restarts.
 
