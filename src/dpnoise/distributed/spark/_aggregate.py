@@ -297,6 +297,7 @@ def aggregate_any(source: Any, column: str | None, oracle: Any, *, depth: int = 
         pieces = list_pieces(plain_files, oracle, column) if plain_files is not None else None
         spark = df.sparkSession
     why = ""
+    partitions, source_kind = 0, "dataframe"
     if pieces is not None:
         sc = spark.sparkContext
         dealt = deal([p for p in pieces if p[2] > 0], tasks or sc.defaultParallelism)

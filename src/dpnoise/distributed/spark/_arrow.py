@@ -13,10 +13,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ._report_rows import FIXED, PACKED, from_rows, layout, protocol_of, take
+from ...ldp import PACKED
+from ._report_rows import FIXED, from_rows, layout, protocol_of, take
 
 
-def struct_type(oracle: Any) -> pa.StructType:
+def struct_type(oracle: Any) -> Any:  # a pyarrow.StructType
     fields = []
     for f in layout(oracle):
         if f.kind == FIXED:
@@ -29,7 +30,7 @@ def struct_type(oracle: Any) -> pa.StructType:
     return pa.struct(fields)
 
 
-def rows_to_arrow(oracle: Any, rows: dict[str, np.ndarray], n: int) -> pa.StructArray:
+def rows_to_arrow(oracle: Any, rows: dict[str, np.ndarray], n: int) -> Any:  # a pyarrow.StructArray
     """A struct array from per-row columns (fixed rows as (n, k) uint8)."""
     arrays = []
     for f in layout(oracle):

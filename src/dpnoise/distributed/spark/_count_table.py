@@ -19,8 +19,9 @@ from typing import Any
 
 import numpy as np
 
+from ...ldp import PACKED
 from ._identifiers import field_path
-from ._report_rows import PACKED, SCALAR, layout, protocol_of
+from ._report_rows import SCALAR, layout, protocol_of
 
 #: the largest key space counted by Spark's groupBy. Its hash aggregation slows with the number of
 #: groups: on 4·10^6 Hadamard rows (local[2], warm, docs/scaling.md) 4,096 keys took 1.5-2.0 s,

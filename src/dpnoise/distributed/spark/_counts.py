@@ -24,7 +24,7 @@ class PrivateCounts:
         The noisy counts, as the mechanism releases them.
     """
 
-    bins: tuple
+    bins: tuple[Any, ...]
     counts: np.ndarray
 
     def as_dict(self) -> dict[Any, Any]:
@@ -100,15 +100,15 @@ def private_counts(df: Any, column: str, mechanism: Any, *, bins: Sequence[Any] 
         raise TypeError(f"column must be a str, got {type(column).__name__}")
     if column not in df.columns:
         raise ValueError(f"the DataFrame has no column {column!r} (columns: {df.columns})")
-    is_hist = isinstance(mechanism, Histogram)
-    if is_hist and mechanism.edges is not None:
+    hist = mechanism if isinstance(mechanism, Histogram) else None
+    if hist is not None and hist.edges is not None:
         raise ValueError("private_counts counts categories: use Histogram(categories=k) (with bins= naming the "
                          "k public categories if they are not 0..k-1)")
     if bins is None:
-        if not is_hist:
+        if hist is None:
             raise ValueError("bins= (the public list of categories) is needed: releasing the keys observed in "
                              f"column {column!r} would not be private, and this mechanism defines no domain")
-        bin_list: list[Any] = list(range(mechanism.categories))
+        bin_list: list[Any] = list(range(hist.categories))
         integer_domain = True
     else:
         if isinstance(bins, (str, bytes)) or not hasattr(bins, "__iter__"):
@@ -117,12 +117,12 @@ def private_counts(df: Any, column: str, mechanism: Any, *, bins: Sequence[Any] 
         integer_domain = False
         if len(set(bin_list)) != len(bin_list):
             raise ValueError("bins must not repeat a category")
-        if is_hist and len(bin_list) != mechanism.categories:
+        if hist is not None and len(bin_list) != hist.categories:
             raise ValueError(f"bins has {len(bin_list)} categories, the Histogram has categories="
-                             f"{mechanism.categories}")
+                             f"{hist.categories}")
     if not bin_list:
         raise ValueError("bins must hold at least one category")
-    policy = mechanism.out_of_domain if is_hist else "drop"
+    policy = hist.out_of_domain if hist is not None else "drop"
     if policy == "clamp" and not integer_domain:
         raise ValueError("out_of_domain='clamp' needs the integer categories 0..k-1 (bins=None); with explicit "
                          "bins use a Histogram with out_of_domain='drop' or 'raise'")
@@ -150,7 +150,7 @@ def private_counts(df: Any, column: str, mechanism: Any, *, bins: Sequence[Any] 
     if outside and policy == "raise":
         raise ValueError(f"column {column!r}: some rows are outside the bins (out_of_domain='raise'; this "
                          "exception itself reveals that such a row exists)")
-    if is_hist:
+    if hist is not None:
         plan = mechanism.plan((len(bin_list),), np.int64)
         mechanism._charge(plan)  # once, before any noise (Mechanism.release's step 3)
         noisy = plan.execute(mechanism.rng, exact)  # once (step 4)

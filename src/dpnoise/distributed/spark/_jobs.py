@@ -26,7 +26,7 @@ def task_error(exc: BaseException) -> str:
     return f"{name}: " + " ".join(str(exc).split())
 
 
-def catchable() -> tuple:
+def catchable() -> tuple[type[BaseException], ...]:
     return tuple(_DATA_ERRORS.values())
 
 

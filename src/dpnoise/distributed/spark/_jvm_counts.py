@@ -274,7 +274,7 @@ def _load(spark: Any) -> Any:
     known = _in_jvm.get((id(gateway), CLASS_NAME))
     if known is not None and known[0] is gateway:
         _, obj, jar, digest = known
-        if jar is not None:
+        if jar is not None and digest is not None:  # a jar is always stored with its digest
             # the executors of the new context read it again: the bytes that were checked
             sc._jsc.sc().addJar(_verify_copy(jar, digest))
         return obj

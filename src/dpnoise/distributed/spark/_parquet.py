@@ -171,4 +171,5 @@ def read_pieces(pieces: Sequence[Piece], columns: list[str]) -> Any:
     for uri, rg, _ in pieces:
         if uri != current:
             pf, current = open_parquet(uri), uri
+        assert pf is not None  # opened on the first piece
         yield pf.read_row_group(rg, columns=columns, use_threads=False)

@@ -145,7 +145,9 @@ def privatize_column(df: Any, column: str, client: Any, *, output: str = "report
         from pyspark import TaskContext
 
         proto = make()
-        rng = randomness.generator(TaskContext.get().partitionId())
+        context = TaskContext.get()
+        assert context is not None  # inside a Spark task
+        rng = randomness.generator(context.partitionId())
         cl = proto.client(rng, allow_insecure=True)  # key-derived ChaCha20 (see _PartitionRandomness)
         for batch in batches:
             items = batch.column(0)
