@@ -18,7 +18,7 @@ CONFIGS["pem-str"] = HeavyHitters("pem", 4.0, item_type="str", max_length=4, k_p
 
 
 def _reports(cfg, n):
-    if not _report_rows.is_heavy_hitters(cfg):
+    if cfg.family != "heavy_hitters":
         return reports(cfg, n)
     items = np.arange(n) % 50 if cfg.codec.item_type == "int" else [f"w{i % 50:02d}" for i in range(n)]
     return cfg.client(dpnoise.default_rng(3), allow_insecure=True).privatize(items)

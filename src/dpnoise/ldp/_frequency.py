@@ -296,6 +296,10 @@ class FrequencyConfiguration(Configuration, family="frequency"):
         """
         return cls(epsilon, domain_size, **cls.example_options)
 
+    def item_domain(self) -> tuple[str, int | None]:
+        """``("int", d)``: items are integers in [0, d) (see Configuration.item_domain)."""
+        return ("int", int(self.domain_size))
+
     def example_items(self, n: int, seed: int = 0) -> np.ndarray:
         """``n`` items in [0, d) drawn from a Zipf(1.1) law (NumPy, seeded: test data only)."""
         ranks = np.arange(1, self.domain_size + 1, dtype=np.float64)

@@ -215,6 +215,23 @@ class Configuration:
         """
         raise NotImplementedError
 
+    def item_domain(self) -> tuple[str, int | None]:
+        """What one item of this configuration is, for readers that check items outside Python
+        (Spark's ``privatize_column`` checks a column in one Spark aggregate before any job).
+
+        Returns
+        -------
+        (kind, bound)
+            ``("int", d)``: integers in [0, d); ``("str", m)`` or ``("bytes", m)``: strings of at
+            most m bytes (``m`` None: any length); ``("real", None)``: real values.
+
+        Raises
+        ------
+        NotImplementedError
+            On a family base.
+        """
+        raise NotImplementedError
+
     def example_items(self, n: int, seed: int = 0) -> Any:
         """``n`` items with a few frequent ones (a Zipf-like law), as this configuration's
         clients take them: for tests, demos and benchmarks.

@@ -60,16 +60,35 @@ def schema(config: Any) -> Any:
         int64/int8 columns and fixed-size binary rows, nullable, with the configuration's JSON.
     """
     pa = _pa()
-    fields = []
-    for f in config.report_fields:
-        if f.kind == ROW:
-            t = pa.binary(f.row_bytes(config))
-        elif f.kind == PACKED or f.dtype == np.int8:
-            t = pa.int8()
-        else:
-            t = pa.int64()
-        fields.append(pa.field(f.name, t, nullable=True))
+    fields = [pa.field(f.name, field_type(f, config), nullable=True) for f in config.report_fields]
     return pa.schema(fields, metadata={CONFIG_KEY: config.to_json().encode(), FORMAT_KEY: FORMAT})
+
+
+def field_type(f: Any, config: Any, *, fixed_size_rows: bool = True) -> Any:
+    """The Arrow type of one declared report field (the one mapping, also Spark's): int64 for
+    per-user values, int8 for packed bits and int8 values, binary for rows, of fixed size
+    (``f.row_bytes(config)``) or, with ``fixed_size_rows=False``, variable-length binary (what
+    Spark's BinaryType converts to and from).
+
+    Parameters
+    ----------
+    f : ReportField
+        A field of ``config.report_fields``.
+    config : Configuration
+        Gives a row's length.
+    fixed_size_rows : bool, default True
+        Rows as ``fixed_size_binary`` (Parquet and Arrow files) or plain ``binary`` (Spark).
+
+    Returns
+    -------
+    pyarrow.DataType
+    """
+    pa = _pa()
+    if f.kind == ROW:
+        return pa.binary(f.row_bytes(config)) if fixed_size_rows else pa.binary()
+    if f.kind == PACKED or f.dtype == np.int8:
+        return pa.int8()
+    return pa.int64()
 
 
 def to_arrow(reports: Any) -> Any:

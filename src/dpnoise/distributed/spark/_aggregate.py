@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import pickle
 from collections.abc import Iterable
 from typing import Any, Callable
 
@@ -28,16 +27,15 @@ Partial = tuple[bytes, int, int, str]
 
 
 def oracle_factory(oracle: Any) -> Callable[[], Any]:
-    """A picklable zero-argument function giving back ``oracle``'s configuration on an executor:
-    an LDP configuration travels as its JSON (``to_json``; rebuilt and checked there), anything
-    else by pickle. A client is reduced to its configuration first (its generator never
-    travels)."""
+    """A picklable zero-argument function giving back the configuration ``oracle`` on an
+    executor: it travels as its JSON (``to_json``; rebuilt and checked there). Callers pass a
+    configuration (the entry points normalise a client to its configuration, whose generator
+    never travels)."""
     from ...ldp import Configuration
 
-    oracle = protocol_of(oracle)
-    if isinstance(oracle, Configuration):
-        return _Rebuild(oracle.to_json())
-    return _Unpickle(pickle.dumps(oracle))
+    if not isinstance(oracle, Configuration):  # the entry points normalise: a bug, not bad input
+        raise TypeError(f"expected a dpnoise.ldp configuration, got {type(oracle).__name__}")
+    return _Rebuild(oracle.to_json())
 
 
 class _Rebuild:
@@ -48,14 +46,6 @@ class _Rebuild:
         from ...ldp import Configuration
 
         return Configuration.from_json(self.text)
-
-
-class _Unpickle:
-    def __init__(self, blob: bytes) -> None:
-        self.blob = blob
-
-    def __call__(self) -> Any:
-        return pickle.loads(self.blob)
 
 
 class _Ingest:
@@ -274,8 +264,7 @@ def aggregate_any(source: Any, column: str | None, oracle: Any, *, depth: int = 
     the arguments are checked by the caller."""
     from ._arrow import CONFIG_KEY, check_config
 
-    oracle = protocol_of(oracle)
-    paths = _source_paths(source)
+    paths = _source_paths(source)  # (oracle: a configuration, normalised by the entry point)
     merger = _Merger(type(oracle.aggregator()))
     what = f"column {column!r}" if column is not None else "the report columns"
     pieces = df = None

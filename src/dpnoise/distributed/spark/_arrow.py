@@ -13,50 +13,30 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ...ldp import PACKED
-from ._report_rows import FIXED, from_rows, layout, protocol_of, take
+from ...ldp import PACKED, arrow as ldp_arrow
+from ._report_rows import FIXED, from_rows, layout, take
 
 
 def struct_type(oracle: Any) -> Any:  # a pyarrow.StructType
-    fields = []
-    for f in layout(oracle):
-        if f.kind == FIXED:
-            t = pa.binary()
-        elif f.kind == PACKED or f.dtype == np.int8:
-            t = pa.int8()
-        else:
-            t = pa.int64()
-        fields.append(pa.field(f.name, t))
-    return pa.struct(fields)
+    """The report struct's Arrow type: dpnoise.ldp.arrow's mapping, rows as Spark's binary."""
+    return pa.struct([pa.field(f.name, ldp_arrow.field_type(f.spec, oracle, fixed_size_rows=False))
+                      for f in layout(oracle)])
 
 
 def rows_to_arrow(oracle: Any, rows: dict[str, np.ndarray], n: int) -> Any:  # a pyarrow.StructArray
     """A struct array from per-row columns (fixed rows as (n, k) uint8)."""
     arrays = []
-    for f in layout(oracle):
+    fields = list(struct_type(oracle))  # the types: dpnoise.ldp.arrow.field_type, once
+    for f, af in zip(layout(oracle), fields):
         col = rows[f.name]
         if f.kind == FIXED:
             k = col.shape[1]
             offsets = pa.array(np.arange(0, (n + 1) * k, k, dtype=np.int32))
-            arrays.append(pa.BinaryArray.from_buffers(pa.binary(), n, [None, offsets.buffers()[1],
-                                                                         pa.py_buffer(np.ascontiguousarray(col))]))
-        elif f.kind == PACKED or f.dtype == np.int8:
-            arrays.append(pa.array(np.asarray(col, dtype=np.int8), type=pa.int8()))
+            arrays.append(pa.BinaryArray.from_buffers(af.type, n, [None, offsets.buffers()[1],
+                                                                     pa.py_buffer(np.ascontiguousarray(col))]))
         else:
-            arrays.append(pa.array(np.asarray(col, dtype=np.int64), type=pa.int64()))
-    return pa.StructArray.from_arrays(arrays, fields=list(struct_type(oracle)))
-
-
-def _binary_rows(arr: Any, k: int) -> np.ndarray:
-    """(len, k) uint8 from a binary array with no nulls whose rows all have length k."""
-    n = len(arr)
-    if n == 0:
-        return np.zeros((0, k), dtype=np.uint8)
-    bufs = arr.buffers()
-    off_type = np.int64 if pa.types.is_large_binary(arr.type) else np.int32
-    offsets = np.frombuffer(bufs[1], dtype=off_type)[arr.offset:arr.offset + n + 1]
-    data = np.frombuffer(bufs[2], dtype=np.uint8)[int(offsets[0]):int(offsets[-1])]
-    return data.reshape(n, k)
+            arrays.append(pa.array(np.asarray(col, dtype=af.type.to_pandas_dtype()), type=af.type))
+    return pa.StructArray.from_arrays(arrays, fields=fields)
 
 
 def report_fields(oracle: Any, source: Any, column: str | None = None) -> dict[str, Any]:
@@ -94,7 +74,7 @@ def arrow_to_rows(oracle: Any, source: Any, column: str | None = None
     Arrow reports (``source`` and ``column`` as in :func:`report_fields`). A row is malformed
     when a field is null, a binary row has the wrong length, or a value is outside the
     protocol's range (:func:`row_validity`): all found by masks in one pass, O(batch)."""
-    proto = protocol_of(oracle)
+    proto = oracle  # a configuration: the entry points normalise it
     fields = layout(oracle)
     children = report_fields(oracle, source, column)
     n_all = len(next(iter(children.values())))
@@ -114,7 +94,7 @@ def arrow_to_rows(oracle: Any, source: Any, column: str | None = None
     for f in fields:
         child = children[f.name]
         if f.kind == FIXED:
-            rows[f.name] = _binary_rows(child, f.row_bytes(proto))
+            rows[f.name] = ldp_arrow._binary_rows(child, f.row_bytes(proto))
         else:
             rows[f.name] = child.to_numpy(zero_copy_only=False).astype(
                 np.int8 if (f.kind == PACKED or f.dtype == np.int8) else np.int64, copy=False)
@@ -132,7 +112,7 @@ def row_validity(oracle: Any, rows: dict[str, np.ndarray], n: int) -> np.ndarray
     arrays (``Configuration.valid_rows``: every declared field's range and its per-row rules).
     The contract test tests/distributed/test_spark_malformed.py breaks every field of every
     layout and requires the row counted, never a failed add."""
-    proto = protocol_of(oracle)
+    proto = oracle
     if n == 0:
         return np.ones(0, dtype=bool)
     ok = np.ones(n, dtype=bool)
@@ -143,7 +123,7 @@ def row_validity(oracle: Any, rows: dict[str, np.ndarray], n: int) -> np.ndarray
 
 
 def make_reports(oracle: Any, rows: dict[str, np.ndarray], n: int) -> Any:
-    return protocol_of(oracle).reports(from_rows(oracle, rows, n), n)
+    return oracle.reports(from_rows(oracle, rows, n), n)
 
 
 class ConfigurationError(ValueError):
@@ -174,14 +154,12 @@ CONFIG_KEY = "dpnoise.configuration"
 
 
 def config_json(oracle: Any) -> str:
-    return protocol_of(oracle).to_json()
+    return str(oracle.to_json())
 
 
 def config_metadata(oracle: Any) -> dict[bytes, bytes]:
     """Arrow schema metadata carrying ``oracle``'s configuration (as dpnoise.ldp.arrow writes it)."""
-    from ...ldp import arrow as ldp_arrow
-
-    return dict(ldp_arrow.schema(protocol_of(oracle)).metadata)
+    return dict(ldp_arrow.schema(oracle).metadata)
 
 
 def check_config(found: Any, oracle: Any, what: str) -> None:
@@ -195,7 +173,7 @@ def check_config(found: Any, oracle: Any, what: str) -> None:
         theirs = Configuration.from_json(found.decode() if isinstance(found, (bytes, bytearray)) else found)
     except (ValueError, UnicodeDecodeError):
         raise ValueError(f"{what} carries a dpnoise configuration this version cannot rebuild") from None
-    mine = protocol_of(oracle)
+    mine = oracle
     if theirs != mine:
         raise ValueError(f"{what} holds reports of another configuration ({theirs!r}) than the oracle ({mine!r}); "
                          "aggregate them with their own configuration")

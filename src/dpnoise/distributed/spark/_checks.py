@@ -31,7 +31,7 @@ def check_report_column(df: Any, column: Any, oracle: Any) -> None:
     if column is not None and not isinstance(column, str):
         raise TypeError(f"column must be a str or None, got {type(column).__name__}")
     fields = layout(oracle)
-    want = ", ".join(f"{f.name}: {f.spark_type_name()}" for f in fields)
+    want = ", ".join(f"{f.name}: {f.spark_type_name(oracle)}" for f in fields)
     if column is None:
         missing = [f.name for f in fields if f.name not in df.columns]
         if missing:
@@ -54,5 +54,5 @@ def check_report_column(df: Any, column: Any, oracle: Any) -> None:
     }
     for f in fields:
         got = dtype[f.name].dataType
-        if not isinstance(got, types[f.spark_type_name()]):
-            raise TypeError(f"{where}: field {f.name!r} must be {f.spark_type_name()}, got {got.simpleString()}")
+        if not isinstance(got, types[f.spark_type_name(oracle)]):
+            raise TypeError(f"{where}: field {f.name!r} must be {f.spark_type_name(oracle)}, got {got.simpleString()}")

@@ -11,10 +11,9 @@ from ._identifiers import quoted
 from ._report_rows import protocol_of, to_rows
 
 
-def _check_arrays(reports: Any, oracle: Any) -> None:
+def _check_arrays(reports: Any, proto: Any) -> None:
     """The report arrays match the declared schema and every row is in the configuration's
-    range (``Configuration.reports`` and ``valid_rows``): O(n), no aggregation."""
-    proto = protocol_of(oracle)
+    (``proto``) range (``Configuration.reports`` and ``valid_rows``): O(n), no aggregation."""
     proto.reports(reports.data, reports.n)
     valid = proto.valid_rows(reports.data, reports.n)
     if not valid.all():
@@ -47,25 +46,28 @@ def reports_table(reports: Any, oracle: Any, column: str = "report") -> Any:
     ValueError
         For reports of another configuration, or out of the protocol's range.
     """
+    proto = protocol_of(oracle)  # the entry point: normalised once, below only the configuration
+    return _reports_table(reports, proto, column)
+
+
+def _reports_table(reports: Any, proto: Any, column: str) -> Any:
     import pyarrow as pa
 
-    from ...ldp import HHReports, Reports
+    from ...ldp import Reports
     from ._arrow import config_metadata, rows_to_arrow
-    from ._report_rows import is_heavy_hitters
 
-    proto = protocol_of(oracle)
-    kind = HHReports if is_heavy_hitters(proto) else Reports
-    if not isinstance(reports, kind):
-        raise TypeError(f"reports must be dpnoise.ldp.{kind.__name__}, got {type(reports).__name__}")
+    # the family is the configuration's declaration; a batch records the family that made it
+    if not isinstance(reports, Reports) or reports.family != proto.family:
+        raise TypeError(f"reports must be dpnoise.ldp.Reports of the {proto.family} family (a client's "
+                        f"privatize), got {type(reports).__name__}")
     if not isinstance(column, str):
         raise TypeError(f"column must be a str, got {type(column).__name__}")
-    name = reports.method if kind is HHReports else reports.protocol
-    if name != proto.name or reports.params != proto.fingerprint():
-        raise ValueError(f"the reports come from a different configuration ({name!r}) than {proto!r}")
+    if reports.protocol != proto.name or reports.params != proto.fingerprint():
+        raise ValueError(f"the reports come from a different configuration ({reports.protocol!r}) than {proto!r}")
     _check_arrays(reports, proto)
-    rows = to_rows(oracle, reports.data, reports.n)
+    rows = to_rows(proto, reports.data, reports.n)
     meta = config_metadata(proto)
-    array = rows_to_arrow(oracle, rows, reports.n)
+    array = rows_to_arrow(proto, rows, reports.n)
     return pa.Table.from_arrays([array], schema=pa.schema([pa.field(column, array.type, metadata=meta)],
                                                           metadata=meta))
 
@@ -101,11 +103,12 @@ def reports_to_dataframe(spark: Any, reports: Any, oracle: Any, column: str = "r
     pyspark.sql.DataFrame
         One row per report.
     """
-    table = reports_table(reports, oracle, column)
+    proto = protocol_of(oracle)  # the entry point: normalised once
+    table = _reports_table(reports, proto, column)
     df = spark.createDataFrame(table)
     if num_partitions is not None:
         df = df.repartition(int(num_partitions))
-    return with_config(df, column, protocol_of(oracle))
+    return with_config(df, column, proto)
 
 
 def dataframe_to_reports(df: Any, column: str, oracle: Any, *, on_malformed: str = "raise") -> Any:

@@ -21,7 +21,7 @@ import numpy as np
 
 from ...ldp import PACKED
 from ._identifiers import field_path
-from ._report_rows import SCALAR, layout, protocol_of
+from ._report_rows import SCALAR, layout
 
 #: the largest key space counted by Spark's groupBy. Its hash aggregation slows with the number of
 #: groups: on 4·10^6 Hadamard rows (local[2], warm, docs/scaling.md) 4,096 keys took 1.5-2.0 s,
@@ -38,7 +38,7 @@ def key_space(oracle: Any) -> KeySpace | None:
     """(field, number of values) for each report field, or None when the fields are not a
     bounded key space (a row field, a field without a bound) or the aggregator has no count
     table over them. Its size (the product) is the number of keys."""
-    proto = protocol_of(oracle)
+    proto = oracle  # a configuration: the entry points normalise it
     # the class, not an aggregator: no state allocated to ask
     if getattr(getattr(proto, "aggregator_class", None), "_count_table", None) is None:
         return None
@@ -142,7 +142,7 @@ def fold(oracle: Any, space: KeySpace, keys: np.ndarray, counts: np.ndarray) -> 
     rows = {k: v[valid] for k, v in rows.items()}
     n_keys = n_keys[valid]
     added = int(n_keys.sum(dtype=object))
-    agg = protocol_of(oracle).aggregator()
+    agg = oracle.aggregator()
     try:
         agg._add_counts(rows, n_keys)
     except (ValueError, OverflowError) as exc:

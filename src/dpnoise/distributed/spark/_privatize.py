@@ -59,23 +59,24 @@ def _check_items(df: Any, column: str, protocol: Any) -> None:
     number of bad rows, never a value."""
     from pyspark.sql import functions as F, types as T
 
-    from ._report_rows import is_heavy_hitters
-
     dtype = df.schema[column].dataType
     integral = isinstance(dtype, (T.LongType, T.IntegerType, T.ShortType, T.ByteType))
     col = F.col(quoted(column))
-    if is_heavy_hitters(protocol) and protocol.codec.item_type != "int":
-        kind = protocol.codec.item_type
+    kind, bound = protocol.item_domain()  # what one item is, as the configuration declares it
+    if kind in ("str", "bytes"):
         want = T.StringType if kind == "str" else T.BinaryType
         if not isinstance(dtype, want):
             raise TypeError(f"column {column!r} must hold {kind} items ({'string' if kind == 'str' else 'binary'}), "
                             f"got {dtype.simpleString()}")
         bad = col.isNull()
-        if protocol.codec.long_items != "hash":
-            bad = bad | (F.octet_length(col) > protocol.codec.length)
-        what = f"null or longer than {protocol.codec.length} bytes (max_length)"
+        if bound is not None:
+            bad = bad | (F.octet_length(col) > bound)
+        what = "null" if bound is None else f"null or longer than {bound} bytes (max_length)"
+    elif kind != "int" or bound is None:
+        raise TypeError(f"client: privatize_column takes integer or string items; this configuration's items "
+                        f"are {kind} values (privatize them with the client in Python)")
     else:
-        high = (1 << protocol.codec.item_bits) if is_heavy_hitters(protocol) else protocol.domain_size
+        high = bound
         if not integral:
             raise TypeError(f"column {column!r} must hold integer items in [0, {high}), got {dtype.simpleString()}")
         bad = col.isNull() | (col < 0)
@@ -125,7 +126,7 @@ def privatize_column(df: Any, column: str, client: Any, *, output: str = "report
     from ._arrow import rows_to_arrow, struct_type
     from ._checks import check_dataframe
     from ._convert import with_config
-    from ._report_rows import is_heavy_hitters, spark_schema_ddl, to_rows
+    from ._report_rows import spark_schema_ddl, to_rows
 
     check_dataframe(df)
     protocol = _check_client(client)
@@ -138,7 +139,7 @@ def privatize_column(df: Any, column: str, client: Any, *, output: str = "report
     key = int.from_bytes(np.asarray(key_words, dtype="<u8").tobytes(), "little")
     randomness = _PartitionRandomness(key)
     make = oracle_factory(protocol)
-    heavy = is_heavy_hitters(protocol)
+    integer_items = protocol.item_domain()[0] == "int"
     out_type = struct_type(protocol)
 
     def privatize_partition(batches: Any) -> Any:
@@ -153,7 +154,7 @@ def privatize_column(df: Any, column: str, client: Any, *, output: str = "report
             items = batch.column(0)
             if items.null_count:
                 raise ValueError(f"column {column!r}: {items.null_count} rows of a batch are null")
-            if heavy and not pa.types.is_integer(items.type):
+            if not integer_items:
                 values: Any = items.to_pylist()
             else:
                 values = items.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)

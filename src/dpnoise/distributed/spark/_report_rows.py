@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ...ldp import PACKED, PER_USER, ROW, ReportField, report_rows, reports_from_rows
+from ...ldp import PER_USER, ROW, ReportField, report_rows, reports_from_rows
 from ._identifiers import quoted
 
 # the row kinds are the ones the configurations declare (dpnoise.ldp.ReportField)
@@ -47,12 +47,13 @@ class Field:
     def row_bytes(self, protocol: Any) -> int:
         return self.spec.row_bytes(protocol)
 
-    def spark_type_name(self) -> str:
-        if self.kind == FIXED:
-            return "binary"
-        if self.kind == PACKED or self.dtype == np.int8:
-            return "tinyint"
-        return "bigint"
+    def spark_type_name(self, config: Any) -> str:
+        """The Spark SQL name of this field's Arrow type (dpnoise.ldp.arrow.field_type, the one
+        mapping; rows as variable-length binary, which is what Spark's BinaryType holds)."""
+        from ...ldp import arrow as ldp_arrow
+
+        arrow_type = ldp_arrow.field_type(self.spec, config, fixed_size_rows=False)
+        return {"binary": "binary", "int8": "tinyint", "int64": "bigint"}[str(arrow_type)]
 
 
 def _layouts() -> dict[str, tuple[Field, ...]]:
@@ -65,15 +66,10 @@ def _layouts() -> dict[str, tuple[Field, ...]]:
 LAYOUTS: dict[str, tuple[Field, ...]] = _layouts()
 
 
-def is_heavy_hitters(oracle: Any) -> bool:
-    from ...ldp.heavy_hitters import HHProtocol
-
-    return isinstance(oracle, HHProtocol)
-
-
 def protocol_of(oracle: Any) -> Any:
-    """The frequency-oracle protocol behind ``oracle`` (a FrequencyOracle, or an object with a
-    ``protocol`` attribute such as a heavy-hitters configuration); TypeError otherwise."""
+    """The configuration behind ``oracle`` (a configuration, or an object with a ``protocol``
+    attribute such as a client); TypeError otherwise. Only the public entry points call it, once
+    each: everything below them takes the configuration itself."""
     from ...ldp import Configuration
 
     if isinstance(oracle, Configuration):
@@ -84,36 +80,31 @@ def protocol_of(oracle: Any) -> Any:
     raise TypeError(f"oracle must be a dpnoise.ldp.FrequencyOracle (or HeavyHitters), got {type(oracle).__name__}")
 
 
-def layout(oracle: Any) -> tuple[Field, ...]:
-    """The row layout of ``oracle``'s reports; ValueError for a protocol without one."""
-    fields = protocol_of(oracle).report_fields
+def layout(config: Any) -> tuple[Field, ...]:
+    """The row layout of ``config``'s reports; ValueError for a protocol without one."""
+    fields = config.report_fields
     if not fields:
-        raise ValueError(f"no report fields declared for {protocol_of(oracle).name!r}")
+        raise ValueError(f"no report fields declared for {config.name!r}")
     return tuple(Field(f) for f in fields)
 
 
 def spark_schema_ddl(oracle: Any, column: str) -> str:
-    fields = ", ".join(f"{quoted(f.name)}: {f.spark_type_name()}" for f in layout(oracle))
+    fields = ", ".join(f"{quoted(f.name)}: {f.spark_type_name(oracle)}" for f in layout(oracle))
     return f"{quoted(column)} struct<{fields}>"
 
 
 # -- NumPy report arrays <-> per-row NumPy columns ----------------------------------------------
-def to_rows(oracle: Any, data: dict[str, np.ndarray], n: int) -> dict[str, Any]:
+def to_rows(config: Any, data: dict[str, np.ndarray], n: int) -> dict[str, Any]:
     """Per-row columns from report arrays (dpnoise.ldp.report_rows)."""
-    return report_rows(protocol_of(oracle), data, n)
+    return report_rows(config, data, n)
 
 
-def from_rows(oracle: Any, rows: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
+def from_rows(config: Any, rows: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
     """Report arrays from per-row columns (dpnoise.ldp.reports_from_rows)."""
-    return reports_from_rows(protocol_of(oracle), rows, n)
+    return reports_from_rows(config, rows, n)
 
 
 def take(rows: dict[str, np.ndarray], index: Any) -> dict[str, np.ndarray]:
     """The rows at ``index`` (a slice, mask or index array) of every per-row column."""
     return {k: v[index] for k, v in rows.items()}
 
-
-def subset_names() -> list[str]:
-    from ...ldp import protocols
-
-    return protocols()

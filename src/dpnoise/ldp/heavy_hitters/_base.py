@@ -697,6 +697,15 @@ class HeavyHittersConfiguration(Configuration, family="heavy_hitters", aggregato
         """
         return cls(epsilon, item_bits, k=4, **cls.example_options)
 
+    def item_domain(self) -> tuple[str, int | None]:
+        """``("int", 2^item_bits)`` for integer items; ``("str" | "bytes", max_length)`` for
+        strings (None when longer items are hashed, ``long_items='hash'``). See
+        Configuration.item_domain."""
+        c = self.codec
+        if c.item_type == "int":
+            return ("int", 1 << int(c.item_bits))
+        return (str(c.item_type), None if c.long_items == "hash" else int(c.length))
+
     def example_items(self, n: int, seed: int = 0) -> np.ndarray:
         """``n`` items: half of them four heavy items, the rest uniform (NumPy, seeded: test data only)."""
         gen = np.random.default_rng(seed)

@@ -368,6 +368,11 @@ class MeanConfiguration(Configuration, family="mean"):
         """A small instance: bounds (0, 10), one dimension."""
         return cls(epsilon, (0.0, 10.0))
 
+    def item_domain(self) -> tuple[str, int | None]:
+        """``("real", None)``: items are real values, clipped to the bounds (see
+        Configuration.item_domain)."""
+        return ("real", None)
+
     def example_items(self, n: int, seed: int = 0) -> np.ndarray:
         """``n`` values (NumPy, seeded: test data only): a skewed law over the bounds and a
         little beyond them (clipped)."""
