@@ -559,6 +559,14 @@ class Generator:
         -------
         int or numpy.ndarray of uint64
             The words (``out`` when given).
+
+        Raises
+        ------
+        TypeError
+            For an ``out`` that is not a uint64 ndarray.
+        ValueError
+            For a bad ``size`` or ``threads``, an ``out`` that is not C-contiguous and writable or
+            does not match ``size``, or ``out`` with a NumPy bit generator.
         """
         if not isinstance(self._bit_generator, ChaCha20):  # a NumPy bit generator: no threads
             check_threads(threads)

@@ -576,6 +576,12 @@ class PrivacyLossDistribution:
         -------
         PrivacyLossDistribution
             A new PLD.
+
+        Raises
+        ------
+        ValueError
+            For a count that is not an integer >= 1, or a composition whose grid would be too
+            large to compute.
         """
         count = check.count(count)
         h = self.value_discretization_interval
