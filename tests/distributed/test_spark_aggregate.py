@@ -60,8 +60,9 @@ def test_heavy_hitters_need_a_row_layout_entry(spark):
     class NotAnOracle:
         pass
 
+    # the entry points normalise the oracle first (issue 34 item 4): that step names the argument
     with pytest.raises(TypeError, match="FrequencyOracle"):
-        _report_rows.layout(NotAnOracle())
+        _report_rows.protocol_of(NotAnOracle())
 
 
 # -- bad input ------------------------------------------------------------------------------------

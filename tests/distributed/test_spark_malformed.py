@@ -33,7 +33,7 @@ def _breakers(cfg, field):
         if proto.name in ("oue", "sue") and proto.domain_size % 64:
             out.append(("padding bit", "padding"))
         return out
-    if field.kind == _report_rows.PACKED:
+    if field.kind == dpnoise.ldp.PACKED:
         return [("bit 2", 2), ("bit -1", -1), ("null", None)]
     if field.name == "y":
         return [("y 0", 0), ("y 2", 2), ("null", None)]
