@@ -148,7 +148,9 @@ class Configuration:
     def kernels(self) -> Kernels:
         """The row of the class's kernel table this instance's variant selects."""
         table = self.kernel_table
-        return table.constant_time if self.constant_time else table.variable_time  # (table.row, inlined)
+        row = table.constant_time if self.constant_time else table.variable_time  # (table.row, inlined)
+        assert row is not None  # constant_time=True is refused where the table has no such row
+        return row
 
     def _variant_params(self) -> dict[str, Any]:
         """The variants' part of ``params()``, recorded only when set (older blobs and params keep
@@ -571,6 +573,7 @@ class Client:
         if keys is not None:
             data = memoised_batch(config, keys, memo_fingerprint(config), x, threads)
         elif self.device_key is not None:
+            assert self.memo_fingerprint is not None  # client() sets it with device_key
             data = config._memoised(self.device_key, self.memo_fingerprint, x)
         else:
             data = config._privatize(self.rng, x, threads)

@@ -18,9 +18,10 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 PER_USER, ROW, PACKED = "per_user", "row", "packed"
 KINDS = (PER_USER, ROW, PACKED)
@@ -49,10 +50,17 @@ class ReportField:
 
     name: str
     kind: str
-    dtype: np.dtype
+    dtype: np.dtype[Any]
     width: int | Callable[[Any], int] | None = None
     bound: int | Callable[[Any], int] | None = None
-    allowed: tuple | None = None
+    allowed: tuple[int, ...] | None = None
+
+    if TYPE_CHECKING:
+        # the generated __init__ as callers see it: ``dtype`` takes anything np.dtype does
+        # (np.int64, "u1"); __post_init__ stores np.dtype(dtype)
+        def __init__(self, name: str, kind: str, dtype: DTypeLike, width: int | Callable[[Any], int] | None = None,
+                     bound: int | Callable[[Any], int] | None = None,
+                     allowed: tuple[int, ...] | None = None) -> None: ...
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -108,7 +116,7 @@ class ReportField:
         """
         return self.row_length(config) * self.dtype.itemsize
 
-    def shape(self, config: Any, n: int) -> tuple:
+    def shape(self, config: Any, n: int) -> tuple[int, ...]:
         """The shape of this array in a batch of ``n`` reports.
 
         Parameters

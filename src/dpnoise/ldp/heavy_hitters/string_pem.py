@@ -41,7 +41,8 @@ from ... import _core
 from ...generator import Generator
 from .._kernels import Kernels, KernelTable
 from .._protocol import native
-from ._base import Group, HeavyHittersConfiguration, HHAggregator, _count
+from ._base import Group, HeavyHittersConfiguration, HHAggregator
+from ._items import _count
 from ._strings import _pack_rows, _PackedStrings, _StringCodec, prefix_hash_key
 
 MAX_KEEP = 1 << 16

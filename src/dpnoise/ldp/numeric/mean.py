@@ -32,10 +32,12 @@ import numpy as np
 from ... import _core
 from ..._validate import integer
 from ...generator import Generator
+from .._aggregator import Aggregator
 from .._kernels import Kernels, KernelTable
 from .._memo import memoised_reports
 from .._privacy import supporting
-from .._protocol import Aggregator, Client, Configuration, Reports, native
+from .._protocol import Client, Configuration, native
+from .._reports import Reports
 from .._schema import PACKED, PER_USER, ReportField
 from ..longitudinal import alpha_point_round
 from . import _formulas as F
