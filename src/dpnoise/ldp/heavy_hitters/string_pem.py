@@ -124,7 +124,7 @@ class StringPEM(HeavyHittersConfiguration, name="string_pem", aggregator=StringA
     'org.example.app'
     """
 
-    codec: _StringCodec  # type: ignore[assignment]
+    codec: _StringCodec
     example_options: ClassVar[dict[str, Any]] = {"k_prime": 256, "max_length": 24}
     # one row: its prefix hash's time depends on the string's length
     kernel_table = KernelTable(variable_time=Kernels(client=HeavyHittersConfiguration._fused_client, check=HeavyHittersConfiguration._any_items))
@@ -172,7 +172,7 @@ class StringPEM(HeavyHittersConfiguration, name="string_pem", aggregator=StringA
 
     # -- items and clients ----------------------------------------------------------------------
     @classmethod
-    def example(cls, epsilon: float = 4.0, item_bits: Any = None) -> StringPEM:  # type: ignore[override]
+    def example(cls, epsilon: float = 4.0, item_bits: Any = None) -> StringPEM:
         """A small instance, for tests, demos and benchmarks that iterate the registry.
 
         Parameters
@@ -191,7 +191,7 @@ class StringPEM(HeavyHittersConfiguration, name="string_pem", aggregator=StringA
             return cls(epsilon, item_bits, k=4, k_prime=256)
         return cls(epsilon, k=4, **cls.example_options)
 
-    def example_items(self, n: int, seed: int = 0) -> np.ndarray:  # type: ignore[override]
+    def example_items(self, n: int, seed: int = 0) -> np.ndarray:
         """Test items with four heavy ones (NumPy, seeded: test data only).
 
         Parameters
@@ -231,7 +231,7 @@ class StringPEM(HeavyHittersConfiguration, name="string_pem", aggregator=StringA
                                                   self.gamma.numerator, self.gamma.denominator, threads)
         return {"groups": gr, "indices": j, "values": v}
 
-    def aggregator(self, candidates: Sequence[Any] | None = None, *, threads: Any = None) -> StringAggregator:  # type: ignore[override]
+    def aggregator(self, candidates: Sequence[Any] | None = None, *, threads: Any = None) -> StringAggregator:
         """An empty aggregator.
 
         Parameters
@@ -275,7 +275,7 @@ class StringPEM(HeavyHittersConfiguration, name="string_pem", aggregator=StringA
             return 256 if L == 1 else min(keep, 256 ** (L - 1)) * 256
         return 1 + keep * (L - 1)
 
-    def _find(self, agg: HHAggregator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # type: ignore[override]
+    def _find(self, agg: HHAggregator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         keep, L = self.options["keep"], self.levels
         sizes = agg.group_sizes()
         level = [agg.level_counts(l) for l in range(L)]  # each (k′, g)
