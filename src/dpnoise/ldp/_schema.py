@@ -83,7 +83,9 @@ class ReportField:
             Values must lie in [0, upper).
         """
         b = self.bound
-        return int(b(config) if callable(b) else b)  # type: ignore[arg-type]
+        if b is None:
+            raise ValueError(f"report field {self.name!r} declares no bound")
+        return int(b(config) if callable(b) else b)
 
     def row_length(self, config: Any) -> int:
         """Elements per row (``row`` fields).
@@ -99,7 +101,9 @@ class ReportField:
             The row's element count.
         """
         w = self.width
-        return int(w(config) if callable(w) else w)  # type: ignore[arg-type]
+        if w is None:
+            raise ValueError(f"report field {self.name!r} is not a row field (it has no width)")
+        return int(w(config) if callable(w) else w)
 
     def row_bytes(self, config: Any) -> int:
         """Bytes per row (``row`` fields): ``row_length(config)`` times the itemsize.

@@ -105,7 +105,8 @@ class ZMatrixClient(Client):
             if first_column is not None or columns is not None:
                 raise ValueError("give device_keys or columns/first_column, not both")
             return super().privatize(items, threads=threads, device_keys=device_keys)
-        proto: ZMatrix = self.protocol  # type: ignore[assignment]
+        proto = self.protocol
+        assert isinstance(proto, ZMatrix)  # the client of ZMatrix (client=ZMatrixClient) only
         t = check_threads(threads)
         arr = check_items(items, proto.domain_size)
         if first_column is not None and columns is not None:

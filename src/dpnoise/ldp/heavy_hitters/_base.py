@@ -186,7 +186,8 @@ class HHAggregator(Aggregator):
         count_into(self._flat, self._offsets[d["groups"]] + d["indices"] * self.protocol.g + d["values"])
 
     def _merge_state(self, other: Aggregator) -> None:
-        self._flat += other._flat  # type: ignore[attr-defined]
+        assert isinstance(other, HHAggregator)  # merge() refuses another configuration first
+        self._flat += other._flat
 
     def _check_state(self, state: dict[str, np.ndarray], n: int) -> None:
         what = "corrupt heavy-hitters aggregator state"
@@ -221,7 +222,9 @@ class HHAggregator(Aggregator):
         HHAggregator
             The restored aggregator.
         """
-        return cls._load(blob, candidates=candidates)  # type: ignore[return-value]
+        agg = cls._load(blob, candidates=candidates)
+        assert isinstance(agg, HHAggregator)  # _load refuses a state of another class
+        return agg
 
     # -- results ------------------------------------------------------------------------------
     def group_sizes(self) -> np.ndarray:

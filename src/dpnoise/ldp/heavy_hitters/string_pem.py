@@ -57,7 +57,8 @@ class StringAggregator(HHAggregator):
     def _item_estimates(self, items: Any) -> tuple[np.ndarray, np.ndarray]:
         if items is None:
             raise TypeError("heavy hitters do not enumerate their domain: pass the items to estimate")
-        pr: StringPEM = self.protocol  # type: ignore[assignment]
+        pr = self.protocol
+        assert isinstance(pr, StringPEM)  # the aggregator of StringPEM only
         packed = pr.codec.encode(items)
         n_items = packed.shape[0]
         est, var = np.zeros(n_items), np.zeros(n_items)
@@ -219,6 +220,8 @@ class StringPEM(HeavyHittersConfiguration, name="string_pem", aggregator=StringA
         pick = np.where(gen.random(n) < 0.5, gen.integers(0, 4, size=n), gen.integers(4, vocab.size, size=n))
         return vocab[pick]
 
+    # the two below take packed strings, not the envelope's int64 array (only .shape[0] is read
+    # between them): not expressible without making every configuration generic in its items
     def _encode(self, items: Any) -> _PackedStrings:  # type: ignore[override]
         return self.codec.encode(items)
 

@@ -279,7 +279,7 @@ class MeanConfiguration(Configuration, family="mean"):
         self.grid_z, self.grid_bits, _, _ = _core.ldp.mean_grid(
             self.kernel, *self._kernel_bounds(), self.gamma.numerator, self.gamma.denominator, self.mixes)
         coords = (ReportField("coordinates", PER_USER, np.int64, bound=lambda c: c.dimensions),) if k > 1 else ()
-        self.report_fields = self.method_fields + coords  # type: ignore[misc]
+        self.report_fields = self.method_fields + coords
 
     # -- parameters ------------------------------------------------------------------------
     @property
