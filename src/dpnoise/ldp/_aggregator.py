@@ -59,7 +59,7 @@ class Aggregator:
     """
 
     #: state arrays whose first axis may grow with the reports (e.g. packed columns)
-    _growable: ClassVar[frozenset] = frozenset()
+    _growable: ClassVar[frozenset[str]] = frozenset()
     #: when the state is a count table over report fields: (state array, the per-user fields
     #: that index it, a 0/1 sign field (1 adds -1) or None); used by ``_add_counts``
     _count_table: ClassVar[Any] = None
@@ -299,7 +299,7 @@ class Aggregator:
         header, state = _wire.unframe(blob, fam._state_magic, what)
         config = fam._from_header(header, what)
         n = _wire.count_of(header, what, _wire.MAX_REPORTS)
-        agg = config.aggregator(**aggregator_options)  # type: ignore[call-arg]
+        agg = config.aggregator(**aggregator_options)
         if cls is not Aggregator and not isinstance(agg, cls):
             raise ValueError(f"the state is of {fam._noun} {config.name!r}, not a {cls.__name__}")
         empty = agg._state

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -13,6 +13,25 @@ from .._validate import integer, positive
 from ..generator import default_rng
 from ._frequency import FrequencyConfiguration, check_domain_size
 from ._privacy import check_epsilon
+
+
+class _ComparisonKeys(TypedDict):
+    protocol: str
+    supported: bool
+
+
+class ComparisonRow(_ComparisonKeys, total=False):
+    """One row of :func:`compare` (a plain dict at run time): ``protocol`` and ``supported``
+    always, ``reason`` where unsupported, the rest where the protocol takes the domain."""
+
+    reason: str
+    variance_per_user: float
+    rms_error: float
+    state_bytes: int
+    server_grows_with_d: bool
+    client_seconds: float
+    server_seconds: float | None
+    full_estimate: bool
 
 
 class Recommendation(str):
@@ -86,7 +105,7 @@ def recommend(epsilon: float, domain_size: int, *, n: Any = None, server_seconds
     limit_s = None if server_seconds is None else positive(server_seconds, "server_seconds")
     limit_b = None if memory_bytes is None else integer(memory_bytes, "memory_bytes")
     registry = FrequencyConfiguration.registered()
-    candidates: list[dict] = []
+    candidates: list[ComparisonRow] = []
     for row in compare(epsilon, domain_size, n=n):  # validates ε, d and n
         if not row["supported"] or (limit_b is not None and row["state_bytes"] > limit_b):
             continue
@@ -98,7 +117,7 @@ def recommend(epsilon: float, domain_size: int, *, n: Any = None, server_seconds
                          f"the limits given")
     least = min(r["variance_per_user"] for r in candidates)
 
-    def cost(row: dict) -> tuple[float, float, str]:
+    def cost(row: ComparisonRow) -> tuple[float, float, str]:
         rank = getattr(registry[row["protocol"]], "cost_rank", None)
         seconds = row["server_seconds"]
         return (math.inf if rank is None else rank, math.inf if seconds is None else seconds, row["protocol"])
@@ -122,7 +141,7 @@ TIE = 0.01
 #: protocol "cannot estimate the domain" (estimate(items) of candidates may still work)
 MAX_ESTIMATE_BYTES = 1 << 36
 MAX_ESTIMATE_UNITS = 1e13
-_CALIBRATION: dict = {}
+_CALIBRATION: dict[tuple[str, float], tuple[float, float]] = {}
 
 
 def _units(config: Any, n: int) -> tuple[float, float]:
@@ -165,7 +184,7 @@ def _grows_with_d(cls: Any, epsilon: float, config: Any) -> bool:
     return per_report(config) > per_report(smaller)
 
 
-def compare(epsilon: float, domain_size: int, *, n: Any = None) -> list[dict]:
+def compare(epsilon: float, domain_size: int, *, n: Any = None) -> list[ComparisonRow]:
     """The table :func:`recommend` decides from: one row per registered frequency oracle.
 
     It never sees the data, so the error it states is each protocol's own, for an item no
@@ -204,9 +223,10 @@ def compare(epsilon: float, domain_size: int, *, n: Any = None) -> list[dict]:
     n = 10**6 if n is None else integer(n, "n")
     if n < 1:
         raise ValueError(f"n must be at least 1, got {n}")
-    rows = []
+    rows: list[ComparisonRow] = []
     for name, cls in sorted(FrequencyConfiguration.registered().items()):
-        row: dict = {"protocol": name, "supported": False}
+        assert issubclass(cls, FrequencyConfiguration)  # the family's registry holds its protocols only
+        row: ComparisonRow = {"protocol": name, "supported": False}
         try:
             config = cls(eps, d)
         except ValueError as exc:
@@ -217,14 +237,14 @@ def compare(epsilon: float, domain_size: int, *, n: Any = None) -> list[dict]:
         var = float(bound(n)) / n if bound is not None else float(config.variance_per_user())
         cu, su = _units(config, n)
         full = float(d) * 8 <= MAX_ESTIMATE_BYTES and su <= MAX_ESTIMATE_UNITS
-        row.update(variance_per_user=var, rms_error=math.sqrt(n * var), state_bytes=int(config.state_bytes()),
-                   server_grows_with_d=_grows_with_d(cls, eps, config))
+        row["variance_per_user"], row["rms_error"] = var, math.sqrt(n * var)
+        row["state_bytes"], row["server_grows_with_d"] = int(config.state_bytes()), _grows_with_d(cls, eps, config)
         if not full and not getattr(cls, "estimates_items_only", False):
             row["reason"] = "cannot estimate a domain this large (memory or work of a full estimate)"
             rows.append(row)
             continue
         spu_c, spu_s = _seconds_per_unit(cls, eps)
-        row.update(supported=True, client_seconds=cu * spu_c, server_seconds=su * spu_s if full else None,
-                   full_estimate=full)
+        row["supported"], row["client_seconds"] = True, cu * spu_c
+        row["server_seconds"], row["full_estimate"] = (su * spu_s if full else None), full
         rows.append(row)
     return sorted(rows, key=lambda r: (not r["supported"], r.get("variance_per_user", math.inf)))

@@ -250,7 +250,7 @@ class FrequencyConfiguration(Configuration, family="frequency"):
         """
         return np.full(self.domain_size, n * self.variance_per_user())
 
-    def cost_units(self, n: int) -> tuple:
+    def cost_units(self, n: int) -> tuple[float, float]:
         """(client, server) work for n reports, in the protocol's own units (calibrated into
         seconds by :func:`dpnoise.ldp.compare`); the server's includes one full estimate.
         Default: one unit a report, and one an item.
@@ -407,4 +407,6 @@ def FrequencyOracle(protocol: str, epsilon: float, domain_size: int, **options: 
     registry = FrequencyConfiguration.registered()
     if not isinstance(protocol, str) or protocol not in registry:
         raise ValueError(f"protocol must be one of {protocols()}, got {protocol!r}")
-    return registry[protocol](epsilon, domain_size, **options)  # type: ignore[return-value]
+    cls = registry[protocol]
+    assert issubclass(cls, FrequencyConfiguration)  # the family's registry holds its protocols only
+    return cls(epsilon, domain_size, **options)

@@ -20,9 +20,11 @@ Model: Arrow's compute kernels (``arrow/compute/kernels/scalar_arithmetic.cc``),
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Union
+from typing import TYPE_CHECKING, Any, Callable, Union
 
 Count = Union[int, Callable[[Any], int]]
+#: a kernel: a C++ function of the extension, or a function taking the configuration first
+Kernel = Callable[..., Any]
 
 
 class Kernels:
@@ -49,7 +51,15 @@ class Kernels:
         self._kernels: dict[str, Any] = dict(kernels)
         self.__dict__.update(kernels)  # row.name is a plain attribute: no lookup cost per call
 
-    def get(self, name: str) -> Any:
+    if TYPE_CHECKING:
+        # what the checker sees of ``row.name``: the rows of one table differ in their kernel
+        # names (set per instance above), so a name is typed as a kernel rather than declared
+        # per class (a class-typed row would need Configuration generic over it, and a
+        # ClassVar cannot hold a type variable). At run time a missing name raises
+        # AttributeError as before.
+        def __getattr__(self, name: str) -> Kernel: ...
+
+    def get(self, name: str) -> Kernel | None:
         """The kernel ``name`` of this row, or None where the row has none.
 
         Parameters

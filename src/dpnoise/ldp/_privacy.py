@@ -24,7 +24,7 @@ from typing import Any
 
 from .. import _rational as R
 from .._release import constant_time as _ct
-from .._validate import MAX_EPSILON, check_epsilon as _check_epsilon
+from .._validate import MAX_EPSILON, MAX_PART, check_epsilon as _check_epsilon
 from ..accounting.budget import PrivacyBudget
 from ..accounting.losses import PrivacyLoss, PureDP, WithinTotalVariation
 
@@ -43,7 +43,7 @@ def exact_gamma(epsilon: float) -> Fraction:
     """ε as the exact rational the randomizers use, rounded down (toward more privacy) when its
     exact binary value does not fit the core's 62-bit parts."""
     fr = Fraction(epsilon)
-    if fr.numerator <= R.MAX_PART and fr.denominator <= R.MAX_PART:
+    if fr.numerator <= MAX_PART and fr.denominator <= MAX_PART:
         return fr
     num, den = R.round_up(1 / fr, "1/epsilon")  # 1/ε rounded up: ε rounded down
     return Fraction(den, num)

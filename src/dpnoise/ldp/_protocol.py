@@ -66,7 +66,9 @@ class Configuration:
 
     name: ClassVar[str] = ""
     family: ClassVar[str] = ""
-    report_fields: ClassVar[tuple[ReportField, ...]] = ()
+    #: declared on the class; a configuration whose fields depend on its options (the mean
+    #: oracles' coordinates) sets its own on the instance
+    report_fields: tuple[ReportField, ...] = ()
     aggregator_class: ClassVar[type[Aggregator]]
     client_class: ClassVar[type[Client]]
     #: options that make a small instance, for tests, demos and benchmarks that iterate the registry
@@ -82,6 +84,8 @@ class Configuration:
     #: the class's kernels, one row per variant (dpnoise.ldp._kernels): the envelope picks the
     #: row (``kernels``); a class without a constant-time row refuses ``constant_time=True``
     kernel_table: ClassVar[KernelTable] = KernelTable()
+    #: a frequency oracle's rank among tied variances (dpnoise.ldp._choose), from ``cost_rank=``
+    cost_rank: ClassVar[int | None]
     #: the variants of this instance (set by ``_init_variants``): constant-time kernels, and
     #: daily collection's per-report layer at ε₁ (its exact rational γ₁)
     constant_time: bool = False
@@ -101,7 +105,7 @@ class Configuration:
         if client is not None:
             cls.client_class = client
         if cost_rank is not None:
-            cls.cost_rank = cost_rank  # type: ignore[attr-defined]
+            cls.cost_rank = cost_rank
         if name is not None:
             cls.name = name
             cls._registry[name] = cls
@@ -148,7 +152,9 @@ class Configuration:
     def kernels(self) -> Kernels:
         """The row of the class's kernel table this instance's variant selects."""
         table = self.kernel_table
-        return table.constant_time if self.constant_time else table.variable_time  # (table.row, inlined)
+        row = table.constant_time if self.constant_time else table.variable_time  # (table.row, inlined)
+        assert row is not None  # constant_time=True is refused where the table has no such row
+        return row
 
     def _variant_params(self) -> dict[str, Any]:
         """The variants' part of ``params()``, recorded only when set (older blobs and params keep
@@ -571,6 +577,7 @@ class Client:
         if keys is not None:
             data = memoised_batch(config, keys, memo_fingerprint(config), x, threads)
         elif self.device_key is not None:
+            assert self.memo_fingerprint is not None  # client() sets it with device_key
             data = config._memoised(self.device_key, self.memo_fingerprint, x)
         else:
             data = config._privatize(self.rng, x, threads)

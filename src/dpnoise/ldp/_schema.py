@@ -18,9 +18,10 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 PER_USER, ROW, PACKED = "per_user", "row", "packed"
 KINDS = (PER_USER, ROW, PACKED)
@@ -49,10 +50,17 @@ class ReportField:
 
     name: str
     kind: str
-    dtype: np.dtype
+    dtype: np.dtype[Any]
     width: int | Callable[[Any], int] | None = None
     bound: int | Callable[[Any], int] | None = None
-    allowed: tuple | None = None
+    allowed: tuple[int, ...] | None = None
+
+    if TYPE_CHECKING:
+        # the generated __init__ as callers see it: ``dtype`` takes anything np.dtype does
+        # (np.int64, "u1"); __post_init__ stores np.dtype(dtype)
+        def __init__(self, name: str, kind: str, dtype: DTypeLike, width: int | Callable[[Any], int] | None = None,
+                     bound: int | Callable[[Any], int] | None = None,
+                     allowed: tuple[int, ...] | None = None) -> None: ...
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -75,7 +83,9 @@ class ReportField:
             Values must lie in [0, upper).
         """
         b = self.bound
-        return int(b(config) if callable(b) else b)  # type: ignore[arg-type]
+        if b is None:
+            raise ValueError(f"report field {self.name!r} declares no bound")
+        return int(b(config) if callable(b) else b)
 
     def row_length(self, config: Any) -> int:
         """Elements per row (``row`` fields).
@@ -91,7 +101,9 @@ class ReportField:
             The row's element count.
         """
         w = self.width
-        return int(w(config) if callable(w) else w)  # type: ignore[arg-type]
+        if w is None:
+            raise ValueError(f"report field {self.name!r} is not a row field (it has no width)")
+        return int(w(config) if callable(w) else w)
 
     def row_bytes(self, config: Any) -> int:
         """Bytes per row (``row`` fields): ``row_length(config)`` times the itemsize.
@@ -108,7 +120,7 @@ class ReportField:
         """
         return self.row_length(config) * self.dtype.itemsize
 
-    def shape(self, config: Any, n: int) -> tuple:
+    def shape(self, config: Any, n: int) -> tuple[int, ...]:
         """The shape of this array in a batch of ``n`` reports.
 
         Parameters

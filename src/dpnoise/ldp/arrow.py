@@ -259,7 +259,7 @@ def from_arrow(data: Any, oracle: Any, *, on_malformed: str = "raise") -> Any:
 def _parts(tables: list[Any], name: str) -> list[Any]:
     """(table index, array) for every chunk of column ``name`` over the tables, in order."""
     pa = _pa()
-    out = []
+    out: list[tuple[int, Any]] = []
     for i, t in enumerate(tables):
         col = t.column(name)
         out.extend((i, c) for c in (col.chunks if isinstance(col, pa.ChunkedArray) else [col]))

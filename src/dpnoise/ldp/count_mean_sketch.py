@@ -81,7 +81,7 @@ class _Sketch(FrequencyConfiguration):
             out[l] = _core.ldp.sketch_hash(self._key(), self.hashes, self.width, l, arr)
         return out
 
-    def _collision_terms(self) -> tuple:
+    def _collision_terms(self) -> tuple[float, float, float]:
         """(m/(m−1))², the hash-randomness variance of one other user's collision indicator
         average Var(π) = (m − 1)/(k m²), and E[π²] = (m + k − 1)/(k m²)."""
         k, m = self.hashes, self.width
@@ -157,7 +157,7 @@ class _SketchAggregator(FrequencyAggregator):
     def _from_gathered(self, gathered: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
-    def _cell_squares(self) -> tuple:
+    def _cell_squares(self) -> tuple[float, float, float]:
         """(Σ_{l,b} Y[l, b]², its users' noise part, Σ_l n_l² or its expectation), Y[l, b] the
         unbiased count of row l's users hashed to b (below)."""
         raise NotImplementedError
@@ -252,7 +252,7 @@ class CountMeanSketchAggregator(_SketchAggregator):
     def _estimate_items(self, items: np.ndarray) -> np.ndarray:
         return self._from_gathered(_gather(self.protocol, self._state["signs"], items))
 
-    def _cell_squares(self) -> tuple:
+    def _cell_squares(self) -> tuple[float, float, float]:
         # Y = (c·signs + n_l)/2: each user's cell value (c ṽ + 1)/2 has variance (c² − 1)/4
         c, m = self.protocol.scale(), self.protocol.width
         signs = self._state["signs"].astype(np.float64)
@@ -276,7 +276,7 @@ class CountMeanSketch(_Sketch, name="cms", aggregator=CountMeanSketchAggregator,
                      ReportField("vectors", ROW, np.uint8, width=lambda p: p.width // 8))
     variance_formula = staticmethod(lambda epsilon, d: CountMeanSketch(epsilon, d).variance_per_user())
 
-    def cost_units(self, n: int) -> tuple:
+    def cost_units(self, n: int) -> tuple[float, float]:
         """Client and server: m signs a report; a full estimate k d gathers."""
         return float(n) * self.width, float(n) * self.width + float(self.hashes) * self.domain_size
 
@@ -343,7 +343,7 @@ class HadamardCountMeanSketchAggregator(_SketchAggregator):
         transformed = self._cached("transformed", lambda: _rows_wht(self._state["bit_sums"]))
         return self._from_gathered(_gather(self.protocol, transformed, items))
 
-    def _cell_squares(self) -> tuple:
+    def _cell_squares(self) -> tuple[float, float, float]:
         # Y = c·(bit_sums row)·Hᵀ, so Σ_b Y[l, b]² = c² m Σ_a bit_sums[l, a]² (Parseval); each
         # user adds c² to every cell (U² = c²) less its own 1 counted in Σ_b C_l[b]²
         c, k, m, n = self.protocol.scale(), self.protocol.hashes, self.protocol.width, self.n
@@ -367,7 +367,7 @@ class HadamardCountMeanSketch(_Sketch, name="hcms", aggregator=HadamardCountMean
                      ReportField("bits", PACKED, np.uint8))
     variance_formula = staticmethod(lambda epsilon, d: HadamardCountMeanSketch(epsilon, d).variance_per_user())
 
-    def cost_units(self, n: int) -> tuple:
+    def cost_units(self, n: int) -> tuple[float, float]:
         """Server: one cell a report, k row transforms (m log2 m) and k d gathers."""
         m = self.width
         return float(n), float(n) + self.hashes * m * max(1, m.bit_length() - 1) + float(self.hashes) * self.domain_size

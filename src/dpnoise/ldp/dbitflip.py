@@ -30,7 +30,7 @@ from .._validate import integer
 from ..bit_generator import PublicStream
 from ..generator import Generator
 from ._aggregator import count_into
-from ._channels import layered, oue_bit, sue_bit
+from ._channels import Channel, layered, oue_bit, sue_bit
 from ._frequency import FrequencyAggregator, FrequencyConfiguration
 from ._kernels import Kernels, KernelTable
 from ._memo import DEFAULT_POOL_SIZE, check_pool_size
@@ -139,7 +139,7 @@ class DBitFlip(FrequencyConfiguration, name="dbitflip", aggregator=DBitFlipAggre
     _channel = staticmethod(sue_bit)
     bit_channel = "sue"
 
-    def _pq(self) -> tuple:
+    def _pq(self) -> Channel:
         return layered(self, self._channel)
 
     def _bits(self, rng: Generator, columns: np.ndarray, gamma: Any, threads: int) -> np.ndarray:
@@ -198,7 +198,7 @@ class DBitFlip(FrequencyConfiguration, name="dbitflip", aggregator=DBitFlipAggre
         pi = self.coverage
         return (n - c) * q * (1 - q) / (gap ** 2 * pi) + c * ((1 + p * (1 - p) / gap ** 2) / pi - 1)
 
-    def cost_units(self, n: int) -> tuple:
+    def cost_units(self, n: int) -> tuple[float, float]:
         """Client: one exact bit draw per covered bucket; server: b counts a report, then k."""
         b = self.options["bits"]
         return float(n) * b, float(n) * b + self.domain_size

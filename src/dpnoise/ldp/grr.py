@@ -5,13 +5,14 @@ mechanism (cpp/include/dpnoise/exact/randomized_response.hpp): one kernel for bo
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
 from .. import _core
 from ..generator import Generator
 from ._aggregator import count_into
-from ._channels import grr_variance, layered, symmetric_layers
+from ._channels import Channel, grr_variance, layered, symmetric_layers
 from ._frequency import FrequencyAggregator, FrequencyConfiguration
 from ._kernels import Kernels, KernelTable
 from ._protocol import native
@@ -87,14 +88,14 @@ class GRR(FrequencyConfiguration, name="grr", aggregator=GRRAggregator, cost_ran
         return {"values": self.kernels.rr(native(rng), data["values"], self.domain_size, g.numerator, g.denominator,
                                           threads)}
 
-    def _pq_at(self, gamma: object) -> tuple:
+    def _pq_at(self, gamma: Fraction) -> Channel:
         """(p, q, p − q): p = e^γ/(e^γ + d − 1), q = 1/(e^γ + d − 1), from e^γ − 1 (expm1) so that
         p − q = (e^γ − 1)/(e^γ + d − 1) stays accurate for small ε."""
         em1 = math.expm1(float(gamma))
         den = em1 + self.domain_size
         return (em1 + 1) / den, 1.0 / den, em1 / den
 
-    def _pq(self) -> tuple:
+    def _pq(self) -> Channel:
         """(p, q, p − q) of the report given the item: one layer, or both in a row."""
         return layered(self, self._pq_at, symmetric_layers(self.domain_size))
 

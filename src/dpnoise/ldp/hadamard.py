@@ -94,7 +94,7 @@ class Hadamard(FrequencyConfiguration, name="hadamard", aggregator=HadamardAggre
             raise ValueError(f"domain_size must be at most 2^30 for 'hadamard' (the server keeps one count per "
                              f"row of the padded domain), got {self.domain_size}")
 
-    def cost_units(self, n: int) -> tuple:
+    def cost_units(self, n: int) -> tuple[float, float]:
         """Server: one row sum a report, then one transform of D log2 D."""
         D = self.padded_size
         return float(n), float(n) + D * max(1, D.bit_length() - 1)

@@ -24,7 +24,7 @@ from .._validate import integer
 from ..bit_generator import PublicStream
 from ..generator import Generator
 from ._aggregator import Aggregator, count_into
-from ._channels import layered, olh_variance, symmetric_two_layers
+from ._channels import Channel, layered, olh_variance, symmetric_two_layers
 from ._frequency import FrequencyAggregator, FrequencyConfiguration
 from ._kernels import Kernels, KernelTable
 from ._memo import DEFAULT_POOL_SIZE, check_pool_size
@@ -84,7 +84,7 @@ def local_hashing_pq(gamma: Any, g: int) -> tuple[float, float, float]:
     return (em1 + 1) / (em1 + g), 1.0 / g, em1 * (g - 1) / (g * (em1 + g))
 
 
-def local_hashing_variance(gamma: Any, g: int, n: float, counts: Any, pq: tuple | None = None) -> Any:
+def local_hashing_variance(gamma: Any, g: int, n: float, counts: Any, pq: Channel | None = None) -> Any:
     """n q′(1 − q′)/(p − q′)² + c(x)(1 − p − q′)/(p − q′) (Wang et al. 2017, Eq. 3; the second
     term from the c(x) users holding x, whose support is Bernoulli(p)).
 
@@ -186,12 +186,12 @@ class _LocalHashing(FrequencyConfiguration):
     def g(self) -> int:
         return self.options["g"]
 
-    def _pq(self) -> tuple:
+    def _pq(self) -> Channel:
         """(p, 1/g, p − 1/g): p the probability that a report supports the user's item, after
         one layer or both (two g-ary symmetric channels over the bucket in a row)."""
         return layered(self, lambda gamma: local_hashing_pq(gamma, self.g), self._two_buckets)
 
-    def _two_buckets(self, perm: tuple, inst: tuple) -> tuple:
+    def _two_buckets(self, perm: Channel, inst: Channel) -> Channel:
         """Two g-ary symmetric channels over the bucket in a row, as (p, 1/g, p − 1/g)."""
         g = self.g
         (p, q, gap), (p1, _, gap1) = perm, inst
@@ -386,7 +386,7 @@ class OLH(_LocalHashing, name="olh", aggregator=OLHAggregator, cost_rank=1):
             var = var + pool_variance(counts, self.g, self.options["pool_size"])
         return var
 
-    def cost_units(self, n: int) -> tuple:
+    def cost_units(self, n: int) -> tuple[float, float]:
         """The server tests every report against every item at add: n d."""
         return float(n), float(n) * self.domain_size
 
@@ -539,7 +539,7 @@ class FLH(_LocalHashing, name="flh", aggregator=FLHAggregator):
         variable_time=Kernels(rr=_core.ldp.grr_privatize, pool_index=_fused_index),
         constant_time=Kernels(rr=_core.randomized_response_constant_time, pool_index=_drawn_index))
 
-    def cost_units(self, n: int) -> tuple:
+    def cost_units(self, n: int) -> tuple[float, float]:
         """Server: one count a report, then k′ d hash evaluations for the supports."""
         return float(n), float(n) + float(self.options["k_prime"]) * self.domain_size
 

@@ -62,14 +62,8 @@ def averaging_attack(config: Any, reports: Any, prior: Any, *, memoised: bool) -
     if memoised:
         perm = local_pq(config.gamma, g)
         inst = local_pq(config.gamma1, g) if config.gamma1 is not None else None
-    else:
-        p, _q, _ = config._pq()
-        step = math.log(p) - math.log((1 - p) / (g - 1))  # a supporting report's log-likelihood ratio
-    for i, r in enumerate(reports):
-        seeds, values = np.ascontiguousarray(r.data["seeds"]), np.ascontiguousarray(r.data["values"])
-        if not memoised:
-            score = step * _core.ldp.olh_support(seeds, values, g, d, 1)
-        else:
+
+        def score(seeds: np.ndarray, values: np.ndarray) -> np.ndarray:
             # one seed (memoised); likelihood of the days given each permanent bucket b
             if inst is None:
                 like = np.zeros(g)
@@ -79,8 +73,16 @@ def averaging_attack(config: Any, reports: Any, prior: Any, *, memoised: bool) -
                 like = np.exp(counts * math.log(inst[0]) + (values.size - counts) * math.log(inst[1]))
             h = _core.ldp.local_hash(np.repeat(seeds[:1], d, axis=0), items, g)
             # P(days | x) = p∞ L(h(x)) + q∞ (Σ L − L(h(x)))
-            score = np.log(perm[0] * like[h] + perm[1] * (like.sum() - like[h]) + 1e-300)
-        guesses[i] = int(np.argmax(log_prior + score))
+            return np.log(perm[0] * like[h] + perm[1] * (like.sum() - like[h]) + 1e-300)
+    else:
+        p, _q, _ = config._pq()
+        step = math.log(p) - math.log((1 - p) / (g - 1))  # a supporting report's log-likelihood ratio
+
+        def score(seeds: np.ndarray, values: np.ndarray) -> np.ndarray:
+            return step * _core.ldp.olh_support(seeds, values, g, d, 1)
+    for i, r in enumerate(reports):
+        seeds, values = np.ascontiguousarray(r.data["seeds"]), np.ascontiguousarray(r.data["values"])
+        guesses[i] = int(np.argmax(log_prior + score(seeds, values)))
     return guesses
 
 

@@ -15,13 +15,14 @@ to 2^20; for larger domains use "olh" or "hadamard".
 """
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from .. import _core
 from ..generator import Generator
-from ._channels import layered, olh_variance, oue_bit, sue_bit
+from ._channels import Channel, layered, olh_variance, oue_bit, sue_bit
 from ._frequency import FrequencyAggregator, FrequencyConfiguration
 from ._kernels import Kernels, KernelTable
 from ._protocol import native
@@ -86,7 +87,7 @@ class _UnaryEncoding(FrequencyConfiguration, aggregator=UnaryAggregator):
             return np.ones(n, dtype=bool)
         return (data["bits"][:, -1] >> np.uint64(tail)) == 0
 
-    def cost_units(self, n: int) -> tuple:
+    def cost_units(self, n: int) -> tuple[float, float]:
         """Client: the set bits (about 1 + d q a report); server: n ceil(d/64) words + d."""
         _p, q, _ = self._pq()
         return float(n) * (1 + self.domain_size * q), float(n) * self.words + self.domain_size
@@ -150,11 +151,11 @@ class _UnaryEncoding(FrequencyConfiguration, aggregator=UnaryAggregator):
             out[:, -1] &= np.uint64((1 << tail) - 1)  # column d (the dummy item) dropped
         return out
 
-    def _channel(self, gamma: object) -> tuple:
+    def _channel(self, gamma: Fraction) -> Channel:
         """(p, q, p − q) of one bit at γ."""
         raise NotImplementedError
 
-    def _pq(self) -> tuple:
+    def _pq(self) -> Channel:
         """(p, q, p − q) of a report bit given the item: one layer, or both in a row."""
         return layered(self, self._channel)
 

@@ -71,7 +71,7 @@ class ZMatrixClient(Client):
     """The zmatrix randomizer: ``privatize(items, first_column=None, columns=None)``."""
 
     def privatize(self, items: Any, *, first_column: int | None = None, columns: Any = None,
-                  threads: int | None = None) -> Reports:
+                  threads: int | None = None, device_keys: Any = None) -> Reports:
         """One ε-LDP report per item. The public column of each report: ``columns`` (one int per
         item in [0, W)), or ``first_column`` + 0, 1, 2, ... (dense public user indices), or, with
         neither, drawn uniformly from [0, W) by the secret generator.
@@ -86,6 +86,9 @@ class ZMatrixClient(Client):
             One public column per item.
         threads : int, optional
             Worker threads (the output does not depend on it).
+        device_keys : optional
+            As for :meth:`dpnoise.ldp.Client.privatize` (every client takes it); zmatrix does not
+            memoise, so the envelope refuses it (ValueError) and nothing is charged.
 
         Returns
         -------
@@ -96,9 +99,14 @@ class ZMatrixClient(Client):
         ------
         ValueError
             For both ``columns`` and ``first_column``, columns out of [0, W) or of another
-            length, or items out of the domain.
+            length, items out of the domain, or ``device_keys``.
         """
-        proto: ZMatrix = self.protocol  # type: ignore[assignment]
+        if device_keys is not None:  # the envelope's one path: its checks, its message
+            if first_column is not None or columns is not None:
+                raise ValueError("give device_keys or columns/first_column, not both")
+            return super().privatize(items, threads=threads, device_keys=device_keys)
+        proto = self.protocol
+        assert isinstance(proto, ZMatrix)  # the client of ZMatrix (client=ZMatrixClient) only
         t = check_threads(threads)
         arr = check_items(items, proto.domain_size)
         if first_column is not None and columns is not None:
@@ -307,7 +315,7 @@ class ZMatrix(FrequencyConfiguration, name="zmatrix", aggregator=ZMatrixAggregat
                              f"columns={width}, planes={planes}")
         return {"public_key": key, "columns": width, "planes": planes}
 
-    def cost_units(self, n: int) -> tuple:
+    def cost_units(self, n: int) -> tuple[float, float]:
         """Server: one column a report, then the sweep: d W/64 words."""
         return float(n), float(n) + float(self.domain_size) * ((self.width + 63) // 64)
 

@@ -8,10 +8,11 @@ frequency oracles over 64-bit keys.
 
 See docs/heavy_hitters.md.
 """
+from .._aggregator import HeavyHitter
 from .._deprecated import deprecated_attributes
 from .._discover import import_public_modules
 from .._protocol import Client
-from ._base import HeavyHitter, HeavyHitters, HeavyHittersConfiguration, HHAggregator, HHProtocol, HHReports, methods
+from ._base import HeavyHitters, HeavyHittersConfiguration, HHAggregator, HHProtocol, HHReports, methods
 from ._items import LONG_ITEM_KEY, long_item_digest
 
 import_public_modules(__name__, __path__)  # each method's module registers it

@@ -23,7 +23,7 @@ import secrets
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar
+from typing import Any, Callable, ClassVar, TypedDict
 
 import numpy as np
 
@@ -117,6 +117,14 @@ def _check_ranges(pr: HeavyHittersConfiguration, data: dict[str, np.ndarray], n:
             raise ValueError(f"report values must be buckets in [0, {pr.g}) (g)")
 
 
+class _Pooled(TypedDict):
+    """The levels from ``level`` on, summed: their counts and their users (HHAggregator._find)."""
+
+    level: int
+    counts: np.ndarray
+    users: int
+
+
 class _EmptyGroup(Exception):
     """A group that the estimates need has no reports yet (too few users)."""
 
@@ -178,7 +186,8 @@ class HHAggregator(Aggregator):
         count_into(self._flat, self._offsets[d["groups"]] + d["indices"] * self.protocol.g + d["values"])
 
     def _merge_state(self, other: Aggregator) -> None:
-        self._flat += other._flat  # type: ignore[attr-defined]
+        assert isinstance(other, HHAggregator)  # merge() refuses another configuration first
+        self._flat += other._flat
 
     def _check_state(self, state: dict[str, np.ndarray], n: int) -> None:
         what = "corrupt heavy-hitters aggregator state"
@@ -196,7 +205,7 @@ class HHAggregator(Aggregator):
         self._state = self._views(flat.astype(np.int64, copy=False))
 
     @classmethod
-    def from_bytes(cls, blob: bytes, candidates: Sequence[Any] | None = None) -> HHAggregator:  # type: ignore[override]
+    def from_bytes(cls, blob: bytes, candidates: Sequence[Any] | None = None) -> HHAggregator:
         """An aggregator serialised by ``to_bytes``: ValueError for anything corrupt, truncated,
         of another format or inconsistent (counts that do not add up to n). ``candidates`` as
         for ``HeavyHittersConfiguration.aggregator()``.
@@ -213,7 +222,9 @@ class HHAggregator(Aggregator):
         HHAggregator
             The restored aggregator.
         """
-        return cls._load(blob, candidates=candidates)  # type: ignore[return-value]
+        agg = cls._load(blob, candidates=candidates)
+        assert isinstance(agg, HHAggregator)  # _load refuses a state of another class
+        return agg
 
     # -- results ------------------------------------------------------------------------------
     def group_sizes(self) -> np.ndarray:
@@ -513,7 +524,7 @@ class HHAggregator(Aggregator):
         L = len(pr.groups)
         sizes = self.group_sizes()
         level = [self.level_counts(l) for l in range(L)]
-        pooled = {"level": 0, "counts": sum(level[1:], level[0].copy()), "users": self.n}
+        pooled: _Pooled = {"level": 0, "counts": sum(level[1:], level[0].copy()), "users": self.n}
 
         def estimate(lvl: int, rows: np.ndarray, bits: int, complete: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             while pooled["level"] < lvl:  # levels are visited in order: drop the ones passed
@@ -753,7 +764,7 @@ class HeavyHittersConfiguration(Configuration, family="heavy_hitters", aggregato
         eps = params.pop("epsilon")
         return cls(eps, **params)
 
-    def aggregator(self, candidates: Sequence[Any] | None = None, *, threads: Any = None) -> HHAggregator:  # type: ignore[override]
+    def aggregator(self, candidates: Sequence[Any] | None = None, *, threads: Any = None) -> HHAggregator:
         """An empty aggregator; ``candidates`` names items the protocol cannot spell out itself
         (long items hashed by ``long_items='hash'``); ``threads`` for the support sums of top/above.
 
@@ -927,4 +938,6 @@ def HeavyHitters(method: str, epsilon: float, item_bits: Any = None, **options: 
     registry = HeavyHittersConfiguration.registered()
     if not isinstance(method, str) or method not in registry:
         raise ValueError(f"method must be one of {methods()}, got {method!r}")
-    return registry[method](epsilon, item_bits, **options)  # type: ignore[return-value]
+    cls = registry[method]
+    assert issubclass(cls, HeavyHittersConfiguration)  # the family's registry holds its methods only
+    return cls(epsilon, item_bits, **options)

@@ -32,7 +32,8 @@ import numpy as np
 
 from ... import _core
 from ...bit_generator import PublicStream
-from ._base import Group, HeavyHittersConfiguration, _count
+from ._base import Group, HeavyHittersConfiguration
+from ._items import _count
 from ._strings import complete_keys
 
 BUCKET_STREAM = 0x48484231   # "HHB1": the public bucket hash

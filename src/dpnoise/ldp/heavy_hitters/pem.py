@@ -29,7 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from ._base import Group, HeavyHittersConfiguration, _count
+from ._base import Group, HeavyHittersConfiguration
+from ._items import _count
 from ._strings import bit_prefix_candidates
 
 CANDIDATE_BUDGET = 32768  # η = 10 for keep = 20: 3 levels for 32-bit items (measured: recall 1.00 vs 0.96 with 8192, docs/heavy_hitters.md)
@@ -63,8 +64,8 @@ class PEM(HeavyHittersConfiguration, name="pem"):
         s0 = options.pop("s0", None)
         if s0 is None:
             s_max = max(13, math.ceil(math.log2(keep)) + eta)
-            levels = 1 + max(0, math.ceil((B - s_max) / eta))
-            s0 = B - (levels - 1) * eta if levels > 1 else B
+            count = 1 + max(0, math.ceil((B - s_max) / eta))  # the number of levels
+            s0 = B - (count - 1) * eta if count > 1 else B
         s0 = _count(s0, "s0", 1, B)
         if (1 << s0) > MAX_CANDIDATES or keep * (1 << eta) > MAX_CANDIDATES:
             raise ValueError("s0 and eta must keep the candidates per level at most 2^22 (2^s0 and keep * 2^eta)")

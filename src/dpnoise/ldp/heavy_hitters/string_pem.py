@@ -41,7 +41,8 @@ from ... import _core
 from ...generator import Generator
 from .._kernels import Kernels, KernelTable
 from .._protocol import native
-from ._base import Group, HeavyHittersConfiguration, HHAggregator, _count
+from ._base import Group, HeavyHittersConfiguration, HHAggregator
+from ._items import _count
 from ._strings import _pack_rows, _PackedStrings, _StringCodec, prefix_hash_key
 
 MAX_KEEP = 1 << 16
@@ -56,7 +57,8 @@ class StringAggregator(HHAggregator):
     def _item_estimates(self, items: Any) -> tuple[np.ndarray, np.ndarray]:
         if items is None:
             raise TypeError("heavy hitters do not enumerate their domain: pass the items to estimate")
-        pr: StringPEM = self.protocol  # type: ignore[assignment]
+        pr = self.protocol
+        assert isinstance(pr, StringPEM)  # the aggregator of StringPEM only
         packed = pr.codec.encode(items)
         n_items = packed.shape[0]
         est, var = np.zeros(n_items), np.zeros(n_items)
@@ -123,7 +125,7 @@ class StringPEM(HeavyHittersConfiguration, name="string_pem", aggregator=StringA
     'org.example.app'
     """
 
-    codec: _StringCodec  # type: ignore[assignment]
+    codec: _StringCodec
     example_options: ClassVar[dict[str, Any]] = {"k_prime": 256, "max_length": 24}
     # one row: its prefix hash's time depends on the string's length
     kernel_table = KernelTable(variable_time=Kernels(client=HeavyHittersConfiguration._fused_client, check=HeavyHittersConfiguration._any_items))
@@ -171,7 +173,7 @@ class StringPEM(HeavyHittersConfiguration, name="string_pem", aggregator=StringA
 
     # -- items and clients ----------------------------------------------------------------------
     @classmethod
-    def example(cls, epsilon: float = 4.0, item_bits: Any = None) -> StringPEM:  # type: ignore[override]
+    def example(cls, epsilon: float = 4.0, item_bits: Any = None) -> StringPEM:
         """A small instance, for tests, demos and benchmarks that iterate the registry.
 
         Parameters
@@ -190,7 +192,7 @@ class StringPEM(HeavyHittersConfiguration, name="string_pem", aggregator=StringA
             return cls(epsilon, item_bits, k=4, k_prime=256)
         return cls(epsilon, k=4, **cls.example_options)
 
-    def example_items(self, n: int, seed: int = 0) -> np.ndarray:  # type: ignore[override]
+    def example_items(self, n: int, seed: int = 0) -> np.ndarray:
         """Test items with four heavy ones (NumPy, seeded: test data only).
 
         Parameters
@@ -218,6 +220,8 @@ class StringPEM(HeavyHittersConfiguration, name="string_pem", aggregator=StringA
         pick = np.where(gen.random(n) < 0.5, gen.integers(0, 4, size=n), gen.integers(4, vocab.size, size=n))
         return vocab[pick]
 
+    # the two below take packed strings, not the envelope's int64 array (only .shape[0] is read
+    # between them): not expressible without making every configuration generic in its items
     def _encode(self, items: Any) -> _PackedStrings:  # type: ignore[override]
         return self.codec.encode(items)
 
@@ -230,7 +234,7 @@ class StringPEM(HeavyHittersConfiguration, name="string_pem", aggregator=StringA
                                                   self.gamma.numerator, self.gamma.denominator, threads)
         return {"groups": gr, "indices": j, "values": v}
 
-    def aggregator(self, candidates: Sequence[Any] | None = None, *, threads: Any = None) -> StringAggregator:  # type: ignore[override]
+    def aggregator(self, candidates: Sequence[Any] | None = None, *, threads: Any = None) -> StringAggregator:
         """An empty aggregator.
 
         Parameters
@@ -274,7 +278,7 @@ class StringPEM(HeavyHittersConfiguration, name="string_pem", aggregator=StringA
             return 256 if L == 1 else min(keep, 256 ** (L - 1)) * 256
         return 1 + keep * (L - 1)
 
-    def _find(self, agg: HHAggregator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # type: ignore[override]
+    def _find(self, agg: HHAggregator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         keep, L = self.options["keep"], self.levels
         sizes = agg.group_sizes()
         level = [agg.level_counts(l) for l in range(L)]  # each (k′, g)

@@ -27,7 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from ._base import Group, HeavyHittersConfiguration, _count
+from ._base import Group, HeavyHittersConfiguration
+from ._items import _count
 from ._strings import bit_prefix_candidates
 
 DEFAULT_K_PRIME = 4096  # per level: 16384 would keep 235 MiB of counters for 32-bit items (docs)

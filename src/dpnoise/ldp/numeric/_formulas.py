@@ -83,7 +83,7 @@ def grid_worst_case_variance(kernel: int, epsilon: float, c_tilde: float, grid_b
 
 
 def moments(epsilon: float, grid_bits: int, users: np.ndarray, duchi_users: np.ndarray, duchi_ones: np.ndarray,
-            pm_sum: list, pm_sum_squares: list) -> tuple[np.ndarray, np.ndarray]:
+            pm_sum: list[int], pm_sum_squares: list[int]) -> tuple[np.ndarray, np.ndarray]:
     """Per coordinate: the mean of the reports (unbiased for the mean of t) and the sum of squared
     deviations Σ(y − ȳ)², from the exact integer sums, group by group (Duchi reports ±C, Piecewise
     reports z/2^G) and combined with the between-groups term, so that nothing cancels badly."""

@@ -32,10 +32,12 @@ import numpy as np
 from ... import _core
 from ..._validate import integer
 from ...generator import Generator
+from .._aggregator import Aggregator
 from .._kernels import Kernels, KernelTable
 from .._memo import memoised_reports
 from .._privacy import supporting
-from .._protocol import Aggregator, Client, Configuration, Reports, native
+from .._protocol import Client, Configuration, native
+from .._reports import Reports
 from .._schema import PACKED, PER_USER, ReportField
 from ..longitudinal import alpha_point_round
 from . import _formulas as F
@@ -277,7 +279,7 @@ class MeanConfiguration(Configuration, family="mean"):
         self.grid_z, self.grid_bits, _, _ = _core.ldp.mean_grid(
             self.kernel, *self._kernel_bounds(), self.gamma.numerator, self.gamma.denominator, self.mixes)
         coords = (ReportField("coordinates", PER_USER, np.int64, bound=lambda c: c.dimensions),) if k > 1 else ()
-        self.report_fields = self.method_fields + coords  # type: ignore[misc]
+        self.report_fields = self.method_fields + coords
 
     # -- parameters ------------------------------------------------------------------------
     @property
@@ -319,7 +321,9 @@ class MeanConfiguration(Configuration, family="mean"):
         """With a device key each value is α-point rounded to the ``points`` grid (the device's α a
         PRF of its key) and the grid point's bit memoised as a PRF of (device key, grid index,
         configuration) (docs/ldp_numeric.md, "Daily collection")."""
-        index = alpha_point_round(items, (self.low, self.high), self.points, device_key)
+        points = self.points
+        assert points is not None  # _check_device_key refuses a device key without points=
+        index = alpha_point_round(items, (self.low, self.high), points, device_key)
         data = memoised_reports(self, device_key, fingerprint, index, self.grid_values)
         if index.size:  # one packed byte per report (its bit 0) from the per-grid-point rows: repack
             data["bits"] = np.packbits(data["bits"] & 1, bitorder="little")
@@ -705,18 +709,20 @@ def MeanOracle(method: str, epsilon: float, bounds: tuple[float, float] = (0.0, 
     registry = MeanConfiguration.registered()
     if not isinstance(method, str) or method not in registry:
         raise ValueError(f"method must be one of {list(registry)}, got {method!r}")
-    return registry[method](epsilon, bounds, dimensions=dimensions,  # type: ignore[return-value]
-                            instantaneous_epsilon=instantaneous_epsilon, points=points, constant_time=constant_time)
+    cls = registry[method]
+    assert issubclass(cls, MeanConfiguration)  # the family's registry holds its methods only
+    return cls(epsilon, bounds, dimensions=dimensions, instantaneous_epsilon=instantaneous_epsilon, points=points,
+               constant_time=constant_time)
 
 
 def _check_state(oracle: MeanConfiguration, state: dict[str, np.ndarray], n: int) -> None:
     users, du, do = state["users"], state["duchi_users"], state["duchi_ones"]
-    bad = (users < 0).any() or (du < 0).any() or (do < 0).any() or (du > users).any() or (do > du).any()
+    bad = bool((users < 0).any() or (du < 0).any() or (do < 0).any() or (du > users).any() or (do > du).any())
     bad = bad or int(users.sum(dtype=object)) != n
     if oracle.kernel == F.DUCHI_BIT:  # every user is a Duchi user
-        bad = bad or (du != users).any() or state["pm_sum"].any() or state["pm_sum_squares"].any()
+        bad = bad or bool((du != users).any() or state["pm_sum"].any() or state["pm_sum_squares"].any())
     elif oracle.kernel == F.PIECEWISE:  # no Duchi user
-        bad = bad or du.any()
+        bad = bad or bool(du.any())
     if not bad:
         z = oracle.grid_z
         sums, squares = _limbs_to_int(state["pm_sum"], True), _limbs_to_int(state["pm_sum_squares"], False)
