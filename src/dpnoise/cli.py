@@ -14,7 +14,7 @@ import re
 import sys
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import Callable, NoReturn
+from typing import Callable, NoReturn, Optional
 
 import numpy as np
 
@@ -167,7 +167,10 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
-_SAMPLERS = {
+#: A sampler of ``dpnoise sample``: (generator, parameter, n, threads) -> n integer draws.
+_Draw = Callable[[dpnoise.Generator, float, int, Optional[int]], np.ndarray]
+
+_SAMPLERS: dict[str, tuple[str, _Draw]] = {
     "discrete-laplace": ("scale", lambda r, v, n, t: r.discrete_laplace(v, n, threads=t)),
     "discrete-gaussian": ("sigma", lambda r, v, n, t: r.discrete_gaussian(v, n, threads=t)),
     "geometric": ("scale", lambda r, v, n, t: r.geometric(scale=v, size=n, threads=t)),

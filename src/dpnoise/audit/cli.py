@@ -245,7 +245,9 @@ def _table(rows: Sequence[dict[str, Any]]) -> str:
     body = [[r["library"], r["mechanism"], f"{r['claimed_epsilon']:g}", f"{r['delta']:g}", f"{r['trials']:,}",
              f"{r['epsilon_lower_bound']:.3f}", _verdict(r), f"{r['seconds']:.1f}"] for r in rows]
     widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(head)]
-    line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
     return "\n".join([line(head), line(["-" * w for w in widths])] + [line(b) for b in body])
 
 

@@ -124,6 +124,12 @@ def _compare_metric(metric: str, old: dict[str, Any], new: dict[str, Any], thres
     return out
 
 
+def _settings(record: dict[str, Any]) -> dict[str, Any]:
+    """The record's ``settings`` (an empty dict if it has none, or not a dict)."""
+    settings = record.get("settings")
+    return settings if isinstance(settings, dict) else {}
+
+
 def _row_key(row: dict[str, Any]) -> tuple[str, float | None]:
     return row["workload"], row.get("epsilon")
 
@@ -181,7 +187,7 @@ def compare(old: dict[str, Any], new: dict[str, Any], threshold: float = 1.1, al
         if not force:
             raise RecordError(text + " (re-run both with one dpnoise, or pass --force)")
         warnings.append(text + " (compared anyway: --force)")
-    so, sn = [r.get("settings") if isinstance(r.get("settings"), dict) else {} for r in (old, new)]
+    so, sn = _settings(old), _settings(new)
     if (so.get("sizes"), so.get("quick")) != (sn.get("sizes"), sn.get("quick")):
         text = (f"sizes differ: OLD {'quick' if so.get('quick') else 'full'} {so.get('sizes')}, "
                 f"NEW {'quick' if sn.get('quick') else 'full'} {sn.get('sizes')}")

@@ -7,6 +7,7 @@ import importlib
 import math
 import os
 import platform
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import replace
@@ -15,7 +16,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .registry import _LOADED, Context, Peer, Workload, loaded, select
+from .registry import _LOADED, Context, Metrics, Peer, Workload, loaded, select
 from .stats import summarize_utility
 
 SCHEMA = "dpnoise-bench/4"
@@ -94,10 +95,12 @@ def machine_info() -> dict[str, Any]:
     import dpnoise
     from dpnoise import _core
 
-    try:
-        usable = len(os.sched_getaffinity(0))  # type: ignore[attr-defined]
-    except (AttributeError, OSError):
-        usable = os.cpu_count() or 1
+    usable = os.cpu_count() or 1
+    if sys.platform != "win32" and sys.platform != "darwin":  # where os has sched_getaffinity
+        try:
+            usable = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            pass
     try:
         load: list[float] | None = [round(x, 2) for x in os.getloadavg()]
     except (AttributeError, OSError):
@@ -144,7 +147,7 @@ def _metric_value(value: Any) -> float | None:
     return v if math.isfinite(v) else None
 
 
-def _utility(fn: Callable[[], dict[str, Any]], metrics: tuple[str, ...]) -> dict[str, Any]:
+def _utility(fn: Callable[[], Metrics], metrics: tuple[str, ...]) -> dict[str, Any]:
     """The utility fields of a row: ``utility`` holds every declared metric, in declared order,
     as a float or None (missing: not returned, None, not a finite number). A hook that raises or
     returns no mapping keeps the row (its timing is measured apart): ``utility`` is then None and

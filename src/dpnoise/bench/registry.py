@@ -7,14 +7,20 @@ import hashlib
 import importlib
 import json
 import math
-from collections.abc import Iterable
+import sys
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 import numpy as np
 
 ENTRY_POINT_GROUP = "dpnoise.bench"
 BUILTIN_MODULE = "dpnoise.demos.workloads"
+
+#: What a utility hook returns: metric name -> value (a declared metric left out, or given as None
+#: or NaN, is recorded as missing). A Mapping, read-only and covariant, so that a hook typed
+#: ``-> dict[str, float]`` fits as well as one that may give None.
+Metrics = Mapping[str, Optional[float]]  # Optional: evaluated at import, on Python 3.9 too
 
 #: Utility metric names with a documented meaning (others are allowed; see docs/bench.md).
 KNOWN_METRICS = {
@@ -165,7 +171,7 @@ class Peer:
     library: str                 # import name, e.g. "opendp.prelude", "diffprivlib", "dp_accounting"
     name: str                    # what is timed, e.g. "OpenDP make_laplace (int vector)"
     make: Callable[[Any, Context, Any], tuple[Callable[[], object], int]]
-    utility: Callable[[Any, Context, Any], dict[str, float | None]] | None = None
+    utility: Callable[[Any, Context, Any], Metrics] | None = None
 
 
 @dataclass(frozen=True)
@@ -216,7 +222,7 @@ class Workload:
     peers: tuple[Peer, ...] = field(default_factory=tuple)
     epsilon: float | None = None
     metrics: tuple[str, ...] = ()
-    utility: Callable[[Context, Any], dict[str, float]] | None = None
+    utility: Callable[[Context, Any], Metrics] | None = None
     size: Callable[[Context], str] | None = None
     in_quick: bool = True
     family: str | None = None
@@ -287,9 +293,9 @@ def _entry_points() -> Iterable[Any]:
     from importlib import metadata
 
     eps = metadata.entry_points()
-    if hasattr(eps, "select"):
+    if sys.version_info >= (3, 10):
         return list(eps.select(group=ENTRY_POINT_GROUP))
-    return list(eps.get(ENTRY_POINT_GROUP, ()))  # type: ignore[attr-defined]  # Python 3.9
+    return list(eps.get(ENTRY_POINT_GROUP, ()))  # Python 3.9: a dict of group -> entry points
 
 
 def _load_installed() -> None:

@@ -67,13 +67,15 @@ def summarize_utility(values: Sequence[float | None]) -> dict[str, Any]:
     raw = [None if v is None else float(v) for v in values]
     have = np.asarray([v for v in raw if v is not None], dtype=float)
     n = int(have.size)
-    mean = float(have.mean()) if n else None
+    mean: float | None = None
     stderr: float | None = None
     ci: list[float] | None = None
-    if n >= 2:
+    if n:
+        mean = float(have.mean())
+    if mean is not None and n >= 2:
         stderr = float(have.std(ddof=1) / math.sqrt(n))
         half = t_quantile_975(n - 1) * stderr
-        ci = [mean - half, mean + half]  # type: ignore[operator]
+        ci = [mean - half, mean + half]
     return {"mean": mean, "stderr": stderr, "ci95": ci, "n": n, "raw": raw}
 
 
@@ -102,14 +104,14 @@ def _mw_upper_exact(u2: int, m: int, n: int) -> float:
     return float(dist[u:].sum())
 
 
-def mann_whitney_greater(new: Sequence[float], old: Sequence[float]) -> float:
+def mann_whitney_greater(new: Sequence[float] | np.ndarray, old: Sequence[float] | np.ndarray) -> float:
     """One-sided p-value of the Mann-Whitney U test (Mann & Whitney 1947) that ``new`` tends to
     be larger than ``old``: exact for small samples without ties, otherwise the normal
     approximation with tie correction and continuity correction (Lehmann 1975, eq. 1.30).
 
     Parameters
     ----------
-    new, old : sequence of float
+    new, old : sequence or 1-d array of float
         The two samples (at least one value each).
 
     Returns

@@ -171,7 +171,7 @@ def word_workload(n_words: int = 2000, n_users: int = 200_000, seed: int = 17) -
     return [vocab[r] for r in zipf_ranks(len(vocab), n_users, 1.1, seed + 1)]
 
 
-def true_top(items: Any, k: int = 10) -> set:
+def true_top(items: Any, k: int = 10) -> set[Any]:
     """The ``k`` most frequent items (ties broken by value order), as a set of Python values.
 
     Parameters

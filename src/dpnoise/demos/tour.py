@@ -27,7 +27,7 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, TypedDict
 
 import numpy as np
 
@@ -93,6 +93,12 @@ class Section:
     seconds: float = 0.0
 
 
+class _Insecure(TypedDict, total=False):
+    """The keyword a seeded tour passes to everything that refuses seeded generators."""
+
+    allow_insecure: bool
+
+
 @dataclass
 class _Context:
     rng: dpnoise.Generator
@@ -101,7 +107,7 @@ class _Context:
     devices: int
     verbose: bool
     budget: PrivacyBudget
-    insecure: dict[str, bool]  # {"allow_insecure": True} when seeded, else {}
+    insecure: _Insecure  # {"allow_insecure": True} when seeded, else {}
     data_rng: np.random.Generator  # made-up public data (device items, keys under --seed)
     facts: dict[str, Any] = field(default_factory=dict)  # what the summary reads
 
@@ -433,7 +439,8 @@ def _heavy_hitters(ctx: _Context) -> Section:
     truth = {u for u, _ in true.most_common(10)}
     hh = ldp.HeavyHitters("string_pem", epsilon=eps, max_length=64, k=10, k_prime=256, keep=64)
     t0 = time.perf_counter()
-    agg = hh.aggregator().add(hh.client(rng, **ctx.insecure).privatize(visits))
+    agg = hh.aggregator()  # (add returns the base Aggregator type: keep the typed one)
+    agg.add(hh.client(rng, **ctx.insecure).privatize(visits))
     top = agg.top(10)
     elapsed = time.perf_counter() - t0
     found = {r.item for r in top} & truth
@@ -477,7 +484,9 @@ def _mean_oracle(ctx: _Context) -> Section:
     for method in ("duchi", "piecewise", "hybrid"):
         oracle = ldp.MeanOracle(method, epsilon=eps, bounds=bounds)
         t0 = time.perf_counter()
-        agg = oracle.aggregator().add(oracle.client(rng, **ctx.insecure).privatize(minutes))
+        agg = oracle.aggregator()
+        assert isinstance(agg, ldp.MeanAggregator)  # a mean oracle's aggregator (typed as the base)
+        agg.add(oracle.client(rng, **ctx.insecure).privatize(minutes))
         rows.append((method, agg.mean(), agg.mean_stderr(), time.perf_counter() - t0))
     _, mean, se, seconds = rows[-1]
     headline = f"minutes of use per day of {devices:,} devices, clipped to [0, 600], epsilon={eps:g}"
@@ -557,9 +566,9 @@ def _constant_time(ctx: _Context) -> Section:
     counts = synthetic_diagnoses()[0]
     mech = DiscreteLaplaceMechanism(1.0, constant_time=True, rng=rng, **ctx.insecure)
     released = mech(counts)
-    loss = mech.privacy_loss(counts.shape)
+    eps_charged, delta_charged = mech.privacy_loss(counts.shape).approx_dp() or (math.inf, 1.0)
     headline = f"DiscreteLaplaceMechanism(1.0, constant_time=True) on {counts.size} counts"
-    lines = [f"charged epsilon={loss.epsilon:g}, delta={loss.delta:.1e} (the sampler's 2^-64 distance from "
+    lines = [f"charged epsilon={eps_charged:g}, delta={delta_charged:.1e} (the sampler's 2^-64 distance from "
              "the exact law)",
              f"{n:,} draws fit the exact pmf: p = {p:.2f} ({bins} bins); {n / t_ct / 1e6:.1f} M/s, "
              f"{t_ct / t_fast:.1f}x the default sampler's time"]
@@ -722,8 +731,8 @@ def run_tour(n: int = 200_000, threads: int = 1, devices: int = 100_000, plot: s
     start = time.perf_counter()
     budget = PrivacyBudget(epsilon=3.0, delta=1e-5, accountant="pld", neighbours="replace")
     rng = dpnoise.default_rng(seed)  # seed None: ChaCha20 keyed from the OS
-    ctx = _Context(rng, int(n), int(threads), int(devices), verbose, budget,
-                   {} if seed is None else {"allow_insecure": True}, np.random.default_rng(seed))
+    insecure: _Insecure = {} if seed is None else {"allow_insecure": True}
+    ctx = _Context(rng, int(n), int(threads), int(devices), verbose, budget, insecure, np.random.default_rng(seed))
     sections = []
     for runner in _RUNNERS:
         t0 = time.perf_counter()

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import importlib
 import math
-from typing import Any, Callable
+from collections.abc import Mapping
+from functools import partial
+from typing import Any, Callable, Protocol, TypeVar
 
 import numpy as np
 
@@ -18,6 +20,14 @@ from dpnoise.bench import Context, Peer, Workload, register
 from dpnoise.demos.data import id_workload, true_top, zipf_items
 
 MakePeer = Callable[[Any, Context, Any], tuple[Callable[[], object], int]]
+PeerUtility = Callable[[Any, Context, Any], dict[str, float]]
+
+
+def _epsilon(ctx: Context) -> float:
+    """The row's ε, for a workload that declares one (the harness sets ``ctx.epsilon`` for it)."""
+    if ctx.epsilon is None:
+        raise ValueError(f"workload {ctx.workload!r} needs an epsilon: ctx.epsilon is None")
+    return float(ctx.epsilon)
 
 
 # -- samplers ---------------------------------------------------------------------------------
@@ -46,7 +56,7 @@ def _opendp_vector_noise(kind: str, scale: float) -> MakePeer:
     return make
 
 
-def _opendp_variance_ratio(kind: str, scale: float) -> Callable[[Any, Context, Any], dict[str, float]]:
+def _opendp_variance_ratio(kind: str, scale: float) -> PeerUtility:
     def utility(dp: Any, ctx: Context, state: Any) -> dict[str, float]:
         call, _ = _opendp_vector_noise(kind, scale)(dp, ctx, state)
         x = np.asarray(call(), dtype=float)
@@ -87,7 +97,7 @@ def _diffprivlib_scalar(kind: str) -> MakePeer:
     """diffprivlib's mechanisms randomise one scalar per call; time a loop over a few."""
     def make(lib: Any, ctx: Context, state: Any) -> tuple[Callable[[], object], int]:
         mechs = importlib.import_module("diffprivlib.mechanisms")
-        eps = float(ctx.epsilon or 1.0)
+        eps = _epsilon(ctx)
         mech = (mechs.Laplace(epsilon=eps, sensitivity=1.0) if kind == "laplace"
                 else mechs.GaussianAnalytic(epsilon=eps, delta=1e-6, sensitivity=1.0))
         n = 2_000 if ctx.quick else 20_000
@@ -95,7 +105,7 @@ def _diffprivlib_scalar(kind: str) -> MakePeer:
     return make
 
 
-def _diffprivlib_error(kind: str) -> Callable[[Any, Context, Any], dict[str, float]]:
+def _diffprivlib_error(kind: str) -> PeerUtility:
     """The peer's mean squared error over the variance dpnoise states for the same job (the
     workload's own metric): below 1, the peer adds less noise than dpnoise at this epsilon."""
     def utility(lib: Any, ctx: Context, state: Any) -> dict[str, float]:
@@ -110,14 +120,16 @@ def _mechanism_state(kind: str) -> Callable[[Context], dict[str, Any]]:
         from dpnoise.mechanisms import GaussianMechanism, LaplaceMechanism
 
         rng = ctx.rng()
-        eps = float(ctx.epsilon)  # type: ignore[arg-type]
+        eps = _epsilon(ctx)
+        mech: LaplaceMechanism | GaussianMechanism
         if kind == "laplace":
             mech = LaplaceMechanism(eps, 1.0, rng=rng, threads=ctx.threads, allow_insecure=ctx.allow_insecure)
             width = 1.0 / eps  # b = sensitivity / epsilon
             variance, metric = 2 * width**2, "mse_over_2b2"  # Var Laplace(b) = 2b^2
         else:
-            mech = GaussianMechanism(eps, 1e-6, 1.0, rng=rng, threads=ctx.threads, allow_insecure=ctx.allow_insecure)
-            k, _, sigma_units = mech.grid(ctx.values)
+            mech = gauss = GaussianMechanism(eps, 1e-6, 1.0, rng=rng, threads=ctx.threads,
+                                             allow_insecure=ctx.allow_insecure)
+            k, _, sigma_units = gauss.grid(ctx.values)
             width = sigma_units * 2.0**k  # the same sigma the mechanism adds
             variance, metric = width**2, "mse_over_sigma2"
         x = ctx.numpy_rng("x").random(ctx.values) * 100.0
@@ -173,7 +185,7 @@ def _selection_state(noise: str) -> Callable[[Context], dict[str, Any]]:
         from dpnoise.selection import ReportNoisyMax
 
         scores = ctx.numpy_rng("scores").integers(0, 1000, size=(_selection_rows(ctx), 1000), dtype=np.int32)
-        mech = ReportNoisyMax(float(ctx.epsilon), noise=noise, rng=ctx.rng(),  # type: ignore[arg-type]
+        mech = ReportNoisyMax(_epsilon(ctx), noise=noise, rng=ctx.rng(),
                               threads=ctx.threads, allow_insecure=ctx.allow_insecure)
         return {"mech": mech, "scores": scores, "np": ctx.numpy_rng()}
     return setup
@@ -189,7 +201,7 @@ def _opendp_noisy_max(dp: Any, ctx: Context, state: Any) -> tuple[Callable[[], o
     dp.enable_features("contrib")
     space = dp.vector_domain(dp.atom_domain(T=int)), dp.linf_distance(T=int)
     # make_noisy_max (0.16+): zCDP gives Gumbel noise (the exponential mechanism), scale 2Δ/ε
-    meas = dp.m.make_noisy_max(*space, dp.zero_concentrated_divergence(), scale=2.0 / float(ctx.epsilon))
+    meas = dp.m.make_noisy_max(*space, dp.zero_concentrated_divergence(), scale=2.0 / _epsilon(ctx))
     vectors = [row.tolist() for row in state["scores"][:20 if ctx.quick else 100]]
     return (lambda: [meas(v) for v in vectors]), len(vectors)
 
@@ -204,7 +216,7 @@ def _opendp_p_correct(dp: Any, ctx: Context, state: Any) -> dict[str, float]:
 def _register_selection() -> None:
     for noise, draw in _NUMPY_NOISE.items():
         def reference(ctx: Context, s: dict[str, Any], draw: Any = draw) -> np.ndarray:
-            b = 2.0 / float(ctx.epsilon)  # type: ignore[arg-type]
+            b = 2.0 / _epsilon(ctx)
             return np.argmax(s["scores"] + draw(s["np"], b, s["scores"].shape), axis=1)
 
         register(Workload(
@@ -241,26 +253,37 @@ def _client_devices(ctx: Context, name: str) -> int:
     return ctx.devices // _CLIENT_SHARE.get(name, 1)
 
 
-def _with_public_keys(ctx: Context, make: Callable[..., Any], *args: Any) -> Any:
+class _HasParams(Protocol):
+    """A local-DP configuration as far as :func:`_with_public_keys` reads it."""
+
+    def params(self) -> Mapping[str, object]: ...
+
+
+_Config = TypeVar("_Config", bound=_HasParams)
+
+
+def _with_public_keys(ctx: Context, make: Callable[..., _Config], *args: Any) -> _Config:
     """``make(*args)``, and in a seeded run again with every public key of its params (any
     parameter named ``*_key``) derived from the seed, so that utility figures are reproducible
     whatever the library's default key is."""
     obj = make(*args)
     if ctx.seed is None:
         return obj
-    keys = {}
+    keys: dict[str, bytes | int] = {}
     for name, value in obj.params().items():
         if name.endswith("_key"):
+            key = ctx.public_key(name, 8 * len(value) if isinstance(value, (bytes, bytearray)) else 64)
+            if key is None:  # unreachable: a seeded context derives every key
+                continue
             if isinstance(value, (bytes, bytearray)):
-                key = ctx.public_key(name, 8 * len(value))
-                keys[name] = key.to_bytes(len(value), "big")  # type: ignore[union-attr]
+                keys[name] = key.to_bytes(len(value), "big")
             elif isinstance(value, int):
-                keys[name] = ctx.public_key(name, 64)
+                keys[name] = key
     return make(*args, **keys) if keys else obj
 
 
 def _oracle(ctx: Context, name: str) -> Any:
-    return _with_public_keys(ctx, ldp.FrequencyOracle, name, float(ctx.epsilon), _LDP_D)  # type: ignore[arg-type]
+    return _with_public_keys(ctx, ldp.FrequencyOracle, name, _epsilon(ctx), _LDP_D)
 
 
 def _fo_client_state(name: str) -> Callable[[Context], dict[str, Any]]:
@@ -299,25 +322,33 @@ def _fo_utility(ctx: Context, s: dict[str, Any]) -> dict[str, float]:
             "ci_coverage": float(np.mean(np.abs(est - s["true"]) <= 1.96 * se))}
 
 
+def _fo_client_size(ctx: Context, name: str) -> str:
+    return f"{_client_devices(ctx, name):,} devices, Zipf(1.1) over d={_LDP_D}"
+
+
+def _fo_server_size(ctx: Context, name: str) -> str:
+    return f"{_server_devices(ctx, name):,} reports, d={_LDP_D}"
+
+
 def _register_frequency_oracles() -> None:
     for name in ldp.protocols():
         register(Workload(
             name=f"ldp {name} client: devices, d={_LDP_D}", unit="ops", epsilon=2.0,
             family=f"ldp frequency oracle clients, d={_LDP_D}",
-            items=lambda ctx, name=name: _client_devices(ctx, name), setup=_fo_client_state(name),
+            items=partial(_client_devices, name=name), setup=_fo_client_state(name),
             run=lambda ctx, s: s["client"].privatize(s["items"]),
             # like for like only for k-ary randomized response itself
             reference_name="numpy float k-ary RR" if name == "grr" else None,
             reference=_numpy_grr if name == "grr" else None,
-            size=lambda ctx, name=name: f"{_client_devices(ctx, name):,} devices, Zipf(1.1) over d={_LDP_D}",
+            size=partial(_fo_client_size, name=name),
         ))
         register(Workload(
             name=f"ldp {name} server: add + estimate all, d={_LDP_D}", unit="ops", epsilon=2.0,
             family=f"ldp frequency oracle servers, d={_LDP_D}",
-            items=lambda ctx, name=name: _server_devices(ctx, name),
+            items=partial(_server_devices, name=name),
             setup=_fo_server_state(name), run=_fo_aggregate,
             metrics=("rms_error", "ci_coverage"), utility=_fo_utility,
-            size=lambda ctx, name=name: f"{_server_devices(ctx, name):,} reports, d={_LDP_D}",
+            size=partial(_fo_server_size, name=name),
         ))
 
 
@@ -335,7 +366,7 @@ def _hh_items(ctx: Context) -> np.ndarray:
 
 def _hh_state(method: str) -> Callable[[Context], dict[str, Any]]:
     def setup(ctx: Context) -> dict[str, Any]:
-        hh = _with_public_keys(ctx, ldp.HeavyHitters, method, float(ctx.epsilon), 32)  # type: ignore[arg-type]
+        hh = _with_public_keys(ctx, ldp.HeavyHitters, method, _epsilon(ctx), 32)
         items = _hh_items(ctx)
         return {"hh": hh, "client": hh.client(ctx.rng(), allow_insecure=ctx.allow_insecure), "items": items}
     return setup
@@ -376,7 +407,9 @@ def _register_streams_and_accounting() -> None:
     def numpy_via_chacha(ctx: Context) -> dict[str, Any]:
         import dpnoise
 
-        return {"chacha": np.random.Generator(dpnoise.ChaCha20()), "pcg": np.random.Generator(np.random.PCG64(1))}
+        # ChaCha20 is a bit generator by protocol (capsule + lock), not a subclass of NumPy's
+        chacha = np.random.Generator(dpnoise.ChaCha20())  # type: ignore[arg-type]
+        return {"chacha": chacha, "pcg": np.random.Generator(np.random.PCG64(1))}
 
     register(Workload(
         name="numpy Generator(dpnoise.ChaCha20()).random", items=lambda ctx: ctx.samples, setup=numpy_via_chacha,
@@ -443,19 +476,19 @@ def _per_call_state(ctx: Context) -> dict[str, Any]:
 
     state: dict[str, Any] = {"rng": ctx.rng(), "np": ctx.numpy_rng(), "n": _calls(ctx)}
     if ctx.epsilon is not None:
-        state["mech"] = LaplaceMechanism(float(ctx.epsilon), 1.0, rng=ctx.rng("mech"),
-                                         allow_insecure=ctx.allow_insecure)
-        state["width"] = 1.0 / float(ctx.epsilon)  # b = sensitivity / epsilon
+        eps = float(ctx.epsilon)
+        state["mech"] = LaplaceMechanism(eps, 1.0, rng=ctx.rng("mech"), allow_insecure=ctx.allow_insecure)
+        state["width"] = 1.0 / eps  # b = sensitivity / epsilon
         state["variance"], state["metric"] = 2 * state["width"] ** 2, "mse_over_2b2"  # Var Laplace(b) = 2b^2
     return state
 
 
-def _scalar_draws(ctx: Context, s: dict[str, Any]) -> list:
+def _scalar_draws(ctx: Context, s: dict[str, Any]) -> list[np.int64]:
     draw = s["rng"].discrete_laplace
     return [draw(10) for _ in range(s["n"])]
 
 
-def _scalar_releases(ctx: Context, s: dict[str, Any]) -> list:
+def _scalar_releases(ctx: Context, s: dict[str, Any]) -> list[float]:
     mech = s["mech"]
     return [mech(3.2) for _ in range(s["n"])]
 
@@ -469,14 +502,15 @@ def _one_report_state(ctx: Context) -> dict[str, Any]:
             "p": p}
 
 
-def _one_report_each(ctx: Context, s: dict[str, Any]) -> list:
+def _one_report_each(ctx: Context, s: dict[str, Any]) -> list[ldp.Reports]:
     privatize = s["client"].privatize
     return [privatize(x) for x in s["items"]]
 
 
-def _numpy_one_report_each(ctx: Context, s: dict[str, Any]) -> list:
+def _numpy_one_report_each(ctx: Context, s: dict[str, Any]) -> list[int]:
     # the usual float way, one device per call: keep with probability p, else a uniform other item
-    r, p, out = s["np"], s["p"], []
+    r, p = s["np"], s["p"]
+    out: list[int] = []
     for x in s["items"]:
         other = int(r.integers(0, _LDP_D - 1))
         out.append(x if r.random() < p else other + (other >= x))
@@ -528,6 +562,11 @@ def _register_per_call() -> None:
 
 # -- constant-time samplers and a DP-SGD step ------------------------------------------------------
 
+def _variance_ratio(ctx: Context, s: dict[str, Any], draw: Callable[[Context, dict[str, Any]], np.ndarray],
+                    exact: float) -> dict[str, float]:
+    return {"variance_ratio": float(draw(ctx, s).var() / exact)}
+
+
 def _register_constant_time_and_sgd() -> None:
     """The constant-time samplers against the default path of the same generator (the ratio is
     the price of branching on nothing secret, docs/security.md), and one DP-SGD noise step on a
@@ -541,9 +580,8 @@ def _register_constant_time_and_sgd() -> None:
             name=f"constant-time discrete {kind.capitalize()} ({'scale' if kind == 'laplace' else 'sigma'}=10)",
             items=lambda ctx: ctx.samples, setup=_sampler_state, run=draw, family="exact samplers",
             reference_name="the default (variable-time) path, same generator",
-            reference=lambda ctx, s, draw=draw: draw(ctx, s, constant_time=False),
-            metrics=("variance_ratio",),
-            utility=lambda ctx, s, draw=draw, exact=exact: {"variance_ratio": float(draw(ctx, s).var() / exact)},
+            reference=partial(draw, constant_time=False),
+            metrics=("variance_ratio",), utility=partial(_variance_ratio, draw=draw, exact=exact),
         ))
 
     def sgd_state(ctx: Context) -> dict[str, Any]:
@@ -582,10 +620,7 @@ _MEAN_DIMS = 8
 
 def _mean_state(method: str) -> Callable[[Context], dict[str, Any]]:
     def setup(ctx: Context) -> dict[str, Any]:
-        from dpnoise.ldp.numeric.mean import MeanConfiguration
-
-        mo = MeanConfiguration.registered()[method](float(ctx.epsilon), (0.0, 1.0),  # type: ignore[arg-type]
-                                                    dimensions=_MEAN_DIMS)
+        mo = ldp.MeanOracle(method, _epsilon(ctx), (0.0, 1.0), dimensions=_MEAN_DIMS)
         r = ctx.numpy_rng("values")
         # coordinate j ~ Beta(2 + j, 5): means from 0.29 to 0.6 (values in the bounds [0, 1])
         values = np.stack([r.beta(2 + j, 5, ctx.devices) for j in range(_MEAN_DIMS)], axis=1)
@@ -660,7 +695,7 @@ def _string_size(ctx: Context) -> str:
 def _string_state(ctx: Context) -> dict[str, Any]:
     from dpnoise.demos.data import package_names, zipf_ranks
 
-    hh = _with_public_keys(ctx, lambda **kw: ldp.HeavyHitters("string_pem", float(ctx.epsilon),  # type: ignore[arg-type]
+    hh = _with_public_keys(ctx, lambda **kw: ldp.HeavyHitters("string_pem", _epsilon(ctx),
                                                               max_length=_STRING_MAX, **_string_options(ctx), **kw))
     names = package_names(_STRING_NAMES, seed=2031, max_bytes=_STRING_MAX)
     ranks = zipf_ranks(_STRING_NAMES, _string_devices(ctx), 1.1, seed=ctx.numpy_rng("ranks"))
@@ -704,7 +739,7 @@ def _attack_devices(ctx: Context) -> int:
 
 
 def _daily_oracle(ctx: Context, setting: str) -> Any:
-    eps = float(ctx.epsilon)  # type: ignore[arg-type]
+    eps = _epsilon(ctx)
     if setting == "fresh":
         return _with_public_keys(ctx, ldp.FrequencyOracle, "olh", eps, _LDP_D)
     return _with_public_keys(ctx, lambda *a, **kw: ldp.FrequencyOracle(*a, instantaneous_epsilon=_DAILY_EPS1, **kw),
@@ -720,7 +755,7 @@ def _daily_state(setting: str) -> Callable[[Context], dict[str, Any]]:
         prior = np.arange(1, _LDP_D + 1, dtype=np.float64) ** -1.1  # zipf_items' law, known to the attacker
         return {"fo": fo, "client": fo.client(ctx.rng(), allow_insecure=ctx.allow_insecure), "items": items,
                 "keys": keys if setting != "fresh" else None, "prior": prior / prior.sum(),
-                "one_shot": _with_public_keys(ctx, ldp.FrequencyOracle, "olh", float(ctx.epsilon), _LDP_D),  # type: ignore[arg-type]
+                "one_shot": _with_public_keys(ctx, ldp.FrequencyOracle, "olh", _epsilon(ctx), _LDP_D),
                 "true": np.bincount(items, minlength=_LDP_D)}
     return setup
 
