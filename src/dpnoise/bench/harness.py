@@ -67,7 +67,20 @@ def summarize(times: Sequence[float]) -> dict[str, Any]:
 
 
 def best_time(call: Callable[[], object], repeats: int) -> float:
-    """The least wall time of ``repeats`` calls."""
+    """The least wall time of ``repeats`` calls.
+
+    Parameters
+    ----------
+    call : callable
+        Called with no arguments.
+    repeats : int
+        How many calls to time.
+
+    Returns
+    -------
+    float
+        Seconds, the minimum over the calls.
+    """
     return min(time_calls(call, repeats))
 
 

@@ -81,6 +81,11 @@ class ReportField:
         -------
         int
             Values must lie in [0, upper).
+
+        Raises
+        ------
+        ValueError
+            For a field that declares no bound.
         """
         b = self.bound
         if b is None:
@@ -99,6 +104,11 @@ class ReportField:
         -------
         int
             The row's element count.
+
+        Raises
+        ------
+        ValueError
+            For a field that is not a row field (no width).
         """
         w = self.width
         if w is None:
