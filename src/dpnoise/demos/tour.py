@@ -491,8 +491,8 @@ def _mean_oracle(ctx: _Context) -> Section:
         rows.append((method, agg.mean(), agg.mean_stderr(), time.perf_counter() - t0))
     _, mean, se, seconds = rows[-1]
     headline = f"minutes of use per day of {devices:,} devices, clipped to [0, 600], epsilon={eps:g}"
-    lines = [f"hybrid: {mean:.2f} +- {1.96 * se:.2f} (95%), true {true:.2f}, {seconds:.2f} s; "
-             + ", ".join(f"{m} {v:.2f} +- {1.96 * e:.2f}" for m, v, e, _ in rows[:-1])]
+    lines = [f"hybrid: {mean:.2f} +- {1.96 * se:.2f} (95%), true {true:.2f}, {seconds:.2f} s",
+             "others: " + ", ".join(f"{m} {v:.2f} +- {1.96 * e:.2f}" for m, v, e, _ in rows[:-1])]
     details = [f"   {m:10s} mean {v:8.2f} +- {1.96 * s:6.2f}   ({t:.2f} s)" for m, v, s, t in rows]
 
     def draw(ax: Any, _: Any | None) -> None:
