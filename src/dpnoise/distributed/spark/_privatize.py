@@ -76,13 +76,12 @@ def _check_items(df: Any, column: str, protocol: Any) -> None:
         raise TypeError(f"client: privatize_column takes integer or string items; this configuration's items "
                         f"are {kind} values (privatize them with the client in Python)")
     else:
-        high = bound
         if not integral:
-            raise TypeError(f"column {column!r} must hold integer items in [0, {high}), got {dtype.simpleString()}")
+            raise TypeError(f"column {column!r} must hold integer items in [0, {bound}), got {dtype.simpleString()}")
         bad = col.isNull() | (col < 0)
-        if high <= (1 << 63) - 1:
-            bad = bad | (col >= F.lit(high).cast("bigint"))
-        what = f"null or not items in [0, {high})"
+        if bound <= (1 << 63) - 1:
+            bad = bad | (col >= F.lit(bound).cast("bigint"))
+        what = f"null or not items in [0, {bound})"
     count = df.select(F.sum(F.when(bad, 1).otherwise(0))).first()[0]
     if count:
         raise ValueError(f"column {column!r}: {int(count)} rows are {what}")

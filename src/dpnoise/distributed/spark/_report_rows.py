@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ...ldp import PER_USER, ROW, ReportField, report_rows, reports_from_rows
+from ...ldp import PER_USER, ROW, ReportField, arrow as ldp_arrow, report_rows, reports_from_rows
 from ._identifiers import quoted
 
 # the row kinds are the ones the configurations declare (dpnoise.ldp.ReportField)
@@ -50,8 +50,6 @@ class Field:
     def spark_type_name(self, config: Any) -> str:
         """The Spark SQL name of this field's Arrow type (dpnoise.ldp.arrow.field_type, the one
         mapping; rows as variable-length binary, which is what Spark's BinaryType holds)."""
-        from ...ldp import arrow as ldp_arrow
-
         arrow_type = ldp_arrow.field_type(self.spec, config, fixed_size_rows=False)
         return {"binary": "binary", "int8": "tinyint", "int64": "bigint"}[str(arrow_type)]
 
