@@ -81,3 +81,13 @@ def test_privatize_column_refuses_a_mean_client_by_name(spark):
     # 0.8.0: AttributeError from inside the column check (a mean configuration has no domain_size)
     with pytest.raises(TypeError, match="client: privatize_column takes integer or string items"):
         privatize_column(df, "v", oracle.client(dpnoise.default_rng(1), allow_insecure=True))
+
+
+def test_field_type_refuses_what_is_not_a_report_field():
+    pytest.importorskip("pyarrow")
+    from dpnoise.ldp import arrow as ldp_arrow
+
+    config = dpnoise.ldp.FrequencyOracle("oue", 2.0, 100)
+    assert str(ldp_arrow.field_type(config.report_fields[0], config)) == "fixed_size_binary[16]"
+    with pytest.raises(TypeError, match="f must be a dpnoise.ldp.ReportField"):
+        ldp_arrow.field_type("bits", config)

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from ._registry import from_json, is_configuration
-from ._schema import PACKED, ROW, report_rows, reports_from_rows
+from ._schema import PACKED, ROW, ReportField, report_rows, reports_from_rows
 
 CONFIG_KEY = b"dpnoise.configuration"
 FORMAT_KEY = b"dpnoise.format"
@@ -82,7 +82,14 @@ def field_type(f: Any, config: Any, *, fixed_size_rows: bool = True) -> Any:
     Returns
     -------
     pyarrow.DataType
+
+    Raises
+    ------
+    TypeError
+        For ``f`` that is not a :class:`dpnoise.ldp.ReportField`.
     """
+    if not isinstance(f, ReportField):
+        raise TypeError(f"f must be a dpnoise.ldp.ReportField (one of config.report_fields), got {type(f).__name__}")
     pa = _pa()
     if f.kind == ROW:
         return pa.binary(f.row_bytes(config)) if fixed_size_rows else pa.binary()
