@@ -1,17 +1,17 @@
 """Shuffle-model accounting: the central (ε, δ) of n shuffled ε0-LDP reports.
 
-Two computations (docs/accounting.md, "Shuffle-model accounting"):
+The public function and its checks; each bound has its own module (docs/accounting.md,
+"Shuffle-model accounting", states and proves them):
 
-* the **clone bound** (Feldman, McMillan & Talwar 2021, "Hiding Among the Clones", Thm 3.2): the
-  shuffled reports are (ε, δ(ε))-DP with δ(ε) = w·E_{C~Bin(n-1, r)}[D_{e^ε}(P_C ‖ Q_C)], where
-  P_c = α·(A_c + 1) + (1 - α)·A_c and Q_c = (1 - α)·(A_c + 1) + α·A_c, A_c ~ Bin(c, 1/2),
-  α = e^ε0/(e^ε0 + 1). For any ε0-LDP randomizer r = e^-ε0 and w = 1 (FMT21); for k-ary
-  randomized response r = 2/(e^ε0 + d - 1) and w = (e^ε0 + 1)/(e^ε0 + d - 1) (the same proof with
-  GRR's own clone decomposition, the parametrisation of Wang et al. 2024; proof in the docs page).
-  It is evaluated with its numerical error bounded upward (below).
-* the **binary randomized-response value** for d = 2: the count of ones, C ~ Bin(n-1, q) from the
-  other users (all holding the same bit) plus the differing user's Bern(p) or Bern(q): two
-  binomial mixtures, compared exactly.
+* ``_shuffle_clone``: the **clone bound** (Feldman, McMillan & Talwar 2021, "Hiding Among the
+  Clones", Thm 3.2) for any ε0-LDP randomizer, and its weighted form for a randomizer whose two
+  items' report laws are at total variation <= β (k-ary randomized response, unary encoding,
+  local hashing, Hadamard; β from ``_shuffle_variation``);
+* ``_shuffle_binary``: binary randomized response, the worst case over every dataset bounded;
+* ``_shuffle_numerics``: binomial windows, pmfs and the bisection, every one erring upward.
+
+This module also keeps the two-mixture value of binary randomized response for the pair "every
+other user holds the same bit" (a lower bound on the worst case, used by the tests).
 """
 from __future__ import annotations
 
@@ -23,7 +23,9 @@ import numpy as np
 
 from .. import _validate as check
 from ._shuffle_binary import binary_rr_worst_epsilon
-from ._shuffle_clone import _clone_bound, _clone_bound_epsilon, _CloneBound  # noqa: F401  (losses/shuffled.py imports them from here)
+
+# re-exported: losses/shuffled.py imports the clone bound from here
+from ._shuffle_clone import _clone_bound as _clone_bound, _clone_bound_epsilon, _CloneBound as _CloneBound
 from ._shuffle_numerics import _REL_TOL, _binomial_pmf, _least_epsilon, _window
 from ._shuffle_variation import variation_ratio_beta, variation_ratio_epsilon
 
@@ -131,12 +133,19 @@ def shuffle_amplification(epsilon0: float, n: int, delta: float, *, configuratio
 
     Without a configuration, the numerical clone bound of Feldman, McMillan & Talwar (FOCS 2021,
     Thm 3.2) for any ε0-LDP randomizer, evaluated with its numerical error bounded upward. With a
-    k-ary randomized-response configuration (``FrequencyOracle("grr", ...)``, d >= 3), the same
-    bound with GRR's clone probability 2/(e^ε0 + d - 1) (never worse than the generic one: the
-    smaller of the two is returned), d = 2 included (the two-mixture value of binary randomized
-    response is not used: that its pair of datasets is the worst is not proved, and a search found
-    slightly worse ones; docs/accounting.md). Other configurations get the generic bound. The result is at most ε0 (shuffling never makes privacy worse).
-    docs/accounting.md, "Shuffle-model accounting", states the theorems and their range.
+    configuration whose randomizer is known, the smallest of the bounds that hold for it:
+
+    * binary randomized response (``FrequencyOracle("grr", ..., domain_size=2)`` at ε0): the worst
+      case over every dataset, bounded within about 1% above it (n up to 2·10^8; beyond, the
+      value at 2·10^8 or the clone bound);
+    * k-ary randomized response, unary encoding ("oue", "sue"), local hashing ("olh", "flh") and
+      "hadamard": the clone bound weighted by the total variation β between two items' report
+      laws (the decomposition of Wang et al., VLDB 2024, with the differing user's leftover split
+      off: their merged pair is not an upper bound over every dataset).
+
+    Other configurations (and those with a daily layer) get the generic bound. The result is at
+    most ε0 (shuffling never makes privacy worse). docs/accounting.md, "Shuffle-model accounting",
+    states the theorems and their range.
 
     Parameters
     ----------
