@@ -191,7 +191,7 @@ def shuffle_amplification(epsilon0: float, n: int, delta: float, *, configuratio
     eps = _clone_bound_epsilon(eps0, m, delta)
     if d is not None:
         eps = min(eps, _clone_bound_epsilon(eps0, m, delta, domain_size=d))
-    if beta is not None and d != 2:  # at d = 2 it is GRR's clone bound again
+    if beta is not None and d is None:  # for GRR it is the weighted clone bound above
         eps = min(eps, variation_ratio_epsilon(eps0, m, delta, beta))
     if d == 2:  # binary randomized response: the worst case over every dataset, bounded
         eps = min(eps, binary_rr_worst_epsilon(eps0, m, delta))
