@@ -7,6 +7,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.signal import fftconvolve
 from scipy.special import gammaln
 from scipy.stats import binom, multinomial
@@ -200,6 +202,19 @@ def test_binary_grr_is_never_below_the_exact_worst_case_over_every_dataset_and_w
             warnings.simplefilter("ignore", UserWarning)  # (4, 50) at 1e-6: no amplification
             ours = shuffle_amplification(eps0, n, delta, configuration=fo)
         assert exact <= ours <= max(exact * 1.05, exact + 1e-12)
+
+
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(n=st.integers(2, 120), eps0=st.floats(0.05, 6.0), log_delta=st.integers(-9, -2))
+def test_binary_grr_is_never_below_the_exact_worst_case_property(n, eps0, log_delta):
+    """Every k enumerated for random small (n, ε0, δ): the bound is never below the worst case
+    (deterministic examples: no false alarm)."""
+    delta = 10.0**log_delta
+    exact = sup_rr_epsilon(eps0, n, delta)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        ours = shuffle_amplification(eps0, n, delta, configuration=ldp.FrequencyOracle("grr", epsilon=eps0, domain_size=2))
+    assert exact <= ours <= eps0
 
 
 @pytest.mark.parametrize("n", [10**4, 10**6, 10**8])
