@@ -271,8 +271,7 @@ def beta_of(fo):
     """β (the largest total variation between two items' report laws), from the protocols' papers."""
     e = math.exp(fo.epsilon)
     return {"grr": (e - 1) / (e + fo.domain_size - 1), "oue": 0.5 - 1 / (e + 1),
-            "sue": (math.sqrt(e) - 1) / (math.sqrt(e) + 1), "hadamard": 0.5 * (e - 1) / (e + 1),
-            "olh": (e - 1) / (e + fo.options.get("g", 0) - 1), "flh": (e - 1) / (e + fo.options.get("g", 0) - 1)}[fo.name]
+            "sue": (math.sqrt(e) - 1) / (math.sqrt(e) + 1), "hadamard": 0.5 * (e - 1) / (e + 1)}[fo.name]
 
 
 def weighted_clone_brute(eps0, n, delta, beta):
@@ -285,7 +284,7 @@ def weighted_clone_brute(eps0, n, delta, beta):
 
 @pytest.mark.parametrize("name, d, eps0, n", [
     ("oue", 64, 4.0, 300), ("sue", 64, 4.0, 300), ("sue", 8, 2.0, 500),
-    ("olh", 1000, 4.0, 400), ("flh", 1000, 3.0, 300), ("hadamard", 100, 4.0, 300), ("grr", 8, 3.0, 200),
+    ("hadamard", 100, 4.0, 300), ("grr", 8, 3.0, 200),
 ])
 def test_configurations_take_the_weighted_clone_bound_of_their_total_variation(name, d, eps0, n):
     """The value is the weighted clone bound at the configuration's β (a hair above it: bucketing
@@ -298,6 +297,19 @@ def test_configurations_take_the_weighted_clone_bound_of_their_total_variation(n
         ours = shuffle_amplification(eps0, n, delta, configuration=fo)
         assert min(brute, generic) <= ours <= min(brute * 1.01, generic)
         assert ours < generic
+
+
+@pytest.mark.parametrize("name, g", [("olh", None), ("olh", 2), ("flh", None), ("flh", 3)])
+def test_local_hashing_takes_the_generic_bound(name, g):
+    """Two items' total variation under local hashing depends on whether their hashes collide, so
+    no constant β is the total variation of every pair, and the weighted clone bound is not monotone
+    in β (an overestimate is not a valid substitute): OLH/FLH get the generic bound. Fails on the
+    first version of the β table, which gave them (e^ε - 1)/(e^ε + g - 1) (at g = 2 and ε0 = 4 that
+    needs a padded decomposition that does not exist: 2(g - 1)^2 < e^ε0 + 1)."""
+    options = {} if g is None else {"g": g}
+    fo = ldp.FrequencyOracle(name, epsilon=4.0, domain_size=1000, **options)
+    for n, delta in [(1000, 1e-3), (10**6, 1e-8)]:
+        assert shuffle_amplification(4.0, n, delta, configuration=fo) == shuffle_amplification(4.0, n, delta)
 
 
 @pytest.mark.parametrize("name", ["oue", "sue", "olh", "flh", "hadamard", "grr"])

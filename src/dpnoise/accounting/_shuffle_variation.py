@@ -13,25 +13,31 @@ from ._shuffle_clone import _clone_bound
 
 
 def variation_ratio_beta(configuration: Any) -> float | None:
-    """β, an upper bound on the total variation between the report laws of two distinct items,
-    for a plain frequency oracle (no daily layer) whose randomizer is known; None for the others
-    (they get the generic bound). β is evaluated at the configuration's ε (its randomizer runs at
-    the exact γ <= ε, and every β here increases with ε), rounded up.
+    """β, the total variation between the report laws of any two distinct items, for a plain
+    frequency oracle (no daily layer) whose randomizer gives every pair the same total variation;
+    None for the others (they get the generic bound).
 
-    * "grr" (d items): (e^ε - 1)/(e^ε + d - 1) (k-ary randomized response; Kairouz, Oh &
+    The decomposition behind the weighted clone bound needs β to BE the total variation: the
+    bound is not monotone in β, so a larger β is not a valid substitute. β is therefore computed
+    at the randomizer's own exact ε (``configuration.gamma``), in float: its relative error
+    (~10^-15) moves the bound by orders of magnitude less than the 10^-7 relative charge every δ
+    term already carries (docs/accounting.md, step 4).
+
+    * "grr" (d items): (e^γ - 1)/(e^γ + d - 1) (k-ary randomized response; Kairouz, Oh &
       Viswanath 2016): the two items' laws differ on their two outputs only.
     * "oue", "sue": p1 - q1 (Wang, Blocki, Li & Jha 2017, §4.3): two items' reports differ in the
       laws of two independent bits, (Bern(p1), Bern(q1)) against (Bern(q1), Bern(p1)).
-    * "olh", "flh" (g buckets): (e^ε - 1)/(e^ε + g - 1): the seed's law does not depend on the
-      item, and given it the two laws are g-ary randomized response of two buckets (equal or not).
-    * "hadamard": (e^ε - 1)/(2(e^ε + 1)) for D >= 2 rows: the row j is uniform and independent of
+    * "hadamard": (e^γ - 1)/(2(e^γ + 1)) for D >= 2 rows: the row j is uniform and independent of
       the item; two distinct columns of a Sylvester–Hadamard matrix differ in exactly D/2 rows,
       where the bit is binary randomized response of opposite values (Bassily & Smith 2015, §4).
+    * "olh", "flh": None. Two items' total variation is (e^γ - 1)/(e^γ + g - 1) times
+      Pr[their hashes differ], which depends on the pair; the constant would be an overestimate,
+      which the decomposition does not allow.
     """
     if getattr(configuration, "family", "") != "frequency" or getattr(configuration, "gamma1", None) is not None:
         return None
     name = getattr(configuration, "name", "")
-    eps = float(configuration.epsilon)
+    eps = float(configuration.gamma)  # the randomizer's exact ε
     em1 = math.expm1(eps)
     if name == "grr":
         beta = em1 / (em1 + configuration.domain_size)
@@ -39,11 +45,9 @@ def variation_ratio_beta(configuration: Any) -> float | None:
         beta = em1 / (2.0 * (em1 + 2.0)) if configuration.domain_size >= 2 else 0.0
     elif name == "sue":
         beta = math.tanh(eps / 4.0)  # (e^{ε/2} - 1)/(e^{ε/2} + 1)
-    elif name in ("olh", "flh"):
-        beta = em1 / (em1 + configuration.options["g"])
     else:
         return None
-    return beta * (1 + 1e-12)  # a few roundings, upward (a larger β is also a valid bound)
+    return beta
 
 
 def variation_ratio_epsilon(epsilon0: float, n: int, delta: float, beta: float) -> float:
