@@ -259,9 +259,12 @@ def aggregate_stream(df: Any, column: str | None, oracle: Any, *, state: Any, ch
     """Aggregate a stream of LDP reports continuously into merged aggregator states kept in
     the directory ``state``, each micro-batch counted exactly once across failures and restarts.
 
-    Each micro-batch is aggregated on the executors by the routes of :func:`aggregate_reports`
+    Each micro-batch is aggregated on the executors by the routes of :func:`aggregate_reports`:
+    a plain Parquet file stream without a key (``spark.readStream.parquet(dir)``, possibly a
+    ``select`` of its columns) by its files, which the checkpoint names for each batch id, read
+    with pyarrow as for Parquet paths; any other stream through the DataFrame Spark hands over
     (count-table states counted in the JVM by dpnoise's helper where it loads, else Spark's
-    groupBy or ``mapInArrow``), and merged into the states together with its batch id, in one
+    groupBy or ``mapInArrow``). It is merged into the states together with its batch id, in one
     atomic replacement of one file (written to a temporary file, fsynced, renamed over the old
     one, directory fsynced). A batch that Spark replays after a failure has an id the states
     already hold, and is skipped. Read the states with :func:`stream_state`, at any time.
@@ -303,7 +306,8 @@ def aggregate_stream(df: Any, column: str | None, oracle: Any, *, state: Any, ch
         A DataFrame that is not streaming, a report column that does not fit the oracle, an
         unknown key column, a state directory written for another configuration or holding a
         corrupt or truncated state file (left untouched), or a checkpoint that is not the one
-        the states were written with.
+        the states were written with. A micro-batch read by its files fails the query with a
+        ValueError when a file carries another configuration (nothing of it is counted).
 
     Notes
     -----
