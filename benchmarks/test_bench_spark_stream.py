@@ -20,7 +20,8 @@ sides back to back, each round in a rotated order (interleaved); reported: the r
 / stream time as best-of-rounds (best batch / best stream) and as the median of the per-round
 ratios, with the load average, and per micro-batch (medians): Spark's ``durationMs`` phases
 (``recentProgress``; ``addBatch`` holds dpnoise's part) and dpnoise's own split of it
-(aggregation, state commit; ``time.perf_counter``). Spark's part (``triggerExecution`` minus
+(aggregation, state commit; ``time.perf_counter``), and the time of an empty one-task Python
+job (each micro-batch read by its files runs one job). Spark's part (``triggerExecution`` minus
 dpnoise's) times the number of micro-batches is the stream's floor. DPNOISE_BENCH_STREAM_N and
 DPNOISE_BENCH_STREAM_ROUNDS override N and ROUNDS.
 """
@@ -157,6 +158,7 @@ def test_stream_vs_batch(setup, monkeypatch):
         stream_side(side, f"warm-{side}")
     sides = ["batch", *confs]
     times = {side: [] for side in sides}
+    empty_job = []  # the least a micro-batch's one Spark job (Python tasks) costs here
     detail = {side: [] for side in confs}
     loads = [os.getloadavg()[0]]
     for r in range(ROUNDS):
@@ -167,13 +169,18 @@ def test_stream_vs_batch(setup, monkeypatch):
                 seconds, progress, ours = stream_side(side, f"r{r}-{side}")
                 times[side].append(seconds)
                 detail[side].extend(zip(progress, ours))
+        for _ in range(3):
+            t0 = time.perf_counter()
+            spark.sparkContext.parallelize([0], 1).map(abs).collect()
+            empty_job.append(time.perf_counter() - t0)
         loads.append(os.getloadavg()[0])
     for side in sides:
         TIMES[f"spark stream bench: {side}, {N:,} reports"] = min(times[side])
     print(f"\n{N:,} Hadamard reports (d = {D:,}) in {batches} files; {ROUNDS} interleaved rounds; "
           f"load average (1 min) {min(loads):.1f}-{max(loads):.1f}")
     print(f"batch: best {min(times['batch']):.3f} s, median {statistics.median(times['batch']):.3f} s "
-          f"({N / min(times['batch']) / 1e6:.1f} M reports/s)")
+          f"({N / min(times['batch']) / 1e6:.1f} M reports/s); an empty one-task Python job: median "
+          f"{1000 * statistics.median(empty_job):.0f} ms")
     for side in confs:
         per_round = [b / s for b, s in zip(times["batch"], times[side])]
         best = min(times["batch"]) / min(times[side])

@@ -95,6 +95,25 @@ def test_a_file_of_another_configuration_is_refused_and_nothing_of_its_batch_cou
     assert (got.stream.batch_id, got.stream.rows) == (0, 500)  # the first file only
 
 
+def test_on_malformed_raise_by_files_counts_nothing_of_the_batch(spark, tmp_path, monkeypatch):
+    from dpnoise.distributed.spark import aggregate_stream, stream_state
+
+    fo = oracle()
+    inputs = str(tmp_path / "in")
+    write_day_files(inputs, fo, files=1)
+    seen = _spy(monkeypatch)
+    schema = spark.read.parquet(inputs).schema
+    df = spark.readStream.schema(schema).parquet(inputs)
+    query = aggregate_stream(df, "report", fo, state=str(tmp_path / "state"), checkpoint=str(tmp_path / "cp"),
+                             on_malformed="raise")
+    with pytest.raises(Exception, match="micro-batch 0 has 3 malformed rows of 500"):
+        query.processAllAvailable()
+    query.stop()
+    assert [b for b, _ in seen] == [0]
+    got = stream_state(str(tmp_path / "state"), fo)
+    assert (got.stream.batch_id, got.stream.rows, got.n) == (-1, 0, 0)
+
+
 def test_only_a_plain_parquet_file_source_is_read_by_its_files(spark, tmp_path):
     from pyspark.sql import functions as F
 
