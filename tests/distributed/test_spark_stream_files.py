@@ -32,20 +32,42 @@ def _spy(monkeypatch):
     return seen
 
 
-def test_plain_parquet_stream_is_read_by_its_files_bit_for_bit(spark, tmp_path, monkeypatch):
+#: Spark's FileSystem based checkpoint manager, which docs/scaling.md recommends for a local
+#: checkpoint (its package in Spark 4.3, and in Spark 3)
+FS_MANAGERS = ("org.apache.spark.sql.execution.streaming.checkpointing.FileSystemBasedCheckpointFileManager",
+               "org.apache.spark.sql.execution.streaming.FileSystemBasedCheckpointFileManager")
+
+
+def _fs_manager(spark):
+    for name in FS_MANAGERS:
+        try:
+            spark._jvm.java.lang.Class.forName(name)
+            return name
+        except Exception:  # not in this Spark
+            continue
+    pytest.fail("no FileSystemBasedCheckpointFileManager in this Spark: docs/scaling.md names one")
+
+
+@pytest.mark.parametrize("manager", ["default", "filesystem"])
+def test_plain_parquet_stream_is_read_by_its_files_bit_for_bit(spark, tmp_path, monkeypatch, manager):
     """7 files, 2 per micro-batch (4 micro-batches), the file source's log compacted every 3
     source batches (batch 2 is read from 2.compact), in a directory whose name has a space and
-    a '%' (URIs in the logs): every micro-batch is read by its files, in order, and the state
-    equals aggregate_reports over every file with the malformed rows counted. The Hadoop reader
-    of the checkpoint (used for non-local checkpoints) finds the same files as the local one."""
+    a '%' (URIs in the logs), with Spark's default checkpoint manager and with the one
+    docs/scaling.md recommends for a local checkpoint: every micro-batch is read by its files,
+    in order, and the state equals aggregate_reports over every file with the malformed rows
+    counted. The Hadoop reader of the checkpoint (used for non-local checkpoints) finds the same
+    files as the local one."""
     from dpnoise.distributed.spark import _stream_files, aggregate_reports, aggregate_stream, stream_state
 
     fo = oracle()
     inputs = str(tmp_path / "in 100%")
     paths = write_day_files(inputs, fo, files=7)
     seen = _spy(monkeypatch)
-    key = "spark.sql.streaming.fileSource.log.compactInterval"
-    spark.conf.set(key, "3")
+    conf = {"spark.sql.streaming.fileSource.log.compactInterval": "3"}
+    if manager == "filesystem":
+        conf["spark.sql.streaming.checkpointFileManagerClass"] = _fs_manager(spark)
+    for key, value in conf.items():
+        spark.conf.set(key, value)
     try:
         schema = spark.read.parquet(inputs).schema
         df = spark.readStream.schema(schema).option("maxFilesPerTrigger", 2).parquet(inputs).select("report")
@@ -55,7 +77,8 @@ def test_plain_parquet_stream_is_read_by_its_files_bit_for_bit(spark, tmp_path, 
         finally:
             query.stop()
     finally:
-        spark.conf.unset(key)
+        for key in conf:
+            spark.conf.unset(key)
     assert os.path.exists(tmp_path / "cp" / "sources" / "0" / "2.compact")
     got = stream_state(str(tmp_path / "state"), fo)
     want = aggregate_reports(paths, "report", fo, on_malformed="skip")
