@@ -17,7 +17,7 @@ from . import _count_table as count_table, _jvm_counts as jvm_counts
 from ._checks import check_on_malformed, check_report_column
 from ._identifiers import field_path
 from ._jobs import catchable, raise_task_error, run_job, task_error
-from ._parquet import check_input_files, deal, list_pieces, local_files, plain_parquet_files
+from ._parquet import Piece, check_input_files, deal, list_pieces, local_files, plain_parquet_files
 from ._report_rows import layout, protocol_of
 
 _STATE_SCHEMA = "state binary, malformed bigint, rows bigint, error string"
@@ -285,39 +285,49 @@ def aggregate_any(source: Any, column: str | None, oracle: Any, *, depth: int = 
             check_input_files(df, oracle)
         pieces = list_pieces(plain_files, oracle, column) if plain_files is not None else None
         spark = df.sparkSession
-    why = ""
-    partitions, source_kind = 0, "dataframe"
     if pieces is not None:
-        sc = spark.sparkContext
-        dealt = deal([p for p in pieces if p[2] > 0], tasks or sc.defaultParallelism)
-        if not dealt:
-            return _no_reports(oracle, "parquet", "pyarrow", "")
-        columns = [column] if column is not None else [f.name for f in layout(oracle)]
-        task = _parquet_task(oracle_factory(oracle), column, columns)
-        rdd = sc.parallelize(dealt, len(dealt)).mapPartitions(task)
-        partitions, source_kind = len(dealt), "parquet"
-    else:
-        # the state is a count table over the report fields: Spark counts, no row enters Python
-        counted, why = _count_in_spark(df, column, oracle, depth, what)
-        if counted is not None:
-            agg, malformed, rows, tasks_run, route = counted
-            agg.spark = SparkAggregate(malformed, rows, tasks_run, "dataframe", route, why)
-            return agg
-    if pieces is None:
-        states = _dataframe_states(df, column, oracle)
-        # (planning a DataFrame with a shuffle runs its first stages under adaptive execution)
-        partitions = run_job(f"aggregating {what}", lambda: states.rdd.getNumPartitions())
-        source_kind = "dataframe"
-        if partitions == 0:
-            return _no_reports(oracle, "dataframe", "map_in_arrow", why)
-        rdd = states.rdd.map(lambda r: (bytes(r[0]), int(r[1]), int(r[2]), str(r[3] or "")))
-    with _large_arrow_batches(spark if df is None else df.sparkSession):
-        partial = run_job(f"aggregating {what}", lambda: rdd.treeReduce(merger, depth=depth))
-    state, malformed, rows, error = partial
+        return aggregate_pieces(spark, pieces, column, oracle, depth=depth, tasks=tasks)
+    assert df is not None  # no pieces: a DataFrame to aggregate
+    # the state is a count table over the report fields: Spark counts, no row enters Python
+    counted, why = _count_in_spark(df, column, oracle, depth, what)
+    if counted is not None:
+        agg, malformed, rows, tasks_run, route = counted
+        agg.spark = SparkAggregate(malformed, rows, tasks_run, "dataframe", route, why)
+        return agg
+    states = _dataframe_states(df, column, oracle)
+    # (planning a DataFrame with a shuffle runs its first stages under adaptive execution)
+    partitions = run_job(f"aggregating {what}", lambda: states.rdd.getNumPartitions())
+    if partitions == 0:
+        return _no_reports(oracle, "dataframe", "map_in_arrow", why)
+    rdd = states.rdd.map(lambda r: (bytes(r[0]), int(r[1]), int(r[2]), str(r[3] or "")))
+    with _large_arrow_batches(df.sparkSession):
+        return _merged(rdd, merger, depth, what, partitions, "dataframe", "map_in_arrow", why)
+
+
+def aggregate_pieces(spark: Any, pieces: list[Piece], column: str | None, oracle: Any, *, depth: int = 2,
+                     tasks: int | None = None) -> Any:
+    """The aggregator (with its ``spark`` record) of the Parquet row groups ``pieces``
+    (:func:`_parquet.list_pieces`, files already checked), read by the executors with pyarrow:
+    the Parquet route of :func:`aggregate_any`, also taken by a stream's micro-batch whose files
+    are known (_stream_files.py)."""
+    what = f"column {column!r}" if column is not None else "the report columns"
+    sc = spark.sparkContext
+    dealt = deal([p for p in pieces if p[2] > 0], tasks or sc.defaultParallelism)
+    if not dealt:
+        return _no_reports(oracle, "parquet", "pyarrow", "")
+    columns = [column] if column is not None else [f.name for f in layout(oracle)]
+    task = _parquet_task(oracle_factory(oracle), column, columns)
+    rdd = sc.parallelize(dealt, len(dealt)).mapPartitions(task)
+    return _merged(rdd, _Merger(type(oracle.aggregator())), depth, what, len(dealt), "parquet", "pyarrow", "")
+
+
+def _merged(rdd: Any, merger: _Merger, depth: int, what: str, partitions: int, source: str, route: str,
+            why: str) -> Any:
+    """The task states of ``rdd`` tree-merged and loaded, with their ``spark`` record."""
+    state, malformed, rows, error = run_job(f"aggregating {what}", lambda: rdd.treeReduce(merger, depth=depth))
     raise_task_error(error, what)
     agg = merger.load(state)
-    agg.spark = SparkAggregate(malformed, rows, partitions, source_kind,
-                               "pyarrow" if source_kind == "parquet" else "map_in_arrow", why)
+    agg.spark = SparkAggregate(malformed, rows, partitions, source, route, why)
     return agg
 
 

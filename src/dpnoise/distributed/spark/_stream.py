@@ -1,9 +1,12 @@
 """aggregate_stream / stream_state: Spark Structured Streaming into merged aggregator states
 kept in a directory, each micro-batch counted exactly once across failures and restarts.
 
-Each micro-batch (``foreachBatch``) is aggregated by the routes of :func:`aggregate_reports`
+Each micro-batch (``foreachBatch``) is aggregated by the routes of :func:`aggregate_reports`:
+without a key, a micro-batch of Spark's plain Parquet file source by its files, which the
+checkpoint names (_stream_files.py), read by the executors with pyarrow
+(_aggregate.aggregate_pieces); any other one through the DataFrame Spark hands over
 (_aggregate.aggregate_any: the JVM helper for count-table states, else Spark's groupBy or
-``mapInArrow``), per value of the key column when there is one, and merged into the states of
+``mapInArrow``), per value of the key column when there is one. It is merged into the states of
 the state directory (_state.py) together with the batch id, in one atomic replacement of one
 file. Spark replays a batch whose commit it did not record (a driver killed after our commit,
 before Spark's): its id is at most the one stored with the states, and it is skipped. So the
@@ -21,8 +24,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from . import _state
-from ._aggregate import aggregate_any
+from . import _state, _stream_files
+from ._aggregate import aggregate_any, aggregate_pieces
 from ._identifiers import quoted
 from ._jobs import run_job
 from ._report_rows import protocol_of
@@ -164,15 +167,42 @@ def aggregate_batch(df: Any, column: str | None, oracle: Any, key: str | None,
         df.unpersist()
 
 
+def aggregate_files(spark: Any, checkpoint: _stream_files.Checkpoint, batch_id: int, column: str | None,
+                    oracle: Any) -> Any:
+    """The aggregator of micro-batch ``batch_id`` of a plain Parquet file stream, read from the
+    files the checkpoint names for it, as :func:`aggregate_reports` reads Parquet files (each
+    file's configuration checked); None when the checkpoint or a file is not as expected (the
+    caller takes the DataFrame route, which reads the same rows)."""
+    from ._parquet import list_pieces
+
+    if _stream_files.skips_bad_files(spark):  # Spark would skip a file pyarrow refuses
+        return None
+    files = checkpoint.files(batch_id)
+    pieces = list_pieces(files, oracle, column) if files is not None else None
+    return aggregate_pieces(spark, pieces, column, oracle) if pieces is not None else None
+
+
 class _Batch:
     """The ``foreachBatch`` function: aggregate one micro-batch, then merge it and its id into
-    the state directory under the lock, unless the states already hold that id (a replay)."""
+    the state directory under the lock, unless the states already hold that id (a replay).
+    ``checkpoint`` is given for a plain Parquet file stream without a key: its micro-batches
+    are read from their files."""
 
     def __init__(self, directory: str, column: str | None, oracle: Any, key: str | None,
-                 key_type: str | None, on_malformed: str, config: dict[str, Any]) -> None:
+                 key_type: str | None, on_malformed: str, config: dict[str, Any],
+                 checkpoint: _stream_files.Checkpoint | None = None) -> None:
         self.directory, self.column, self.oracle = directory, column, oracle
         self.key, self.key_type, self.on_malformed, self.config = key, key_type, on_malformed, config
         self.cls = type(oracle.aggregator())
+        self.checkpoint = checkpoint
+
+    def aggregate(self, df: Any, batch_id: int) -> tuple[list[tuple[Any, Any]], int]:
+        """What :func:`aggregate_batch` gives, by the batch's files where they are known."""
+        if self.checkpoint is not None:
+            agg = aggregate_files(df.sparkSession, self.checkpoint, batch_id, self.column, self.oracle)
+            if agg is not None:
+                return [(None, agg)], 0
+        return aggregate_batch(df, self.column, self.oracle, self.key, self.key_type)
 
     def current(self) -> _state.StreamFile:
         found = _state.read(self.directory)
@@ -186,7 +216,7 @@ class _Batch:
         batch_id = int(batch_id)
         if self.current().batch_id >= batch_id:
             return  # replayed after a failure: already in the states
-        parts, unkeyed = aggregate_batch(df, self.column, self.oracle, self.key, self.key_type)
+        parts, unkeyed = self.aggregate(df, batch_id)
         malformed = unkeyed + sum(agg.spark.malformed for _, agg in parts)
         what = f"column {self.column!r}" if self.column is not None else "the report columns"
         if malformed and self.on_malformed == "raise":
@@ -229,9 +259,12 @@ def aggregate_stream(df: Any, column: str | None, oracle: Any, *, state: Any, ch
     """Aggregate a stream of LDP reports continuously into merged aggregator states kept in
     the directory ``state``, each micro-batch counted exactly once across failures and restarts.
 
-    Each micro-batch is aggregated on the executors by the routes of :func:`aggregate_reports`
+    Each micro-batch is aggregated on the executors by the routes of :func:`aggregate_reports`:
+    a plain Parquet file stream without a key (``spark.readStream.parquet(dir)``, possibly a
+    ``select`` of its columns) by its files, which the checkpoint names for each batch id, read
+    with pyarrow as for Parquet paths; any other stream through the DataFrame Spark hands over
     (count-table states counted in the JVM by dpnoise's helper where it loads, else Spark's
-    groupBy or ``mapInArrow``), and merged into the states together with its batch id, in one
+    groupBy or ``mapInArrow``). It is merged into the states together with its batch id, in one
     atomic replacement of one file (written to a temporary file, fsynced, renamed over the old
     one, directory fsynced). A batch that Spark replays after a failure has an id the states
     already hold, and is skipped. Read the states with :func:`stream_state`, at any time.
@@ -273,7 +306,8 @@ def aggregate_stream(df: Any, column: str | None, oracle: Any, *, state: Any, ch
         A DataFrame that is not streaming, a report column that does not fit the oracle, an
         unknown key column, a state directory written for another configuration or holding a
         corrupt or truncated state file (left untouched), or a checkpoint that is not the one
-        the states were written with.
+        the states were written with. A micro-batch read by its files fails the query with a
+        ValueError when a file carries another configuration (nothing of it is counted).
 
     Notes
     -----
@@ -313,7 +347,10 @@ def aggregate_stream(df: Any, column: str | None, oracle: Any, *, state: Any, ch
                 empty = oracle.aggregator()
                 fresh.entries[None] = _state.Entry(empty.to_bytes(), 0, 0)
             _state.write(directory, fresh)
-    writer = df.writeStream.foreachBatch(_Batch(directory, column, oracle, key, key_type, on_malformed, config))
+    files = _stream_files.Checkpoint(spark, location) if key is None and _stream_files.plain_parquet_stream(df) \
+        else None
+    writer = df.writeStream.foreachBatch(_Batch(directory, column, oracle, key, key_type, on_malformed, config,
+                                                files))
     return writer.option("checkpointLocation", location).start()
 
 
