@@ -7,7 +7,8 @@
 //   GridRelease(law, num, den, k, bound)                  a mechanism plan's kernel:
 //       .real(gen, x) / .integer(gen, x)                  one value (the same draw as the array
 //                                                        kernels on one value)
-//       .array(gen, values, threads) / .integers(...)     noisy_grid / noisy_integers
+//       .array(gen, values, threads) / .integers(...)     noisy_grid_into (float64, a new array) /
+//                                                        noisy_integers
 //       .into(gen, values, out, threads)                  noisy_grid_into (float32 or float64)
 //   CategoricalRelease(categories, gamma_num, gamma_den)  randomized response: .one(gen, v), .array(...)
 // Arguments are checked with the GIL held, before any randomness is drawn. A single value is
@@ -146,7 +147,7 @@ public:
         const auto n = static_cast<size_t>(v.size());
         with_law([&](auto law, const auto& p) {
             using Law = decltype(law);
-            with_family_nogil(h, [&](auto& f) { request::noisy_grid<Law>(f, p, in, 1, k, bound_, o, n, threads); });
+            with_family_nogil(h, [&](auto& f) { request::noisy_grid_into<Law>(f, p, in, ptrdiff_t{1}, k, bound_, o, n, threads); });
         });
         return out;
     }
@@ -191,8 +192,9 @@ public:
     // float64, any whole-element stride) checked finite, then charge() (a Python callable, or
     // None: the budget's spend, with the GIL held), then the noise, written into out (1-D,
     // contiguous, writable; it may be values itself) or, out None (float64 only), into a new
-    // array by noisy_grid. Validate, charge, draw: nothing is drawn when a check or the charge
-    // raises, and nothing can fail once the draws begin (the into kernel clamps, never throws).
+    // array, both by the buffer kernel noisy_grid_into. Validate, charge, draw: nothing is drawn
+    // when a check or the charge raises, and nothing can fail once the draws begin (the buffer
+    // kernel clamps, never throws; 0.9.0 used the raising noisy_grid for a new array).
     py::object release(GeneratorHandle& h, const py::array& values, const py::object& out, unsigned threads,
                        const py::object& charge) const {
         if (values.ndim() != 1) throw std::invalid_argument("values must be 1-D");
@@ -234,7 +236,7 @@ public:
         const auto* in = static_cast<const double*>(values.data());
         with_law([&](auto law, const auto& p) {
             using Law = decltype(law);
-            with_family_nogil(h, [&](auto& f) { request::noisy_grid<Law>(f, p, in, stride, k, bound_, o, n, threads); });
+            with_family_nogil(h, [&](auto& f) { request::noisy_grid_into<Law>(f, p, in, stride, k, bound_, o, n, threads); });
         });
         return std::move(result);
     }
