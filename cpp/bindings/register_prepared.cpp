@@ -15,6 +15,8 @@
 // drawn with the GIL held (no loop: a few hundred nanoseconds); arrays release it.
 #include <pybind11/stl.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <memory>
 #include <optional>
@@ -31,6 +33,7 @@
 
 #include "dpnoise/exact/randomized_response.hpp"
 #include "dpnoise/mechanism_kernels.hpp"
+#include "dpnoise/parallel.hpp"
 #include "dpnoise/request.hpp"
 
 namespace dpnoise::bindings {
@@ -90,6 +93,21 @@ void def_prepared_law(py::module_& m, const char* name, const char* doc) {
             py::arg("gen"), py::arg("n"), py::arg("threads"), "n values by the prepared rule (request.hpp).")
         .def_property_readonly("has_tables", [](const P& p) { return static_cast<bool>(p.table); },
                                "Whether the tables were built when prepared (their cost is within the prepared limit).");
+}
+
+// all_finite over up to `threads` threads, one contiguous slice each, for arrays of 2^20 values
+// or more (a pass over memory, shared like the draws that follow it; smaller ones on this thread).
+template <class T>
+bool all_finite_over_threads(const T* v, ptrdiff_t stride, size_t n, unsigned threads) {
+    constexpr size_t kMinPerThread = size_t{1} << 19;
+    const size_t parts = std::min<size_t>(threads, n / kMinPerThread);
+    if (parts <= 1) return all_finite(v, stride, n);
+    std::atomic<bool> finite{true};
+    parallel_tasks(parts, threads, [&](size_t t) {
+        const size_t b = t * n / parts, e = (t + 1) * n / parts;
+        if (!all_finite(v + static_cast<ptrdiff_t>(b) * stride, stride, e - b)) finite.store(false, std::memory_order_relaxed);
+    });
+    return finite.load();
 }
 
 // A mechanism plan's grid kernel: law "laplace" (scale num/den) or "gaussian" (variance num/den),
@@ -208,8 +226,8 @@ public:
         {
             std::optional<py::gil_scoped_release> unlocked;
             if (n > 4096) unlocked.emplace();
-            if (f32) finite = all_finite(static_cast<const float*>(values.data()), stride, n);
-            else finite = all_finite(static_cast<const double*>(values.data()), stride, n);
+            if (f32) finite = all_finite_over_threads(static_cast<const float*>(values.data()), stride, n, threads);
+            else finite = all_finite_over_threads(static_cast<const double*>(values.data()), stride, n, threads);
         }
         if (!finite) throw std::invalid_argument("value must be finite (found NaN or infinity)");
         py::array target;

@@ -125,7 +125,7 @@ template <class T>
                                                      size_t m, double down, double up, double b) {
     constexpr double kTwo52 = 4503599627370496.0, kBias = 6755399441055744.0;  // 2^52, 1.5 2^52
     constexpr int64_t kBiasBits = 0x4338000000000000;  // the bits of 1.5 2^52
-    constexpr double kMax = 3.4028234663852886e38;    // FLT_MAX
+    constexpr float kMaxF = 3.4028234663852886e38f;   // FLT_MAX
     for (size_t i = 0; i < m; ++i) {
         double sc = static_cast<double>(x[i]) * down;
         sc = sc < -b ? -b : sc;
@@ -135,12 +135,15 @@ template <class T>
         const int64_t biased = noise[i] + kBiasBits;
         double e;
         std::memcpy(&e, &biased, sizeof e);
-        double r = (v + (e - kBias)) * up;
+        T y = static_cast<T>((v + (e - kBias)) * up);
+        // float: rounded, then clamped to +-FLT_MAX (a double beyond FLT_MAX rounds to FLT_MAX
+        // or infinity, both clamped to FLT_MAX): the value of clamping first (GridOutput), in
+        // a form without branches, so that it vectorises
         if constexpr (std::is_same_v<T, float>) {
-            r = r < -kMax ? -kMax : r;
-            r = r > kMax ? kMax : r;
+            y = y < -kMaxF ? -kMaxF : y;
+            y = y > kMaxF ? kMaxF : y;
         }
-        o[i] = static_cast<T>(r);
+        o[i] = y;
     }
 }
 template <class T>
