@@ -7,13 +7,16 @@
 //   GridRelease(law, num, den, k, bound)                  a mechanism plan's kernel:
 //       .real(gen, x) / .integer(gen, x)                  one value (the same draw as the array
 //                                                        kernels on one value)
-//       .array(gen, values, threads) / .integers(...)     noisy_grid / noisy_integers
+//       .array(gen, values, threads) / .integers(...)     noisy_grid_into (float64, a new array) /
+//                                                        noisy_integers
 //       .into(gen, values, out, threads)                  noisy_grid_into (float32 or float64)
 //   CategoricalRelease(categories, gamma_num, gamma_den)  randomized response: .one(gen, v), .array(...)
 // Arguments are checked with the GIL held, before any randomness is drawn. A single value is
 // drawn with the GIL held (no loop: a few hundred nanoseconds); arrays release it.
 #include <pybind11/stl.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <memory>
 #include <optional>
@@ -30,6 +33,7 @@
 
 #include "dpnoise/exact/randomized_response.hpp"
 #include "dpnoise/mechanism_kernels.hpp"
+#include "dpnoise/parallel.hpp"
 #include "dpnoise/request.hpp"
 
 namespace dpnoise::bindings {
@@ -91,6 +95,21 @@ void def_prepared_law(py::module_& m, const char* name, const char* doc) {
                                "Whether the tables were built when prepared (their cost is within the prepared limit).");
 }
 
+// all_finite over up to `threads` threads, one contiguous slice each, for arrays of 2^20 values
+// or more (a pass over memory, shared like the draws that follow it; smaller ones on this thread).
+template <class T>
+bool all_finite_over_threads(const T* v, ptrdiff_t stride, size_t n, unsigned threads) {
+    constexpr size_t kMinPerThread = size_t{1} << 19;
+    const size_t parts = std::min<size_t>(threads, n / kMinPerThread);
+    if (parts <= 1) return all_finite(v, stride, n);
+    std::atomic<bool> finite{true};
+    parallel_tasks(parts, threads, [&](size_t t) {
+        const size_t b = t * n / parts, e = (t + 1) * n / parts;
+        if (!all_finite(v + static_cast<ptrdiff_t>(b) * stride, stride, e - b)) finite.store(false, std::memory_order_relaxed);
+    });
+    return finite.load();
+}
+
 // A mechanism plan's grid kernel: law "laplace" (scale num/den) or "gaussian" (variance num/den),
 // grid exponent k (None: integers), clamp bound.
 class GridRelease {
@@ -146,7 +165,7 @@ public:
         const auto n = static_cast<size_t>(v.size());
         with_law([&](auto law, const auto& p) {
             using Law = decltype(law);
-            with_family_nogil(h, [&](auto& f) { request::noisy_grid<Law>(f, p, in, 1, k, bound_, o, n, threads); });
+            with_family_nogil(h, [&](auto& f) { request::noisy_grid_into<Law>(f, p, in, ptrdiff_t{1}, k, bound_, o, n, threads); });
         });
         return out;
     }
@@ -191,8 +210,9 @@ public:
     // float64, any whole-element stride) checked finite, then charge() (a Python callable, or
     // None: the budget's spend, with the GIL held), then the noise, written into out (1-D,
     // contiguous, writable; it may be values itself) or, out None (float64 only), into a new
-    // array by noisy_grid. Validate, charge, draw: nothing is drawn when a check or the charge
-    // raises, and nothing can fail once the draws begin (the into kernel clamps, never throws).
+    // array, both by the buffer kernel noisy_grid_into. Validate, charge, draw: nothing is drawn
+    // when a check or the charge raises, and nothing can fail once the draws begin (the buffer
+    // kernel clamps, never throws; 0.9.0 used the raising noisy_grid for a new array).
     py::object release(GeneratorHandle& h, const py::array& values, const py::object& out, unsigned threads,
                        const py::object& charge) const {
         if (values.ndim() != 1) throw std::invalid_argument("values must be 1-D");
@@ -206,8 +226,8 @@ public:
         {
             std::optional<py::gil_scoped_release> unlocked;
             if (n > 4096) unlocked.emplace();
-            if (f32) finite = all_finite(static_cast<const float*>(values.data()), stride, n);
-            else finite = all_finite(static_cast<const double*>(values.data()), stride, n);
+            if (f32) finite = all_finite_over_threads(static_cast<const float*>(values.data()), stride, n, threads);
+            else finite = all_finite_over_threads(static_cast<const double*>(values.data()), stride, n, threads);
         }
         if (!finite) throw std::invalid_argument("value must be finite (found NaN or infinity)");
         py::array target;
@@ -234,7 +254,7 @@ public:
         const auto* in = static_cast<const double*>(values.data());
         with_law([&](auto law, const auto& p) {
             using Law = decltype(law);
-            with_family_nogil(h, [&](auto& f) { request::noisy_grid<Law>(f, p, in, stride, k, bound_, o, n, threads); });
+            with_family_nogil(h, [&](auto& f) { request::noisy_grid_into<Law>(f, p, in, stride, k, bound_, o, n, threads); });
         });
         return std::move(result);
     }

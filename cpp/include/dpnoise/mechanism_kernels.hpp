@@ -4,10 +4,12 @@
 // with the GIL released by the caller, and draws its noise exactly as the request of the same
 // law and size would (docs/reproducibility.md).
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <type_traits>
 
@@ -108,11 +110,57 @@ struct GridOutput<float> {
 };
 
 // The buffer kernel's combination, out_i = from_exact((clamp(v_i + clamp(noise_i)) 2^k), per
-// element (operator()) or for a whole chunk (block). The block form computes the same values in
+// element (operator()) or for a whole block (block). The block form computes the same values in
 // double arithmetic, which compilers vectorise: v_i stays the rounded double s_i (an integer,
 // |s_i| <= 2^52), and a noise |e| < 2^51 converts exactly by the 2^52 + 2^51 bias (the double
 // with bits bits(1.5 2^52) + e is 1.5 2^52 + e); then |s_i + e| < 2^53 is exact and needs no
-// clamp. A chunk with a larger noise, or a strided input, takes the per-element form.
+// clamp. A block with a larger noise, or a strided input, takes the per-element form.
+// Every step is one correctly rounded IEEE operation (multiplications by powers of two, min/max
+// against exact bounds, the 2^52 rounding trick, an exact sum, a rounding to float), so the
+// SSE2, AVX2 and per-element forms give bit-identical outputs; the AVX2 form is chosen at run
+// time (the package is built for baseline x86-64), without FMA so that no product is fused.
+namespace detail {
+template <class T>
+[[gnu::always_inline]] inline void grid_combine_span(const T* __restrict x, T* __restrict o, const int64_t* __restrict noise,
+                                                     size_t m, double down, double up, double b) {
+    constexpr double kTwo52 = 4503599627370496.0, kBias = 6755399441055744.0;  // 2^52, 1.5 2^52
+    constexpr int64_t kBiasBits = 0x4338000000000000;  // the bits of 1.5 2^52
+    constexpr float kMaxF = 3.4028234663852886e38f;   // FLT_MAX
+    for (size_t i = 0; i < m; ++i) {
+        double sc = static_cast<double>(x[i]) * down;
+        sc = sc < -b ? -b : sc;
+        sc = sc > b ? b : sc;
+        const double shift = std::copysign(kTwo52, sc);
+        const double v = (sc + shift) - shift;
+        const int64_t biased = noise[i] + kBiasBits;
+        double e;
+        std::memcpy(&e, &biased, sizeof e);
+        T y = static_cast<T>((v + (e - kBias)) * up);
+        // float: rounded, then clamped to +-FLT_MAX (a double beyond FLT_MAX rounds to FLT_MAX
+        // or infinity, both clamped to FLT_MAX): the value of clamping first (GridOutput), in
+        // a form without branches, so that it vectorises
+        if constexpr (std::is_same_v<T, float>) {
+            y = y < -kMaxF ? -kMaxF : y;
+            y = y > kMaxF ? kMaxF : y;
+        }
+        o[i] = y;
+    }
+}
+template <class T>
+[[gnu::target("avx2")]] inline void grid_combine_span_avx2(const T* x, T* o, const int64_t* noise, size_t m, double down,
+                                                           double up, double b) {
+    grid_combine_span(x, o, noise, m, down, up, b);
+}
+template <class T>
+inline void grid_combine_span_baseline(const T* x, T* o, const int64_t* noise, size_t m, double down, double up, double b) {
+    grid_combine_span(x, o, noise, m, down, up, b);
+}
+inline bool has_avx2() {
+    static const bool has = __builtin_cpu_supports("avx2");
+    return has;
+}
+}  // namespace detail
+
 template <class T>
 struct GridBufferCombine {
     const T* values;
@@ -129,6 +177,17 @@ struct GridBufferCombine {
         return GridOutput<T>::from_exact(up(static_cast<double>(y)));
     }
 
+    // Asks for values[begin, end) in cache ahead of block(): issued before the sampler fills the
+    // sub-block's draws, the loads overlap with its arithmetic instead of stalling the block.
+    void prefetch(size_t begin, size_t end) const {
+        if (stride != 1) return;
+        const char* p = reinterpret_cast<const char*>(values + begin);
+        const char* e = reinterpret_cast<const char*>(values + end);
+        for (; p < e; p += 64) __builtin_prefetch(p, 0, 3);
+    }
+
+    // out[begin, end) from noise[0, end - begin); out may be values itself (element i is read
+    // before it is written)
     void block(T* out, size_t begin, size_t end, const int64_t* noise) const {
         constexpr int64_t kHalf = int64_t{1} << 51;
         uint64_t far = 0;  // some |noise| >= 2^51
@@ -137,23 +196,55 @@ struct GridBufferCombine {
             for (size_t i = begin; i < end; ++i) out[i] = (*this)(i, noise[i - begin]);
             return;
         }
-        constexpr double kTwo52 = 4503599627370496.0, kBias = 6755399441055744.0;  // 2^52, 1.5 2^52
-        constexpr int64_t kBiasBits = 0x4338000000000000;  // the bits of 1.5 2^52
-        const T* __restrict x = values + begin;
-        T* __restrict o = out + begin;  // may be values itself: element i is read before it is written
-        for (size_t i = 0; i < end - begin; ++i) {
-            double sc = down(static_cast<double>(x[i]));
-            sc = sc < -b ? -b : sc;
-            sc = sc > b ? b : sc;
-            const double shift = std::copysign(kTwo52, sc);
-            const double v = (sc + shift) - shift;
-            const int64_t biased = noise[i] + kBiasBits;
-            double e;
-            std::memcpy(&e, &biased, sizeof e);
-            o[i] = GridOutput<T>::from_exact(up(v + (e - kBias)));
-        }
+        if (detail::has_avx2()) detail::grid_combine_span_avx2(values + begin, out + begin, noise, end - begin, down.factor, up.factor, b);
+        else detail::grid_combine_span_baseline(values + begin, out + begin, noise, end - begin, down.factor, up.factor, b);
     }
 };
+
+// Draws per sub-block of a chunk: the sampler fills this many draws, the combination consumes
+// them while they are in L1 (16 KiB), and the next sub-block continues the same reader, so the
+// draws are those of one fill of the whole chunk (Law::fill_table carries its reader across
+// calls). 0.9.0 filled a 512 KiB buffer per chunk (allocated per chunk) and then combined it.
+inline constexpr size_t kGridSubBlock = 2048;
+
+namespace detail {
+// The table a request of n draws uses, exactly as sample_same decides it (request.hpp): a
+// prepared parameter's own tables for n >= 2, else the automatic rule; null: no tables.
+template <class Law>
+std::shared_ptr<const typename Law::Table> table_for(const typename Law::Param& p, size_t n) {
+    if (use_tables(n, Law::table_cost(p))) return TableCache<Law>::get(p);
+    return nullptr;
+}
+template <class Law>
+std::shared_ptr<const typename Law::Table> table_for(const Prepared<Law>& p, size_t n) {
+    if (p.table && n >= 2) return p.table;
+    return table_for<Law>(p.param, n);
+}
+}  // namespace detail
+
+// sample_same<Law>(family, p, out, n, threads, automatic, combine) with the combination applied
+// per sub-block while the draws are in L1: the same streams, the same draws, the same output.
+// combine: block(out, begin, end, noise) and prefetch(begin, end) (GridBufferCombine).
+template <class Law, class Family, class P, class T, class Combine>
+void sample_same_blocked(Family& family, const P& p, T* out, size_t n, unsigned threads, const Combine& combine) {
+    if constexpr (kHasTables<Law> && kHasBlockFill<Law>) {
+        const auto table = detail::table_for<Law>(p, n);
+        if (table) {
+            const typename Law::Table* t = table.get();
+            random::for_each_chunk<Law::kOutputsPerStream>(family, n, threads, [t, out, combine](auto& bits, size_t b, size_t e) {
+                alignas(64) int64_t noise[kGridSubBlock];
+                for (size_t s = b; s < e; s += kGridSubBlock) {
+                    const size_t m = std::min(kGridSubBlock, e - s);
+                    combine.prefetch(s, s + m);
+                    Law::fill_table(bits, *t, noise, m);
+                    combine.block(out, s, s + m, noise);
+                }
+            });
+            return;
+        }
+    }
+    sample_same<Law>(family, p, out, n, threads, Path::automatic, combine);
+}
 
 template <class Law, class T, class Family, class P>
 void noisy_grid_into(Family& family, const P& p, const T* values, ptrdiff_t stride, int k,
@@ -165,7 +256,7 @@ void noisy_grid_into(Family& family, const P& p, const T* values, ptrdiff_t stri
     if (n == 0) return;
     const GridBufferCombine<T> combine{values, stride, TimesFactor{std::ldexp(1.0, -k)}, TimesFactor{std::ldexp(1.0, k)},
                                        static_cast<double>(bound)};
-    sample_same<Law>(family, p, out, n, threads, Path::automatic, combine);
+    sample_same_blocked<Law>(family, p, out, n, threads, combine);
 }
 
 // The integer form: values int64 (no rounding), clamped to [-bound, bound], y = v + noise,

@@ -280,8 +280,12 @@ template <class Bits>
             if (j <= jlim && o != 0) {
                 const uint64_t r8 = (v >> (gb + 1)) & ((1u << kFirst) - 1);
                 const uint64_t M = j * (2 * B * o) + o * o;
-                const u128 x8 = ((static_cast<u128>(M) * x_step) >> (64 - kFirst)) + 1;
-                if (r8 + x8 <= (1u << kFirst) - 1) {
+                // r8 + floor(M x_step / 2^56) + 1 <= 255 (gaussian_bucket_accept's test), i.e.
+                // M x_step < (255 - r8) 2^56, a bound below 2^64: the high word of the
+                // product is 0 and its low word is below the bound (no 128-bit sum)
+                const u128 prod = static_cast<u128>(M) * x_step;
+                const uint64_t limit = ((uint64_t{1} << kFirst) - 1 - r8) << (64 - kFirst);
+                if (static_cast<uint64_t>(prod >> 64) == 0 && static_cast<uint64_t>(prod) < limit) {
                     const int64_t y = static_cast<int64_t>(j * B + o);  // > 0
                     const int64_t s = -static_cast<int64_t>((v >> gb) & 1);
                     out[i] = (y ^ s) - s;
