@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <algorithm>
 #include <stdexcept>
 #include <vector>
 
@@ -69,6 +70,7 @@ struct InputGrid {
         if (!(low < high)) throw std::invalid_argument("bounds must satisfy low < high");
         if (!std::isfinite(high - low)) throw std::invalid_argument("bounds: high - low must be finite");
         scale = 4294967296.0 / (high - low);
+        prepare_fast();
     }
 
     // m in [−2^K, 2^K] with E[m / 2^K] = (2 clip(v) − low − high)/(high − low) exactly.
@@ -80,25 +82,140 @@ struct InputGrid {
         int s = x.mantissa ? x.exponent : INT32_MAX;
         if (lo.mantissa && lo.exponent < s) s = lo.exponent;
         if (hi.mantissa && hi.exponent < s) s = hi.exponent;
-        i128 X, Lo, Hi;
-        if (fits(x, s, X) && fits(lo, s, Lo) && fits(hi, s, Hi)) {
-            const u128 A = static_cast<u128>(X - Lo), W = static_cast<u128>(Hi - Lo);  // 0 < A < W < 2^95
-            const u128 scaled = A << kBits;
-            // q = floor(scaled / W) without a 128-bit division: a double estimate, corrected in
-            // exact integer arithmetic (the estimate only saves time; q and r are exact)
-            // (v − low) 2^32/(high − low) in double (two roundings of 2^-53 each): within 1 of q
-            const double est = (v - low) * scale;
-            u128 q = est < 0 ? 0 : static_cast<uint64_t>(est);
-            while (q * W > scaled) --q;
-            while (scaled - q * W >= W) ++q;
-            const u128 r = scaled - q * W;
+        u128 q, r, W;
+        if (exact_qr(v, x, s, q, r, W)) {
             const bool up = exact::bernoulli_rational<Bits, u128>(bits, r, W);
             return 2 * static_cast<int64_t>(q + (up ? 1 : 0)) - kOne;
         }
         return map_wide(bits, x, s);
     }
 
+    // ------------------------------------------------------------ the hot loop's map
+    // The same m as map(), from the same random bits (seeded outputs do not change), without
+    // the exact quotient in the common case. With u = (v − low)/(high − low) and u 2^32 = q + f,
+    // map() rounds up when a uniform R < f, comparing R's 16-bit digits with f's (bernoulli_rational),
+    // so its first two decisions need only floor(u 2^64) >> 16 = q 2^16 + d1 (d1 = f's first digit):
+    // R's first digit below d1 rounds up, above it does not, equal (probability 2^-16) continues
+    // exactly. floor(u 2^64) is enclosed in [U − M, U + M] by fixed-point integer arithmetic
+    // (prepare_fast: values as integers of unit 2^S, S = E − 61, truncated; one multiplication by
+    // a 64-bit reciprocal of the width); when the enclosure does not fix q and d1 (probability
+    // about M/2^16), or d1 = 0 (map() reads no bit when f = 0), or map() would take its wide
+    // branch, map() itself runs. `local` is the hot loop's reader copy; rare steps run on `owner`
+    // (BitReader::lend), so that the copy's address never escapes the loop.
+    template <class Bits>
+    int64_t map_fast(Bits& local, Bits& owner, double v) const {
+        if (!(v > low)) return -kOne;
+        if (!(v < high)) return kOne;
+        if (!fast_) return local.lend(owner, [&](Bits& b) { return map(b, v); });
+        uint64_t b;
+        std::memcpy(&b, &v, sizeof b);
+        const unsigned e = static_cast<unsigned>((b >> 52) & 0x7ff);
+        const uint64_t f = b & ((uint64_t{1} << 52) - 1);
+        const uint64_t m = e ? (f | (uint64_t{1} << 52)) : f;
+        const int ev = e ? static_cast<int>(e) - 1075 : -1074;
+        // map()'s 128-bit branch needs v's lowest set bit at 2^(E − 94) or above
+        if (__builtin_expect(m != 0 && ev + __builtin_ctzll(m) < min_exp_, 0))
+            return local.lend(owner, [&](Bits& bb) { return map(bb, v); });
+        const int t = ev - S_;  // v / 2^S = m 2^t, |v| < 2^E: t <= 8
+        const uint64_t xm = t >= 0 ? (m << t) : (t > -64 ? m >> -t : 0);
+        const int64_t xc = (b >> 63) ? -static_cast<int64_t>(xm) : static_cast<int64_t>(xm);
+        const int64_t a = std::max<int64_t>(xc - lo_f_, 0);  // v > low: a clamp toward the truth
+        const u128 U = (static_cast<u128>(static_cast<uint64_t>(a)) * rinv_) >> rsh_;
+        const u128 ulo = U > margin_ ? U - margin_ : 0;
+        const u128 uhi = std::min<u128>(U + margin_, UINT64_MAX);
+        const uint64_t top = static_cast<uint64_t>(ulo >> 16), d1 = top & 0xffff;
+        if (__builtin_expect(static_cast<uint64_t>(uhi >> 16) != top || d1 == 0, 0))
+            return local.lend(owner, [&](Bits& bb) { return map(bb, v); });
+        const int64_t q = static_cast<int64_t>(ulo >> 32);
+        const uint64_t r1 = local.bits(16);
+        if (__builtin_expect(r1 == d1, 0))
+            return local.lend(owner, [&](Bits& bb) { return map_after_digit(bb, v, r1); });
+        return 2 * (q + (r1 < d1 ? 1 : 0)) - kOne;
+    }
+
+    bool fast_enabled() const { return fast_; }
+
 private:
+    // fixed point of the hot loop: v ~ xc 2^S (xc = trunc(v / 2^S)), low ~ lo_f_ 2^S (floor);
+    // rinv_ = floor((2^(63 + L) − 1)/W) with W = hi_f − lo_f_ in [2^(L−1), 2^L): u 2^64 ~ a rinv_ / 2^rsh_
+    bool fast_ = false;
+    int S_ = 0, min_exp_ = 0;
+    int64_t lo_f_ = 0;
+    uint64_t rinv_ = 0;
+    unsigned rsh_ = 0;
+    u128 margin_ = 0;
+
+    static int64_t floor_fixed(const DyadicDouble& d, int S) {  // floor(d / 2^S), |d| < 2^(S + 61)
+        if (!d.mantissa) return 0;
+        const int sh = d.exponent - S;
+        if (sh >= 0) {
+            const int64_t mag = static_cast<int64_t>(d.mantissa << sh);
+            return d.negative ? -mag : mag;
+        }
+        const unsigned k = static_cast<unsigned>(-sh);
+        const uint64_t q = k >= 64 ? 0 : d.mantissa >> k;
+        const bool rem = k >= 64 || (d.mantissa & ((uint64_t{1} << k) - 1)) != 0;
+        return d.negative ? -static_cast<int64_t>(q + (rem ? 1 : 0)) : static_cast<int64_t>(q);
+    }
+
+    // The enclosure: with A = v/2^S − low/2^S, W_t = (high − low)/2^S, a = max(xc − lo_f, 0) and
+    // W = hi_f − lo_f: |A − a| < 2 and |W_t − W| < 1, so |u − a/W| <= (2W + a)/(W_t W) < 3.01/W for
+    // W >= 2^40; and |a 2^64/W − a rinv/2^rsh| <= 2a/2^(L−1) <= 4.01, plus 1 for the floor. So
+    // |u 2^64 − U| < 2^66/W + 6 and M = floor(2^66/W) + 8 encloses floor(u 2^64).
+    void prepare_fast() {
+        const int E = std::ilogb(std::max(std::fabs(low), std::fabs(high))) + 1;  // max(|low|, |high|) < 2^E
+        S_ = E - 61;
+        min_exp_ = E - 94;
+        if (lo.mantissa && lo.exponent < min_exp_) return;  // map() is wide for every value
+        if (hi.mantissa && hi.exponent < min_exp_) return;
+        lo_f_ = floor_fixed(lo, S_);
+        const int64_t W = floor_fixed(hi, S_) - lo_f_;
+        if (W < (int64_t{1} << 40)) return;  // width far below the magnitude: map() as it is
+        const unsigned L = 64u - static_cast<unsigned>(__builtin_clzll(static_cast<uint64_t>(W)));
+        rinv_ = static_cast<uint64_t>(((static_cast<u128>(1) << (63 + L)) - 1) / static_cast<u128>(W));
+        rsh_ = L - 1;
+        margin_ = (static_cast<u128>(1) << 66) / static_cast<u128>(W) + 8;
+        fast_ = true;
+    }
+
+    // q = floor(u 2^K), r and W with u 2^K = q + r/W, A and W below 2^95 (false: map_wide's case).
+    bool exact_qr(double v, const DyadicDouble& x, int s, u128& q, u128& r, u128& W) const {
+        i128 X, Lo, Hi;
+        if (!(fits(x, s, X) && fits(lo, s, Lo) && fits(hi, s, Hi))) return false;
+        const u128 A = static_cast<u128>(X - Lo);  // 0 < A < W < 2^95
+        W = static_cast<u128>(Hi - Lo);
+        const u128 scaled = A << kBits;
+        // q = floor(scaled / W) without a 128-bit division: a double estimate, corrected in
+        // exact integer arithmetic (the estimate only saves time; q and r are exact)
+        // (v − low) 2^32/(high − low) in double (two roundings of 2^-53 each): within 1 of q
+        const double est = (v - low) * scale;
+        q = est < 0 ? 0 : static_cast<uint64_t>(est);
+        while (q * W > scaled) --q;
+        while (scaled - q * W >= W) ++q;
+        r = scaled - q * W;
+        return true;
+    }
+
+    // map() after R's first digit r1 equalled f's first one: bernoulli_rational's loop (16-bit
+    // digits, the same for its 64- and 128-bit widths) from its second step, exactly.
+    template <class Bits>
+    [[gnu::noinline]] int64_t map_after_digit(Bits& bits, double v, uint64_t r1) const {
+        const DyadicDouble x = split_double(v);
+        int s = x.mantissa ? x.exponent : INT32_MAX;
+        if (lo.mantissa && lo.exponent < s) s = lo.exponent;
+        if (hi.mantissa && hi.exponent < s) s = hi.exponent;
+        u128 q, a, W;
+        if (!exact_qr(v, x, s, q, a, W)) throw std::logic_error("map_after_digit: outside the 128-bit branch");
+        bool up;
+        for (uint64_t digit = r1;; digit = bits.bits(16)) {
+            const u128 X = a << 16, lowp = static_cast<u128>(digit) * W;
+            if (lowp + W <= X) { up = true; break; }
+            if (lowp >= X) { up = false; break; }
+            a = X - lowp;
+        }
+        return 2 * static_cast<int64_t>(q + (up ? 1 : 0)) - kOne;
+    }
+
     // |x| / 2^s as a signed 128-bit integer when below 2^kFastBits.
     static bool fits(const DyadicDouble& d, int s, i128& out) {
         if (!d.mantissa) {
