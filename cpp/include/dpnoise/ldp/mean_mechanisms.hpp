@@ -332,6 +332,37 @@ template <int M, bool Multi, class Bits>
     bits = local;
 }
 
+// The client loop as it was before the fast grid (grid.map, duchi_bit, hybrid_uses_duchi on the
+// shared reader): the reference the tests compare mean_chunk's reports with, bit for bit.
+template <class Bits>
+void mean_chunk_reference(const MeanMechanism& mm, Bits& bits, const double* values, uint64_t k, int64_t* coords,
+                          uint8_t* packed, int64_t* ints, size_t begin, size_t end) {
+    for (size_t i = begin; i < end; i += 8) {
+        const size_t stop = std::min<size_t>(end - i, 8);
+        unsigned byte = 0;
+        for (size_t b = 0; b < stop; ++b) {
+            const size_t u = i + b;
+            uint64_t j = 0;
+            if (k > 1) {
+                j = exact::uniform_below(bits, k);
+                coords[u] = static_cast<int64_t>(j);
+            }
+            const int64_t m = mm.grid.map(bits, values[u * k + j]);
+            if (mm.method == MeanMechanism::kDuchi) {
+                byte |= (mm.duchi_bit(bits, m) ? 1u : 0u) << b;
+            } else if (mm.method == MeanMechanism::kPiecewise) {
+                ints[u] = mm.piecewise(bits, m);
+            } else if (mm.hybrid_uses_duchi(bits)) {
+                byte |= 1u << b;
+                ints[u] = mm.duchi_bit(bits, m) ? 1 : 0;
+            } else {
+                ints[u] = mm.piecewise(bits, m);
+            }
+        }
+        if (mm.method != MeanMechanism::kPiecewise) packed[i / 8] = static_cast<uint8_t>(byte);
+    }
+}
+
 template <class Bits>
 void mean_chunk(const MeanMechanism& mm, Bits& bits, const double* values, uint64_t k, int64_t* coords,
                 uint8_t* packed, int64_t* ints, size_t begin, size_t end) {
@@ -357,11 +388,14 @@ inline void check_finite(const double* values, size_t count) {
 
 template <class Family>
 void mean_privatize(Family& family, const MeanMechanism& mm, const double* values, size_t n, uint64_t k,
-                    int64_t* coords, uint8_t* packed, int64_t* ints, unsigned threads) {
+                    int64_t* coords, uint8_t* packed, int64_t* ints, unsigned threads, bool reference = false) {
     check_finite(values, n * k);  // before any randomness
     random::for_each_chunk<MeanMechanism::kReportsPerStream>(
-        family, n, threads, [&mm, values, k, coords, packed, ints](auto& bits, size_t begin, size_t end) {
-            mean_chunk(mm, bits, values, k, coords, packed, ints, begin, end);
+        family, n, threads, [&mm, values, k, coords, packed, ints, reference](auto& bits, size_t begin, size_t end) {
+            if (reference)
+                mean_chunk_reference(mm, bits, values, k, coords, packed, ints, begin, end);
+            else
+                mean_chunk(mm, bits, values, k, coords, packed, ints, begin, end);
         });
 }
 
@@ -515,26 +549,38 @@ __attribute__((target(DPNOISE_MEAN_AVX512))) inline void lane_sums_avx512(const 
     const __m512i not_one = _mm512_set1_epi64(~1LL);
     __m512i sum = _mm512_setzero_si512(), hh = sum, hl = sum, ll = sum, ones = sum;
     __mmask8 bad = 0;
+    // the maskz forms with every lane selected: the plain intrinsics pass GCC 12 an undefined
+    // vector that -Wmaybe-uninitialized reports (the same instructions)
+    const __mmask8 all = 0xff;
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
         const __m512i z = _mm512_loadu_si512(v + i);
-        const __m512i a = _mm512_abs_epi64(z);  // INT64_MIN stays 2^63 (unsigned): > Z
-        const __mmask8 duchi = Hybrid ? static_cast<__mmask8>(kinds[i / 8]) : __mmask8{0};
+        const __m512i a = _mm512_maskz_abs_epi64(all, z);  // INT64_MIN stays 2^63 (unsigned): > Z
+        const __mmask8 duchi = Hybrid ? static_cast<__mmask8>(kinds[i / 8]) : static_cast<__mmask8>(0);
         const __mmask8 pm = static_cast<__mmask8>(~duchi);
-        bad |= _mm512_mask_cmpgt_epu64_mask(pm, a, zmax) | _mm512_mask_test_epi64_mask(duchi, z, not_one);
+        bad = static_cast<__mmask8>(bad | _mm512_mask_cmpgt_epu64_mask(pm, a, zmax) |
+                                    _mm512_mask_test_epi64_mask(duchi, z, not_one));
         ones = _mm512_mask_add_epi64(ones, duchi, ones, z);
         sum = _mm512_mask_add_epi64(sum, pm, sum, z);
         const __m512i ak = _mm512_maskz_mov_epi64(pm, a);
-        const __m512i h = _mm512_srli_epi64(ak, 24), l = _mm512_and_si512(ak, low24);
-        hh = _mm512_add_epi64(hh, _mm512_mul_epu32(h, h));
-        hl = _mm512_add_epi64(hl, _mm512_mul_epu32(h, l));
-        ll = _mm512_add_epi64(ll, _mm512_mul_epu32(l, l));
+        const __m512i h = _mm512_maskz_srli_epi64(all, ak, 24), l = _mm512_and_si512(ak, low24);
+        hh = _mm512_add_epi64(hh, _mm512_maskz_mul_epu32(all, h, h));
+        hl = _mm512_add_epi64(hl, _mm512_maskz_mul_epu32(all, h, l));
+        ll = _mm512_add_epi64(ll, _mm512_maskz_mul_epu32(all, l, l));
     }
-    out.sum += static_cast<uint64_t>(_mm512_reduce_add_epi64(sum));
-    out.hh += static_cast<uint64_t>(_mm512_reduce_add_epi64(hh));
-    out.hl += static_cast<uint64_t>(_mm512_reduce_add_epi64(hl));
-    out.ll += static_cast<uint64_t>(_mm512_reduce_add_epi64(ll));
-    out.ones += static_cast<uint64_t>(_mm512_reduce_add_epi64(ones));
+    alignas(64) uint64_t lane[5][8];
+    _mm512_store_si512(lane[0], sum);
+    _mm512_store_si512(lane[1], hh);
+    _mm512_store_si512(lane[2], hl);
+    _mm512_store_si512(lane[3], ll);
+    _mm512_store_si512(lane[4], ones);
+    for (int j = 0; j < 8; ++j) {
+        out.sum += lane[0][j];
+        out.hh += lane[1][j];
+        out.hl += lane[2][j];
+        out.ll += lane[3][j];
+        out.ones += lane[4][j];
+    }
     out.bad |= bad ? 1 : 0;
     if (i < n) {  // the last n % 8 reports (only in the batch's last block)
         alignas(64) uint64_t mask[8];
