@@ -144,18 +144,27 @@ struct MeanMechanism {
 
     // duchi_bit with the hot loop's reader copy `local`: the same bits and the same answer, the
     // first comparison without a branch on the random bits; the rare rest on `owner` (lend).
-    template <class Bits>
-    bool duchi_bit_fast(Bits& local, Bits& owner, int64_t m) const {
-        const bool neg = m < 0;
-        const uint64_t am = static_cast<uint64_t>(neg ? -m : m);  // <= 2^K
+    // duchi_bit's bounds lo <= c(m) 2^64 <= hi, with one 64 x 64 product: am κhi = am κlo +
+    // am (κhi − κlo), the difference a few units (kappa_gap, set in the constructor)
+    // Without a branch on m's sign (a coin flip for values spread around the midpoint): with
+    // s = all ones when m < 0, |m| = (m ^ s) − s, and lo = half ± (dhi or dlo) by the same mask.
+    void duchi_bounds(int64_t m, u128& lo, u128& hi) const {
+        const uint64_t s64 = static_cast<uint64_t>(m >> 63);
+        const uint64_t am = (static_cast<uint64_t>(m) ^ s64) - s64;  // <= 2^K
+        const u128 s = static_cast<u128>(static_cast<i128>(m >> 63));
         const u128 half = static_cast<u128>(1) << 63;
-        // duchi_bit's bounds with one 64 x 64 product: am κhi = am κlo + am (κhi − κlo), the
-        // difference a few units (kappa_gap, set in the constructor)
         const u128 prod_lo = static_cast<u128>(am) * kappa.lo;
         const u128 dlo = prod_lo >> (K + 1);
         const u128 dhi = (prod_lo + am * kappa_gap + ((static_cast<u128>(1) << (K + 1)) - 1)) >> (K + 1);
-        const u128 lo = neg ? half - dhi : half + dlo;
-        const u128 hi = neg ? half - dlo : half + dhi;
+        const u128 x = (dhi & s) | (dlo & ~s), y = (dlo & s) | (dhi & ~s);  // m < 0: (dhi, dlo)
+        lo = half + ((x ^ s) - s);  // m < 0: half − dhi; else half + dlo
+        hi = half + ((y ^ s) - s);
+    }
+
+    template <class Bits>
+    bool duchi_bit_fast(Bits& local, Bits& owner, int64_t m) const {
+        u128 lo, hi;
+        duchi_bounds(m, lo, hi);
         const uint64_t w32 = local.bits(32);
         const bool yes = (static_cast<u128>(w32) + 1) << 32 <= lo, no = static_cast<u128>(w32) << 32 >= hi;
         if (__builtin_expect(!(yes | no), 0))

@@ -106,7 +106,21 @@ struct InputGrid {
     int64_t map_fast(Bits& local, Bits& owner, double v) const {
         if (!(v > low)) return -kOne;
         if (!(v < high)) return kOne;
-        if (!fast_) return local.lend(owner, [&](Bits& b) { return map(b, v); });
+        int64_t q;
+        uint64_t d1;
+        if (__builtin_expect(!first_digit(v, q, d1), 0))
+            return local.lend(owner, [&](Bits& bb) { return map(bb, v); });
+        const uint64_t r1 = local.bits(16);
+        if (__builtin_expect(r1 == d1, 0))
+            return local.lend(owner, [&](Bits& bb) { return map_after_digit(bb, v, r1); });
+        return 2 * (q + (r1 < d1 ? 1 : 0)) - kOne;
+    }
+
+    // For low < v < high: q = floor(u 2^32) and d1 = the next 16 bits of u (1 <= d1), fixed by the
+    // fixed-point enclosure; false when map() must run (no fixed point for these bounds, map()'s
+    // wide branch, an enclosure that does not fix them, or d1 = 0). No random bits.
+    bool first_digit(double v, int64_t& q, uint64_t& d1) const {
+        if (!fast_) return false;
         uint64_t b;
         std::memcpy(&b, &v, sizeof b);
         const unsigned e = static_cast<unsigned>((b >> 52) & 0x7ff);
@@ -114,23 +128,20 @@ struct InputGrid {
         const uint64_t m = e ? (f | (uint64_t{1} << 52)) : f;
         const int ev = e ? static_cast<int>(e) - 1075 : -1074;
         // map()'s 128-bit branch needs v's lowest set bit at 2^(E − 94) or above
-        if (__builtin_expect(m != 0 && ev + __builtin_ctzll(m) < min_exp_, 0))
-            return local.lend(owner, [&](Bits& bb) { return map(bb, v); });
+        if (__builtin_expect(m != 0 && ev + __builtin_ctzll(m) < min_exp_, 0)) return false;
         const int t = ev - S_;  // v / 2^S = m 2^t, |v| < 2^E: t <= 8
         const uint64_t xm = t >= 0 ? (m << t) : (t > -64 ? m >> -t : 0);
-        const int64_t xc = (b >> 63) ? -static_cast<int64_t>(xm) : static_cast<int64_t>(xm);
-        const int64_t a = std::max<int64_t>(xc - lo_f_, 0);  // v > low: a clamp toward the truth
+        const uint64_t sign = uint64_t{0} - (b >> 63);  // branch-free: signs may be coin flips
+        const int64_t xc = static_cast<int64_t>((xm ^ sign) - sign);
+        int64_t a = xc - lo_f_;
+        a &= ~(a >> 63);  // max(a, 0): v > low, a clamp toward the truth
         const u128 U = (static_cast<u128>(static_cast<uint64_t>(a)) * rinv_) >> rsh_;
         const u128 ulo = U > margin_ ? U - margin_ : 0;
         const u128 uhi = std::min<u128>(U + margin_, UINT64_MAX);
-        const uint64_t top = static_cast<uint64_t>(ulo >> 16), d1 = top & 0xffff;
-        if (__builtin_expect(static_cast<uint64_t>(uhi >> 16) != top || d1 == 0, 0))
-            return local.lend(owner, [&](Bits& bb) { return map(bb, v); });
-        const int64_t q = static_cast<int64_t>(ulo >> 32);
-        const uint64_t r1 = local.bits(16);
-        if (__builtin_expect(r1 == d1, 0))
-            return local.lend(owner, [&](Bits& bb) { return map_after_digit(bb, v, r1); });
-        return 2 * (q + (r1 < d1 ? 1 : 0)) - kOne;
+        const uint64_t top = static_cast<uint64_t>(ulo >> 16);
+        d1 = top & 0xffff;
+        q = static_cast<int64_t>(ulo >> 32);
+        return static_cast<uint64_t>(uhi >> 16) == top && d1 != 0;
     }
 
     bool fast_enabled() const { return fast_; }
@@ -196,6 +207,7 @@ private:
         return true;
     }
 
+public:
     // map() after R's first digit r1 equalled f's first one: bernoulli_rational's loop (16-bit
     // digits, the same for its 64- and 128-bit widths) from its second step, exactly.
     template <class Bits>
@@ -216,6 +228,7 @@ private:
         return 2 * static_cast<int64_t>(q + (up ? 1 : 0)) - kOne;
     }
 
+private:
     // |x| / 2^s as a signed 128-bit integer when below 2^kFastBits.
     static bool fits(const DyadicDouble& d, int s, i128& out) {
         if (!d.mantissa) {
