@@ -134,27 +134,35 @@ struct InputGrid {
         const uint64_t sign = uint64_t{0} - (b >> 63);  // branch-free: signs may be coin flips
         const int64_t xc = static_cast<int64_t>((xm ^ sign) - sign);
         int64_t a = xc - lo_f_;
-        a &= ~(a >> 63);  // max(a, 0): v > low, a clamp toward the truth
-        const u128 U = (static_cast<u128>(static_cast<uint64_t>(a)) * rinv_) >> rsh_;
-        const u128 ulo = U > margin_ ? U - margin_ : 0;
-        const u128 uhi = std::min<u128>(U + margin_, UINT64_MAX);
-        const uint64_t top = static_cast<uint64_t>(ulo >> 16);
+        a &= ~(a >> 63);                     // max(a, 0): v > low, a clamp toward the truth
+        a = std::min(a, w_);                 // v < high: likewise
+        const uint64_t an = static_cast<uint64_t>(a) << norm_;  // < 2^64
+        // U = an (2^64 + rinv_) / 2^64 = an + mulhi(an, rinv_), saturated below 2^64
+        const uint64_t hi_part = static_cast<uint64_t>((static_cast<u128>(an) * rinv_) >> 64);
+        uint64_t U;
+        const bool over = __builtin_add_overflow(an, hi_part, &U);
+        U = over ? UINT64_MAX : U;
+        const uint64_t ulo = U > margin_ ? U - margin_ : 0;
+        const uint64_t uhi = U > UINT64_MAX - margin_ ? UINT64_MAX : U + margin_;
+        const uint64_t top = ulo >> 16;
         d1 = top & 0xffff;
         q = static_cast<int64_t>(ulo >> 32);
-        return static_cast<uint64_t>(uhi >> 16) == top && d1 != 0;
+        return (uhi >> 16) == top && d1 != 0;
     }
 
     bool fast_enabled() const { return fast_; }
 
 private:
     // fixed point of the hot loop: v ~ xc 2^S (xc = trunc(v / 2^S)), low ~ lo_f_ 2^S (floor);
-    // rinv_ = floor((2^(63 + L) − 1)/W) with W = hi_f − lo_f_ in [2^(L−1), 2^L): u 2^64 ~ a rinv_ / 2^rsh_
+    // W = w_ = hi_f − lo_f_ in [2^(L−1), 2^L), normalised W' = W 2^norm_ in [2^63, 2^64), and
+    // rinv_ = floor(2^128 / W') − 2^64 (W' > 2^63; 2^64 − 1 when W' = 2^63): u 2^64 ~ a' (2^64 +
+    // rinv_)/2^64 with a' = a 2^norm_
     bool fast_ = false;
     int S_ = 0, min_exp_ = 0;
-    int64_t lo_f_ = 0;
+    int64_t lo_f_ = 0, w_ = 0;
     uint64_t rinv_ = 0;
-    unsigned rsh_ = 0;
-    u128 margin_ = 0;
+    unsigned norm_ = 0;
+    uint64_t margin_ = 0;
 
     static int64_t floor_fixed(const DyadicDouble& d, int S) {  // floor(d / 2^S), |d| < 2^(S + 61)
         if (!d.mantissa) return 0;
@@ -169,10 +177,12 @@ private:
         return d.negative ? -static_cast<int64_t>(q + (rem ? 1 : 0)) : static_cast<int64_t>(q);
     }
 
-    // The enclosure: with A = v/2^S − low/2^S, W_t = (high − low)/2^S, a = max(xc − lo_f, 0) and
-    // W = hi_f − lo_f: |A − a| < 2 and |W_t − W| < 1, so |u − a/W| <= (2W + a)/(W_t W) < 3.01/W for
-    // W >= 2^40; and |a 2^64/W − a rinv/2^rsh| <= 2a/2^(L−1) <= 4.01, plus 1 for the floor. So
-    // |u 2^64 − U| < 2^66/W + 6 and M = floor(2^66/W) + 8 encloses floor(u 2^64).
+    // The enclosure: with A = v/2^S − low/2^S, W_t = (high − low)/2^S, a = min(max(xc − lo_f, 0), W)
+    // and W = hi_f − lo_f: |A − a| < 2 and |W_t − W| < 1, so |u − a/W| <= (2W + a)/(W_t W) < 3.01/W
+    // for W >= 2^40. With a' = a 2^norm <= W' < 2^64 and r = 2^64 + rinv in (2^128/W' − 2, 2^128/W']
+    // (W' = 2^63: r = 2^65 − 1): |a' 2^64/W' − a' r/2^64| < 2 a'/2^64 < 2, plus 1 for the floor
+    // (and saturating below 2^64 only lowers U toward floor(u 2^64) <= 2^64 − 1). So |u 2^64 − U| <
+    // 2^66/W + 4 and M = floor(2^66/W) + 8 encloses floor(u 2^64).
     void prepare_fast() {
         const int E = std::ilogb(std::max(std::fabs(low), std::fabs(high))) + 1;  // max(|low|, |high|) < 2^E
         S_ = E - 61;
@@ -183,9 +193,14 @@ private:
         const int64_t W = floor_fixed(hi, S_) - lo_f_;
         if (W < (int64_t{1} << 40)) return;  // width far below the magnitude: map() as it is
         const unsigned L = 64u - static_cast<unsigned>(__builtin_clzll(static_cast<uint64_t>(W)));
-        rinv_ = static_cast<uint64_t>(((static_cast<u128>(1) << (63 + L)) - 1) / static_cast<u128>(W));
-        rsh_ = L - 1;
-        margin_ = (static_cast<u128>(1) << 66) / static_cast<u128>(W) + 8;
+        norm_ = 64 - L;
+        w_ = W;
+        const uint64_t Wn = static_cast<uint64_t>(W) << norm_;  // in [2^63, 2^64)
+        // floor(2^128 / W') − 2^64 = floor((2^128 − 2^64 W') / W'), computed without 2^128
+        const u128 rest = ~static_cast<u128>(0) - (static_cast<u128>(Wn) << 64) + 1;  // 2^128 − 2^64 W'
+        const u128 r = rest / Wn;
+        rinv_ = r > UINT64_MAX ? UINT64_MAX : static_cast<uint64_t>(r);  // W' = 2^63: 2^64 − 1
+        margin_ = static_cast<uint64_t>((static_cast<u128>(1) << 66) / static_cast<u128>(W)) + 8;
         fast_ = true;
     }
 
