@@ -34,7 +34,10 @@
 #include <type_traits>
 #include <vector>
 
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#define DPNOISE_MEAN_X86 1
 #include <immintrin.h>
+#endif
 
 #include "dpnoise/exact/certified_exp.hpp"
 #include "dpnoise/exact/lazy_comparison.hpp"
@@ -547,6 +550,7 @@ inline void count_users(const uint8_t* kinds, size_t n, MeanScratch& s) {
     return bad == 0;
 }
 
+#ifdef DPNOISE_MEAN_X86
 // AVX-512: eight lanes, the hybrid's kinds byte used directly as the lane mask, and 32 x 32 ->
 // 64-bit products (vpmuludq; the compiler's vectorisation of lane_sums picks the slower vpmullq).
 #define DPNOISE_MEAN_AVX512 "avx512f,avx512vl,avx512dq,avx512bw"
@@ -622,18 +626,24 @@ __attribute__((target("avx2"))) inline bool lane_batch_avx2(const int64_t* v, co
                                                              uint64_t Z, MeanScratch& s) {
     return lane_batch(v, kinds, n, Z, s);
 }
-inline bool lane_batch_sse2(const int64_t* v, const uint8_t* kinds, size_t n, uint64_t Z, MeanScratch& s) {
+#endif  // DPNOISE_MEAN_X86
+
+inline bool lane_batch_portable(const int64_t* v, const uint8_t* kinds, size_t n, uint64_t Z, MeanScratch& s) {
     return lane_batch(v, kinds, n, Z, s);
 }
 
 inline bool lane_batch_dispatch(const int64_t* v, const uint8_t* kinds, size_t n, uint64_t Z, MeanScratch& s) {
+#ifndef DPNOISE_MEAN_X86
+    return lane_batch_portable(v, kinds, n, Z, s);  // the portable loop (auto-vectorised where possible)
+#else
     static const int level = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
                                      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw")
                                  ? 2
                                  : (__builtin_cpu_supports("avx2") ? 1 : 0);
     if (level == 2) return lane_batch_avx512(v, kinds, n, Z, s);
     if (level == 1) return lane_batch_avx2(v, kinds, n, Z, s);
-    return lane_batch_sse2(v, kinds, n, Z, s);
+    return lane_batch_portable(v, kinds, n, Z, s);
+#endif
 }
 
 // One pass over a batch into per-coordinate scratch sums, specialised by method and by whether
