@@ -13,6 +13,10 @@ Constant time (issue #25 item 1, docs/security.md "Constant-time mean oracles"):
 client (d = 2^16, 2^20 columns), each beside the default client measured in the same session;
 test_constant_time_ratios prints the throughputs and ratios (no target: reported only).
 """
+import math
+import os
+import time
+
 import numpy as np
 import pytest
 
@@ -125,3 +129,126 @@ def test_constant_time_ratios(request):
         vt, ct = RESULTS[f"ldp ct client {case} False"], RESULTS[f"ldp ct client {case} True"]
         lines.append(f"{case}: constant-time {1 / ct:.3g} values/s, default {1 / vt:.3g} values/s, ratio {vt / ct:.3f}")
     print("\n" + "\n".join(lines))
+
+
+# ---------------------------------------------------------------- against the NumPy formulas
+# Issue #35 item 5: per method, the client (privatize) and the server (aggregator add) at 10^7
+# values and per call at 100 values, against the same formula written in NumPy with NumPy's
+# default generator (PCG64, not secure; floats), one thread each, interleaved, best of rounds.
+# Targets: duchi/bitmean clients >= 1x the NumPy formula; piecewise/hybrid server adds >= 1x a
+# NumPy float sum of the reports (dpnoise sums exactly, in integers). The other rows are shown.
+
+
+
+N_NP = 10_000_000
+LOW, HIGH = 0.0, 600.0
+VALUES_NP = np.random.default_rng(3).uniform(LOW, HIGH, size=N_NP)
+NP_TARGETS = {("duchi", "client"), ("bitmean", "client"), ("piecewise", "server"), ("hybrid", "server")}
+
+
+def _np_duchi(gen, x, eps):
+    """Duchi et al. (JASA 2018, §4.2.3): +C w.p. 1/2 + t (e^ε − 1)/(2(e^ε + 1)), t in [-1, 1]; the
+    report is the bit (one byte per user here)."""
+    t = (2.0 * np.clip(x, LOW, HIGH) - LOW - HIGH) / (HIGH - LOW)
+    e = math.exp(eps)
+    return gen.random(x.shape[0]) < 0.5 + t * ((e - 1.0) / (2.0 * (e + 1.0)))
+
+
+def _np_bitmean(gen, x, eps):
+    """1BitMean (Ding et al., NeurIPS 2017, §2.1): 1 w.p. 1/(e^ε + 1) + (x/m)(e^ε − 1)/(e^ε + 1)."""
+    e = math.exp(eps)
+    u = (np.clip(x, LOW, HIGH) - LOW) / (HIGH - LOW)
+    return gen.random(x.shape[0]) < 1.0 / (e + 1.0) + u * ((e - 1.0) / (e + 1.0))
+
+
+def _np_piecewise(gen, x, eps):
+    """Piecewise (Wang et al., ICDE 2019, Alg. 2): uniform on [l, r] w.p. e^{ε/2}/(e^{ε/2} + 1), else
+    uniform on [−C, l) ∪ (r, C]; float reports."""
+    h = math.exp(eps / 2)
+    c = (h + 1.0) / (h - 1.0)
+    t = (2.0 * np.clip(x, LOW, HIGH) - LOW - HIGH) / (HIGH - LOW)
+    left = (c + 1.0) / 2.0 * t - (c - 1.0) / 2.0
+    n = x.shape[0]
+    inside = gen.random(n) < h / (h + 1.0)
+    y = gen.random(n)
+    out_pos = y * (c + 1.0)  # the outside pieces have total length (C + l) + (C − l − C + 1) = C + 1
+    outside = np.where(out_pos < c + left, -c + out_pos, left + (c - 1.0) + (out_pos - (c + left)))
+    return np.where(inside, left + y * (c - 1.0), outside)
+
+
+def _np_hybrid(gen, x, eps):
+    """Hybrid (Wang et al., ICDE 2019, §III-C): Piecewise w.p. α = 1 − e^{−ε/2} (ε > 0.61), else Duchi
+    (its ±C reports as floats)."""
+    alpha = 1.0 - math.exp(-eps / 2) if eps > 0.61 else 0.0
+    e = math.exp(eps)
+    c = (e + 1.0) / (e - 1.0)
+    duchi = np.where(_np_duchi(gen, x, eps), c, -c)
+    return np.where(gen.random(x.shape[0]) < alpha, _np_piecewise(gen, x, eps), duchi)
+
+
+NP_CLIENT = {"duchi": _np_duchi, "bitmean": _np_bitmean, "piecewise": _np_piecewise, "hybrid": _np_hybrid}
+
+
+def _np_reports(method, gen, x):
+    r = NP_CLIENT[method](gen, x, EPS)
+    if r.dtype == bool:  # the Duchi-type bit as the report's value ±C
+        e = math.exp(EPS)
+        c = (e + 1.0) / (e - 1.0)
+        r = np.where(r, c, -c)
+    return r
+
+
+def _interleaved_best(fns, rounds):
+    best = {name: math.inf for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            t = time.perf_counter()
+            fn()
+            best[name] = min(best[name], time.perf_counter() - t)
+    return best
+
+
+def _per_call(fn, calls=2000):
+    t = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    return (time.perf_counter() - t) / calls
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_mean_against_numpy(request, method):
+    """Client and server rows against the NumPy formula, 10^7 values and 100 values per call."""
+    if request.config.getoption("benchmark_disable", False):
+        pytest.skip("benchmarks disabled: no timings to compare")
+    load = os.getloadavg()[0]
+    oracle = ldp.MeanOracle(method, EPS, bounds=(LOW, HIGH))
+    client = oracle.client()
+    gen = np.random.default_rng(4)
+    reports = client.privatize(VALUES_NP, threads=1)
+    np_reports = _np_reports(method, gen, VALUES_NP)
+    best = _interleaved_best({
+        "dpnoise client": lambda: client.privatize(VALUES_NP, threads=1),
+        "numpy client": lambda: NP_CLIENT[method](gen, VALUES_NP, EPS),
+        "dpnoise server": lambda: oracle.aggregator().add(reports),
+        "numpy server": lambda: np_reports.sum(),
+    }, rounds=5)
+    small, small_r, small_np = VALUES_NP[:100], client.privatize(VALUES_NP[:100], threads=1), np_reports[:100]
+    calls = {"dpnoise client": _per_call(lambda: client.privatize(small, threads=1)),
+             "numpy client": _per_call(lambda: NP_CLIENT[method](gen, small, EPS)),
+             "dpnoise server": _per_call(lambda: oracle.aggregator().add(small_r)),
+             "numpy server": _per_call(lambda: small_np.sum())}
+    lines, misses = [f"\nmean {method}, eps={EPS}, one thread (load {load:.2f} before, {os.getloadavg()[0]:.2f} after)"], []
+    for side in ("client", "server"):
+        ratio = best[f"numpy {side}"] / best[f"dpnoise {side}"]
+        per_call = calls[f"numpy {side}"] / calls[f"dpnoise {side}"]
+        target = (method, side) in NP_TARGETS
+        lines.append(f"  {side}: 10^7 dpnoise {best[f'dpnoise {side}'] * 1e3:8.1f} ms, NumPy "
+                     f"{best[f'numpy {side}'] * 1e3:8.1f} ms, ratio {ratio:5.2f}{' (target >= 1)' if target else ''}; "
+                     f"100 per call dpnoise {calls[f'dpnoise {side}'] * 1e6:6.1f} us, NumPy "
+                     f"{calls[f'numpy {side}'] * 1e6:6.1f} us, ratio {per_call:5.2f}")
+        if target and ratio < 1.0:
+            misses.append(f"{method} {side} {ratio:.2f}x < 1x")
+    agg = oracle.aggregator().add(reports)
+    assert abs(agg.mean() - VALUES_NP.mean()) < 5 * agg.mean_stderr()  # the answer, not only the time
+    print("\n".join(lines))
+    assert not misses, "; ".join(misses)

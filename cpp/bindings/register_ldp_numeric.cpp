@@ -1,7 +1,11 @@
 // Bindings of the local-DP numeric mean oracles (dpnoise/ldp/mean_mechanisms.hpp): glue only
 // (convert, check shapes, release the GIL, call).
 #include <cstdint>
+#include <cstring>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "bindings.hpp"
 #include "dpnoise/ldp/constant_time/mean_mechanisms.hpp"
@@ -20,6 +24,39 @@ ldp::MeanMechanism::Method method_of(int method) {
 ldp::MeanMechanism mechanism(int method, double low, double high, const py::int_& num, const py::int_& den, bool mix) {
     return ldp::MeanMechanism(method_of(method), low, high, big_from_py(num, "gamma_num"), big_from_py(den, "gamma_den"),
                               mix);
+}
+
+// The clients' mechanism for (method, bounds, γ, mix), built once and reused: its construction
+// (certified enclosures of tanh(γ/2) and e^{−γ/2}, Piecewise's grid, the fixed-point grid) costs far
+// more than privatizing 100 values. The last kCached mechanisms are kept; shared and immutable.
+std::shared_ptr<const ldp::MeanMechanism> cached_mechanism(int method, double low, double high, const py::int_& num,
+                                                           const py::int_& den, bool mix) {
+    struct Entry {
+        int method;
+        double low, high;
+        exact::BigUint num, den;
+        bool mix;
+        std::shared_ptr<const ldp::MeanMechanism> mm;
+    };
+    static constexpr size_t kCached = 16;
+    static std::mutex lock;
+    static std::vector<Entry> entries;
+    exact::BigUint n = big_from_py(num, "gamma_num"), d = big_from_py(den, "gamma_den");
+    const auto same = [&](const Entry& e) {
+        return e.method == method && std::memcmp(&e.low, &low, sizeof low) == 0 &&
+               std::memcmp(&e.high, &high, sizeof high) == 0 && e.mix == mix && e.num.limb == n.limb &&
+               e.den.limb == d.limb;
+    };
+    {
+        std::lock_guard<std::mutex> guard(lock);
+        for (const Entry& e : entries)
+            if (same(e)) return e.mm;
+    }
+    auto mm = std::make_shared<const ldp::MeanMechanism>(method_of(method), low, high, n, d, mix);
+    std::lock_guard<std::mutex> guard(lock);
+    if (entries.size() == kCached) entries.erase(entries.begin());
+    entries.push_back(Entry{method, low, high, std::move(n), std::move(d), mix, mm});
+    return mm;
 }
 
 template <class T>
@@ -72,16 +109,31 @@ static void register_ldp_numeric(py::module_& m) {
         "mean_privatize",
         [](GeneratorHandle& h, const f64_array& values, uint64_t k, int method, double low, double high,
            const py::int_& num, const py::int_& den, bool mix, unsigned threads) {
-            const auto mm = mechanism(method, low, high, num, den, mix);
+            const auto mm = cached_mechanism(method, low, high, num, den, mix);
             return privatize_arrays(h, values, k, method, [&](auto& family, const double* in, size_t n, int64_t* c,
                                                               uint8_t* b, int64_t* v) {
-                ldp::mean_privatize(family, mm, in, n, k, c, b, v, threads);
+                ldp::mean_privatize(family, *mm, in, n, k, c, b, v, threads);
             });
         },
         py::arg("gen"), py::arg("values"), py::arg("k"), py::arg("method"), py::arg("low"), py::arg("high"),
         py::arg("gamma_num"), py::arg("gamma_den"), py::arg("mix"), py::arg("threads"),
         "Numeric mean-oracle clients, exact: (coordinates int64 (n if k > 1), bits uint8 packed (Duchi's bit;\n"
         "hybrid: 1 = a Duchi report), values int64 (Piecewise's z; hybrid: z or Duchi's bit)).");
+
+    m.def(
+        "_mean_privatize_reference_for_testing",
+        [](GeneratorHandle& h, const f64_array& values, uint64_t k, int method, double low, double high,
+           const py::int_& num, const py::int_& den, bool mix, unsigned threads) {
+            const auto mm = mechanism(method, low, high, num, den, mix);
+            return privatize_arrays(h, values, k, method, [&](auto& family, const double* in, size_t n, int64_t* c,
+                                                              uint8_t* b, int64_t* v) {
+                ldp::mean_privatize(family, mm, in, n, k, c, b, v, threads, true);
+            });
+        },
+        py::arg("gen"), py::arg("values"), py::arg("k"), py::arg("method"), py::arg("low"), py::arg("high"),
+        py::arg("gamma_num"), py::arg("gamma_den"), py::arg("mix"), py::arg("threads"),
+        "mean_privatize through the reference loop (the exact grid map and bit of every value, no fixed-point\n"
+        "fast path): the same reports, bit for bit (tests only).");
 
     m.def(
         "mean_privatize_constant_time",

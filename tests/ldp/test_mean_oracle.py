@@ -493,3 +493,94 @@ def test_malformed_batches_refused_and_aggregator_unchanged(method):
         with pytest.raises(ValueError):
             agg.add(ldp.Reports(oracle.name, oracle.fingerprint(), 16, data, "mean"))
     assert agg.to_bytes() == before
+
+
+# ---------------------------------------------------------------- the fast paths (issue #35 item 5)
+def _reference_reports(oracle, values, seed):
+    """The reports of the reference loop (exact grid map and bit per value, no fixed-point path)."""
+    cfg = oracle
+    lo, hi = cfg._kernel_bounds()  # noqa: E741
+    return _core.ldp._mean_privatize_reference_for_testing(
+        dpnoise.default_rng(seed)._core, np.ascontiguousarray(values, dtype=np.float64), cfg.dimensions, cfg.kernel,
+        lo, hi, cfg.gamma.numerator, cfg.gamma.denominator, cfg.mixes, 1)
+
+
+ADVERSARIAL = {
+    # bounds: values that hit the fixed-point path's edges: on the 2^-32 grid (first digit 0),
+    # clipped, ±0, subnormal, far below the bounds' scale (map()'s wide branch), near the bounds
+    (0.0, 600.0): [0.0, 300.0, 150.0, 600.0, -1.0, 601.0, 5e-324, 1e-300, 1e-20, 599.9999999999999, 1e-12, 37.5],
+    (-1.0, 1.0): [-0.0, 0.0, -1.0, 1.0, 0.5, -0.25, 2.0 ** -32, -(2.0 ** -33), 1e-300, -1e-300, 0.999999999],
+    (0.1, 0.7): [0.1, 0.7, 0.4, 0.1000000000000001, 0.3, 0.2, 0.6999999999999999],
+    (1e6, 1e6 + 1.0): [1e6, 1e6 + 0.5, 1e6 + 0.25, 1e6 + 1e-9, 1e6 + 0.999],   # width 2^-20 of the magnitude
+    (-3e300, 1e300): [0.0, 1e299, -2e300, 1.0, -1e-300],
+    (0.0, 1024.0): [1.0, 512.0, 3.0, 1023.0, 0.5, 2.0 ** -30, 1023.9999999999999],  # a power-of-two width
+}
+
+
+@pytest.mark.parametrize("bounds", sorted(ADVERSARIAL))
+@pytest.mark.parametrize("method", METHODS)
+def test_fast_client_same_reports_as_the_reference_loop(method, bounds):
+    """The client's fixed-point grid (numeric_grid.hpp map_fast) and branch-free bits read the same
+    random bits and give the same reports as the exact loop, value by value, on edge values and on
+    random ones (several 2^16-report streams; dimensions 1 and 3)."""
+    g = np.random.default_rng(11)
+    low, high = bounds
+    edge = np.array(ADVERSARIAL[bounds], dtype=np.float64)
+    span = high / 2 - low / 2
+    rand = low + 2 * span * g.random(140_000)
+    for values, dims in ((np.concatenate([np.repeat(edge, 50), rand]), 1), (rand[:30_000].reshape(-1, 3), 3)):
+        oracle = ldp.MeanOracle(method, 1.3, bounds=bounds, dimensions=dims)
+        got = client(oracle, seed=5).privatize(values, threads=2)
+        coords, bits, ints = _reference_reports(oracle, values, seed=5)
+        ref = {"bits": bits, "kinds": bits, "values": ints, "coordinates": coords}
+        for f in oracle.report_fields:
+            np.testing.assert_array_equal(got.data[f.name], ref[f.name], err_msg=f.name)
+
+
+@pytest.mark.parametrize("method", ["piecewise", "hybrid"])
+def test_server_lane_sums_exact_at_the_range_edges(method):
+    """The 64-bit lane sums (carried once per 2^15 reports) equal Python's exact integer sums for
+    batches of |z| = Z, mixed signs and partial blocks; one report out of range anywhere refuses
+    the batch and leaves the state as it was."""
+    oracle = ldp.MeanOracle(method, 0.4, bounds=(0.0, 1.0))
+    z = oracle.grid_z
+    g = np.random.default_rng(12)
+    n = 3 * 2**15 + 13
+    values = np.where(g.random(n) < 0.5, z, -z).astype(np.int64)
+    values[::7] = g.integers(-z, z + 1, size=values[::7].size)
+    values[: 2**15] = z  # one whole block at the maximum
+    data = {"values": values}
+    duchi = np.zeros(n, dtype=bool)
+    if method == "hybrid":
+        duchi = g.random(n) < 0.3
+        values[duchi] = g.integers(0, 2, size=int(duchi.sum()))
+        data["kinds"] = np.packbits(duchi, bitorder="little")
+    agg = oracle.aggregator().add(oracle.reports(data, n))
+    pm = values[~duchi].tolist()
+    s = agg._state
+    sums = int(s["pm_sum"][0, 0]) + (int(s["pm_sum"][0, 1]) << 64)
+    sums -= (1 << 128) if sums >> 127 else 0
+    squares = sum(int(s["pm_sum_squares"][0, i]) << (64 * i) for i in range(3))
+    assert sums == sum(pm) and squares == sum(v * v for v in pm)
+    assert int(s["users"][0]) == n and int(s["duchi_users"][0]) == int(duchi.sum())
+    assert int(s["duchi_ones"][0]) == int(values[duchi].sum())
+    before = agg.to_bytes()
+    for where, bad in ((n - 1, z + 1), (2**15 + 3, -z - 1), (5, np.iinfo(np.int64).min)):
+        broken = values.copy()
+        broken[where] = bad
+        if method == "hybrid":
+            duchi_b = duchi.copy()
+            duchi_b[where] = False
+            data = {"values": broken, "kinds": np.packbits(duchi_b, bitorder="little")}
+        else:
+            data = {"values": broken}
+        with pytest.raises(ValueError, match="out of the report range"):
+            agg.add(oracle.reports(data, n))
+        assert agg.to_bytes() == before
+    if method == "hybrid":  # a Duchi report other than 0 or 1
+        broken = values.copy()
+        i = int(np.flatnonzero(duchi)[-1])
+        broken[i] = 2
+        with pytest.raises(ValueError, match="out of the report range"):
+            agg.add(oracle.reports({"values": broken, "kinds": np.packbits(duchi, bitorder="little")}, n))
+        assert agg.to_bytes() == before

@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <algorithm>
 #include <stdexcept>
 #include <vector>
 
@@ -69,6 +70,7 @@ struct InputGrid {
         if (!(low < high)) throw std::invalid_argument("bounds must satisfy low < high");
         if (!std::isfinite(high - low)) throw std::invalid_argument("bounds: high - low must be finite");
         scale = 4294967296.0 / (high - low);
+        prepare_fast();
     }
 
     // m in [−2^K, 2^K] with E[m / 2^K] = (2 clip(v) − low − high)/(high − low) exactly.
@@ -80,22 +82,165 @@ struct InputGrid {
         int s = x.mantissa ? x.exponent : INT32_MAX;
         if (lo.mantissa && lo.exponent < s) s = lo.exponent;
         if (hi.mantissa && hi.exponent < s) s = hi.exponent;
-        i128 X, Lo, Hi;
-        if (fits(x, s, X) && fits(lo, s, Lo) && fits(hi, s, Hi)) {
-            const u128 A = static_cast<u128>(X - Lo), W = static_cast<u128>(Hi - Lo);  // 0 < A < W < 2^95
-            const u128 scaled = A << kBits;
-            // q = floor(scaled / W) without a 128-bit division: a double estimate, corrected in
-            // exact integer arithmetic (the estimate only saves time; q and r are exact)
-            // (v − low) 2^32/(high − low) in double (two roundings of 2^-53 each): within 1 of q
-            const double est = (v - low) * scale;
-            u128 q = est < 0 ? 0 : static_cast<uint64_t>(est);
-            while (q * W > scaled) --q;
-            while (scaled - q * W >= W) ++q;
-            const u128 r = scaled - q * W;
+        u128 q, r, W;
+        if (exact_qr(v, x, s, q, r, W)) {
             const bool up = exact::bernoulli_rational<Bits, u128>(bits, r, W);
             return 2 * static_cast<int64_t>(q + (up ? 1 : 0)) - kOne;
         }
         return map_wide(bits, x, s);
+    }
+
+    // ------------------------------------------------------------ the hot loop's map
+    // The same m as map(), from the same random bits (seeded outputs do not change), without
+    // the exact quotient in the common case. With u = (v − low)/(high − low) and u 2^32 = q + f,
+    // map() rounds up when a uniform R < f, comparing R's 16-bit digits with f's (bernoulli_rational),
+    // so its first two decisions need only floor(u 2^64) >> 16 = q 2^16 + d1 (d1 = f's first digit):
+    // R's first digit below d1 rounds up, above it does not, equal (probability 2^-16) continues
+    // exactly. floor(u 2^64) is enclosed in [U − M, U + M] by fixed-point integer arithmetic
+    // (prepare_fast: values as integers of unit 2^S, S = E − 61, truncated; one multiplication by
+    // a 64-bit reciprocal of the width); when the enclosure does not fix q and d1 (probability
+    // about M/2^16), or d1 = 0 (map() reads no bit when f = 0), or map() would take its wide
+    // branch, map() itself runs. `local` is the hot loop's reader copy; rare steps run on `owner`
+    // (BitReader::lend), so that the copy's address never escapes the loop.
+    template <class Bits>
+    int64_t map_fast(Bits& local, Bits& owner, double v) const {
+        if (!(v > low)) return -kOne;
+        if (!(v < high)) return kOne;
+        int64_t q;
+        uint64_t d1;
+        if (__builtin_expect(!first_digit(v, q, d1), 0))
+            return local.lend(owner, [&](Bits& bb) { return map(bb, v); });
+        const uint64_t r1 = local.bits(16);
+        if (__builtin_expect(r1 == d1, 0))
+            return local.lend(owner, [&](Bits& bb) { return map_after_digit(bb, v, r1); });
+        return 2 * (q + (r1 < d1 ? 1 : 0)) - kOne;
+    }
+
+    // For low < v < high: q = floor(u 2^32) and d1 = the next 16 bits of u (1 <= d1), fixed by the
+    // fixed-point enclosure; false when map() must run (no fixed point for these bounds, map()'s
+    // wide branch, an enclosure that does not fix them, or d1 = 0). No random bits.
+    bool first_digit(double v, int64_t& q, uint64_t& d1) const {
+        if (!fast_) return false;
+        uint64_t b;
+        std::memcpy(&b, &v, sizeof b);
+        const unsigned e = static_cast<unsigned>((b >> 52) & 0x7ff);
+        const uint64_t f = b & ((uint64_t{1} << 52) - 1);
+        const uint64_t m = e ? (f | (uint64_t{1} << 52)) : f;
+        const int ev = e ? static_cast<int>(e) - 1075 : -1074;
+        // map()'s 128-bit branch needs v's lowest set bit at 2^(E − 94) or above
+        if (__builtin_expect(m != 0 && ev + __builtin_ctzll(m) < min_exp_, 0)) return false;
+        const int t = ev - S_;  // v / 2^S = m 2^t, |v| < 2^E: t <= 8
+        const uint64_t xm = t >= 0 ? (m << t) : (t > -64 ? m >> -t : 0);
+        const uint64_t sign = uint64_t{0} - (b >> 63);  // branch-free: signs may be coin flips
+        const int64_t xc = static_cast<int64_t>((xm ^ sign) - sign);
+        int64_t a = xc - lo_f_;
+        a &= ~(a >> 63);                     // max(a, 0): v > low, a clamp toward the truth
+        a = std::min(a, w_);                 // v < high: likewise
+        const uint64_t an = static_cast<uint64_t>(a) << norm_;  // < 2^64
+        // U = an (2^64 + rinv_) / 2^64 = an + mulhi(an, rinv_), saturated below 2^64
+        const uint64_t hi_part = static_cast<uint64_t>((static_cast<u128>(an) * rinv_) >> 64);
+        uint64_t U;
+        const bool over = __builtin_add_overflow(an, hi_part, &U);
+        U = over ? UINT64_MAX : U;
+        const uint64_t ulo = U > margin_ ? U - margin_ : 0;
+        const uint64_t uhi = U > UINT64_MAX - margin_ ? UINT64_MAX : U + margin_;
+        const uint64_t top = ulo >> 16;
+        d1 = top & 0xffff;
+        q = static_cast<int64_t>(ulo >> 32);
+        return (uhi >> 16) == top && d1 != 0;
+    }
+
+    bool fast_enabled() const { return fast_; }
+
+private:
+    // fixed point of the hot loop: v ~ xc 2^S (xc = trunc(v / 2^S)), low ~ lo_f_ 2^S (floor);
+    // W = w_ = hi_f − lo_f_ in [2^(L−1), 2^L), normalised W' = W 2^norm_ in [2^63, 2^64), and
+    // rinv_ = floor(2^128 / W') − 2^64 (W' > 2^63; 2^64 − 1 when W' = 2^63): u 2^64 ~ a' (2^64 +
+    // rinv_)/2^64 with a' = a 2^norm_
+    bool fast_ = false;
+    int S_ = 0, min_exp_ = 0;
+    int64_t lo_f_ = 0, w_ = 0;
+    uint64_t rinv_ = 0;
+    unsigned norm_ = 0;
+    uint64_t margin_ = 0;
+
+    static int64_t floor_fixed(const DyadicDouble& d, int S) {  // floor(d / 2^S), |d| < 2^(S + 61)
+        if (!d.mantissa) return 0;
+        const int sh = d.exponent - S;
+        if (sh >= 0) {
+            const int64_t mag = static_cast<int64_t>(d.mantissa << sh);
+            return d.negative ? -mag : mag;
+        }
+        const unsigned k = static_cast<unsigned>(-sh);
+        const uint64_t q = k >= 64 ? 0 : d.mantissa >> k;
+        const bool rem = k >= 64 || (d.mantissa & ((uint64_t{1} << k) - 1)) != 0;
+        return d.negative ? -static_cast<int64_t>(q + (rem ? 1 : 0)) : static_cast<int64_t>(q);
+    }
+
+    // The enclosure: with A = v/2^S − low/2^S, W_t = (high − low)/2^S, a = min(max(xc − lo_f, 0), W)
+    // and W = hi_f − lo_f: |A − a| < 2 and |W_t − W| < 1, so |u − a/W| <= (2W + a)/(W_t W) < 3.01/W
+    // for W >= 2^40. With a' = a 2^norm <= W' < 2^64 and r = 2^64 + rinv in (2^128/W' − 2, 2^128/W']
+    // (W' = 2^63: r = 2^65 − 1): |a' 2^64/W' − a' r/2^64| < 2 a'/2^64 < 2, plus 1 for the floor
+    // (and saturating below 2^64 only lowers U toward floor(u 2^64) <= 2^64 − 1). So |u 2^64 − U| <
+    // 2^66/W + 4 and M = floor(2^66/W) + 8 encloses floor(u 2^64).
+    void prepare_fast() {
+        const int E = std::ilogb(std::max(std::fabs(low), std::fabs(high))) + 1;  // max(|low|, |high|) < 2^E
+        S_ = E - 61;
+        min_exp_ = E - 94;
+        if (lo.mantissa && lo.exponent < min_exp_) return;  // map() is wide for every value
+        if (hi.mantissa && hi.exponent < min_exp_) return;
+        lo_f_ = floor_fixed(lo, S_);
+        const int64_t W = floor_fixed(hi, S_) - lo_f_;
+        if (W < (int64_t{1} << 40)) return;  // width far below the magnitude: map() as it is
+        const unsigned L = 64u - static_cast<unsigned>(__builtin_clzll(static_cast<uint64_t>(W)));
+        norm_ = 64 - L;
+        w_ = W;
+        const uint64_t Wn = static_cast<uint64_t>(W) << norm_;  // in [2^63, 2^64)
+        // floor(2^128 / W') − 2^64 = floor((2^128 − 2^64 W') / W'), computed without 2^128
+        const u128 rest = ~static_cast<u128>(0) - (static_cast<u128>(Wn) << 64) + 1;  // 2^128 − 2^64 W'
+        const u128 r = rest / Wn;
+        rinv_ = r > UINT64_MAX ? UINT64_MAX : static_cast<uint64_t>(r);  // W' = 2^63: 2^64 − 1
+        margin_ = static_cast<uint64_t>((static_cast<u128>(1) << 66) / static_cast<u128>(W)) + 8;
+        fast_ = true;
+    }
+
+    // q = floor(u 2^K), r and W with u 2^K = q + r/W, A and W below 2^95 (false: map_wide's case).
+    bool exact_qr(double v, const DyadicDouble& x, int s, u128& q, u128& r, u128& W) const {
+        i128 X, Lo, Hi;
+        if (!(fits(x, s, X) && fits(lo, s, Lo) && fits(hi, s, Hi))) return false;
+        const u128 A = static_cast<u128>(X - Lo);  // 0 < A < W < 2^95
+        W = static_cast<u128>(Hi - Lo);
+        const u128 scaled = A << kBits;
+        // q = floor(scaled / W) without a 128-bit division: a double estimate, corrected in
+        // exact integer arithmetic (the estimate only saves time; q and r are exact)
+        // (v − low) 2^32/(high − low) in double (two roundings of 2^-53 each): within 1 of q
+        const double est = (v - low) * scale;
+        q = est < 0 ? 0 : static_cast<uint64_t>(est);
+        while (q * W > scaled) --q;
+        while (scaled - q * W >= W) ++q;
+        r = scaled - q * W;
+        return true;
+    }
+
+public:
+    // map() after R's first digit r1 equalled f's first one: bernoulli_rational's loop (16-bit
+    // digits, the same for its 64- and 128-bit widths) from its second step, exactly.
+    template <class Bits>
+    [[gnu::noinline]] int64_t map_after_digit(Bits& bits, double v, uint64_t r1) const {
+        const DyadicDouble x = split_double(v);
+        int s = x.mantissa ? x.exponent : INT32_MAX;
+        if (lo.mantissa && lo.exponent < s) s = lo.exponent;
+        if (hi.mantissa && hi.exponent < s) s = hi.exponent;
+        u128 q, a, W;
+        if (!exact_qr(v, x, s, q, a, W)) throw std::logic_error("map_after_digit: outside the 128-bit branch");
+        bool up;
+        for (uint64_t digit = r1;; digit = bits.bits(16)) {
+            const u128 X = a << 16, lowp = static_cast<u128>(digit) * W;
+            if (lowp + W <= X) { up = true; break; }
+            if (lowp >= X) { up = false; break; }
+            a = X - lowp;
+        }
+        return 2 * static_cast<int64_t>(q + (up ? 1 : 0)) - kOne;
     }
 
 private:
