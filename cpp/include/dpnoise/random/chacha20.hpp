@@ -1,6 +1,7 @@
 // dpnoise/random/chacha20.hpp -- the ChaCha20 block function (RFC 8439 §2.3) and a
-// multi-block keystream generator with a portable path and AVX2 / AVX-512VL paths (8 blocks
-// in parallel), chosen at run time.
+// multi-block keystream generator: a portable path, 8-block AVX2 / AVX-512VL kernels on
+// 256-bit vectors and a 16-block AVX-512F kernel on 512-bit vectors, chosen at run time (each
+// SIMD kernel is compiled with its own target attribute; no global -m flags).
 //
 // State layout (RFC 8439 §2.3): words 0-3 constants, 4-11 key, 12-15 counter/nonce.
 // The RFC variant uses word 12 as a 32-bit block counter and words 13-15 as the nonce;
@@ -8,6 +9,7 @@
 // stream id (the original Bernstein layout). The block function is the same for both.
 #pragma once
 #include <cstddef>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -104,6 +106,23 @@ __attribute__((target("avx2"))) inline __m256i rotl_avx2(__m256i x, int n) {
 #undef DPNOISE_SIMD8_ROT8
 #undef DPNOISE_SIMD8_ROTL
 
+// AVX-512F: 16 blocks per call on 512-bit vectors (vprold), chacha20_simd16.inc. GCC 12 warns
+// falsely about the "undefined" vector its own AVX-512 intrinsics start from (GCC bug 105593,
+// fixed in GCC 13); nothing in the kernel reads an uninitialised value.
+#if !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include "dpnoise/random/chacha20_simd16.inc"
+#if !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+inline bool cpu_has_avx512f() {
+    static const bool has = __builtin_cpu_supports("avx512f");
+    return has;
+}
+
 inline bool cpu_has_avx512vl() {
     static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
     return has;
@@ -117,34 +136,105 @@ inline bool cpu_has_avx2() {
 
 }  // namespace detail
 
-// Which block implementation is in use ("avx2" or "portable"), for reports and tests.
-inline const char* chacha20_backend() {
-#ifdef DPNOISE_HAVE_AVX2_PATH
-    if (detail::cpu_has_avx512vl()) return "avx512vl";
-    if (detail::cpu_has_avx2()) return "avx2";
-#endif
+// The multi-block kernels, fastest last. kAvx512f writes groups of 16 blocks with the 512-bit
+// kernel and what remains with the best 8-block kernel and the portable one; kAvx512vl and
+// kAvx2 write groups of 8 blocks, then the portable kernel. Every kernel writes the same words.
+enum class ChaCha20Kernel : int { kPortable = 0, kAvx2 = 1, kAvx512vl = 2, kAvx512f = 3 };
+
+inline const char* chacha20_kernel_name(ChaCha20Kernel k) {
+    switch (k) {
+        case ChaCha20Kernel::kAvx512f: return "avx512f";
+        case ChaCha20Kernel::kAvx512vl: return "avx512vl";
+        case ChaCha20Kernel::kAvx2: return "avx2";
+        case ChaCha20Kernel::kPortable: break;
+    }
     return "portable";
 }
 
-// Writes blocks counter, counter+1, ... counter+nblocks-1 of `stream` (16 words each).
+// Whether this CPU (and this build) can run kernel k.
+inline bool chacha20_kernel_supported(ChaCha20Kernel k) {
+    switch (k) {
+        case ChaCha20Kernel::kPortable: return true;
+#ifdef DPNOISE_HAVE_AVX2_PATH
+        case ChaCha20Kernel::kAvx2: return detail::cpu_has_avx2();
+        case ChaCha20Kernel::kAvx512vl: return detail::cpu_has_avx512vl();
+        case ChaCha20Kernel::kAvx512f: return detail::cpu_has_avx512f() && detail::cpu_has_avx2();
+#else
+        default: return false;
+#endif
+    }
+    return false;
+}
+
+namespace detail {
+// -1: the fastest supported kernel; otherwise a ChaCha20Kernel forced by a test (the words do
+// not change, only which code computes them). One relaxed load per multi-block call.
+inline std::atomic<int>& forced_kernel_for_testing() {
+    static std::atomic<int> forced{-1};
+    return forced;
+}
+
+inline ChaCha20Kernel best_kernel() {
+    static const ChaCha20Kernel best = [] {
+        for (ChaCha20Kernel k : {ChaCha20Kernel::kAvx512f, ChaCha20Kernel::kAvx512vl, ChaCha20Kernel::kAvx2})
+            if (chacha20_kernel_supported(k)) return k;
+        return ChaCha20Kernel::kPortable;
+    }();
+    return best;
+}
+}  // namespace detail
+
+// The kernel chacha20_stream_blocks uses: the fastest this CPU has, unless a test forced one.
+inline ChaCha20Kernel chacha20_active_kernel() {
+    const int forced = detail::forced_kernel_for_testing().load(std::memory_order_relaxed);
+    return forced < 0 ? detail::best_kernel() : static_cast<ChaCha20Kernel>(forced);
+}
+
+// Test hook: force kernel k (it must be supported) for every later multi-block call, or go
+// back to the fastest with k = nullptr. Returns false, changing nothing, for an unsupported k.
+inline bool force_chacha20_kernel_for_testing(const ChaCha20Kernel* k) {
+    if (k != nullptr && !chacha20_kernel_supported(*k)) return false;
+    detail::forced_kernel_for_testing().store(k == nullptr ? -1 : static_cast<int>(*k), std::memory_order_relaxed);
+    return true;
+}
+
+// Which block implementation is in use ("avx512f", "avx512vl", "avx2" or "portable"), for
+// reports and tests.
+inline const char* chacha20_backend() { return chacha20_kernel_name(chacha20_active_kernel()); }
+
+// Blocks counter, ..., counter+nblocks-1 of `stream` with kernel k (supported, counter checked).
+inline void chacha20_stream_blocks_with(ChaCha20Kernel k, const uint32_t key[8], uint64_t stream, uint64_t counter,
+                                        size_t nblocks, uint32_t* out) {
+    size_t done = 0;
+#ifdef DPNOISE_HAVE_AVX2_PATH
+    if (k == ChaCha20Kernel::kAvx512f) {
+        const size_t groups = nblocks / 16;
+        if (groups > 0) detail::blocks16_avx512f(key, stream, counter, groups, out);
+        done = 16 * groups;
+        k = detail::cpu_has_avx512vl() ? ChaCha20Kernel::kAvx512vl : ChaCha20Kernel::kAvx2;
+    }
+    if (k == ChaCha20Kernel::kAvx512vl) {
+        for (; done + 8 <= nblocks; done += 8)
+            detail::blocks8_avx512vl(key, stream, counter + done, out + 16 * done);
+    } else if (k == ChaCha20Kernel::kAvx2) {
+        for (; done + 8 <= nblocks; done += 8)
+            detail::blocks8_avx2(key, stream, counter + done, out + 16 * done);
+    }
+#else
+    (void)k;
+#endif
+    detail::blocks_portable(key, stream, counter + done, nblocks - done, out + 16 * done);
+}
+
+// Writes blocks counter, counter+1, ... counter+nblocks-1 of `stream` (16 words each), with the
+// active kernel (the portable one when allow_simd is false).
 // Throws std::overflow_error rather than let the 64-bit block counter wrap around.
 inline void chacha20_stream_blocks(const uint32_t key[8], uint64_t stream, uint64_t counter,
                                    size_t nblocks, uint32_t* out, bool allow_simd = true) {
     if (nblocks > 0 && counter > UINT64_MAX - (nblocks - 1))
         throw std::overflow_error("ChaCha20 block counter would wrap around");
-    size_t done = 0;
-#ifdef DPNOISE_HAVE_AVX2_PATH
-    if (allow_simd && detail::cpu_has_avx512vl()) {
-        for (; done + 8 <= nblocks; done += 8)
-            detail::blocks8_avx512vl(key, stream, counter + done, out + 16 * done);
-    } else if (allow_simd && detail::cpu_has_avx2()) {
-        for (; done + 8 <= nblocks; done += 8)
-            detail::blocks8_avx2(key, stream, counter + done, out + 16 * done);
-    }
-#else
-    (void)allow_simd;
-#endif
-    detail::blocks_portable(key, stream, counter + done, nblocks - done, out + 16 * done);
+    chacha20_stream_blocks_with(allow_simd ? chacha20_active_kernel() : ChaCha20Kernel::kPortable, key, stream,
+                                counter, nblocks, out);
 }
 
 }  // namespace dpnoise::random
