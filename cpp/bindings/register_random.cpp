@@ -3,8 +3,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <vector>
 #include <string>
+#include <vector>
 
 #include "bindings.hpp"
 #include "dpnoise/random/chacha20.hpp"
@@ -14,6 +14,9 @@
 namespace dpnoise::bindings {
 
 namespace {
+
+constexpr random::ChaCha20Kernel kChaCha20Kernels[] = {random::ChaCha20Kernel::kPortable, random::ChaCha20Kernel::kAvx2,
+                                                       random::ChaCha20Kernel::kAvx512vl, random::ChaCha20Kernel::kAvx512f};
 
 // NumPy's BitGenerator interface over the handle's own reader of stream kNumpyStream. NumPy
 // holds the bit generator's lock (`ChaCha20.lock`) around every call, so the reader needs no
@@ -203,6 +206,35 @@ void register_random(py::module_& m) {
         py::arg("key"), py::arg("stream"), py::arg("first_block"), py::arg("nblocks"), py::arg("simd") = true,
         "Raw keystream words of consecutive blocks (for tests comparing the SIMD and portable paths).");
     m.def("chacha20_backend", &random::chacha20_backend);
+    m.def(
+        "_chacha20_kernels_for_testing",
+        [] {
+            py::list names;
+            for (auto k : kChaCha20Kernels)
+                if (random::chacha20_kernel_supported(k)) names.append(random::chacha20_kernel_name(k));
+            return names;
+        },
+        "Test hook: the ChaCha20 kernels this CPU can run, slowest first.");
+    m.def(
+        "_force_chacha20_kernel_for_testing",
+        [](const py::object& kernel) {
+            if (kernel.is_none()) {
+                random::force_chacha20_kernel_for_testing(nullptr);
+                return;
+            }
+            if (!py::isinstance<py::str>(kernel)) throw py::type_error("kernel must be a str or None");
+            const std::string name = py::cast<std::string>(kernel);
+            for (auto k : kChaCha20Kernels) {
+                if (name != random::chacha20_kernel_name(k)) continue;
+                if (!random::force_chacha20_kernel_for_testing(&k))
+                    throw std::invalid_argument("kernel '" + name + "' is not supported on this CPU");
+                return;
+            }
+            throw std::invalid_argument("kernel must be one of 'portable', 'avx2', 'avx512vl', 'avx512f' or None");
+        },
+        py::arg("kernel"),
+        "Test hook: compute every later multi-block ChaCha20 request with `kernel` (None: the fastest\n"
+        "supported again). The words never change; only which code computes them.");
     m.def(
         "_set_entropy_failure_for_testing",
         [](bool fail) { random::entropy_failure_for_testing().store(fail); }, py::arg("fail"),
