@@ -140,7 +140,7 @@ def test_every_kernel_gives_the_same_stream_across_calls(force_kernel, threads):
 
 
 def test_every_kernel_gives_the_same_samples_and_numpy_words(force_kernel):
-    # samplers read reserved streams through 8-block refills, NumPy's interface through 32-block ones
+    # samplers read reserved streams through 16-block refills, NumPy's interface through 32-block ones
     outs = []
     for kernel in KERNELS:
         force_kernel(kernel)
