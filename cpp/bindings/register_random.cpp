@@ -3,8 +3,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <vector>
 #include <string>
+#include <vector>
 
 #include "bindings.hpp"
 #include "dpnoise/random/chacha20.hpp"
@@ -14,6 +14,9 @@
 namespace dpnoise::bindings {
 
 namespace {
+
+constexpr random::ChaCha20Kernel kChaCha20Kernels[] = {random::ChaCha20Kernel::kPortable, random::ChaCha20Kernel::kAvx2,
+                                                       random::ChaCha20Kernel::kAvx512vl, random::ChaCha20Kernel::kAvx512f};
 
 // NumPy's BitGenerator interface over the handle's own reader of stream kNumpyStream. NumPy
 // holds the bit generator's lock (`ChaCha20.lock`) around every call, so the reader needs no
@@ -68,6 +71,21 @@ std::unique_ptr<GeneratorHandle> make_external_handle(const py::object& bit_gene
     return h;
 }
 
+// Fills p[0, n) with the next n words of g's sequential stream. A short request (at most 1,024
+// words, about 1.5 us) keeps the GIL: releasing and retaking it costs ~40 ns when nobody else
+// wants it, and when another thread does, retaking it can wait for that thread's whole switch
+// interval. Holding it here cannot deadlock: no thread holds the generator's mutex while it
+// waits for the GIL.
+constexpr size_t kWordsFilledUnderTheGil = 1024;
+void fill_words(random::ChaCha20Generator& g, uint64_t* p, size_t n, unsigned threads) {
+    if (n <= kWordsFilledUnderTheGil) {
+        g.fill_u64(p, n, 1);
+        return;
+    }
+    py::gil_scoped_release release;
+    g.fill_u64(p, n, threads);
+}
+
 GeneratorHandle& chacha(GeneratorHandle& h) {
     if (!h.gen) throw py::type_error("this operation needs a dpnoise ChaCha20 generator, not a NumPy bit generator");
     return h;
@@ -105,11 +123,7 @@ void register_random(py::module_& m) {
             [](GeneratorHandle& h, size_t n, unsigned threads) {
                 random::ChaCha20Generator& g = *chacha(h).gen;
                 auto out = new_array<uint64_t>(n);
-                uint64_t* p = out.mutable_data();
-                {
-                    py::gil_scoped_release release;
-                    g.fill_u64(p, n, threads);
-                }
+                fill_words(g, out.mutable_data(), n, threads);
                 return out;
             },
             py::arg("n"), py::arg("threads"))
@@ -122,10 +136,7 @@ void register_random(py::module_& m) {
                     throw py::type_error("out must be a uint64 array");
                 if (!(out.flags() & py::array::c_style)) throw std::invalid_argument("out must be C-contiguous");
                 if (!out.writeable()) throw std::invalid_argument("out must be writeable");
-                uint64_t* p = static_cast<uint64_t*>(out.mutable_data());
-                const size_t n = static_cast<size_t>(out.size());
-                py::gil_scoped_release release;
-                g.fill_u64(p, n, threads);
+                fill_words(g, static_cast<uint64_t*>(out.mutable_data()), static_cast<size_t>(out.size()), threads);
             },
             py::arg("out").noconvert(), py::arg("threads"),
             "Fill the uint64, C-contiguous, writable array `out` with the next out.size words, in order.")
@@ -203,6 +214,35 @@ void register_random(py::module_& m) {
         py::arg("key"), py::arg("stream"), py::arg("first_block"), py::arg("nblocks"), py::arg("simd") = true,
         "Raw keystream words of consecutive blocks (for tests comparing the SIMD and portable paths).");
     m.def("chacha20_backend", &random::chacha20_backend);
+    m.def(
+        "_chacha20_kernels_for_testing",
+        [] {
+            py::list names;
+            for (auto k : kChaCha20Kernels)
+                if (random::chacha20_kernel_supported(k)) names.append(random::chacha20_kernel_name(k));
+            return names;
+        },
+        "Test hook: the ChaCha20 kernels this CPU can run, slowest first.");
+    m.def(
+        "_force_chacha20_kernel_for_testing",
+        [](const py::object& kernel) {
+            if (kernel.is_none()) {
+                random::force_chacha20_kernel_for_testing(nullptr);
+                return;
+            }
+            if (!py::isinstance<py::str>(kernel)) throw py::type_error("kernel must be a str or None");
+            const std::string name = py::cast<std::string>(kernel);
+            for (auto k : kChaCha20Kernels) {
+                if (name != random::chacha20_kernel_name(k)) continue;
+                if (!random::force_chacha20_kernel_for_testing(&k))
+                    throw std::invalid_argument("kernel '" + name + "' is not supported on this CPU");
+                return;
+            }
+            throw std::invalid_argument("kernel must be one of 'portable', 'avx2', 'avx512vl', 'avx512f' or None");
+        },
+        py::arg("kernel"),
+        "Test hook: compute every later multi-block ChaCha20 request with `kernel` (None: the fastest\n"
+        "supported again). The words never change; only which code computes them.");
     m.def(
         "_set_entropy_failure_for_testing",
         [](bool fail) { random::entropy_failure_for_testing().store(fail); }, py::arg("fail"),

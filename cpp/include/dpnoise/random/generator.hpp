@@ -107,14 +107,7 @@ public:
             parallel_tasks(ntasks, threads, [&](size_t task) {
                 const uint64_t b0 = task * kBlocksPerTask;
                 const uint64_t nb = std::min<uint64_t>(kBlocksPerTask, nblocks - b0);
-                uint32_t* dst = reinterpret_cast<uint32_t*>(blocks_out + 8 * b0);
-                chacha20_stream_blocks(key.words, 0, first_block + b0, static_cast<size_t>(nb), dst);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-                for (uint64_t i = 0; i < 8 * nb; ++i) {
-                    uint64_t& w = blocks_out[8 * b0 + i];
-                    w = (w << 32) | (w >> 32);
-                }
-#endif
+                keystream_words64(key, 0, first_block + b0, static_cast<size_t>(nb), blocks_out + 8 * b0);
             });
             done += static_cast<size_t>(8 * nblocks);
         }
@@ -286,7 +279,7 @@ private:
     unsigned pos_ = kWords;
     bool has_half_ = false;
     uint32_t half_ = 0;
-    alignas(32) uint64_t buffer_[kWords];
+    alignas(64) uint64_t buffer_[kWords];
 };
 
 }  // namespace dpnoise::random
