@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import pathlib
-from typing import Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
 import numpy as np
 import numpy.typing as npt
@@ -195,3 +195,31 @@ def test_random_raw_out_refuses_what_it_cannot_fill() -> None:
         rng.random_raw(3, out=np.zeros(4, dtype=np.uint64))
     with pytest.raises(ValueError, match="ChaCha20 bit generator only"):
         dpnoise.Generator(np.random.PCG64(1)).random_raw(out=np.zeros(4, dtype=np.uint64))
+
+
+def test_random_raw_out_refuses_a_byte_swapped_uint64_in_both_layers() -> None:
+    """A big-endian uint64 is not the words in native order: the Python wrapper and the
+    extension's own check both refuse it (the extension accepted any 8-byte unsigned dtype)."""
+    swapped = np.zeros(4, dtype=np.dtype(np.uint64).newbyteorder())
+    with pytest.raises(TypeError, match="uint64"):
+        dpnoise.default_rng(seed=1).random_raw(out=swapped)
+    with pytest.raises(TypeError, match="uint64"):
+        dpnoise.ChaCha20(1)._core.random_raw_into(swapped, 1)
+    assert not swapped.any()
+
+
+@pytest.mark.parametrize("size", [None, 0, 1, 100, (100,), np.int64(100)])
+def test_random_raw_per_call_paths_give_the_words_of_the_general_path(size: Any) -> None:
+    """The per-call fast paths (size None or an int, no threads, out of a plain native uint64
+    array) return the words the general path does, and the stream goes on alike."""
+    a, b = dpnoise.ChaCha20(9), dpnoise.ChaCha20(9)
+    fast = a.random_raw(size)
+    slow = b.random_raw(size, threads=1)
+    if size is None:
+        assert isinstance(fast, int) and fast == slow
+    else:
+        assert fast.dtype == np.uint64 and fast.shape == slow.shape and np.array_equal(fast, slow)
+    buf = np.empty(37, dtype=np.uint64)
+    assert a.random_raw(out=buf) is buf
+    assert np.array_equal(buf, b.random_raw(37, threads=1))
+    assert a.random_raw(3).tolist() == b.random_raw(3).tolist()

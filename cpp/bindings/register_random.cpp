@@ -132,8 +132,8 @@ void register_random(py::module_& m) {
             [](GeneratorHandle& h, py::array& out, unsigned threads) {
                 random::ChaCha20Generator& g = *chacha(h).gen;
                 // the words go into memory in stream order: uint64, C-contiguous, writable
-                if (out.dtype().kind() != 'u' || out.itemsize() != 8)
-                    throw py::type_error("out must be a uint64 array");
+                // native byte order only: a byte-swapped uint64 is not equivalent to uint64_t
+                if (!out.dtype().equal(py::dtype::of<uint64_t>())) throw py::type_error("out must be a uint64 array");
                 if (!(out.flags() & py::array::c_style)) throw std::invalid_argument("out must be C-contiguous");
                 if (!out.writeable()) throw std::invalid_argument("out must be writeable");
                 fill_words(g, static_cast<uint64_t*>(out.mutable_data()), static_cast<size_t>(out.size()), threads);

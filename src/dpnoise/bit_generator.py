@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from dpnoise import _core
-from dpnoise._validate import check_threads, count_of, integer, shape_of
+from dpnoise._validate import MAX_SIZE, check_threads, count_of, integer, shape_of
 
 _SEED_LIMIT = 1 << 256
 _MAX_SPAWN = 1 << 31  # children per spawn call (each is a Python object)
@@ -30,6 +30,9 @@ def _spawn_count(n: Any) -> int:
 def _key_from_seed_sequence(seed_seq: np.random.SeedSequence) -> bytes:
     # 256 bits from the SeedSequence, as NumPy's own bit generators draw their state.
     return np.asarray(seed_seq.generate_state(8, np.uint32), dtype="<u4").tobytes()
+
+# native-order uint64: NumPy keeps one dtype object per builtin type (a byte-swapped one differs)
+_UINT64 = np.dtype(np.uint64)
 
 
 class ChaCha20:
@@ -150,6 +153,16 @@ class ChaCha20:
         ValueError
             For a bad ``size`` or ``threads``.
         """
+        if output is True and threads is None:  # the per-call fast paths (anything else: below)
+            if out is None:
+                if size is None:
+                    return int(self._core.next_u64())
+                if type(size) is int and 0 <= size <= MAX_SIZE:  # exactly shape_of's rule for an int
+                    return self._core.random_raw(size, 1)
+            elif (type(out) is np.ndarray and out.dtype is _UINT64 and size is None
+                  and out.flags.c_contiguous and out.flags.writeable):
+                self._core.random_raw_into(out, 1)
+                return out
         if not isinstance(output, (bool, np.bool_)):
             raise TypeError(f"output must be a bool, got {type(output).__name__}")
         nthreads = check_threads(threads)
