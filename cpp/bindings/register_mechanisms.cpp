@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "bindings.hpp"
+#include "finite_values.hpp"
 #include "dpnoise/mechanism_kernels_constant_time.hpp"
 #include "dpnoise/mechanism_kernels.hpp"
 #include "dpnoise/request.hpp"
@@ -36,6 +37,8 @@ void into(GeneratorHandle& h, const std::string& law, const py::array& values, i
     const ptrdiff_t stride = static_cast<ptrdiff_t>(values.strides(0) / size);
     T* o = static_cast<T*>(out.mutable_data());
     const auto n = static_cast<size_t>(out.shape(0));
+    // the grid kernel assumes finite values (NaN would reach an undefined float-to-integer cast)
+    if (!all_finite(v, stride, n)) throw std::invalid_argument("values must be finite (found NaN or infinity)");
     if (law == "laplace") {
         const auto param = request::DiscreteLaplace::make({num, den});
         with_family_nogil(h, [&](auto& f) { request::noisy_grid_into<request::DiscreteLaplace>(f, param, v, stride, k, bound, o, n, threads); });

@@ -159,10 +159,17 @@ public:
         const int k = grid();
         const f64_array v = f64_array::ensure(values);
         if (!v) throw py::type_error("values must be a float64 array");
-        auto out = new_array<double>(static_cast<size_t>(v.size()));
         const double* in = v.data();
-        double* o = out.mutable_data();
         const auto n = static_cast<size_t>(v.size());
+        bool finite = true;
+        {  // NaN and infinity refused before any draw, as release() does (the grid kernel assumes it)
+            std::optional<py::gil_scoped_release> unlocked;
+            if (n > 4096) unlocked.emplace();
+            finite = all_finite_over_threads(in, ptrdiff_t{1}, n, threads);
+        }
+        if (!finite) throw std::invalid_argument("values must be finite (found NaN or infinity)");
+        auto out = new_array<double>(n);
+        double* o = out.mutable_data();
         with_law([&](auto law, const auto& p) {
             using Law = decltype(law);
             with_family_nogil(h, [&](auto& f) { request::noisy_grid_into<Law>(f, p, in, ptrdiff_t{1}, k, bound_, o, n, threads); });

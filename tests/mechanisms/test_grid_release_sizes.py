@@ -72,3 +72,20 @@ def test_float32_buffer_clamps_to_float_max_in_the_vectorised_combination() -> N
     want = np.clip(np.ldexp((grid + noise).astype(np.float64), k), -fmax, fmax).astype(np.float32)
     assert np.isfinite(out).all() and (np.abs(out) == np.float32(fmax)).any()
     assert np.array_equal(out, want)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("n", [1, 5000])  # one value (GIL held) and a released-GIL check
+def test_the_core_refuses_non_finite_values_before_any_draw(bad: float, n: int) -> None:
+    """The extension's own grid entry points refuse NaN and infinity before drawing, as the
+    one-call release() does: array() returned NaN and +-2^30 for them (review of 0.10.0's fused
+    kernel), and a NaN on the per-element path reached an undefined float-to-int64 cast."""
+    x = np.zeros(n)
+    x[n // 2] = bad
+    kernel = _release("laplace", Fraction(1), -10, 2**40)
+    rng, twin = dpnoise.default_rng(8), dpnoise.default_rng(8)
+    with pytest.raises(ValueError, match="finite"):
+        kernel.array(rng._core, x, 1)
+    with pytest.raises(ValueError, match="finite"):
+        _core.noisy_grid_into(rng._core, "laplace", x, -10, 1, 1, 2**40, np.empty_like(x), 1)
+    assert rng.random_raw() == twin.random_raw()  # nothing was drawn

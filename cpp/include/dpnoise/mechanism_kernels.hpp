@@ -181,9 +181,10 @@ struct GridBufferCombine {
     // sub-block's draws, the loads overlap with its arithmetic instead of stalling the block.
     void prefetch(size_t begin, size_t end) const {
         if (stride != 1) return;
-        const char* p = reinterpret_cast<const char*>(values + begin);
-        const char* e = reinterpret_cast<const char*>(values + end);
-        for (; p < e; p += 64) __builtin_prefetch(p, 0, 3);
+        // addresses as integers: a pointer stepped past the array's end would be undefined
+        const auto e = reinterpret_cast<uintptr_t>(values + end);
+        for (auto a = reinterpret_cast<uintptr_t>(values + begin); a < e; a += 64)
+            __builtin_prefetch(reinterpret_cast<const void*>(a), 0, 3);
     }
 
     // out[begin, end) from noise[0, end - begin); out may be values itself (element i is read
