@@ -191,6 +191,18 @@ class FrequencyConfiguration(Configuration, family="frequency"):
             raise TypeError(f"protocol {self.name!r} takes no option {sorted(options)[0]!r}")
         return {}
 
+    def pair_total_variation(self) -> float | None:
+        """The total variation between the report laws of two distinct items, when every pair has
+        the same one (the β of the shuffle model's variation-ratio bound, docs/accounting.md);
+        None when it depends on the pair or is not known (the default), or with a daily layer.
+
+        Returns
+        -------
+        float or None
+            β in [0, 1), computed at the randomizer's exact ε (``gamma``), or None.
+        """
+        return None
+
     def variance_per_user(self) -> float:
         """The variance of one user's contribution to an item's count estimate, for an item the
         user does not hold (the protocol's formula; Wang et al. 2017, Table 1, and the papers
