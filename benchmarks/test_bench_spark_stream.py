@@ -42,6 +42,7 @@ pq = pytest.importorskip("pyarrow.parquet")
 
 from dpnoise.distributed.spark import (_stream, aggregate_reports, aggregate_stream, local_session,  # noqa: E402
                                        reports_table, stream_state)
+from dpnoise.distributed.spark._session import filesystem_checkpoint_manager  # noqa: E402
 
 PER_BATCH = 1_000_000
 N = int(os.environ.get("DPNOISE_BENCH_STREAM_N", 10 * PER_BATCH))
@@ -49,9 +50,6 @@ ROUNDS = int(os.environ.get("DPNOISE_BENCH_STREAM_ROUNDS", 3))
 D = 65_536
 FO = dpnoise.ldp.FrequencyOracle("hadamard", epsilon=1.0, domain_size=D)
 MANAGER = "spark.sql.streaming.checkpointFileManagerClass"
-#: Spark's FileSystem based checkpoint manager (its package in the Spark 4.3 this was measured with, and in Spark 3)
-FS_MANAGERS = ("org.apache.spark.sql.execution.streaming.checkpointing.FileSystemBasedCheckpointFileManager",
-               "org.apache.spark.sql.execution.streaming.FileSystemBasedCheckpointFileManager")
 PHASES = ("triggerExecution", "addBatch", "latestOffset", "getBatch", "queryPlanning", "walCommit", "commitOffsets")
 
 
@@ -75,13 +73,10 @@ def setup(tmp_path_factory):
 
 
 def _fs_manager(spark):
-    for name in FS_MANAGERS:
-        try:
-            spark._jvm.java.lang.Class.forName(name)
-            return name
-        except Exception:  # not in this Spark
-            continue
-    pytest.skip("no FileSystemBasedCheckpointFileManager in this Spark")
+    name = filesystem_checkpoint_manager(spark)
+    if name is None:
+        pytest.skip("no FileSystemBasedCheckpointFileManager in this Spark")
+    return name
 
 
 class _Phases:

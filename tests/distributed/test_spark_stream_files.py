@@ -9,6 +9,7 @@ import os
 
 import pytest
 
+from dpnoise.distributed.spark._session import filesystem_checkpoint_manager
 from test_spark_stream import oracle, write_day_files
 
 
@@ -32,20 +33,11 @@ def _spy(monkeypatch):
     return seen
 
 
-#: Spark's FileSystem based checkpoint manager, which docs/scaling.md recommends for a local
-#: checkpoint (its package in Spark 4.3, and in Spark 3)
-FS_MANAGERS = ("org.apache.spark.sql.execution.streaming.checkpointing.FileSystemBasedCheckpointFileManager",
-               "org.apache.spark.sql.execution.streaming.FileSystemBasedCheckpointFileManager")
-
-
 def _fs_manager(spark):
-    for name in FS_MANAGERS:
-        try:
-            spark._jvm.java.lang.Class.forName(name)
-            return name
-        except Exception:  # not in this Spark
-            continue
-    pytest.fail("no FileSystemBasedCheckpointFileManager in this Spark: docs/scaling.md names one")
+    name = filesystem_checkpoint_manager(spark)
+    if name is None:
+        pytest.fail("no FileSystemBasedCheckpointFileManager in this Spark: docs/scaling.md names one")
+    return name
 
 
 @pytest.mark.parametrize("manager", ["default", "filesystem"])

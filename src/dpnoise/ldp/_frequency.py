@@ -201,6 +201,12 @@ class FrequencyConfiguration(Configuration, family="frequency"):
         float or None
             β in [0, 1), computed at the randomizer's exact ε (``gamma``), or None.
         """
+        if self.gamma1 is not None:  # two layers: not one randomizer's law
+            return None
+        return self._item_pair_variation() if self.domain_size >= 2 else 0.0  # d = 1: no pair
+
+    def _item_pair_variation(self) -> float | None:
+        """The protocol's β for d >= 2, one layer (see pair_total_variation); None: not known."""
         return None
 
     def variance_per_user(self) -> float:

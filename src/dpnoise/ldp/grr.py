@@ -99,16 +99,10 @@ class GRR(FrequencyConfiguration, name="grr", aggregator=GRRAggregator, cost_ran
         """(p, q, p − q) of the report given the item: one layer, or both in a row."""
         return layered(self, self._pq_at, symmetric_layers(self.domain_size))
 
-    def pair_total_variation(self) -> float | None:
+    def _item_pair_variation(self) -> float:
         """p − q = (e^γ − 1)/(e^γ + d − 1): two items' laws differ on their own two outputs only
-        (k-ary randomized response; Kairouz, Oh & Viswanath 2016); None with a daily layer.
-
-        Returns
-        -------
-        float or None
-            β, or None.
-        """
-        return None if self.gamma1 is not None else self._pq_at(self.gamma)[2]
+        (k-ary randomized response; Kairouz, Oh & Viswanath 2016)."""
+        return self._pq_at(self.gamma)[2]
 
     def variance_per_user(self) -> float:
         """(e^ε + d − 2)/(e^ε − 1)² (Wang et al. 2017, Eq. 2); q(1 − q)/(p − q)² with both

@@ -129,20 +129,11 @@ class Hadamard(FrequencyConfiguration, name="hadamard", aggregator=HadamardAggre
         em1 = math.expm1(float(self.gamma))  # e^γ − 1, accurate for small ε
         return (em1 + 2) / em1
 
-    def pair_total_variation(self) -> float | None:
+    def _item_pair_variation(self) -> float:
         """(e^γ − 1)/(2(e^γ + 1)): the row is uniform and independent of the item, and two
         distinct columns of a Sylvester–Hadamard matrix differ in exactly half the rows, where the
-        bit is binary randomized response of opposite values (Bassily & Smith 2015, §4); 0 for
-        d = 1; None with a daily layer.
-
-        Returns
-        -------
-        float or None
-            β, or None.
-        """
-        if self.gamma1 is not None:
-            return None
-        return 0.5 / self.scale() if self.domain_size >= 2 else 0.0
+        bit is binary randomized response of opposite values (Bassily & Smith 2015, §4)."""
+        return 0.5 / self.scale()
 
     def variance_per_user(self) -> float:
         """((e^ε + 1)/(e^ε − 1))²: one kept-or-flipped ±1 bit (docs/ldp_hadamard.md)."""

@@ -159,19 +159,11 @@ class _UnaryEncoding(FrequencyConfiguration, aggregator=UnaryAggregator):
         """(p, q, p − q) of a report bit given the item: one layer, or both in a row."""
         return layered(self, self._channel)
 
-    def pair_total_variation(self) -> float | None:
+    def _item_pair_variation(self) -> float:
         """p − q of one bit: two items' reports differ in the laws of two independent bits,
         (Bern(p), Bern(q)) against (Bern(q), Bern(p)) (Wang, Blocki, Li & Jha 2017, §4.3), whose
-        total variation is |p − q|; 0 for d = 1; None with a daily layer.
-
-        Returns
-        -------
-        float or None
-            β, or None.
-        """
-        if self.gamma1 is not None:
-            return None
-        return self._channel(self.gamma)[2] if self.domain_size >= 2 else 0.0
+        total variation is |p − q|."""
+        return self._channel(self.gamma)[2]
 
     def variance_per_user(self) -> float:
         _p, q, gap = self._pq()

@@ -18,20 +18,26 @@ from typing import Any
 Piece = tuple[str, int, int]
 
 
+def unproject_columns(plan: Any) -> Any:
+    """``plan`` without its outer projections of columns as they are (``.select("report")``):
+    the plan they read from, or None when a projection computes anything (a JVM plan node)."""
+    while plan.getClass().getSimpleName() == "Project":
+        projections = plan.projectList()
+        for i in range(projections.size()):
+            if projections.apply(i).getClass().getSimpleName() != "AttributeReference":
+                return None
+        plan = plan.child()
+    return plan
+
+
 def plain_parquet_files(df: Any) -> list[str] | None:
     """The files of ``df`` when it is, conservatively, a plain Parquet scan: its analyzed plan is
     one Parquet relation (``spark.read.parquet(...)``), or a projection of its columns as they
     are (``.select("report")``), with no partition columns or buckets. None otherwise (any
     filter, join, limit, computed column, ...): the caller then goes through Spark."""
     try:
-        plan = df._jdf.queryExecution().analyzed()
-        if plan.getClass().getSimpleName() == "Project":
-            projections = plan.projectList()
-            for i in range(projections.size()):
-                if projections.apply(i).getClass().getSimpleName() != "AttributeReference":
-                    return None
-            plan = plan.child()
-        if plan.getClass().getSimpleName() != "LogicalRelation" or plan.isStreaming():
+        plan = unproject_columns(df._jdf.queryExecution().analyzed())
+        if plan is None or plan.getClass().getSimpleName() != "LogicalRelation" or plan.isStreaming():
             return None
         relation = plan.relation()
         if relation.getClass().getSimpleName() != "HadoopFsRelation":

@@ -104,3 +104,23 @@ def local_session(master: str = "local[2]", app_name: str = "dpnoise", *, driver
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+# Spark's FileSystem based checkpoint manager (docs/scaling.md recommends it for a local
+# checkpoint): its class in Spark 4, then in Spark 3
+FILESYSTEM_CHECKPOINT_MANAGERS = (
+    "org.apache.spark.sql.execution.streaming.checkpointing.FileSystemBasedCheckpointFileManager",
+    "org.apache.spark.sql.execution.streaming.FileSystemBasedCheckpointFileManager",
+)
+
+
+def filesystem_checkpoint_manager(spark: Any) -> str | None:
+    """The class name of the FileSystem based checkpoint manager in ``spark``'s JVM, for
+    ``spark.sql.streaming.checkpointFileManagerClass``; None when this Spark has neither."""
+    for name in FILESYSTEM_CHECKPOINT_MANAGERS:
+        try:
+            spark._jvm.java.lang.Class.forName(name)
+            return name
+        except Exception:  # not in this Spark
+            continue
+    return None

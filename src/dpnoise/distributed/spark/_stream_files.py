@@ -26,6 +26,8 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from ._parquet import unproject_columns
+
 #: file source options (lower case, as Spark compares them) that only choose which files enter
 #: a source batch: the source log records the choice. Any other option (``mergeSchema``,
 #: ``ignoreCorruptFiles``, rebase modes, ...) may change the rows Spark reads from a file.
@@ -50,14 +52,8 @@ def plain_parquet_stream(df: Any) -> bool:
     as they are (``.select("report")``), no partition columns, and only options that choose
     files. Anything else (a filter, a computed column, a join, another source) is not."""
     try:
-        plan = df._jdf.queryExecution().analyzed()
-        while plan.getClass().getSimpleName() == "Project":
-            projections = plan.projectList()
-            for i in range(projections.size()):
-                if projections.apply(i).getClass().getSimpleName() != "AttributeReference":
-                    return False
-            plan = plan.child()
-        if plan.getClass().getSimpleName() != "StreamingRelation":
+        plan = unproject_columns(df._jdf.queryExecution().analyzed())
+        if plan is None or plan.getClass().getSimpleName() != "StreamingRelation":
             return False
         source = plan.dataSource()
         if source.providingClass().getSimpleName() != "ParquetFileFormat" or source.partitionColumns().size():
