@@ -108,17 +108,86 @@ static void register_ldp_numeric(py::module_& m) {
     m.def(
         "mean_privatize",
         [](GeneratorHandle& h, const f64_array& values, uint64_t k, int method, double low, double high,
-           const py::int_& num, const py::int_& den, bool mix, unsigned threads) {
+           const py::int_& num, const py::int_& den, bool mix, unsigned threads, int layout) {
+            if (layout != static_cast<int>(ldp::MeanLayout::kGridFirst) && layout != static_cast<int>(ldp::MeanLayout::kDirect))
+                throw std::invalid_argument("layout must be 1 (grid first: memoised answers) or 2 (direct)");
             const auto mm = cached_mechanism(method, low, high, num, den, mix);
             return privatize_arrays(h, values, k, method, [&](auto& family, const double* in, size_t n, int64_t* c,
                                                               uint8_t* b, int64_t* v) {
-                ldp::mean_privatize(family, *mm, in, n, k, c, b, v, threads);
+                ldp::mean_privatize(family, *mm, in, n, k, c, b, v, threads, static_cast<ldp::MeanLayout>(layout));
             });
         },
         py::arg("gen"), py::arg("values"), py::arg("k"), py::arg("method"), py::arg("low"), py::arg("high"),
-        py::arg("gamma_num"), py::arg("gamma_den"), py::arg("mix"), py::arg("threads"),
+        py::arg("gamma_num"), py::arg("gamma_den"), py::arg("mix"), py::arg("threads"), py::arg("layout"),
         "Numeric mean-oracle clients, exact: (coordinates int64 (n if k > 1), bits uint8 packed (Duchi's bit;\n"
-        "hybrid: 1 = a Duchi report), values int64 (Piecewise's z; hybrid: z or Duchi's bit)).");
+        "hybrid: 1 = a Duchi report), values int64 (Piecewise's z; hybrid: z or Duchi's bit)). layout: how the\n"
+        "Duchi bit reads the stream (1: from the grid index, the memoised answers' layout; 2: directly, same law).");
+
+    m.def(
+        "_mean_duchi_direct_bounds_for_testing",
+        [](const f64_array& values, double low, double high, const py::int_& num, const py::int_& den) {
+            // the direct Duchi bit's enclosure of c(u) 2^64 per value: (center, slack), c(u) 2^64 in
+            // [center - slack, center + slack); slack 2^64 - 1: no bounds (the exact path decides)
+            const auto mm = mechanism(0, low, high, num, den, false);
+            if (values.ndim() != 1) throw std::invalid_argument("values must be a 1-D array");
+            const size_t n = static_cast<size_t>(values.size());
+            py::array_t<uint64_t> centers(static_cast<py::ssize_t>(n)), slacks(static_cast<py::ssize_t>(n));
+            py::array_t<int64_t> coarse(static_cast<py::ssize_t>(n));
+            uint64_t* c = centers.mutable_data();
+            uint64_t* e = slacks.mutable_data();
+            int64_t* cc = coarse.mutable_data();
+            const double* in = values.data();
+            ldp::check_finite(in, n);
+            const bool has_coarse = mm.grid.coarse_enabled();
+            for (size_t i = 0; i < n; ++i) {
+                mm.direct_bounds(mm.clip(in[i]), c[i], e[i]);
+                cc[i] = has_coarse ? mm.coarse_c(mm.grid.coarse_u32(mm.clip(in[i]))) : -1;
+            }
+            return py::make_tuple(centers, slacks, coarse, mm.grid.fast_enabled(), has_coarse);
+        },
+        py::arg("values"), py::arg("low"), py::arg("high"), py::arg("gamma_num"), py::arg("gamma_den"),
+        "(centers, slacks, coarse C, fixed point used, coarse step used): the direct Duchi bit's bounds of\n"
+        "c(u) 2^64 per value, and its coarse estimate C of c(u) 2^32 (-1 without the coarse step) (tests only).");
+
+    m.def(
+        "_force_duchi_coarse_kernel_for_testing",
+        [](int level) {
+            // 0: the portable coarse loop, 1: AVX-512 (refused where the CPU lacks it); returns the old level
+            if (level != 0 && level != 1) throw std::invalid_argument("level must be 0 (portable) or 1 (AVX-512)");
+            int& current = ldp::duchi_coarse_level();
+#ifdef DPNOISE_MEAN_X86
+            const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+                                __builtin_cpu_supports("avx512vl");
+#else
+            const bool avx512 = false;
+#endif
+            if (level == 1 && !avx512) throw std::invalid_argument("level 1 needs AVX-512F/DQ/VL, which this CPU lacks");
+            const int old = current;
+            current = level;
+            return old;
+        },
+        py::arg("level"), "Selects the direct Duchi bit's coarse kernel (tests only); returns the previous level.");
+
+    m.def(
+        "_mean_duchi_direct_refine_for_testing",
+        [](GeneratorHandle& h, double v, uint64_t w32, double low, double high, const py::int_& num,
+           const py::int_& den) {
+            // the direct bit's refinement after a first word w32 (its next bits from gen's stream 0 of
+            // one reservation)
+            if (w32 >> 32) throw std::invalid_argument("w32 must be below 2^32");
+            const auto mm = mechanism(0, low, high, num, den, false);
+            ldp::check_finite(&v, 1);
+            bool out = false;
+            with_family_nogil(h, [&](auto& family) {
+                random::for_each_chunk<1>(family, 1, 1, [&](auto& bits, size_t, size_t) {
+                    out = mm.direct_refine(bits, w32, mm.clip(v));
+                });
+            });
+            return out;
+        },
+        py::arg("gen"), py::arg("v"), py::arg("w32"), py::arg("low"), py::arg("high"), py::arg("gamma_num"),
+        py::arg("gamma_den"),
+        "The direct Duchi bit decided after the first 32 bits w32 of R (tests only).");
 
     m.def(
         "_mean_privatize_reference_for_testing",
@@ -127,7 +196,7 @@ static void register_ldp_numeric(py::module_& m) {
             const auto mm = mechanism(method, low, high, num, den, mix);
             return privatize_arrays(h, values, k, method, [&](auto& family, const double* in, size_t n, int64_t* c,
                                                               uint8_t* b, int64_t* v) {
-                ldp::mean_privatize(family, mm, in, n, k, c, b, v, threads, true);
+                ldp::mean_privatize(family, mm, in, n, k, c, b, v, threads, ldp::MeanLayout::kReference);
             });
         },
         py::arg("gen"), py::arg("values"), py::arg("k"), py::arg("method"), py::arg("low"), py::arg("high"),

@@ -164,6 +164,22 @@ def _any_bounds(config: MeanConfiguration) -> None:
     """The exact row takes any checked bounds."""
 
 
+# How the exact client reads its stream (mean_mechanisms.hpp, MeanLayout; docs/reproducibility.md):
+# fresh reports draw Duchi's bit directly from the value (2, from 0.11.0); memoised answers keep
+# the grid-first layout (1) of 0.3-0.10 forever, so that an upgraded device sends the permanent
+# answers it sent before (a new draw would be a second sample of the same value). Same law.
+FRESH_LAYOUT = 2
+MEMO_LAYOUT = 1
+
+
+def _constant_time_client(gen: Any, values: np.ndarray, k: int, method: int, low: float, high: float,
+                          gamma_num: int, gamma_den: int, mix: bool, threads: int,
+                          layout: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The constant-time kernel, which has one layout of its own (fresh reports only)."""
+    return _core.ldp.mean_privatize_constant_time(gen, values, k, method, low, high, gamma_num, gamma_den, mix,
+                                                  threads)
+
+
 def check_values(values: Any, dimensions: int) -> np.ndarray:
     """Float64, C-contiguous, shape (n,) (one dimension) or (n, dimensions). TypeError for
     non-numeric input; ValueError for NaN and ±inf (here, before any budget is charged; the
@@ -257,7 +273,7 @@ class MeanConfiguration(Configuration, family="mean"):
     # one (its fixed-point grid takes the bounds as they are: no scale), one decision a report
     kernel_table = KernelTable(
         variable_time=Kernels(client=_core.ldp.mean_privatize, scale=kernel_scale, check=_any_bounds),
-        constant_time=Kernels(client=_core.ldp.mean_privatize_constant_time, scale=lambda low, high: 0,
+        constant_time=Kernels(client=_constant_time_client, scale=lambda low, high: 0,
                               check=_fresh_only))
 
     def __init__(self, epsilon: float, bounds: tuple[float, float] = (0.0, 1.0), *, dimensions: int = 1,
@@ -449,12 +465,19 @@ class MeanConfiguration(Configuration, family="mean"):
         return math.ldexp(self.low, self._scale), math.ldexp(self.high, self._scale)
 
     def _privatize(self, rng: Generator, values: np.ndarray, threads: int) -> dict[str, np.ndarray]:
+        return self._randomize(rng, values, threads, FRESH_LAYOUT)
+
+    def _privatize_permanent(self, rng: Generator, values: np.ndarray, threads: int) -> dict[str, np.ndarray]:
+        """Memoised answers: the grid-first layout of every version since 0.3 (``MEMO_LAYOUT``)."""
+        return self._randomize(rng, values, threads, MEMO_LAYOUT)
+
+    def _randomize(self, rng: Generator, values: np.ndarray, threads: int, layout: int) -> dict[str, np.ndarray]:
         kernel = self.kernels.client
         if self._scale:  # narrow bounds: clip, then scale exactly (values in the bounds stay normal or exact)
             values = np.ldexp(np.clip(values, self.low, self.high), self._scale)
         coords, bits, ints = kernel(
             native(rng), values, self.dimensions, self.kernel, *self._kernel_bounds(), self.gamma.numerator,
-            self.gamma.denominator, self.mixes, threads)
+            self.gamma.denominator, self.mixes, threads, layout)
         data = {"bits": bits, "values": ints, "kinds": bits, "coordinates": coords}
         return {f.name: data[f.name] for f in self.report_fields}
 
