@@ -3,7 +3,6 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -24,39 +23,6 @@ ldp::MeanMechanism::Method method_of(int method) {
 ldp::MeanMechanism mechanism(int method, double low, double high, const py::int_& num, const py::int_& den, bool mix) {
     return ldp::MeanMechanism(method_of(method), low, high, big_from_py(num, "gamma_num"), big_from_py(den, "gamma_den"),
                               mix);
-}
-
-// The clients' mechanism for (method, bounds, γ, mix), built once and reused: its construction
-// (certified enclosures of tanh(γ/2) and e^{−γ/2}, Piecewise's grid, the fixed-point grid) costs far
-// more than privatizing 100 values. The last kCached mechanisms are kept; shared and immutable.
-std::shared_ptr<const ldp::MeanMechanism> cached_mechanism(int method, double low, double high, const py::int_& num,
-                                                           const py::int_& den, bool mix) {
-    struct Entry {
-        int method;
-        double low, high;
-        exact::BigUint num, den;
-        bool mix;
-        std::shared_ptr<const ldp::MeanMechanism> mm;
-    };
-    static constexpr size_t kCached = 16;
-    static std::mutex lock;
-    static std::vector<Entry> entries;
-    exact::BigUint n = big_from_py(num, "gamma_num"), d = big_from_py(den, "gamma_den");
-    const auto same = [&](const Entry& e) {
-        return e.method == method && std::memcmp(&e.low, &low, sizeof low) == 0 &&
-               std::memcmp(&e.high, &high, sizeof high) == 0 && e.mix == mix && e.num.limb == n.limb &&
-               e.den.limb == d.limb;
-    };
-    {
-        std::lock_guard<std::mutex> guard(lock);
-        for (const Entry& e : entries)
-            if (same(e)) return e.mm;
-    }
-    auto mm = std::make_shared<const ldp::MeanMechanism>(method_of(method), low, high, n, d, mix);
-    std::lock_guard<std::mutex> guard(lock);
-    if (entries.size() == kCached) entries.erase(entries.begin());
-    entries.push_back(Entry{method, low, high, std::move(n), std::move(d), mix, mm});
-    return mm;
 }
 
 template <class T>
@@ -105,23 +71,36 @@ static void register_ldp_numeric(py::module_& m) {
         "(Z, G, kappa bounds, e^(-g/2) bounds): Piecewise's output grid C~ = Z/2^G >= C and the certified\n"
         "64-bit bounds of tanh(g/2) 2^64 and e^(-g/2) 2^64 the randomizers decide with.");
 
-    m.def(
-        "mean_privatize",
-        [](GeneratorHandle& h, const f64_array& values, uint64_t k, int method, double low, double high,
-           const py::int_& num, const py::int_& den, bool mix, unsigned threads, int layout) {
-            if (layout != static_cast<int>(ldp::MeanLayout::kGridFirst) && layout != static_cast<int>(ldp::MeanLayout::kDirect))
-                throw std::invalid_argument("layout must be 1 (grid first: memoised answers) or 2 (direct)");
-            const auto mm = cached_mechanism(method, low, high, num, den, mix);
-            return privatize_arrays(h, values, k, method, [&](auto& family, const double* in, size_t n, int64_t* c,
-                                                              uint8_t* b, int64_t* v) {
-                ldp::mean_privatize(family, *mm, in, n, k, c, b, v, threads, static_cast<ldp::MeanLayout>(layout));
-            });
-        },
-        py::arg("gen"), py::arg("values"), py::arg("k"), py::arg("method"), py::arg("low"), py::arg("high"),
-        py::arg("gamma_num"), py::arg("gamma_den"), py::arg("mix"), py::arg("threads"), py::arg("layout"),
-        "Numeric mean-oracle clients, exact: (coordinates int64 (n if k > 1), bits uint8 packed (Duchi's bit;\n"
-        "hybrid: 1 = a Duchi report), values int64 (Piecewise's z; hybrid: z or Duchi's bit)). layout: how the\n"
-        "Duchi bit reads the stream (1: from the grid index, the memoised answers' layout; 2: directly, same law).");
+    py::class_<ldp::MeanMechanism, std::shared_ptr<ldp::MeanMechanism>>(
+        m, "MeanMechanismCore",
+        "One mean-oracle configuration's exact randomizer (certified enclosures of tanh(g/2) and e^(-g/2),\n"
+        "Piecewise's output grid, the input grid's fixed point), built once and kept by the configuration:\n"
+        "immutable, so one object serves every thread.")
+        .def(py::init([](int method, double low, double high, const py::int_& num, const py::int_& den, bool mix) {
+                 return std::make_shared<ldp::MeanMechanism>(mechanism(method, low, high, num, den, mix));
+             }),
+             py::arg("method"), py::arg("low"), py::arg("high"), py::arg("gamma_num"), py::arg("gamma_den"),
+             py::arg("mix"))
+        .def_property_readonly("grid_z", [](const ldp::MeanMechanism& mm) { return mm.Z; },
+                               "Piecewise's output grid C~ = Z / 2^G: Z.")
+        .def_property_readonly("grid_bits", [](const ldp::MeanMechanism& mm) { return mm.G; }, "G.")
+        .def(
+            "privatize",
+            [](const ldp::MeanMechanism& mm, GeneratorHandle& h, const f64_array& values, uint64_t k, unsigned threads,
+               int layout) {
+                if (layout != static_cast<int>(ldp::MeanLayout::kGridFirst) &&
+                    layout != static_cast<int>(ldp::MeanLayout::kDirect))
+                    throw std::invalid_argument("layout must be 1 (grid first: memoised answers) or 2 (direct)");
+                return privatize_arrays(h, values, k, mm.method, [&](auto& family, const double* in, size_t n, int64_t* c,
+                                                                     uint8_t* b, int64_t* v) {
+                    ldp::mean_privatize(family, mm, in, n, k, c, b, v, threads, static_cast<ldp::MeanLayout>(layout));
+                });
+            },
+            py::arg("gen"), py::arg("values"), py::arg("k"), py::arg("threads"), py::arg("layout"),
+            "Numeric mean-oracle clients, exact: (coordinates int64 (n if k > 1), bits uint8 packed (Duchi's bit;\n"
+            "hybrid: 1 = a Duchi report), values int64 (Piecewise's z; hybrid: z or Duchi's bit)). layout: how the\n"
+            "Duchi bit reads the stream (1: from the grid index, the memoised answers' layout; 2: directly, same\n"
+            "law).");
 
     m.def(
         "_mean_duchi_direct_bounds_for_testing",

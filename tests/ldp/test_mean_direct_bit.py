@@ -190,6 +190,21 @@ def test_memoised_answers_keep_the_grid_first_layout():
 
 def test_layout_is_checked():
     oracle = ldp.MeanOracle("duchi", 1.0)
-    with pytest.raises(ValueError, match="layout"):
-        _core.ldp.mean_privatize(dpnoise.default_rng(1)._core, np.zeros(3), 1, oracle.kernel, 0.0, 1.0,
-                                 oracle.gamma.numerator, oracle.gamma.denominator, False, 1, 3)
+    for layout in (0, 3):
+        with pytest.raises(ValueError, match="layout"):
+            oracle._mechanism.privatize(dpnoise.default_rng(1)._core, np.zeros(3), 1, 1, layout)
+
+
+def test_the_mechanism_is_kept_and_not_pickled():
+    """One C++ mechanism per configuration (built once: a 100-value call does not rebuild its
+    certified enclosures); a pickled configuration leaves it behind and rebuilds the same one."""
+    import pickle
+    oracle = ldp.MeanOracle("hybrid", 1.0, bounds=(0.0, 5.0))
+    assert oracle._mechanism is oracle._mechanism
+    again = pickle.loads(pickle.dumps(oracle))
+    assert "_mechanism_core" not in again.__dict__
+    assert (again._mechanism.grid_z, again._mechanism.grid_bits) == (oracle.grid_z, oracle.grid_bits)
+    x = np.linspace(-1.0, 6.0, 50)
+    a = oracle._privatize(dpnoise.default_rng(3), x, 1)
+    b = again._privatize(dpnoise.default_rng(3), x, 1)
+    assert all(np.array_equal(a[k], b[k]) for k in a)

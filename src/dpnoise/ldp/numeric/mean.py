@@ -172,12 +172,18 @@ FRESH_LAYOUT = 2
 MEMO_LAYOUT = 1
 
 
-def _constant_time_client(gen: Any, values: np.ndarray, k: int, method: int, low: float, high: float,
-                          gamma_num: int, gamma_den: int, mix: bool, threads: int,
+def _exact_client(config: MeanConfiguration, gen: Any, values: np.ndarray, threads: int,
+                  layout: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The exact kernel, on the configuration's kept C++ mechanism."""
+    return config._mechanism.privatize(gen, values, config.dimensions, threads, layout)
+
+
+def _constant_time_client(config: MeanConfiguration, gen: Any, values: np.ndarray, threads: int,
                           layout: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The constant-time kernel, which has one layout of its own (fresh reports only)."""
-    return _core.ldp.mean_privatize_constant_time(gen, values, k, method, low, high, gamma_num, gamma_den, mix,
-                                                  threads)
+    return _core.ldp.mean_privatize_constant_time(gen, values, config.dimensions, config.kernel,
+                                                  *config._kernel_bounds(), config.gamma.numerator,
+                                                  config.gamma.denominator, config.mixes, threads)
 
 
 def check_values(values: Any, dimensions: int) -> np.ndarray:
@@ -272,7 +278,7 @@ class MeanConfiguration(Configuration, family="mean"):
     # every method: the exact kernel (narrow bounds scaled by 2^kernel_scale) and the constant-time
     # one (its fixed-point grid takes the bounds as they are: no scale), one decision a report
     kernel_table = KernelTable(
-        variable_time=Kernels(client=_core.ldp.mean_privatize, scale=kernel_scale, check=_any_bounds),
+        variable_time=Kernels(client=_exact_client, scale=kernel_scale, check=_any_bounds),
         constant_time=Kernels(client=_constant_time_client, scale=lambda low, high: 0,
                               check=_fresh_only))
 
@@ -292,8 +298,7 @@ class MeanConfiguration(Configuration, family="mean"):
         self.kernels.check(self)
         self.mixes = self.kernel == F.HYBRID and F.hybrid_mixes(float(self.gamma))
         self._scale = self.kernels.scale(self.low, self.high)
-        self.grid_z, self.grid_bits, _, _ = _core.ldp.mean_grid(
-            self.kernel, *self._kernel_bounds(), self.gamma.numerator, self.gamma.denominator, self.mixes)
+        self.grid_z, self.grid_bits = self._mechanism.grid_z, self._mechanism.grid_bits
         coords = (ReportField("coordinates", PER_USER, np.int64, bound=lambda c: c.dimensions),) if k > 1 else ()
         self.report_fields = self.method_fields + coords
 
@@ -471,13 +476,25 @@ class MeanConfiguration(Configuration, family="mean"):
         """Memoised answers: the grid-first layout of every version since 0.3 (``MEMO_LAYOUT``)."""
         return self._randomize(rng, values, threads, MEMO_LAYOUT)
 
+    @property
+    def _mechanism(self) -> Any:
+        """The exact kernel's C++ mechanism (certified enclosures, output and input grids): built
+        once, kept (not pickled: rebuilt where the configuration is used)."""
+        mech = self.__dict__.get("_mechanism_core")
+        if mech is None:
+            mech = self.__dict__["_mechanism_core"] = _core.ldp.MeanMechanismCore(
+                self.kernel, *self._kernel_bounds(), self.gamma.numerator, self.gamma.denominator, self.mixes)
+        return mech
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state.pop("_mechanism_core", None)
+        return state
+
     def _randomize(self, rng: Generator, values: np.ndarray, threads: int, layout: int) -> dict[str, np.ndarray]:
-        kernel = self.kernels.client
         if self._scale:  # narrow bounds: clip, then scale exactly (values in the bounds stay normal or exact)
             values = np.ldexp(np.clip(values, self.low, self.high), self._scale)
-        coords, bits, ints = kernel(
-            native(rng), values, self.dimensions, self.kernel, *self._kernel_bounds(), self.gamma.numerator,
-            self.gamma.denominator, self.mixes, threads, layout)
+        coords, bits, ints = self.kernels.client(self, native(rng), values, threads, layout)
         data = {"bits": bits, "values": ints, "kinds": bits, "coordinates": coords}
         return {f.name: data[f.name] for f in self.report_fields}
 
