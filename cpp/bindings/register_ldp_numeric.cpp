@@ -183,21 +183,32 @@ static void register_ldp_numeric(py::module_& m) {
         "mean_privatize through the reference loop (the exact grid map and bit of every value, no fixed-point\n"
         "fast path): the same reports, bit for bit (tests only).");
 
-    m.def(
-        "mean_privatize_constant_time",
-        [](GeneratorHandle& h, const f64_array& values, uint64_t k, int method, double low, double high,
-           const py::int_& num, const py::int_& den, bool mix, unsigned threads) {
-            const exact::ct::MeanMechanismCT mm(mechanism(method, low, high, num, den, mix));  // checks the bounds
-            return privatize_arrays(h, values, k, method, [&](auto& family, const double* in, size_t n, int64_t* c,
-                                                              uint8_t* b, int64_t* v) {
-                exact::ct::mean_privatize_constant_time(family, mm, in, n, k, c, b, v, threads);
-            });
-        },
-        py::arg("gen"), py::arg("values"), py::arg("k"), py::arg("method"), py::arg("low"), py::arg("high"),
-        py::arg("gamma_num"), py::arg("gamma_den"), py::arg("mix"), py::arg("threads"),
-        "mean_privatize's reports from the constant-time kernel (ldp/constant_time/mean_mechanisms.hpp): a fixed\n"
-        "number of words per report, no branch or address on the values or the random bits; ValueError for\n"
-        "bounds it does not support.");
+    py::class_<exact::ct::MeanMechanismCT, std::shared_ptr<exact::ct::MeanMechanismCT>>(
+        m, "MeanMechanismConstantTimeCore",
+        "MeanMechanismCore's constant-time counterpart (ldp/constant_time/mean_mechanisms.hpp): a fixed number of\n"
+        "words per report, no branch or address on the values or the random bits; built once and kept by the\n"
+        "configuration. ValueError for bounds it does not support.")
+        .def(py::init([](int method, double low, double high, const py::int_& num, const py::int_& den, bool mix) {
+                 return std::make_shared<exact::ct::MeanMechanismCT>(mechanism(method, low, high, num, den, mix));
+             }),
+             py::arg("method"), py::arg("low"), py::arg("high"), py::arg("gamma_num"), py::arg("gamma_den"),
+             py::arg("mix"))
+        .def_property_readonly("grid_z", [](const exact::ct::MeanMechanismCT& mm) { return mm.Z; })
+        .def_property_readonly("grid_bits", [](const exact::ct::MeanMechanismCT& mm) { return mm.G; })
+        .def(
+            "privatize",
+            [](const exact::ct::MeanMechanismCT& mm, GeneratorHandle& h, const f64_array& values, uint64_t k,
+               unsigned threads, int layout) {
+                // one layout (fresh reports only: daily collection is not constant-time)
+                if (layout != static_cast<int>(ldp::MeanLayout::kDirect))
+                    throw std::invalid_argument("layout must be 2: the constant-time kernel draws fresh reports only");
+                return privatize_arrays(h, values, k, mm.method, [&](auto& family, const double* in, size_t n,
+                                                                     int64_t* c, uint8_t* b, int64_t* v) {
+                    exact::ct::mean_privatize_constant_time(family, mm, in, n, k, c, b, v, threads);
+                });
+            },
+            py::arg("gen"), py::arg("values"), py::arg("k"), py::arg("threads"), py::arg("layout"),
+            "MeanMechanismCore.privatize's reports from the constant-time kernel.");
 
     m.def(
         "_mean_piecewise_for_testing",

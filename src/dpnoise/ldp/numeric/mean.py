@@ -172,20 +172,6 @@ FRESH_LAYOUT = 2
 MEMO_LAYOUT = 1
 
 
-def _exact_client(config: MeanConfiguration, gen: Any, values: np.ndarray, threads: int,
-                  layout: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The exact kernel, on the configuration's kept C++ mechanism."""
-    return config._mechanism.privatize(gen, values, config.dimensions, threads, layout)
-
-
-def _constant_time_client(config: MeanConfiguration, gen: Any, values: np.ndarray, threads: int,
-                          layout: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The constant-time kernel, which has one layout of its own (fresh reports only)."""
-    return _core.ldp.mean_privatize_constant_time(gen, values, config.dimensions, config.kernel,
-                                                  *config._kernel_bounds(), config.gamma.numerator,
-                                                  config.gamma.denominator, config.mixes, threads)
-
-
 def check_values(values: Any, dimensions: int) -> np.ndarray:
     """Float64, C-contiguous, shape (n,) (one dimension) or (n, dimensions). TypeError for
     non-numeric input; ValueError for NaN and ±inf (here, before any budget is charged; the
@@ -278,8 +264,8 @@ class MeanConfiguration(Configuration, family="mean"):
     # every method: the exact kernel (narrow bounds scaled by 2^kernel_scale) and the constant-time
     # one (its fixed-point grid takes the bounds as they are: no scale), one decision a report
     kernel_table = KernelTable(
-        variable_time=Kernels(client=_exact_client, scale=kernel_scale, check=_any_bounds),
-        constant_time=Kernels(client=_constant_time_client, scale=lambda low, high: 0,
+        variable_time=Kernels(mechanism=_core.ldp.MeanMechanismCore, scale=kernel_scale, check=_any_bounds),
+        constant_time=Kernels(mechanism=_core.ldp.MeanMechanismConstantTimeCore, scale=lambda low, high: 0,
                               check=_fresh_only))
 
     def __init__(self, epsilon: float, bounds: tuple[float, float] = (0.0, 1.0), *, dimensions: int = 1,
@@ -478,11 +464,12 @@ class MeanConfiguration(Configuration, family="mean"):
 
     @property
     def _mechanism(self) -> Any:
-        """The exact kernel's C++ mechanism (certified enclosures, output and input grids): built
-        once, kept (not pickled: rebuilt where the configuration is used)."""
+        """The selected kernel row's C++ mechanism (certified enclosures, output and input grids;
+        exact or constant-time): built once, kept (not pickled: rebuilt where the configuration is
+        used)."""
         mech = self.__dict__.get("_mechanism_core")
         if mech is None:
-            mech = self.__dict__["_mechanism_core"] = _core.ldp.MeanMechanismCore(
+            mech = self.__dict__["_mechanism_core"] = self.kernels.mechanism(
                 self.kernel, *self._kernel_bounds(), self.gamma.numerator, self.gamma.denominator, self.mixes)
         return mech
 
@@ -494,7 +481,7 @@ class MeanConfiguration(Configuration, family="mean"):
     def _randomize(self, rng: Generator, values: np.ndarray, threads: int, layout: int) -> dict[str, np.ndarray]:
         if self._scale:  # narrow bounds: clip, then scale exactly (values in the bounds stay normal or exact)
             values = np.ldexp(np.clip(values, self.low, self.high), self._scale)
-        coords, bits, ints = self.kernels.client(self, native(rng), values, threads, layout)
+        coords, bits, ints = self._mechanism.privatize(native(rng), values, self.dimensions, threads, layout)
         data = {"bits": bits, "values": ints, "kinds": bits, "coordinates": coords}
         return {f.name: data[f.name] for f in self.report_fields}
 
