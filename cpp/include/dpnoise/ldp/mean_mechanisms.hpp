@@ -252,9 +252,9 @@ struct MeanMechanism {
     }
 
     // The coarse step, from the grid's U32 (|u 2^32 − U32| < 10): C = coarse_c0 + floor(kappa32 U32 /
-    // 2^32) is within 12 of c(u) 2^32. κ 2^32 is in [kappa32, kappa32 + 2) (gap < 2^30), so
+    // 2^32) is within 14 of c(u) 2^32. κ 2^32 is in [kappa32, kappa32 + 2) (gap < 2^30), so
     // coarse_c0 is within 1 of (1 − κ) 2^31, and kappa32 U32/2^32 within 2 u + kappa32 10/2^32 < 12
-    // of κ u 2^32, plus 1 for the floor. With the slack kCoarseSlack (64, well above 12), R's top word
+    // of κ u 2^32, plus 1 for the floor. With the slack kCoarseSlack (64, well above 14), R's top word
     // w32 decides "R < c" when w32 < C − slack and "R >= c" when w32 >= C + slack; otherwise (about
     // 2^-25 of values) direct_refine decides.
     static constexpr int64_t kCoarseSlack = 64;
