@@ -90,7 +90,8 @@ static void register_ldp_numeric(py::module_& m) {
                int layout) {
                 if (layout != static_cast<int>(ldp::MeanLayout::kGridFirst) &&
                     layout != static_cast<int>(ldp::MeanLayout::kDirect))
-                    throw std::invalid_argument("layout must be 1 (grid first: memoised answers) or 2 (direct)");
+                    throw std::invalid_argument("layout must be 1 (grid first: memoised answers) or 2 (direct), got " +
+                                                std::to_string(layout));
                 return privatize_arrays(h, values, k, mm.method, [&](auto& family, const double* in, size_t n, int64_t* c,
                                                                      uint8_t* b, int64_t* v) {
                     ldp::mean_privatize(family, mm, in, n, k, c, b, v, threads, static_cast<ldp::MeanLayout>(layout));
@@ -122,7 +123,7 @@ static void register_ldp_numeric(py::module_& m) {
                 mm.direct_bounds(mm.clip(in[i]), c[i], e[i]);
                 cc[i] = has_coarse ? mm.coarse_c(mm.grid.coarse_u32(mm.clip(in[i]))) : -1;
             }
-            return py::make_tuple(centers, slacks, coarse, mm.grid.fast_enabled(), has_coarse);
+            return py::make_tuple(centers, slacks, coarse, mm.grid.fixed_enabled(), has_coarse);
         },
         py::arg("values"), py::arg("low"), py::arg("high"), py::arg("gamma_num"), py::arg("gamma_den"),
         "(centers, slacks, coarse C, fixed point used, coarse step used): the direct Duchi bit's bounds of\n"
@@ -133,7 +134,7 @@ static void register_ldp_numeric(py::module_& m) {
         [](int level) {
             // 0: the portable coarse loop, 1: AVX-512 (refused where the CPU lacks it); returns the old level
             if (level != 0 && level != 1) throw std::invalid_argument("level must be 0 (portable) or 1 (AVX-512)");
-            int& current = ldp::duchi_coarse_level();
+            std::atomic<int>& current = ldp::duchi_coarse_level();
 #ifdef DPNOISE_MEAN_X86
             const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
                                 __builtin_cpu_supports("avx512vl");
@@ -141,9 +142,7 @@ static void register_ldp_numeric(py::module_& m) {
             const bool avx512 = false;
 #endif
             if (level == 1 && !avx512) throw std::invalid_argument("level 1 needs AVX-512F/DQ/VL, which this CPU lacks");
-            const int old = current;
-            current = level;
-            return old;
+            return current.exchange(level);
         },
         py::arg("level"), "Selects the direct Duchi bit's coarse kernel (tests only); returns the previous level.");
 
@@ -201,7 +200,8 @@ static void register_ldp_numeric(py::module_& m) {
                unsigned threads, int layout) {
                 // one layout (fresh reports only: daily collection is not constant-time)
                 if (layout != static_cast<int>(ldp::MeanLayout::kDirect))
-                    throw std::invalid_argument("layout must be 2: the constant-time kernel draws fresh reports only");
+                    throw std::invalid_argument("layout must be 2: the constant-time kernel draws fresh reports only, got " +
+                                                std::to_string(layout));
                 return privatize_arrays(h, values, k, mm.method, [&](auto& family, const double* in, size_t n,
                                                                      int64_t* c, uint8_t* b, int64_t* v) {
                     exact::ct::mean_privatize_constant_time(family, mm, in, n, k, c, b, v, threads);

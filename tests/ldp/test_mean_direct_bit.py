@@ -32,7 +32,9 @@ EDGES = {
     (1e6, 1e6 + 1.0): [1e6, 1e6 + 0.5, 1e6 + 1e-9, 1e6 + 0.999],  # width 2^-20 of the magnitude
     (1e6, 1e6 + 1e-9): [1e6, 1e6 + 5e-10, 1e6 + 1e-9, 2e6],       # no fixed point
     (-3e300, 1e300): [0.0, 1e299, -2e300, 1.0, -1e-300, -3e300, 1e300],
-    (0.0, 2.0 ** -950): [0.0, 2.0 ** -951, 5e-324, 2.0 ** -950, 2.0 ** -1000],  # no coarse step
+    (0.0, 2.0 ** -950): [0.0, 2.0 ** -951, 5e-324, 2.0 ** -950, 2.0 ** -1000],
+    (0.0, 2.0 ** -1000): [0.0, 2.0 ** -1001, 5e-324, 2.0 ** -1000, 1e-305],  # no coarse step
+    (1e-30, 1.0): [1e-30, 0.5, 1.0, 1e-31, 0.999, 2e-30],  # map() wide for every value: fixed point only
     (-(2.0 ** -700), 2.0 ** -699): [0.0, 2.0 ** -701, -(2.0 ** -700), 5e-324, -5e-324],
     (0.0, 1024.0): [1.0, 512.0, 3.0, 1023.0, 0.5, 2.0 ** -30, 1023.9999999999999],
 }
@@ -75,8 +77,10 @@ def test_the_enclosures_hold(bounds, eps):
         if has_coarse:
             worst = max(worst, float(abs(cc - c * mpmath.mpf(2) ** 32)))
     assert worst < 14
-    if bounds in ((0.0, 2.0 ** -950), (1e6, 1e6 + 1e-9)):
+    if bounds in ((0.0, 2.0 ** -1000), (1e6, 1e6 + 1e-9)):
         assert not has_coarse  # the refinement-only path is exercised by these bounds
+    else:
+        assert has_coarse
 
 
 @pytest.fixture

@@ -3,7 +3,9 @@
 // Every user's value is first on the input grid t = m / 2^K (numeric_grid.hpp). Then:
 //
 // Duchi (Duchi, Jordan & Wainwright, JASA 2018, §4.2.3, one dimension; Wang et al., ICDE 2019,
-// Alg. 1): the bit b = 1 (report +C) with probability 1/2 + t (e^ε − 1)/(2(e^ε + 1)), else
+// Alg. 1). Fresh reports (layout 2, from 0.11.0) decide "R < 1/2 + κ(u − 1/2)" on the value's exact
+// position u directly (duchi_direct_chunk, below; the same law); memoised answers keep the grid
+// first (layout 1), as follows: the bit b = 1 (report +C) with probability 1/2 + t (e^ε − 1)/(2(e^ε + 1)), else
 // b = 0 (report −C), C = (e^ε + 1)/(e^ε − 1). P(b | t)/P(b | t') <= (1 + κ)/(1 − κ) = e^ε with
 // κ = tanh(ε/2). 1BitMean (Ding, Kulkarni & Yekhanin, NeurIPS 2017, §2.1) is the same bit:
 // P(1) = 1/(e^ε + 1) + (x/m)(e^ε − 1)/(e^ε + 1) with x/m = (t + 1)/2.
@@ -27,6 +29,7 @@
 // α = 1 − e^{−ε/2} (above ε* ≈ 0.61) or 0; "R >= e^{−γ/2}" decided like the Duchi bit.
 #pragma once
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -271,7 +274,7 @@ struct MeanMechanism {
 
     bool direct_bounds(double x, uint64_t& center, uint64_t& slack) const {  // x clipped
         uint64_t U = 0;
-        const bool fast = grid.fast_enabled();
+        const bool fast = grid.fixed_enabled();
         const bool bounded = fast ? (U = grid.fixed_u64(x), true) : grid.exact_u64(x, U);
         center = direct_center(U);
         slack = bounded ? direct_slack(fast ? grid.fast_margin() + 1 : 1) : ~uint64_t{0};
@@ -443,7 +446,9 @@ template <int M, bool Multi, class Bits>
 // The direct Duchi loop (layout 2), block by block: for each block of up to kDirectBlock values
 // of the chunk, (k > 1) every value's coordinate (uniform_below(k), in order), then one 64-bit
 // word per two values (value 2i the low half, 2i + 1 the high half: R's first 32 bits), then, in
-// order, the further bits of the values the first word left undecided (direct_refine). Where the
+// order, the further bits of the values the first word left undecided (direct_refine, through the
+// bit reader: first any bits it holds from before the block's words, e.g. the last coordinate's
+// word, then the words after the block's). Where the
 // grid has its coarse step, the first word is compared with the coarse bounds (an AVX-512 kernel
 // eight values at a time where the CPU has one, the same integers as the portable loop);
 // otherwise every value goes through direct_refine.
@@ -523,15 +528,16 @@ __attribute__((target(DPNOISE_MEAN_AVX512_DIRECT))) inline size_t duchi_coarse_a
 }
 #endif  // DPNOISE_MEAN_X86
 
-// 1: the AVX-512 coarse kernel, 0: the portable loop (chosen once; tests may force 0).
-inline int& duchi_coarse_level() {
+// 1: the AVX-512 coarse kernel, 0: the portable loop (chosen once; a test hook may switch it
+// while other threads read it, hence atomic).
+inline std::atomic<int>& duchi_coarse_level() {
 #ifdef DPNOISE_MEAN_X86
-    static int level = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-                               __builtin_cpu_supports("avx512vl")
-                           ? 1
-                           : 0;
+    static std::atomic<int> level{__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+                                          __builtin_cpu_supports("avx512vl")
+                                      ? 1
+                                      : 0};
 #else
-    static int level = 0;
+    static std::atomic<int> level{0};
 #endif
     return level;
 }
@@ -539,7 +545,8 @@ inline int& duchi_coarse_level() {
 inline size_t duchi_coarse(const MeanMechanism& mm, const double* x, const uint64_t* words, size_t n, uint8_t* out,
                            uint32_t* pending) {
 #ifdef DPNOISE_MEAN_X86
-    if (duchi_coarse_level() == 1) return duchi_coarse_avx512(mm, x, words, n, out, pending);
+    if (duchi_coarse_level().load(std::memory_order_relaxed) == 1)
+        return duchi_coarse_avx512(mm, x, words, n, out, pending);
 #endif
     return duchi_coarse_portable(mm, x, words, n, out, pending);
 }
@@ -573,7 +580,7 @@ template <bool Multi, class Bits>
             std::memset(out, 0, (nb + 7) / 8);
             np = nb;
         }
-        for (size_t p = 0; p < np; ++p) {  // in order; R's further bits after the block's words
+        for (size_t p = 0; p < np; ++p) {  // in order; R's further bits from the reader (see above)
             const size_t i = pending[p];
             const uint64_t w32 = (words[i / 2] >> (32 * (i & 1))) & 0xffffffffu;
             const double xi = mm.clip(x[i]);

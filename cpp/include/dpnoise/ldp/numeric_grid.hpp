@@ -136,7 +136,7 @@ struct InputGrid {
         return (uhi >> 16) == top && d1 != 0;
     }
 
-    // The fixed point alone (fast_ only), for v in [low, high]: U with |u 2^64 − U| < margin_,
+    // The fixed point alone (fixed_enabled() only), for v in [low, high]: U with |u 2^64 − U| < margin_,
     // u = (v − low)/(high − low) (the enclosure proved at prepare_fast). No random bits, no branch
     // on v but the exponent's shift direction.
     uint64_t fixed_u64(double v) const {
@@ -162,6 +162,7 @@ struct InputGrid {
     }
 
     bool fast_enabled() const { return fast_; }
+    bool fixed_enabled() const { return fixed_; }
     uint64_t fast_margin() const { return margin_; }
 
     // ------------------------------------------------------------ the coarse position
@@ -173,8 +174,10 @@ struct InputGrid {
     // nothing more, and |u − a/W| < 3.01/W <= 2^-38 (prepare_fast) under 1 (docs/ldp_numeric.md,
     // "Duchi's bit, direct"). xc = trunc(v / 2^S) is one multiplication by the power of two 2^-S and
     // a truncating conversion: exact whatever the rounding mode, because the product is exact
-    // unless it is below 2^-61 (then it truncates to 0 even when rounded or flushed), which the
-    // bounds' magnitude 2^E in [2^-900, 2^1000] guarantees (else coarse_enabled() is false).
+    // unless it is subnormal (below 1: it truncates to 0 even when rounded or flushed), and a
+    // subnormal v (which flush-to-zero reads as 0) gives a product below 1 too when the bounds'
+    // magnitude 2^E is at least 2^-961 (else coarse_enabled() is false; Python hands narrower
+    // bounds to the kernel scaled to [1, 2)).
     bool coarse_enabled() const { return coarse_; }
     double coarse_scale() const { return inv_unit_; }
     int64_t coarse_low() const { return lo_f_; }
@@ -230,7 +233,8 @@ private:
     // W = w_ = hi_f − lo_f_ in [2^(L−1), 2^L), normalised W' = W 2^norm_ in [2^63, 2^64), and
     // rinv_ = floor(2^128 / W') − 2^64 (W' > 2^63; 2^64 − 1 when W' = 2^63): u 2^64 ~ a' (2^64 +
     // rinv_)/2^64 with a' = a 2^norm_
-    bool fast_ = false;
+    bool fixed_ = false;  // the fixed point's enclosure (fixed_u64, coarse_u32) is valid
+    bool fast_ = false;   // and map_fast may use it (map()'s 128-bit branch for the bounds)
     int S_ = 0, min_exp_ = 0;
     int64_t lo_f_ = 0, w_ = 0;
     uint64_t rinv_ = 0;
@@ -263,8 +267,6 @@ private:
         const int E = std::ilogb(std::max(std::fabs(low), std::fabs(high))) + 1;  // max(|low|, |high|) < 2^E
         S_ = E - 61;
         min_exp_ = E - 94;
-        if (lo.mantissa && lo.exponent < min_exp_) return;  // map() is wide for every value
-        if (hi.mantissa && hi.exponent < min_exp_) return;
         lo_f_ = floor_fixed(lo, S_);
         const int64_t W = floor_fixed(hi, S_) - lo_f_;
         if (W < (int64_t{1} << 40)) return;  // width far below the magnitude: map() as it is
@@ -277,8 +279,12 @@ private:
         const u128 r = rest / Wn;
         rinv_ = r > UINT64_MAX ? UINT64_MAX : static_cast<uint64_t>(r);  // W' = 2^63: 2^64 − 1
         margin_ = static_cast<uint64_t>((static_cast<u128>(1) << 66) / static_cast<u128>(W)) + 8;
-        fast_ = true;
-        if (E >= -900 && E <= 1000) {  // coarse_u32's exact conversion (2^-S is a normal double)
+        fixed_ = true;  // the enclosure holds for any bounds of this width (the direct decisions)
+        // map_fast also needs map()'s 128-bit branch for the bounds (else map() is wide for every value)
+        fast_ = !(lo.mantissa && lo.exponent < min_exp_) && !(hi.mantissa && hi.exponent < min_exp_);
+        // coarse_u32's conversion: 2^-S a normal double, and a subnormal v (or one flushed to 0)
+        // below 2^(-1022 - S) <= 1, so that it truncates to 0 as it should
+        if (E >= -961 && E <= 1024) {
             const uint64_t W32 = Wn >> 32;  // in [2^31, 2^32)
             r31_ = std::min<uint64_t>((uint64_t{1} << 63) / W32, 0xffffffffu);
             inv_unit_ = std::ldexp(1.0, -S_);

@@ -3,7 +3,8 @@
 Each user holds a number (or a vector of ``dimensions`` numbers, of which one uniformly chosen
 coordinate is reported, as in Wang et al., ICDE 2019, §IV). The value is clipped to the bounds,
 mapped exactly to t in [-1, 1] on a 2^-32 grid (randomized rounding, unbiased) and randomized
-by one of:
+by one of the methods below (fresh Duchi-type bits skip the rounding and decide on the value's
+exact position, with the same law: docs/ldp_numeric.md, "Duchi's bit, direct"):
 
 - ``"duchi"``: Duchi, Jordan & Wainwright (JASA 2018), one bit: ±C, C = (e^ε + 1)/(e^ε − 1);
 - ``"bitmean"``: 1BitMean (Ding, Kulkarni & Yekhanin, NeurIPS 2017), the same bit read as

@@ -1,4 +1,4 @@
-"""Review of 2a9f98d (the direct Duchi bit, layout 2): an exact replica of fresh "duchi" reports.
+"""The direct Duchi bit (layout 2, 0.11.0) against an exact replica of fresh "duchi" reports.
 
 The test generator is a NumPy PCG64, so the kernel reads a word sequence that is known in advance
 (its sequential family reads ``random_raw`` in order; one 65,536-report stream per call here).
@@ -15,7 +15,8 @@ the kernel reads; a decision is never taken from it.
 No statistics: each report must equal the replica's bit, and every decision the replica takes
 is checked to be certain (R's interval does not contain c). This pins layout 2 (no committed
 test does: fresh Duchi reports are no longer compared with any reference) and checks the
-decisions next to c, where a statistical test sees nothing. Checked by hand on 2a9f98d: a coarse
+decisions next to c, where a statistical test sees nothing. Checked by hand (review of the
+change): a coarse
 slack of 0 instead of 64 (wrong bits for values within ~13 words of c), or the refinement's next
 32 bits with their top bit flipped (a layout change that keeps the law), each make 12 and 24 of
 these cases fail, while every test of tests/ldp/test_mean_direct_bit.py still passes.
@@ -159,8 +160,8 @@ BOUNDS = [
     (0.0, 600.0),
     (1e6, 1e6 + 1e-9),           # no fixed point: the exact 128-bit quotient's enclosure (its doubles
                                  # are a ninth of the width apart: values land where they may)
-    (0.0, 2.0 ** -930),          # magnitude below 2^-900: no coarse step (as the kernel sees it)
-    (0.0, 1e302),                # magnitude above 2^1000: no coarse step
+    (0.0, 2.0 ** -930),          # a tiny magnitude, as the kernel may see it (coarse step from 2^-961)
+    (0.0, 1e302),                # a huge magnitude (coarse step up to 2^1024)
     (2.0 ** -100, 1.0),          # map()'s wide case: every value through the exact comparison
 ]
 
