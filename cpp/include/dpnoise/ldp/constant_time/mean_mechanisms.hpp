@@ -28,15 +28,13 @@
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
-#if defined(__SSE2__) && defined(__x86_64__)
-#include <immintrin.h>
-#endif
 
 #include "dpnoise/exact/constant_time/certified_thresholds.hpp"
 #include "dpnoise/exact/constant_time/ct_ops.hpp"
 #include "dpnoise/exact/constant_time/randomized_response.hpp"
 #include "dpnoise/ldp/mean_mechanisms.hpp"
 #include "dpnoise/random/stream_fill.hpp"
+#include "dpnoise/simd.hpp"  // DPNOISE_X86_SIMD: minsd/maxsd (SSE2, baseline x86-64)
 
 namespace dpnoise::exact::ct {
 
@@ -70,7 +68,7 @@ inline u128 mul_high128(u128 U, u128 W) {
 
 // min/max of doubles by minsd/maxsd (no branch; NaN is excluded by the caller's check).
 inline double clamp_double_ct(double v, double low, double high) {
-#if defined(__SSE2__) && defined(__x86_64__)
+#ifdef DPNOISE_X86_SIMD
     __m128d s = _mm_max_sd(_mm_set_sd(v), _mm_set_sd(low));
     s = _mm_min_sd(s, _mm_set_sd(high));
     return _mm_cvtsd_f64(s);
