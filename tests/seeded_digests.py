@@ -20,6 +20,7 @@ import hashlib
 import json
 import sys
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -57,10 +58,30 @@ def mean(method: str, seed: int, values: np.ndarray, constant_time: bool = False
     return np.asarray(oracle.aggregator().add(reports).estimate())
 
 
+GRID = np.linspace(-1e3, 1e3, 200_001)
+
+
+def laplace_grid(constant_time: bool) -> np.ndarray:
+    return np.asarray(dpnoise.LaplaceMechanism(1.0, 0.7, **seeded(8, constant_time))(GRID))
+
+
+def gaussian_grid_float32(constant_time: bool) -> np.ndarray:
+    return np.asarray(dpnoise.GaussianMechanism(1.0, 1e-5, 0.3, **seeded(9, constant_time))(GRID.astype(np.float32)))
+
+
+def laplace_integers(constant_time: bool) -> np.ndarray:
+    values = np.arange(-100_000, 100_000, dtype=np.int64)
+    return np.asarray(dpnoise.LaplaceMechanism(0.5, 2, **seeded(10, constant_time))(values))
+
+
+def discrete_gaussian_mechanism(constant_time: bool) -> np.ndarray:
+    values = np.arange(200_000, dtype=np.int64)
+    return np.asarray(dpnoise.DiscreteGaussianMechanism(1.0, 1e-5, sensitivity=3, **seeded(11, constant_time))(values))
+
+
 def cases() -> Iterator[tuple[str, Callable[[], Any]]]:
     items = (np.arange(20_000) * 7919 % 300).astype(np.int64)
     values = np.linspace(-1.0, 1.0, 20_000)
-    grid = np.linspace(-1e3, 1e3, 200_001)
     yield "random_raw", lambda: rng(1).random_raw(1_000_003)
     yield "random_raw threads", lambda: rng(2).random_raw(3_000_001, threads=2)
     yield "integers", lambda: rng(3).integers(0, 10**9, size=500_000)
@@ -71,13 +92,10 @@ def cases() -> Iterator[tuple[str, Callable[[], Any]]]:
     yield "chacha20 stream words", lambda: _core.chacha20_stream_words(bytes(range(32)), 5, 2**32 - 20, 1000)
     for ct in (False, True):
         tag = " ct" if ct else ""
-        yield f"laplace grid float64{tag}", lambda ct=ct: dpnoise.LaplaceMechanism(1.0, 0.7, **seeded(8, ct))(grid)
-        yield f"gaussian grid float32{tag}", lambda ct=ct: dpnoise.GaussianMechanism(
-            1.0, 1e-5, 0.3, **seeded(9, ct))(grid.astype(np.float32))
-        yield f"laplace integers{tag}", lambda ct=ct: dpnoise.LaplaceMechanism(0.5, 2, **seeded(10, ct))(
-            np.arange(-100_000, 100_000, dtype=np.int64))
-        yield f"discrete gaussian mechanism{tag}", lambda ct=ct: dpnoise.DiscreteGaussianMechanism(
-            1.0, 1e-5, sensitivity=3, **seeded(11, ct))(np.arange(200_000, dtype=np.int64))
+        yield f"laplace grid float64{tag}", partial(laplace_grid, ct)
+        yield f"gaussian grid float32{tag}", partial(gaussian_grid_float32, ct)
+        yield f"laplace integers{tag}", partial(laplace_integers, ct)
+        yield f"discrete gaussian mechanism{tag}", partial(discrete_gaussian_mechanism, ct)
     yield "olh", lambda: frequency("olh", 12, items)
     yield "olh g=3", lambda: frequency("olh", 13, items, g=3)
     yield "flh g<=16", lambda: frequency("flh", 14, items, k_prime=50, g=5, pool_key=99)
@@ -87,8 +105,8 @@ def cases() -> Iterator[tuple[str, Callable[[], Any]]]:
     yield "oue ct", lambda: frequency("oue", 18, items, constant_time=True)
     yield "sue ct", lambda: frequency("sue", 19, items, constant_time=True)
     for method in ("duchi", "piecewise", "hybrid"):
-        yield f"mean {method}", lambda method=method: mean(method, 20, values)
-        yield f"mean {method} ct", lambda method=method: mean(method, 21, values, constant_time=True)
+        yield f"mean {method}", partial(mean, method, 20, values)
+        yield f"mean {method} ct", partial(mean, method, 21, values, constant_time=True)
 
 
 def main() -> None:

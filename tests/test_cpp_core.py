@@ -5,6 +5,7 @@ import os
 import shutil
 import subprocess
 import types
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ CROSS_CXX = "aarch64-linux-gnu-g++"
 
 @pytest.mark.skipif(shutil.which("cmake") is None or not (ROOT / "cpp" / "tests").is_dir(),
                     reason="needs cmake and the source tree")
-def test_cpp_core_unit_tests(tmp_path):
+def test_cpp_core_unit_tests(tmp_path: Path) -> None:
     build = tmp_path / "build"
     subprocess.run(["cmake", "-S", str(ROOT), "-B", str(build), "-DDPNOISE_BUILD_CPP_TESTS=ON",
                     "-DCMAKE_BUILD_TYPE=Release"], check=True, capture_output=True)
@@ -28,7 +29,7 @@ def test_cpp_core_unit_tests(tmp_path):
     assert len(expected) >= 4 and all(f"{name} " in result.stdout for name in expected), result.stdout
 
 
-def test_every_core_header_compiles_for_aarch64(tmp_path):
+def test_every_core_header_compiles_for_aarch64(tmp_path: Path) -> None:
     """The core builds on CPUs other than x86-64 (aarch64 wheels, Apple silicon): every header under
     cpp/include/dpnoise, included from one unit, compiles for aarch64 at the project's warning flags.
     An x86 intrinsic, target("...") attribute or __builtin_cpu_supports outside the DPNOISE_X86_SIMD
@@ -50,7 +51,7 @@ def test_every_core_header_compiles_for_aarch64(tmp_path):
     assert "warning:" not in result.stderr, result.stderr[-4000:]
 
 
-def _stubbed(tree: ast.Module):
+def _stubbed(tree: ast.Module) -> Iterator[tuple[str, str]]:
     """(namespace, name) of every function, class and constant stubbed in _core.pyi: namespace ""
     for the module, "ldp" for the members of `class ldp` (the _core.ldp submodule)."""
     for node in tree.body:
@@ -64,7 +65,7 @@ def _stubbed(tree: ast.Module):
             yield "", node.target.id
 
 
-def test_stubs_match_the_extension():
+def test_stubs_match_the_extension() -> None:
     """_core.pyi stubs exactly the extension's names: nothing stubbed that does not exist, and every
     LDP kernel under _core.ldp (none left at the top level) is stubbed."""
     from dpnoise import _core
