@@ -2,8 +2,7 @@
 // every core kernel that has an x86-64 form (AVX2, AVX-512, SSE2) beside its portable one:
 // the ChaCha20 keystream, the mechanisms' blocked grid release (float64 and float32) and its
 // constant-time form (SSE2 clamps, the AVX2 discrete Gaussian scan), the clamps themselves,
-// the OLH and FLH support kernels, the Z-matrix sweep, the constant-time unary randomizer, and
-// the mean oracles' clients (float input grid).
+// the OLH and FLH support kernels, the Z-matrix sweep and the constant-time unary randomizer.
 //
 // Not a unit test (the name does not match test_*.cpp, so CMake does not build it): a tool
 // whose output must not depend on the CPU or on which kernels were compiled.
@@ -20,7 +19,6 @@
 #include "dpnoise/ldp/constant_time/mean_mechanisms.hpp"
 #include "dpnoise/ldp/constant_time/randomizers.hpp"
 #include "dpnoise/ldp/local_hashing.hpp"
-#include "dpnoise/ldp/mean_mechanisms.hpp"
 #include "dpnoise/ldp/zmatrix_oracle.hpp"
 #include "dpnoise/mechanism_kernels.hpp"
 #include "dpnoise/mechanism_kernels_constant_time.hpp"
@@ -179,25 +177,6 @@ int main() {
         exact::ct::unary_constant_time(g, exact::ct::BitChannel(exact::ct::BitChannelKind::optimized, full), items.data(),
                                        nullptr, columns, rows.data(), users, threads);
         print("ct unary oue", rows);
-    }
-    // the mean oracles' clients (their input grid maps doubles to integers: a CPU that fused a
-    // product into an add would change it)
-    {
-        const size_t users = 20000;
-        std::vector<double> values(users);
-        for (size_t i = 0; i < users; ++i) values[i] = -1.0 + 2.0 * static_cast<double>(i) / (users - 1) + 1e-9 * static_cast<double>(i % 13);
-        for (auto method : {ldp::MeanMechanism::kDuchi, ldp::MeanMechanism::kPiecewise, ldp::MeanMechanism::kHybrid}) {
-            const ldp::MeanMechanism mm(method, -1.0, 1.0, exact::BigUint(1), exact::BigUint(1), false);
-            std::vector<uint8_t> bits((users + 7) / 8);
-            std::vector<int64_t> ints(users);
-            random::ChaCha20Generator g(key(6));
-            ldp::mean_privatize(g, mm, values.data(), users, 1, nullptr, bits.data(), ints.data(), threads);
-            char name[64];
-            std::snprintf(name, sizeof name, "mean client %d bits", static_cast<int>(method));
-            print(name, bits);
-            std::snprintf(name, sizeof name, "mean client %d values", static_cast<int>(method));
-            print(name, ints);
-        }
     }
     return 0;
 }
