@@ -7,6 +7,7 @@ import numpy.typing as npt
 SAMPLES_PER_STREAM: int
 NUMPY_STREAM: int
 SPAWN_STREAM: int
+X86_SIMD_BUILT: bool  # the build has the x86 SIMD kernels (False: another CPU, or DPNOISE_NO_SIMD)
 _C_API: Any  # PyCapsule "dpnoise._core._C_API" (dpnoise/capi.h)
 
 
