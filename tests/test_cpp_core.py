@@ -59,7 +59,7 @@ def _stubbed(tree: ast.Module) -> Iterator[tuple[str, str]]:
             yield "", node.name
             if isinstance(node, ast.ClassDef) and node.name == "ldp":
                 for member in node.body:
-                    if isinstance(member, ast.FunctionDef):
+                    if isinstance(member, (ast.FunctionDef, ast.ClassDef)):
                         yield "ldp", member.name
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             yield "", node.target.id

@@ -37,9 +37,9 @@
 #include <type_traits>
 #include <vector>
 
-#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#include "dpnoise/simd.hpp"
+#ifdef DPNOISE_X86_SIMD  // the project's one x86 switch (DPNOISE_NO_SIMD builds the portable paths only)
 #define DPNOISE_MEAN_X86 1
-#include <immintrin.h>
 #endif
 
 #include "dpnoise/exact/certified_exp.hpp"
