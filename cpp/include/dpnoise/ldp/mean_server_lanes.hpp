@@ -4,7 +4,8 @@
 // MeanScratch: Σz (128-bit two's complement), Σz² (192-bit), the hybrid's Duchi users and ones.
 // Every kernel below gives the same sums and the same verdict (a batch with one report out of
 // range is refused whole, before its sums are used); they differ only in speed and are chosen
-// at run time from what the CPU has: AVX-512, AVX2, or the portable loop.
+// at run time from what the CPU has: AVX-512 IFMA, AVX-512, AVX2, or the portable loop.
+// tests/ldp/test_mean_server_kernels.py runs every kernel the CPU has against exact Python sums.
 #pragma once
 #include <algorithm>
 #include <cstddef>
@@ -210,24 +211,142 @@ __attribute__((target("avx2"))) inline bool lane_batch_avx2(const int64_t* v, co
                                                              uint64_t Z, MeanScratch& s) {
     return lane_batch(v, kinds, n, Z, s);
 }
+
+// AVX-512 IFMA: vpmadd52luq / vpmadd52huq add to a 64-bit lane the low / the high 52 bits of the
+// 104-bit product of two lanes' low 52 bits (Intel SDM vol. 2, VPMADD52LUQ, VPMADD52HUQ). With
+// a = |z| < 2^52, a^2 = lo + hi 2^52: two instructions per 8 reports instead of the 24-bit split
+// and three 32 x 32-bit products. A lane adds at most kIfmaBlock / 8 = 2^11 terms below 2^52
+// (below 2^63) and is carried once per block. The hybrid's Duchi reports run through the same
+// unmasked sums and are taken out once per block: in a valid batch their z is 0 or 1, so z^2 = z,
+// and Σ_pm z = Σ z − ones, Σ_pm z^2 = Σ z^2 − ones with ones = Σ_duchi z, the one masked sum.
+// The checks, exactly "every report in range": the largest |z| over every lane <= Z (a valid
+// Duchi report has |z| <= 1 <= Z; Z = 0 runs the AVX-512 kernel) and the OR of the Duchi
+// reports' z within bit 0. Per 8 reports: 5 vector operations (Piecewise), 7 (hybrid), no
+// per-lane mask for Piecewise reports. (An invalid batch's sums are garbage and never used.)
+#define DPNOISE_MEAN_IFMA "avx512f,avx512vl,avx512dq,avx512bw,avx512ifma"
+inline constexpr size_t kIfmaBlock = size_t{1} << 14;  // reports per carry
+
+template <bool Hybrid>
+__attribute__((target(DPNOISE_MEAN_IFMA))) inline bool lane_batch_ifma_t(const int64_t* v, const uint8_t* kinds,
+                                                                         size_t n, uint64_t Z, MeanScratch& s) {
+    const __mmask8 all = 0xff;  // the maskz forms: see lane_sums_avx512
+    __m512i top = _mm512_setzero_si512(), duchi_or = top;
+    const size_t body = n & ~size_t{7};
+    for (size_t b = 0; b < body; b += kIfmaBlock) {
+        const size_t end = std::min(body, b + kIfmaBlock);
+        __m512i sum = _mm512_setzero_si512(), lo = sum, hi = sum, ones = sum;
+        for (size_t i = b; i < end; i += 8) {
+            // 16 KiB ahead into L2 (T1): 4-9% faster than the AVX-512 kernel's 4 KiB into L1 (T0) in
+            // A/B runs in the benchmark's conditions (docs/performance.md); the address as an
+            // integer: near the end it lies past the array, where a pointer would be undefined
+            _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(v + i) + 16384), _MM_HINT_T1);
+            const __m512i z = _mm512_loadu_si512(v + i);
+            const __m512i a = _mm512_maskz_abs_epi64(all, z);  // INT64_MIN stays 2^63 (unsigned): > Z
+            top = _mm512_maskz_max_epu64(all, top, a);
+            sum = _mm512_add_epi64(sum, z);
+            lo = _mm512_madd52lo_epu64(lo, a, a);
+            hi = _mm512_madd52hi_epu64(hi, a, a);
+            if (Hybrid) {
+                const __mmask8 duchi = static_cast<__mmask8>(kinds[i / 8]);
+                duchi_or = _mm512_mask_or_epi64(duchi_or, duchi, duchi_or, z);
+                ones = _mm512_mask_add_epi64(ones, duchi, ones, z);
+            }
+        }
+        alignas(64) uint64_t lane[4][8];
+        _mm512_store_si512(lane[0], sum);
+        _mm512_store_si512(lane[1], lo);
+        _mm512_store_si512(lane[2], hi);
+        _mm512_store_si512(lane[3], ones);
+        uint64_t sum_all = 0, hi_all = 0, ones_all = 0;  // |Σz| < 2^62, Σhi < 2^58 (valid batch)
+        u128 lo_all = 0;
+        for (int j = 0; j < 8; ++j) {
+            sum_all += lane[0][j];
+            lo_all += lane[1][j];
+            hi_all += lane[2][j];
+            ones_all += lane[3][j];
+        }
+        s.sum += static_cast<u128>(static_cast<i128>(static_cast<int64_t>(sum_all - ones_all)));
+        const u128 sq = lo_all + (static_cast<u128>(hi_all) << 52) - ones_all;  // < 2^110
+        const u128 before = s.sq_lo;
+        s.sq_lo += sq;
+        s.sq_hi += s.sq_lo < before ? 1 : 0;
+        s.duchi_ones += static_cast<int64_t>(ones_all);
+    }
+    const __mmask8 out_of_range = _mm512_cmpgt_epu64_mask(top, _mm512_set1_epi64(static_cast<long long>(Z)));
+    const __mmask8 not_a_bit = _mm512_test_epi64_mask(duchi_or, _mm512_set1_epi64(~1LL));
+    uint64_t bad = (out_of_range | not_a_bit) ? 1 : 0;
+    if (body < n) {  // the last n % 8 reports
+        alignas(64) uint64_t mask[8] = {};
+        for (size_t j = body; j < n; ++j) mask[j - body] = kinds ? uint64_t{0} - ((kinds[body / 8] >> (j - body)) & 1u) : 0;
+        LaneSums tail;
+        lane_sums(v + body, mask, n - body, Z, tail);
+        bad |= tail.bad;
+        carry_lanes(tail, s);
+    }
+    count_users(kinds, n, s);
+    return bad == 0;
+}
+
+__attribute__((target(DPNOISE_MEAN_IFMA))) inline bool lane_batch_ifma(const int64_t* v, const uint8_t* kinds, size_t n,
+                                                                       uint64_t Z, MeanScratch& s) {
+    if (Z == 0) return lane_batch_avx512(v, kinds, n, Z, s);
+    return kinds ? lane_batch_ifma_t<true>(v, kinds, n, Z, s) : lane_batch_ifma_t<false>(v, kinds, n, Z, s);
+}
 #endif  // DPNOISE_MEAN_LANES_X86
 
 inline bool lane_batch_portable(const int64_t* v, const uint8_t* kinds, size_t n, uint64_t Z, MeanScratch& s) {
     return lane_batch(v, kinds, n, Z, s);
 }
 
-inline bool lane_batch_dispatch(const int64_t* v, const uint8_t* kinds, size_t n, uint64_t Z, MeanScratch& s) {
+// The kernels by name (tests and benchmarks compare them; lane_batch_dispatch picks the best).
+enum class LaneKernel : int { kPortable, kAvx2, kAvx512, kAvx512Ifma, kCount };
+inline const char* const kLaneKernelNames[] = {"portable", "avx2", "avx512", "avx512ifma"};
+
+inline bool lane_kernel_supported(LaneKernel k) {
 #ifndef DPNOISE_MEAN_LANES_X86
-    return lane_batch_portable(v, kinds, n, Z, s);  // the portable loop (auto-vectorised where possible)
+    return k == LaneKernel::kPortable;
 #else
-    static const int level = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-                                     __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw")
-                                 ? 2
-                                 : (__builtin_cpu_supports("avx2") ? 1 : 0);
-    if (level == 2) return lane_batch_avx512(v, kinds, n, Z, s);
-    if (level == 1) return lane_batch_avx2(v, kinds, n, Z, s);
-    return lane_batch_portable(v, kinds, n, Z, s);
+    static const bool avx2 = __builtin_cpu_supports("avx2");
+    static const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+                               __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw");
+    static const bool ifma = avx512 && __builtin_cpu_supports("avx512ifma");
+    switch (k) {
+        case LaneKernel::kPortable: return true;
+        case LaneKernel::kAvx2: return avx2;
+        case LaneKernel::kAvx512: return avx512;
+        case LaneKernel::kAvx512Ifma: return ifma;
+        default: return false;
+    }
 #endif
+}
+
+// Precondition: lane_kernel_supported(k).
+inline bool lane_batch_with(LaneKernel k, const int64_t* v, const uint8_t* kinds, size_t n, uint64_t Z,
+                            MeanScratch& s) {
+#ifdef DPNOISE_MEAN_LANES_X86
+    switch (k) {
+        case LaneKernel::kAvx2: return lane_batch_avx2(v, kinds, n, Z, s);
+        case LaneKernel::kAvx512: return lane_batch_avx512(v, kinds, n, Z, s);
+        case LaneKernel::kAvx512Ifma: return lane_batch_ifma(v, kinds, n, Z, s);
+        default: break;
+    }
+#else
+    (void)k;
+#endif
+    return lane_batch_portable(v, kinds, n, Z, s);
+}
+
+// The fastest kernel the CPU has, chosen once.
+inline LaneKernel lane_kernel_best() {
+    static const LaneKernel best = lane_kernel_supported(LaneKernel::kAvx512Ifma) ? LaneKernel::kAvx512Ifma
+                                   : lane_kernel_supported(LaneKernel::kAvx512)   ? LaneKernel::kAvx512
+                                   : lane_kernel_supported(LaneKernel::kAvx2)     ? LaneKernel::kAvx2
+                                                                                  : LaneKernel::kPortable;
+    return best;
+}
+
+inline bool lane_batch_dispatch(const int64_t* v, const uint8_t* kinds, size_t n, uint64_t Z, MeanScratch& s) {
+    return lane_batch_with(lane_kernel_best(), v, kinds, n, Z, s);
 }
 
 }  // namespace dpnoise::ldp
