@@ -3,7 +3,6 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -24,39 +23,6 @@ ldp::MeanMechanism::Method method_of(int method) {
 ldp::MeanMechanism mechanism(int method, double low, double high, const py::int_& num, const py::int_& den, bool mix) {
     return ldp::MeanMechanism(method_of(method), low, high, big_from_py(num, "gamma_num"), big_from_py(den, "gamma_den"),
                               mix);
-}
-
-// The clients' mechanism for (method, bounds, γ, mix), built once and reused: its construction
-// (certified enclosures of tanh(γ/2) and e^{−γ/2}, Piecewise's grid, the fixed-point grid) costs far
-// more than privatizing 100 values. The last kCached mechanisms are kept; shared and immutable.
-std::shared_ptr<const ldp::MeanMechanism> cached_mechanism(int method, double low, double high, const py::int_& num,
-                                                           const py::int_& den, bool mix) {
-    struct Entry {
-        int method;
-        double low, high;
-        exact::BigUint num, den;
-        bool mix;
-        std::shared_ptr<const ldp::MeanMechanism> mm;
-    };
-    static constexpr size_t kCached = 16;
-    static std::mutex lock;
-    static std::vector<Entry> entries;
-    exact::BigUint n = big_from_py(num, "gamma_num"), d = big_from_py(den, "gamma_den");
-    const auto same = [&](const Entry& e) {
-        return e.method == method && std::memcmp(&e.low, &low, sizeof low) == 0 &&
-               std::memcmp(&e.high, &high, sizeof high) == 0 && e.mix == mix && e.num.limb == n.limb &&
-               e.den.limb == d.limb;
-    };
-    {
-        std::lock_guard<std::mutex> guard(lock);
-        for (const Entry& e : entries)
-            if (same(e)) return e.mm;
-    }
-    auto mm = std::make_shared<const ldp::MeanMechanism>(method_of(method), low, high, n, d, mix);
-    std::lock_guard<std::mutex> guard(lock);
-    if (entries.size() == kCached) entries.erase(entries.begin());
-    entries.push_back(Entry{method, low, high, std::move(n), std::move(d), mix, mm});
-    return mm;
 }
 
 template <class T>
@@ -105,20 +71,101 @@ static void register_ldp_numeric(py::module_& m) {
         "(Z, G, kappa bounds, e^(-g/2) bounds): Piecewise's output grid C~ = Z/2^G >= C and the certified\n"
         "64-bit bounds of tanh(g/2) 2^64 and e^(-g/2) 2^64 the randomizers decide with.");
 
+    py::class_<ldp::MeanMechanism, std::shared_ptr<ldp::MeanMechanism>>(
+        m, "MeanMechanismCore",
+        "One mean-oracle configuration's exact randomizer (certified enclosures of tanh(g/2) and e^(-g/2),\n"
+        "Piecewise's output grid, the input grid's fixed point), built once and kept by the configuration:\n"
+        "immutable, so one object serves every thread.")
+        .def(py::init([](int method, double low, double high, const py::int_& num, const py::int_& den, bool mix) {
+                 return std::make_shared<ldp::MeanMechanism>(mechanism(method, low, high, num, den, mix));
+             }),
+             py::arg("method"), py::arg("low"), py::arg("high"), py::arg("gamma_num"), py::arg("gamma_den"),
+             py::arg("mix"))
+        .def_property_readonly("grid_z", [](const ldp::MeanMechanism& mm) { return mm.Z; },
+                               "Piecewise's output grid C~ = Z / 2^G: Z.")
+        .def_property_readonly("grid_bits", [](const ldp::MeanMechanism& mm) { return mm.G; }, "G.")
+        .def(
+            "privatize",
+            [](const ldp::MeanMechanism& mm, GeneratorHandle& h, const f64_array& values, uint64_t k, unsigned threads,
+               int layout) {
+                if (layout != static_cast<int>(ldp::MeanLayout::kGridFirst) &&
+                    layout != static_cast<int>(ldp::MeanLayout::kDirect))
+                    throw std::invalid_argument("layout must be 1 (grid first: memoised answers) or 2 (direct), got " +
+                                                std::to_string(layout));
+                return privatize_arrays(h, values, k, mm.method, [&](auto& family, const double* in, size_t n, int64_t* c,
+                                                                     uint8_t* b, int64_t* v) {
+                    ldp::mean_privatize(family, mm, in, n, k, c, b, v, threads, static_cast<ldp::MeanLayout>(layout));
+                });
+            },
+            py::arg("gen"), py::arg("values"), py::arg("k"), py::arg("threads"), py::arg("layout"),
+            "Numeric mean-oracle clients, exact: (coordinates int64 (n if k > 1), bits uint8 packed (Duchi's bit;\n"
+            "hybrid: 1 = a Duchi report), values int64 (Piecewise's z; hybrid: z or Duchi's bit)). layout: how the\n"
+            "Duchi bit reads the stream (1: from the grid index, the memoised answers' layout; 2: directly, same\n"
+            "law).");
+
     m.def(
-        "mean_privatize",
-        [](GeneratorHandle& h, const f64_array& values, uint64_t k, int method, double low, double high,
-           const py::int_& num, const py::int_& den, bool mix, unsigned threads) {
-            const auto mm = cached_mechanism(method, low, high, num, den, mix);
-            return privatize_arrays(h, values, k, method, [&](auto& family, const double* in, size_t n, int64_t* c,
-                                                              uint8_t* b, int64_t* v) {
-                ldp::mean_privatize(family, *mm, in, n, k, c, b, v, threads);
-            });
+        "_mean_duchi_direct_bounds_for_testing",
+        [](const f64_array& values, double low, double high, const py::int_& num, const py::int_& den) {
+            // the direct Duchi bit's enclosure of c(u) 2^64 per value: (center, slack), c(u) 2^64 in
+            // [center - slack, center + slack); slack 2^64 - 1: no bounds (the exact path decides)
+            const auto mm = mechanism(0, low, high, num, den, false);
+            if (values.ndim() != 1) throw std::invalid_argument("values must be a 1-D array");
+            const size_t n = static_cast<size_t>(values.size());
+            py::array_t<uint64_t> centers(static_cast<py::ssize_t>(n)), slacks(static_cast<py::ssize_t>(n));
+            py::array_t<int64_t> coarse(static_cast<py::ssize_t>(n));
+            uint64_t* c = centers.mutable_data();
+            uint64_t* e = slacks.mutable_data();
+            int64_t* cc = coarse.mutable_data();
+            const double* in = values.data();
+            ldp::check_finite(in, n);
+            const bool has_coarse = mm.grid.coarse_enabled();
+            for (size_t i = 0; i < n; ++i) {
+                mm.direct_bounds(mm.clip(in[i]), c[i], e[i]);
+                cc[i] = has_coarse ? mm.coarse_c(mm.grid.coarse_u32(mm.clip(in[i]))) : -1;
+            }
+            return py::make_tuple(centers, slacks, coarse, mm.grid.fixed_enabled(), has_coarse);
         },
-        py::arg("gen"), py::arg("values"), py::arg("k"), py::arg("method"), py::arg("low"), py::arg("high"),
-        py::arg("gamma_num"), py::arg("gamma_den"), py::arg("mix"), py::arg("threads"),
-        "Numeric mean-oracle clients, exact: (coordinates int64 (n if k > 1), bits uint8 packed (Duchi's bit;\n"
-        "hybrid: 1 = a Duchi report), values int64 (Piecewise's z; hybrid: z or Duchi's bit)).");
+        py::arg("values"), py::arg("low"), py::arg("high"), py::arg("gamma_num"), py::arg("gamma_den"),
+        "(centers, slacks, coarse C, fixed point used, coarse step used): the direct Duchi bit's bounds of\n"
+        "c(u) 2^64 per value, and its coarse estimate C of c(u) 2^32 (-1 without the coarse step) (tests only).");
+
+    m.def(
+        "_force_duchi_coarse_kernel_for_testing",
+        [](int level) {
+            // 0: the portable coarse loop, 1: AVX-512 (refused where the CPU lacks it); returns the old level
+            if (level != 0 && level != 1) throw std::invalid_argument("level must be 0 (portable) or 1 (AVX-512)");
+            std::atomic<int>& current = ldp::duchi_coarse_level();
+#ifdef DPNOISE_MEAN_X86
+            const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+                                __builtin_cpu_supports("avx512vl");
+#else
+            const bool avx512 = false;
+#endif
+            if (level == 1 && !avx512) throw std::invalid_argument("level 1 needs AVX-512F/DQ/VL, which this CPU lacks");
+            return current.exchange(level);
+        },
+        py::arg("level"), "Selects the direct Duchi bit's coarse kernel (tests only); returns the previous level.");
+
+    m.def(
+        "_mean_duchi_direct_refine_for_testing",
+        [](GeneratorHandle& h, double v, uint64_t w32, double low, double high, const py::int_& num,
+           const py::int_& den) {
+            // the direct bit's refinement after a first word w32 (its next bits from gen's stream 0 of
+            // one reservation)
+            if (w32 >> 32) throw std::invalid_argument("w32 must be below 2^32");
+            const auto mm = mechanism(0, low, high, num, den, false);
+            ldp::check_finite(&v, 1);
+            bool out = false;
+            with_family_nogil(h, [&](auto& family) {
+                random::for_each_chunk<1>(family, 1, 1, [&](auto& bits, size_t, size_t) {
+                    out = mm.direct_refine(bits, w32, mm.clip(v));
+                });
+            });
+            return out;
+        },
+        py::arg("gen"), py::arg("v"), py::arg("w32"), py::arg("low"), py::arg("high"), py::arg("gamma_num"),
+        py::arg("gamma_den"),
+        "The direct Duchi bit decided after the first 32 bits w32 of R (tests only).");
 
     m.def(
         "_mean_privatize_reference_for_testing",
@@ -127,7 +174,7 @@ static void register_ldp_numeric(py::module_& m) {
             const auto mm = mechanism(method, low, high, num, den, mix);
             return privatize_arrays(h, values, k, method, [&](auto& family, const double* in, size_t n, int64_t* c,
                                                               uint8_t* b, int64_t* v) {
-                ldp::mean_privatize(family, mm, in, n, k, c, b, v, threads, true);
+                ldp::mean_privatize(family, mm, in, n, k, c, b, v, threads, ldp::MeanLayout::kReference);
             });
         },
         py::arg("gen"), py::arg("values"), py::arg("k"), py::arg("method"), py::arg("low"), py::arg("high"),
@@ -135,21 +182,33 @@ static void register_ldp_numeric(py::module_& m) {
         "mean_privatize through the reference loop (the exact grid map and bit of every value, no fixed-point\n"
         "fast path): the same reports, bit for bit (tests only).");
 
-    m.def(
-        "mean_privatize_constant_time",
-        [](GeneratorHandle& h, const f64_array& values, uint64_t k, int method, double low, double high,
-           const py::int_& num, const py::int_& den, bool mix, unsigned threads) {
-            const exact::ct::MeanMechanismCT mm(mechanism(method, low, high, num, den, mix));  // checks the bounds
-            return privatize_arrays(h, values, k, method, [&](auto& family, const double* in, size_t n, int64_t* c,
-                                                              uint8_t* b, int64_t* v) {
-                exact::ct::mean_privatize_constant_time(family, mm, in, n, k, c, b, v, threads);
-            });
-        },
-        py::arg("gen"), py::arg("values"), py::arg("k"), py::arg("method"), py::arg("low"), py::arg("high"),
-        py::arg("gamma_num"), py::arg("gamma_den"), py::arg("mix"), py::arg("threads"),
-        "mean_privatize's reports from the constant-time kernel (ldp/constant_time/mean_mechanisms.hpp): a fixed\n"
-        "number of words per report, no branch or address on the values or the random bits; ValueError for\n"
-        "bounds it does not support.");
+    py::class_<exact::ct::MeanMechanismCT, std::shared_ptr<exact::ct::MeanMechanismCT>>(
+        m, "MeanMechanismConstantTimeCore",
+        "MeanMechanismCore's constant-time counterpart (ldp/constant_time/mean_mechanisms.hpp): a fixed number of\n"
+        "words per report, no branch or address on the values or the random bits; built once and kept by the\n"
+        "configuration. ValueError for bounds it does not support.")
+        .def(py::init([](int method, double low, double high, const py::int_& num, const py::int_& den, bool mix) {
+                 return std::make_shared<exact::ct::MeanMechanismCT>(mechanism(method, low, high, num, den, mix));
+             }),
+             py::arg("method"), py::arg("low"), py::arg("high"), py::arg("gamma_num"), py::arg("gamma_den"),
+             py::arg("mix"))
+        .def_property_readonly("grid_z", [](const exact::ct::MeanMechanismCT& mm) { return mm.Z; })
+        .def_property_readonly("grid_bits", [](const exact::ct::MeanMechanismCT& mm) { return mm.G; })
+        .def(
+            "privatize",
+            [](const exact::ct::MeanMechanismCT& mm, GeneratorHandle& h, const f64_array& values, uint64_t k,
+               unsigned threads, int layout) {
+                // one layout (fresh reports only: daily collection is not constant-time)
+                if (layout != static_cast<int>(ldp::MeanLayout::kDirect))
+                    throw std::invalid_argument("layout must be 2: the constant-time kernel draws fresh reports only, got " +
+                                                std::to_string(layout));
+                return privatize_arrays(h, values, k, mm.method, [&](auto& family, const double* in, size_t n,
+                                                                     int64_t* c, uint8_t* b, int64_t* v) {
+                    exact::ct::mean_privatize_constant_time(family, mm, in, n, k, c, b, v, threads);
+                });
+            },
+            py::arg("gen"), py::arg("values"), py::arg("k"), py::arg("threads"), py::arg("layout"),
+            "MeanMechanismCore.privatize's reports from the constant-time kernel.");
 
     m.def(
         "_mean_piecewise_for_testing",

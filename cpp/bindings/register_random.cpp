@@ -10,6 +10,7 @@
 #include "dpnoise/random/chacha20.hpp"
 #include "dpnoise/random/os_entropy.hpp"
 #include "dpnoise/random/public_stream.hpp"
+#include "dpnoise/simd.hpp"
 
 namespace dpnoise::bindings {
 
@@ -250,6 +251,8 @@ void register_random(py::module_& m) {
     m.attr("SAMPLES_PER_STREAM") = py::int_(random::kSamplesPerStream);
     m.attr("NUMPY_STREAM") = py::int_(random::kNumpyStream);
     m.attr("SPAWN_STREAM") = py::int_(random::kSpawnStream);
+    // False for a build without the x86 SIMD kernels: another CPU, or DPNOISE_NO_SIMD
+    m.attr("X86_SIMD_BUILT") = py::bool_(kBuiltWithX86Simd);
 }
 
 }  // namespace dpnoise::bindings

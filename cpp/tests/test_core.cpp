@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "dpnoise/exact/bernoulli.hpp"
@@ -15,6 +16,7 @@
 #include "dpnoise/random/bit_source.hpp"
 #include "dpnoise/random/chacha20.hpp"
 #include "dpnoise/random/keystream.hpp"
+#include "dpnoise/simd.hpp"
 
 #include "check.hpp"
 
@@ -233,8 +235,25 @@ static void test_randomized_response_rejects_bad_parameters() {
     CHECK(threw == 3);
 }
 
+// The x86 SIMD kernels are compiled exactly in x86-64 builds without DPNOISE_NO_SIMD
+// (dpnoise/simd.hpp). Elsewhere, and in the forced-portable build (CMake -DDPNOISE_NO_SIMD=ON),
+// no SIMD kernel is offered, so every request runs the portable code other CPUs run.
+static void test_simd_paths_follow_the_build() {
+    using random::ChaCha20Kernel;
+#if defined(__x86_64__) && !defined(DPNOISE_NO_SIMD) && (defined(__GNUC__) || defined(__clang__))
+    CHECK(kBuiltWithX86Simd);
+#else
+    CHECK(!kBuiltWithX86Simd);
+    for (ChaCha20Kernel k : {ChaCha20Kernel::kAvx2, ChaCha20Kernel::kAvx512vl, ChaCha20Kernel::kAvx512f})
+        CHECK(!random::chacha20_kernel_supported(k));
+    CHECK(std::string(random::chacha20_backend()) == "portable");
+#endif
+    CHECK(random::chacha20_kernel_supported(ChaCha20Kernel::kPortable));
+}
+
 int main() {
     test_rfc8439_block();
+    test_simd_paths_follow_the_build();
     const uint64_t cases[][2] = {{1, 3}, {2, 3}, {1, 2}, {7, 10}, {1, 65536}, {65535, 65536},
                                  {12345, 99991}, {1, (1ull << 47) + 1}, {5, 7 * 11 * 13}};
     for (const auto& c : cases) test_bernoulli_first_digit_partition(c[0], c[1]);

@@ -30,7 +30,7 @@ from dpnoise.mechanisms import (
 )
 from dpnoise.selection import AboveThreshold, ExponentialMechanism, ReportNoisyMax, report_noisy_max
 
-__version__ = "0.10.0"
+__version__ = "0.11.0"
 
 __all__ = [
     "AboveThreshold",

@@ -15,6 +15,7 @@
 
 #include "dpnoise/exact/randomized_response.hpp"
 #include "dpnoise/request.hpp"
+#include "dpnoise/simd.hpp"  // DPNOISE_X86_SIMD: the AVX2 form of the grid combination
 
 namespace dpnoise::request {
 
@@ -119,6 +120,7 @@ struct GridOutput<float> {
 // against exact bounds, the 2^52 rounding trick, an exact sum, a rounding to float), so the
 // SSE2, AVX2 and per-element forms give bit-identical outputs; the AVX2 form is chosen at run
 // time (the package is built for baseline x86-64), without FMA so that no product is fused.
+// Other CPUs, and builds with DPNOISE_NO_SIMD, compile the baseline form only (dpnoise/simd.hpp).
 namespace detail {
 template <class T>
 [[gnu::always_inline]] inline void grid_combine_span(const T* __restrict x, T* __restrict o, const int64_t* __restrict noise,
@@ -146,18 +148,28 @@ template <class T>
         o[i] = y;
     }
 }
+#ifdef DPNOISE_X86_SIMD
 template <class T>
 [[gnu::target("avx2")]] inline void grid_combine_span_avx2(const T* x, T* o, const int64_t* noise, size_t m, double down,
                                                            double up, double b) {
     grid_combine_span(x, o, noise, m, down, up, b);
 }
+inline bool has_avx2() {
+    static const bool has = __builtin_cpu_supports("avx2");
+    return has;
+}
+#endif
 template <class T>
 inline void grid_combine_span_baseline(const T* x, T* o, const int64_t* noise, size_t m, double down, double up, double b) {
     grid_combine_span(x, o, noise, m, down, up, b);
 }
-inline bool has_avx2() {
-    static const bool has = __builtin_cpu_supports("avx2");
-    return has;
+// The AVX2 form where the build has it and the CPU runs it, else the baseline one.
+template <class T>
+inline void grid_combine_span_best(const T* x, T* o, const int64_t* noise, size_t m, double down, double up, double b) {
+#ifdef DPNOISE_X86_SIMD
+    if (has_avx2()) return grid_combine_span_avx2(x, o, noise, m, down, up, b);
+#endif
+    grid_combine_span_baseline(x, o, noise, m, down, up, b);
 }
 }  // namespace detail
 
@@ -197,8 +209,7 @@ struct GridBufferCombine {
             for (size_t i = begin; i < end; ++i) out[i] = (*this)(i, noise[i - begin]);
             return;
         }
-        if (detail::has_avx2()) detail::grid_combine_span_avx2(values + begin, out + begin, noise, end - begin, down.factor, up.factor, b);
-        else detail::grid_combine_span_baseline(values + begin, out + begin, noise, end - begin, down.factor, up.factor, b);
+        detail::grid_combine_span_best(values + begin, out + begin, noise, end - begin, down.factor, up.factor, b);
     }
 };
 

@@ -22,10 +22,7 @@
 #include "dpnoise/request_constant_time.hpp"
 #include "dpnoise/exact/constant_time/randomized_response.hpp"
 #include "dpnoise/mechanism_kernels.hpp"  // request::sample_same, the variable-time to_grid
-
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
+#include "dpnoise/simd.hpp"               // DPNOISE_X86_SIMD: minsd/maxsd and cvtsd2si (SSE2, baseline x86-64)
 
 namespace dpnoise::exact::ct {
 
@@ -33,9 +30,10 @@ namespace dpnoise::exact::ct {
 // 2^52), with no comparison at all on x86-64: minsd/maxsd clamp, cvtsd2si rounds in the default
 // rounding mode (nearest-even, as request::to_grid assumes). request::to_grid's ternaries
 // compile to a flag-setting compare and a conditional move, which valgrind flags as depending
-// on the secret. Other CPUs use request::to_grid (not checked by .ci/constant_time).
+// on the secret. Other CPUs (and builds with DPNOISE_NO_SIMD) use request::to_grid (not
+// checked by .ci/constant_time).
 inline int64_t to_grid_ct(double x, double down, double bound) {
-#if defined(__SSE2__) && defined(__x86_64__)
+#ifdef DPNOISE_X86_SIMD
     __m128d s = _mm_set_sd(x * down);
     s = _mm_max_sd(s, _mm_set_sd(-bound));
     s = _mm_min_sd(s, _mm_set_sd(bound));
@@ -64,7 +62,7 @@ template <class T> inline T grid_output_ct(double r) {
     if constexpr (std::is_same_v<T, double>) {
         return r;
     } else {
-#if defined(__SSE2__) && defined(__x86_64__)
+#ifdef DPNOISE_X86_SIMD
         constexpr double kMax = 3.4028234663852886e38;  // FLT_MAX
         return static_cast<float>(_mm_cvtsd_f64(_mm_min_sd(_mm_max_sd(_mm_set_sd(r), _mm_set_sd(-kMax)), _mm_set_sd(kMax))));
 #else

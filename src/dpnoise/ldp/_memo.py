@@ -113,7 +113,7 @@ def _memo_rows(config: Any, keys: np.ndarray, fingerprint: bytes, items: np.ndar
     item passed to the PRF as its 8 little-endian bytes."""
     raw = np.ascontiguousarray(items, dtype="<i8").view(np.uint8).reshape(-1, 8)
     k = keys.shape[0] > 1
-    return [config._privatize(memo_generator(keys[i * k].tobytes(), fingerprint, raw[i].tobytes()),
+    return [config._privatize_permanent(memo_generator(keys[i * k].tobytes(), fingerprint, raw[i].tobytes()),
                               items[i:i + 1], 1) for i in range(items.shape[0])]
 
 
@@ -129,7 +129,7 @@ def memoised_batch(config: Any, keys: np.ndarray, fingerprint: bytes, items: np.
         return fast
     rows = _memo_rows(config, keys, fingerprint, items)
     if not rows:
-        return config._privatize(memo_generator(bytes(DEVICE_KEY_BYTES), fingerprint, 0), items, 1)
+        return config._privatize_permanent(memo_generator(bytes(DEVICE_KEY_BYTES), fingerprint, 0), items, 1)
     return {name: np.concatenate([r[name] for r in rows]) for name in rows[0]}
 
 
@@ -155,7 +155,7 @@ def memoised_reports(config: Any, device_key: bytes, fingerprint: bytes, items: 
     enc = (lambda x: x) if encode is None else encode
     distinct, inverse = np.unique(items, return_inverse=True)
     if distinct.size == 0:
-        return config._privatize(memo_generator(device_key, fingerprint, 0), enc(items), 1)
-    rows = [config._privatize(memo_generator(device_key, fingerprint, int(x)), enc(distinct[i:i + 1]), 1)
+        return config._privatize_permanent(memo_generator(device_key, fingerprint, 0), enc(items), 1)
+    rows = [config._privatize_permanent(memo_generator(device_key, fingerprint, int(x)), enc(distinct[i:i + 1]), 1)
             for i, x in enumerate(distinct)]
     return {name: np.concatenate([r[name] for r in rows])[inverse] for name in rows[0]}

@@ -462,6 +462,14 @@ class Configuration:
     def _privatize(self, rng: Generator, items: np.ndarray, threads: int) -> dict[str, np.ndarray]:
         raise NotImplementedError
 
+    def _privatize_permanent(self, rng: Generator, items: np.ndarray, threads: int) -> dict[str, np.ndarray]:
+        """The randomizer of memoised (permanent) answers, on a device's PRF stream
+        (dpnoise.ldp._memo). It must draw the same answer from the same stream in every version,
+        or an upgraded device would send a second, independent permanent answer for an item it
+        reported before. Default: ``_privatize``; a protocol whose fresh randomizer changes how it
+        reads its stream keeps the old reader here (the mean oracles: docs/reproducibility.md)."""
+        return self._privatize(rng, items, threads)
+
     def valid_rows(self, data: dict[str, np.ndarray], n: int) -> np.ndarray:
         """A boolean mask of the reports whose values this configuration accepts (every
         declared field's range, plus the configuration's own per-row rules), in one vectorised

@@ -15,8 +15,9 @@
 // The hash family is dpnoise/ldp/hash_family.hpp. Clients draw from the secret stream family in
 // chunks (chunk c from stream c: the output does not depend on `threads`). Aggregation loops
 // run over blocks of items (a block's counters stay in L1) with a vectorised inner loop
-// compiled for AVX-512, AVX2 or baseline x86-64 and chosen at run time; blocks are spread over
-// `threads`. Memory: O(d + batch).
+// compiled for AVX-512, AVX2 or baseline x86-64 and chosen at run time (x86-64 only:
+// DPNOISE_X86_SIMD, dpnoise/simd.hpp; other CPUs compile the portable form); blocks are spread
+// over `threads`. Memory: O(d + batch).
 #pragma once
 #include <algorithm>
 #include <cstddef>
@@ -24,13 +25,12 @@
 #include <stdexcept>
 #include <vector>
 
-#include <immintrin.h>
-
 #include "dpnoise/exact/randomized_response.hpp"
 #include "dpnoise/exact/uniform.hpp"
 #include "dpnoise/ldp/hash_family.hpp"
 #include "dpnoise/parallel.hpp"
 #include "dpnoise/random/stream_fill.hpp"
+#include "dpnoise/simd.hpp"  // DPNOISE_X86_SIMD: the AVX-512 and AVX2 aggregation kernels
 
 namespace dpnoise::ldp {
 
@@ -100,6 +100,13 @@ inline SupportTest support_test(HashSeed s, uint64_t y, uint64_t g) {
 // Counts, for the items x0 .. x0 + kBlock − 1, the number of supporting users into `neg`
 // (kBlock int64, zeroed by the caller; the generic form counts down, the AVX-512 form up). V: a GCC vector of int64 lanes; users are taken
 // U at a time so that each load and store of a counter vector serves U users.
+// GCC 12 warns -Wmaybe-uninitialized about z, step and thr (x86-64 and aarch64), whose lanes
+// are all stored by the loop over l before any is read: it does not follow lane-by-lane
+// stores into vector arrays. Silenced for this function only.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 template <class V, int U>
 [[gnu::always_inline]] inline void olh_block(const SupportTest* tests, size_t n, uint64_t x0, int64_t* neg) {
     constexpr int L = static_cast<int>(sizeof(V) / sizeof(int64_t));
@@ -129,11 +136,15 @@ template <class V, int U>
         }
     }
 }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 typedef int64_t v8i64 __attribute__((vector_size(64)));
 typedef int64_t v4i64 __attribute__((vector_size(32)));
 typedef int64_t v2i64 __attribute__((vector_size(16)));
 
+#ifdef DPNOISE_X86_SIMD
 // AVX-512: the compare writes a mask register and the count is a masked subtraction (3
 // instructions per user and 8 items); 8 users per load and store of a counter vector.
 __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw"))) inline void olh_block_avx512(const SupportTest* tests,
@@ -165,18 +176,33 @@ __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw"))) inline void olh_bl
 __attribute__((target("avx2"))) inline void olh_block_avx2(const SupportTest* t, size_t n, uint64_t x0, int64_t* neg) {
     olh_block<v4i64, 4>(t, n, x0, neg);
 }
+#endif  // DPNOISE_X86_SIMD
 inline void olh_block_portable(const SupportTest* t, size_t n, uint64_t x0, int64_t* neg) {
     olh_block<v2i64, 4>(t, n, x0, neg);
 }
 
-inline bool cpu_has_avx512() {
-    static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-                            __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw");
-    return has;
+// The widest aggregation kernel this build and CPU can run; every level counts the same support.
+enum class HashingKernel { portable, avx2, avx512 };
+inline HashingKernel best_hashing_kernel() {
+#ifdef DPNOISE_X86_SIMD
+    static const HashingKernel best =
+        __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+                __builtin_cpu_supports("avx512bw")
+            ? HashingKernel::avx512
+            : (__builtin_cpu_supports("avx2") ? HashingKernel::avx2 : HashingKernel::portable);
+    return best;
+#else
+    return HashingKernel::portable;
+#endif
 }
-inline bool cpu_has_avx2() {
-    static const bool has = __builtin_cpu_supports("avx2");
-    return has;
+
+inline void olh_block_with(HashingKernel kernel, const SupportTest* t, size_t n, uint64_t x0, int64_t* neg) {
+#ifdef DPNOISE_X86_SIMD
+    if (kernel == HashingKernel::avx512) return olh_block_avx512(t, n, x0, neg);
+    if (kernel == HashingKernel::avx2) return olh_block_avx2(t, n, x0, neg);
+#endif
+    (void)kernel;
+    olh_block_portable(t, n, x0, neg);
 }
 
 // FLH: support[x] += rows[j][h_j(π(x))] for the items of one block (keys[i] = π(x0 + i)).
@@ -191,6 +217,7 @@ template <int Dummy = 0>
         for (size_t i = 0; i < len; ++i) acc[i] += row[(((a * keys[i] + b) >> 32) * g) >> 32];
     }
 }
+#ifdef DPNOISE_X86_SIMD
 // AVX-512 with g <= 16: a row of counts fits two registers, and the lookup row[h_j(x)] of 8
 // items is one permute (vpermt2q) instead of a gather; 4 pool seeds per pass over the block.
 __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw"))) inline void flh_block_avx512_small_g(
@@ -239,6 +266,17 @@ __attribute__((target("avx2"))) inline void flh_block_avx2(const int64_t* counts
                                                            const uint64_t* keys, size_t len, int64_t* acc) {
     flh_block(counts, pool, used, k_prime, g, keys, len, acc);
 }
+#endif  // DPNOISE_X86_SIMD
+
+inline void flh_block_with(HashingKernel kernel, const int64_t* counts, const uint64_t* pool, const uint8_t* used,
+                           uint64_t k_prime, uint64_t g, const uint64_t* keys, size_t len, int64_t* acc) {
+#ifdef DPNOISE_X86_SIMD
+    if (kernel == HashingKernel::avx512) return flh_block_avx512(counts, pool, used, k_prime, g, keys, len, acc);
+    if (kernel == HashingKernel::avx2) return flh_block_avx2(counts, pool, used, k_prime, g, keys, len, acc);
+#endif
+    (void)kernel;
+    flh_block(counts, pool, used, k_prime, g, keys, len, acc);
+}
 
 }  // namespace detail
 
@@ -252,13 +290,11 @@ inline void olh_support(const uint64_t* seeds, const int64_t* values, size_t n, 
     for (size_t i = 0; i < n; ++i)
         tests[i] = detail::support_test(HashSeed{seeds[2 * i], seeds[2 * i + 1]}, static_cast<uint64_t>(values[i]), g);
     const size_t nblocks = static_cast<size_t>((d + LocalHashing::kBlock - 1) / LocalHashing::kBlock);
-    const bool avx512 = detail::cpu_has_avx512(), avx2 = detail::cpu_has_avx2();
+    const detail::HashingKernel kernel = detail::best_hashing_kernel();
     parallel_tasks(nblocks, threads, [&](size_t blk) {
         alignas(64) int64_t neg[LocalHashing::kBlock] = {};
         const uint64_t x0 = static_cast<uint64_t>(blk) * LocalHashing::kBlock;
-        if (avx512) detail::olh_block_avx512(tests.data(), n, x0, neg);
-        else if (avx2) detail::olh_block_avx2(tests.data(), n, x0, neg);
-        else detail::olh_block_portable(tests.data(), n, x0, neg);
+        detail::olh_block_with(kernel, tests.data(), n, x0, neg);
         const size_t len = static_cast<size_t>(std::min<uint64_t>(LocalHashing::kBlock, d - x0));
         for (size_t i = 0; i < len; ++i) support[x0 + i] += neg[i];
     });
@@ -274,7 +310,7 @@ inline void flh_support(const int64_t* counts, const uint64_t* pool, uint64_t k_
     for (uint64_t j = 0; j < k_prime; ++j)
         for (uint64_t v = 0; v < g && !used[j]; ++v) used[j] = counts[j * g + v] != 0;
     const size_t nblocks = static_cast<size_t>((d + LocalHashing::kBlock - 1) / LocalHashing::kBlock);
-    const bool avx512 = detail::cpu_has_avx512(), avx2 = detail::cpu_has_avx2();
+    const detail::HashingKernel kernel = detail::best_hashing_kernel();
     parallel_tasks(nblocks, threads, [&](size_t blk) {
         const uint64_t x0 = static_cast<uint64_t>(blk) * LocalHashing::kBlock;
         const size_t len = static_cast<size_t>(std::min<uint64_t>(LocalHashing::kBlock, d - x0));
@@ -282,9 +318,7 @@ inline void flh_support(const int64_t* counts, const uint64_t* pool, uint64_t k_
         std::fill(acc, acc + len, int64_t{0});
         alignas(64) uint64_t keys[LocalHashing::kBlock] = {};  // π(x) of the block, shared by all seeds
         for (size_t i = 0; i < len; ++i) keys[i] = HashFamily::scramble(x0 + i);
-        if (avx512) detail::flh_block_avx512(counts, pool, used.data(), k_prime, g, keys, len, acc);
-        else if (avx2) detail::flh_block_avx2(counts, pool, used.data(), k_prime, g, keys, len, acc);
-        else detail::flh_block(counts, pool, used.data(), k_prime, g, keys, len, acc);
+        detail::flh_block_with(kernel, counts, pool, used.data(), k_prime, g, keys, len, acc);
     });
 }
 

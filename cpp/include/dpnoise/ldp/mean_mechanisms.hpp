@@ -3,7 +3,9 @@
 // Every user's value is first on the input grid t = m / 2^K (numeric_grid.hpp). Then:
 //
 // Duchi (Duchi, Jordan & Wainwright, JASA 2018, §4.2.3, one dimension; Wang et al., ICDE 2019,
-// Alg. 1): the bit b = 1 (report +C) with probability 1/2 + t (e^ε − 1)/(2(e^ε + 1)), else
+// Alg. 1). Fresh reports (layout 2, from 0.11.0) decide "R < 1/2 + κ(u − 1/2)" on the value's exact
+// position u directly (duchi_direct_chunk, below; the same law); memoised answers keep the grid
+// first (layout 1), as follows: the bit b = 1 (report +C) with probability 1/2 + t (e^ε − 1)/(2(e^ε + 1)), else
 // b = 0 (report −C), C = (e^ε + 1)/(e^ε − 1). P(b | t)/P(b | t') <= (1 + κ)/(1 − κ) = e^ε with
 // κ = tanh(ε/2). 1BitMean (Ding, Kulkarni & Yekhanin, NeurIPS 2017, §2.1) is the same bit:
 // P(1) = 1/(e^ε + 1) + (x/m)(e^ε − 1)/(e^ε + 1) with x/m = (t + 1)/2.
@@ -27,6 +29,7 @@
 // α = 1 − e^{−ε/2} (above ε* ≈ 0.61) or 0; "R >= e^{−γ/2}" decided like the Duchi bit.
 #pragma once
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -87,6 +90,8 @@ struct MeanMechanism {
     Bounds64 keep_duchi;                             // e^{−γ/2} 2^64 (hybrid: P(Duchi))
     bool hybrid_mixes = false;                       // hybrid with α > 0
     uint64_t kappa_gap = 0;                          // κhi − κlo (a few units)
+    uint64_t half_minus_kappa = 0;                   // floor((2^64 − κlo)/2): the direct bit's c(0)
+    uint64_t kappa32 = 0, coarse_c0 = 0;             // floor(κlo/2^32), floor((2^32 − kappa32)/2)
     uint64_t Z = 0;                                  // piecewise: C~ = Z / 2^G
     unsigned G = 0;
 
@@ -105,6 +110,9 @@ struct MeanMechanism {
         kappa = bounds64({klo, khr.is_zero() ? khq : exact::add_small(khq, 1)});
         if (kappa.hi - kappa.lo >= (static_cast<u128>(1) << 30)) throw std::logic_error("kappa's bounds are too wide");
         kappa_gap = static_cast<uint64_t>(kappa.hi - kappa.lo);
+        half_minus_kappa = static_cast<uint64_t>(((static_cast<u128>(1) << 64) - kappa.lo) >> 1);
+        kappa32 = kappa.lo >> 32;
+        coarse_c0 = ((uint64_t{1} << 32) - kappa32) >> 1;
         keep_duchi = bounds64(exp_minus(gamma_num, half_den, 2));
         piecewise_grid();
     }
@@ -230,6 +238,97 @@ struct MeanMechanism {
         });
     }
 
+    // ---------------------------------------------------------------- Duchi's bit, direct
+    // Layout 2 (0.11.0) of the Duchi bit, from the value itself. P(b = 1 | m) = 1/2 + m κ/2^(K+1)
+    // is linear in m and the grid's rounding has E[m/2^K] = 2u − 1, u = (clip(v) − low)/(high − low),
+    // so the two steps together give P(b = 1 | v) = 1/2 + κ (u − 1/2) = c(u) exactly: one comparison
+    // "uniform R < c(u)" draws the same law without the rounding's bits (docs/ldp_numeric.md,
+    // "Duchi's bit, direct").
+    // With U ≈ u 2^64 (|u 2^64 − U| <= M) and κ 2^64 in [κlo, κlo + gap], c(u) 2^64 = (2^64 − κ 2^64)/2
+    // + κ 2^64 U/2^64 lies in [center − E, center + E), center = floor((2^64 − κlo)/2) +
+    // floor(κlo U / 2^64), E = gap + M + 2: the first term is off by [−gap/2, 1), the second by
+    // (κ − κlo) 2^64 u in [0, gap], κlo (u 2^64 − U)/2^64 in [−M, M] and the floor's [0, 1).
+    uint64_t direct_slack(uint64_t M) const { return kappa_gap + M + 2; }
+
+    uint64_t direct_center(uint64_t U) const {
+        return half_minus_kappa + static_cast<uint64_t>((static_cast<u128>(kappa.lo) * U) >> 64);  // < 2^64
+    }
+
+    // The coarse step, from the grid's U32 (|u 2^32 − U32| < 10): C = coarse_c0 + floor(kappa32 U32 /
+    // 2^32) is within 14 of c(u) 2^32. κ 2^32 is in [kappa32, kappa32 + 2) (gap < 2^30), so
+    // coarse_c0 is within 1 of (1 − κ) 2^31, and kappa32 U32/2^32 within 2 u + kappa32 10/2^32 < 12
+    // of κ u 2^32, plus 1 for the floor. With the slack kCoarseSlack (64, well above 14), R's top word
+    // w32 decides "R < c" when w32 < C − slack and "R >= c" when w32 >= C + slack; otherwise (about
+    // 2^-25 of values) direct_refine decides.
+    static constexpr int64_t kCoarseSlack = 64;
+
+    int64_t coarse_c(uint64_t U32) const { return static_cast<int64_t>(coarse_c0 + ((kappa32 * U32) >> 32)); }
+
+    // v (finite) clipped to the bounds, and c(u) 2^64's enclosure [center − slack, center + slack)
+    // from the fixed point where the grid has one, else from the exact quotient; false (slack
+    // 2^64 − 1) in map()'s wide case, where only the exact comparison decides.
+    double clip(double v) const {
+        v = v < grid.low ? grid.low : v;  // exact
+        return v > grid.high ? grid.high : v;
+    }
+
+    bool direct_bounds(double x, uint64_t& center, uint64_t& slack) const {  // x clipped
+        uint64_t U = 0;
+        const bool fast = grid.fixed_enabled();
+        const bool bounded = fast ? (U = grid.fixed_u64(x), true) : grid.exact_u64(x, U);
+        center = direct_center(U);
+        slack = bounded ? direct_slack(fast ? grid.fast_margin() + 1 : 1) : ~uint64_t{0};
+        return bounded;
+    }
+
+    // The 32-bit step for R's top word w32 < 2^32: yes = 1 when R < c for every such R ((w32 + 1)
+    // 2^32 <= center − slack), undecided = 1 when neither that nor R >= c for all (w32 2^32 >= center
+    // + slack) holds. Arithmetic only: the answer is a coin flip, and a branch on it mispredicts half
+    // the time (bounds saturate toward undecided: below 0, and at or above 2^64).
+    static void direct_first(uint64_t w32, uint64_t center, uint64_t slack, unsigned& yes, unsigned& undecided) {
+        uint64_t lo, hi;
+        const bool under = __builtin_sub_overflow(center, slack, &lo);
+        const bool over = __builtin_add_overflow(center, slack, &hi);
+        lo &= uint64_t{under} - 1;                                              // max(center − slack, 0)
+        const uint64_t hi32 = ((hi >> 32) + ((hi & 0xffffffffu) != 0)) | (uint64_t{over} << 33);  // ceil(hi/2^32)
+        const uint64_t y = (w32 - (lo >> 32)) >> 63;                            // w32 < floor(lo/2^32)
+        const uint64_t n = 1 - ((w32 - hi32) >> 63);                            // w32 >= hi32
+        yes = static_cast<unsigned>(y);
+        undecided = static_cast<unsigned>(1 - y - n);
+    }
+
+    // The comparison after a first word w32 the coarse step left open (or without a coarse step):
+    // w32 against the 64-bit bounds, then R's next 32 bits from `bits` against them (neither with
+    // no bounds, map()'s wide grid), then exactly
+    // with c = (A + e (W − A)) / (W (1 + e)), e = e^{−γ}, u = A/W (the same c: 1/2 + κ(u − 1/2)
+    // with κ = (1 − e)/(1 + e)).
+    template <class Bits>
+    [[gnu::noinline]] bool direct_refine(Bits& bits, uint64_t w32, double v) const {  // v clipped
+        uint64_t center, E;
+        const bool bounded = direct_bounds(v, center, E);
+        unsigned yes, undecided;
+        direct_first(w32, center, E, yes, undecided);  // the same top word against 64-bit bounds
+        if (!undecided) return yes != 0;
+        const uint64_t w = (w32 << 32) | bits.bits(32);
+        if (bounded) {
+            const u128 lo = center > E ? center - E : 0, hi = static_cast<u128>(center) + E;
+            if (static_cast<u128>(w) + 1 <= lo) return true;  // R < (w + 1)/2^64 <= c
+            if (static_cast<u128>(w) >= hi) return false;      // R >= w/2^64 >= c
+        }
+        exact::BigUint A, W;
+        grid.exact_fraction(v, A, W);
+        const exact::BigUint rest = exact::sub(W, A);
+        std::vector<uint64_t> words{w};
+        return exact::lazy_less_ratio(bits, words, [&](int L) {
+            const exact::BigUint S = exact::scale_one(L);
+            const exact::Enclosure e = exp_minus(gamma_num, gamma_den, L);
+            const exact::BigUint base = exact::mul(A, S);
+            return exact::RatioEnclosure{
+                exact::Enclosure{exact::add(base, exact::mul(e.lo, rest)), exact::add(base, exact::mul(e.hi, rest))},
+                exact::Enclosure{exact::mul(W, exact::add(S, e.lo)), exact::mul(W, exact::add(S, e.hi))}};
+        });
+    }
+
     // ---------------------------------------------------------------- hybrid's choice
     // true (report with Duchi) with probability e^{−γ/2}; false (Piecewise) with 1 − e^{−γ/2}.
     template <class Bits>
@@ -344,6 +443,154 @@ template <int M, bool Multi, class Bits>
     bits = local;
 }
 
+// The direct Duchi loop (layout 2), block by block: for each block of up to kDirectBlock values
+// of the chunk, (k > 1) every value's coordinate (uniform_below(k), in order), then one 64-bit
+// word per two values (value 2i the low half, 2i + 1 the high half: R's first 32 bits), then, in
+// order, the further bits of the values the first word left undecided (direct_refine, through the
+// bit reader: first any bits it holds from before the block's words, e.g. the last coordinate's
+// word, then the words after the block's). Where the
+// grid has its coarse step, the first word is compared with the coarse bounds (an AVX-512 kernel
+// eight values at a time where the CPU has one, the same integers as the portable loop);
+// otherwise every value goes through direct_refine.
+inline constexpr size_t kDirectBlock = 2048;  // a multiple of 8: whole packed bytes per block
+
+// The coarse step over values x[0, n) (clipped inside) with top words w32 (word j's low half for
+// value 2j, high half for 2j + 1): packed "yes" bits into out[0, ceil(n/8)), the indices of
+// undecided values appended to pending; returns their count.
+inline size_t duchi_coarse_portable(const MeanMechanism& mm, const double* x, const uint64_t* words, size_t n,
+                                    uint8_t* out, uint32_t* pending) {
+    const InputGrid& g = mm.grid;
+    const int64_t E = MeanMechanism::kCoarseSlack;
+    size_t np = 0;
+    for (size_t i = 0; i < n; i += 8) {
+        const size_t stop = std::min<size_t>(n - i, 8);
+        unsigned byte = 0;
+        for (size_t b = 0; b < stop; ++b) {
+            const size_t j = i + b;
+            const int64_t C = mm.coarse_c(g.coarse_u32(mm.clip(x[j])));
+            const int64_t w32 = static_cast<int64_t>((words[j / 2] >> (32 * (j & 1))) & 0xffffffffu);
+            const unsigned yes = w32 < C - E, no = w32 >= C + E;
+            byte |= yes << b;
+            pending[np] = static_cast<uint32_t>(j);
+            np += 1u - yes - no;
+        }
+        out[i / 8] = static_cast<uint8_t>(byte);
+    }
+    return np;
+}
+
+#ifdef DPNOISE_MEAN_X86
+#define DPNOISE_MEAN_AVX512_DIRECT "avx512f,avx512dq,avx512vl"
+__attribute__((target(DPNOISE_MEAN_AVX512_DIRECT))) inline size_t duchi_coarse_avx512(
+    const MeanMechanism& mm, const double* x, const uint64_t* words, size_t n, uint8_t* out, uint32_t* pending) {
+    const InputGrid& g = mm.grid;
+    const __m512d low = _mm512_set1_pd(g.low), high = _mm512_set1_pd(g.high), scale = _mm512_set1_pd(g.coarse_scale());
+    const __m512i lo_f = _mm512_set1_epi64(g.coarse_low()), w = _mm512_set1_epi64(g.coarse_width());
+    const __m512i zero = _mm512_setzero_si512(), u32max = _mm512_set1_epi64(0xffffffffLL);
+    const __m512i r31 = _mm512_set1_epi64(static_cast<long long>(g.coarse_reciprocal()));
+    const __m512i k32 = _mm512_set1_epi64(static_cast<long long>(mm.kappa32));
+    const __m512i c0 = _mm512_set1_epi64(static_cast<long long>(mm.coarse_c0));
+    const __m512i slack = _mm512_set1_epi64(MeanMechanism::kCoarseSlack);
+    const __m128i norm = _mm_cvtsi32_si128(static_cast<int>(g.coarse_norm()));
+    const __mmask8 all = 0xff;
+    size_t np = 0, i = 0;
+    for (; i + 8 <= n; i += 8) {
+        // the maskz forms with every lane selected: the plain intrinsics pass GCC 12 an undefined
+        // vector that -Wmaybe-uninitialized reports (the same instructions)
+        // 64 lines ahead (an address as an integer: near the end it lies past the array)
+        _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(x + i) + 4096), _MM_HINT_T0);
+        __m512d v = _mm512_loadu_pd(x + i);
+        v = _mm512_maskz_min_pd(all, _mm512_maskz_max_pd(all, v, low), high);  // clip (finite: no NaN)
+        const __m512i xc = _mm512_maskz_cvttpd_epi64(all, _mm512_mul_pd(v, scale));
+        __m512i a = _mm512_maskz_max_epi64(all, _mm512_sub_epi64(xc, lo_f), zero);
+        a = _mm512_maskz_min_epi64(all, a, w);
+        const __m512i a32 = _mm512_maskz_srli_epi64(all, _mm512_maskz_sll_epi64(all, a, norm), 32);
+        const __m512i P = _mm512_maskz_mul_epu32(all, a32, r31);
+        const __m512i U = _mm512_maskz_min_epu64(all, _mm512_maskz_srli_epi64(all, P, 31), u32max);
+        const __m512i C = _mm512_add_epi64(c0, _mm512_maskz_srli_epi64(all, _mm512_maskz_mul_epu32(all, k32, U), 32));
+        const __m512i w32 =
+            _mm512_maskz_cvtepu32_epi64(all, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(words + i / 2)));
+        const __mmask8 yes = _mm512_cmplt_epi64_mask(w32, _mm512_sub_epi64(C, slack));
+        const __mmask8 no = _mm512_cmpge_epi64_mask(w32, _mm512_add_epi64(C, slack));
+        out[i / 8] = static_cast<uint8_t>(yes);
+        unsigned open = static_cast<unsigned>(static_cast<uint8_t>(~(yes | no)));
+        while (__builtin_expect(open != 0, 0)) {  // rare: about 2^-25 of values
+            pending[np++] = static_cast<uint32_t>(i + static_cast<size_t>(__builtin_ctz(open)));
+            open &= open - 1;
+        }
+    }
+    if (i < n) {  // the last n % 8 values (i is a multiple of 8: word i/2's low half is value i)
+        const size_t before = np;
+        np += duchi_coarse_portable(mm, x + i, words + i / 2, n - i, out + i / 8, pending + np);
+        for (size_t p = before; p < np; ++p) pending[p] += static_cast<uint32_t>(i);
+    }
+    return np;
+}
+#endif  // DPNOISE_MEAN_X86
+
+// 1: the AVX-512 coarse kernel, 0: the portable loop (chosen once; a test hook may switch it
+// while other threads read it, hence atomic).
+inline std::atomic<int>& duchi_coarse_level() {
+#ifdef DPNOISE_MEAN_X86
+    static std::atomic<int> level{__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+                                          __builtin_cpu_supports("avx512vl")
+                                      ? 1
+                                      : 0};
+#else
+    static std::atomic<int> level{0};
+#endif
+    return level;
+}
+
+inline size_t duchi_coarse(const MeanMechanism& mm, const double* x, const uint64_t* words, size_t n, uint8_t* out,
+                           uint32_t* pending) {
+#ifdef DPNOISE_MEAN_X86
+    if (duchi_coarse_level().load(std::memory_order_relaxed) == 1)
+        return duchi_coarse_avx512(mm, x, words, n, out, pending);
+#endif
+    return duchi_coarse_portable(mm, x, words, n, out, pending);
+}
+
+template <bool Multi, class Bits>
+[[gnu::flatten]] void duchi_direct_chunk(const MeanMechanism& mm, Bits& bits, const double* values, uint64_t k,
+                                         int64_t* coords, uint8_t* packed, size_t begin, size_t end) {
+    alignas(64) uint64_t words[kDirectBlock / 2];
+    alignas(64) double gathered[Multi ? kDirectBlock : 1];
+    uint32_t pending[kDirectBlock];
+    const bool coarse = mm.grid.coarse_enabled();
+    Bits local = bits;  // in registers; the rare refinements run on `bits` (BitReader::lend)
+    for (size_t b0 = begin; b0 < end; b0 += kDirectBlock) {
+        const size_t nb = std::min(kDirectBlock, end - b0);
+        const double* x = values + b0;
+        if constexpr (Multi) {
+            for (size_t i = 0; i < nb; ++i) {
+                const uint64_t j = exact::uniform_below(local, k);
+                coords[b0 + i] = static_cast<int64_t>(j);
+                gathered[i] = values[(b0 + i) * k + j];
+            }
+            x = gathered;
+        }
+        for (size_t i = 0; i < (nb + 1) / 2; ++i) words[i] = local.word();
+        uint8_t* out = packed + b0 / 8;  // b0 is a multiple of 8
+        size_t np;
+        if (coarse) {
+            np = duchi_coarse(mm, x, words, nb, out, pending);
+        } else {  // no coarse step for these bounds: every value through direct_refine
+            for (size_t i = 0; i < nb; ++i) pending[i] = static_cast<uint32_t>(i);
+            std::memset(out, 0, (nb + 7) / 8);
+            np = nb;
+        }
+        for (size_t p = 0; p < np; ++p) {  // in order; R's further bits from the reader (see above)
+            const size_t i = pending[p];
+            const uint64_t w32 = (words[i / 2] >> (32 * (i & 1))) & 0xffffffffu;
+            const double xi = mm.clip(x[i]);
+            if (local.lend(bits, [&](Bits& bb) { return mm.direct_refine(bb, w32, xi); }))
+                out[i / 8] = static_cast<uint8_t>(out[i / 8] | (1u << (i % 8)));
+        }
+    }
+    bits = local;
+}
+
 // The client loop as it was before the fast grid (grid.map, duchi_bit, hybrid_uses_duchi on the
 // shared reader): the reference the tests compare mean_chunk's reports with, bit for bit.
 template <class Bits>
@@ -375,12 +622,21 @@ void mean_chunk_reference(const MeanMechanism& mm, Bits& bits, const double* val
     }
 }
 
+// How a client loop reads its stream. Piecewise and hybrid reports are the same in every
+// layout; the Duchi bit is drawn from the grid index (1: 0.3 to 0.10, and the memoised answers of
+// daily collection forever, so that an upgraded device sends the same permanent answers) or
+// directly from the value (2: fresh reports from 0.11.0), with the same law.
+enum class MeanLayout : int { kGridFirst = 1, kDirect = 2, kReference = 0 };
+
 template <class Bits>
 void mean_chunk(const MeanMechanism& mm, Bits& bits, const double* values, uint64_t k, int64_t* coords,
-                uint8_t* packed, int64_t* ints, size_t begin, size_t end) {
+                uint8_t* packed, int64_t* ints, size_t begin, size_t end, MeanLayout layout) {
     const bool multi = k > 1;
     switch (mm.method) {
         case MeanMechanism::kDuchi:
+            if (layout == MeanLayout::kDirect)
+                return multi ? duchi_direct_chunk<true>(mm, bits, values, k, coords, packed, begin, end)
+                             : duchi_direct_chunk<false>(mm, bits, values, k, coords, packed, begin, end);
             return multi ? mean_chunk_of<MeanMechanism::kDuchi, true>(mm, bits, values, k, coords, packed, ints, begin, end)
                          : mean_chunk_of<MeanMechanism::kDuchi, false>(mm, bits, values, k, coords, packed, ints, begin, end);
         case MeanMechanism::kPiecewise:
@@ -393,21 +649,28 @@ void mean_chunk(const MeanMechanism& mm, Bits& bits, const double* values, uint6
 }
 
 inline void check_finite(const double* values, size_t count) {
-    bool ok = true;
-    for (size_t i = 0; i < count; ++i) ok &= std::isfinite(values[i]);
-    if (!ok) throw std::invalid_argument("values must be finite: NaN and infinity are refused");
+    // an all-ones exponent (NaN, ±inf) is the one that carries into bit 63 when 2^52 is added to
+    // the exponent field: and, add, or on the bits, which the compiler vectorises
+    constexpr uint64_t kExponent = uint64_t{0x7ff} << 52, kCarry = uint64_t{1} << 52;
+    uint64_t bad = 0;
+    for (size_t i = 0; i < count; ++i) {
+        uint64_t b;
+        std::memcpy(&b, values + i, sizeof b);
+        bad |= (b & kExponent) + kCarry;
+    }
+    if (bad >> 63) throw std::invalid_argument("values must be finite: NaN and infinity are refused");
 }
 
 template <class Family>
 void mean_privatize(Family& family, const MeanMechanism& mm, const double* values, size_t n, uint64_t k,
-                    int64_t* coords, uint8_t* packed, int64_t* ints, unsigned threads, bool reference = false) {
+                    int64_t* coords, uint8_t* packed, int64_t* ints, unsigned threads, MeanLayout layout) {
     check_finite(values, n * k);  // before any randomness
     random::for_each_chunk<MeanMechanism::kReportsPerStream>(
-        family, n, threads, [&mm, values, k, coords, packed, ints, reference](auto& bits, size_t begin, size_t end) {
-            if (reference)
+        family, n, threads, [&mm, values, k, coords, packed, ints, layout](auto& bits, size_t begin, size_t end) {
+            if (layout == MeanLayout::kReference)
                 mean_chunk_reference(mm, bits, values, k, coords, packed, ints, begin, end);
             else
-                mean_chunk(mm, bits, values, k, coords, packed, ints, begin, end);
+                mean_chunk(mm, bits, values, k, coords, packed, ints, begin, end, layout);
         });
 }
 

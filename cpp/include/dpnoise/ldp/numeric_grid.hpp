@@ -79,9 +79,7 @@ struct InputGrid {
         if (!(v > low)) return -kOne;  // clipped to low (v is finite: checked by the caller)
         if (!(v < high)) return kOne;
         const DyadicDouble x = split_double(v);
-        int s = x.mantissa ? x.exponent : INT32_MAX;
-        if (lo.mantissa && lo.exponent < s) s = lo.exponent;
-        if (hi.mantissa && hi.exponent < s) s = hi.exponent;
+        const int s = lowest_exponent(x);
         u128 q, r, W;
         if (exact_qr(v, x, s, q, r, W)) {
             const bool up = exact::bernoulli_rational<Bits, u128>(bits, r, W);
@@ -129,6 +127,25 @@ struct InputGrid {
         const int ev = e ? static_cast<int>(e) - 1075 : -1074;
         // map()'s 128-bit branch needs v's lowest set bit at 2^(E − 94) or above
         if (__builtin_expect(m != 0 && ev + __builtin_ctzll(m) < min_exp_, 0)) return false;
+        const uint64_t U = fixed_u64(v);
+        const uint64_t ulo = U > margin_ ? U - margin_ : 0;
+        const uint64_t uhi = U > UINT64_MAX - margin_ ? UINT64_MAX : U + margin_;
+        const uint64_t top = ulo >> 16;
+        d1 = top & 0xffff;
+        q = static_cast<int64_t>(ulo >> 32);
+        return (uhi >> 16) == top && d1 != 0;
+    }
+
+    // The fixed point alone (fixed_enabled() only), for v in [low, high]: U with |u 2^64 − U| < margin_,
+    // u = (v − low)/(high − low) (the enclosure proved at prepare_fast). No random bits, no branch
+    // on v but the exponent's shift direction.
+    uint64_t fixed_u64(double v) const {
+        uint64_t b;
+        std::memcpy(&b, &v, sizeof b);
+        const unsigned e = static_cast<unsigned>((b >> 52) & 0x7ff);
+        const uint64_t f = b & ((uint64_t{1} << 52) - 1);
+        const uint64_t m = e ? (f | (uint64_t{1} << 52)) : f;
+        const int ev = e ? static_cast<int>(e) - 1075 : -1074;
         const int t = ev - S_;  // v / 2^S = m 2^t, |v| < 2^E: t <= 8
         const uint64_t xm = t >= 0 ? (m << t) : (t > -64 ? m >> -t : 0);
         const uint64_t sign = uint64_t{0} - (b >> 63);  // branch-free: signs may be coin flips
@@ -141,28 +158,91 @@ struct InputGrid {
         const uint64_t hi_part = static_cast<uint64_t>((static_cast<u128>(an) * rinv_) >> 64);
         uint64_t U;
         const bool over = __builtin_add_overflow(an, hi_part, &U);
-        U = over ? UINT64_MAX : U;
-        const uint64_t ulo = U > margin_ ? U - margin_ : 0;
-        const uint64_t uhi = U > UINT64_MAX - margin_ ? UINT64_MAX : U + margin_;
-        const uint64_t top = ulo >> 16;
-        d1 = top & 0xffff;
-        q = static_cast<int64_t>(ulo >> 32);
-        return (uhi >> 16) == top && d1 != 0;
+        return over ? UINT64_MAX : U;
     }
 
     bool fast_enabled() const { return fast_; }
+    bool fixed_enabled() const { return fixed_; }
+    uint64_t fast_margin() const { return margin_; }
+
+    // ------------------------------------------------------------ the coarse position
+    // U32 with |u 2^32 − U32| < 10 from 32 x 32-bit products (vectorisable), for v in [low, high],
+    // where coarse_enabled(): the fixed point's a (as fixed_u64), then a32 = floor(a 2^norm / 2^32),
+    // W32 = floor(W 2^norm / 2^32) in [2^31, 2^32), r = min(floor(2^63 / W32), 2^32 − 1) and
+    // U32 = min(floor(a32 r / 2^31), 2^32 − 1). The error: r's < 2 costs a32 2/2^31 <= 4, a32's < 1
+    // costs 2^32/W32 <= 2, W32's < 1 costs a32 2^32/(W32 W 2^norm/2^32) <= 2, the floor 1, clamping
+    // nothing more, and |u − a/W| < 3.01/W <= 2^-38 (prepare_fast) under 1 (docs/ldp_numeric.md,
+    // "Duchi's bit, direct"). xc = trunc(v / 2^S) is one multiplication by the power of two 2^-S and
+    // a truncating conversion: exact whatever the rounding mode, because the product is exact
+    // unless it is subnormal (below 1: it truncates to 0 even when rounded or flushed), and a
+    // subnormal v (which flush-to-zero reads as 0) gives a product below 1 too when the bounds'
+    // magnitude 2^E is at least 2^-961 (else coarse_enabled() is false; Python hands narrower
+    // bounds to the kernel scaled to [1, 2)).
+    bool coarse_enabled() const { return coarse_; }
+    double coarse_scale() const { return inv_unit_; }
+    int64_t coarse_low() const { return lo_f_; }
+    int64_t coarse_width() const { return w_; }
+    unsigned coarse_norm() const { return norm_; }
+    uint64_t coarse_reciprocal() const { return r31_; }
+
+    uint64_t coarse_u32(double x) const {  // x in [low, high]
+        int64_t a = static_cast<int64_t>(x * inv_unit_) - lo_f_;
+        a = a < 0 ? 0 : a;
+        a = a > w_ ? w_ : a;
+        const uint64_t a32 = (static_cast<uint64_t>(a) << norm_) >> 32;
+        const uint64_t U = (a32 * r31_) >> 31;
+        return U < 0xffffffffu ? U : 0xffffffffu;
+    }
+
+    // For v in [low, high] without the fixed point: U = min(floor(u 2^64), 2^64 − 1), so
+    // |u 2^64 − U| <= 1, from map()'s exact 128-bit quotient (u 2^32 = q + r/W, r < W < 2^95:
+    // floor(u 2^64) = q 2^32 + floor(r 2^32/W)); false in map()'s wide case.
+    bool exact_u64(double v, uint64_t& U) const {
+        if (!(v > low)) {
+            U = 0;
+            return true;
+        }
+        if (!(v < high)) {
+            U = UINT64_MAX;
+            return true;
+        }
+        const DyadicDouble x = split_double(v);
+        u128 q, r, W;
+        if (!exact_qr(v, x, lowest_exponent(x), q, r, W)) return false;
+        U = static_cast<uint64_t>((q << kBits) + (r << kBits) / W);  // q < 2^32: below 2^64
+        return true;
+    }
+
+    // u = A/W exactly (arbitrary-size integers), for v in [low, high]: the direct decisions'
+    // refinement (A = 0 at low, A = W at high).
+    void exact_fraction(double v, exact::BigUint& A, exact::BigUint& W) const {
+        const DyadicDouble x = split_double(v);
+        const int s = lowest_exponent(x);
+        const exact::BigUint lom = magnitude(lo, s), him = magnitude(hi, s);
+        W = difference(hi, him, lo, lom);
+        if (!(v > low))
+            A = exact::BigUint();
+        else if (!(v < high))
+            A = W;
+        else
+            A = difference(x, magnitude(x, s), lo, lom);
+    }
 
 private:
     // fixed point of the hot loop: v ~ xc 2^S (xc = trunc(v / 2^S)), low ~ lo_f_ 2^S (floor);
     // W = w_ = hi_f − lo_f_ in [2^(L−1), 2^L), normalised W' = W 2^norm_ in [2^63, 2^64), and
     // rinv_ = floor(2^128 / W') − 2^64 (W' > 2^63; 2^64 − 1 when W' = 2^63): u 2^64 ~ a' (2^64 +
     // rinv_)/2^64 with a' = a 2^norm_
-    bool fast_ = false;
+    bool fixed_ = false;  // the fixed point's enclosure (fixed_u64, coarse_u32) is valid
+    bool fast_ = false;   // and map_fast may use it (map()'s 128-bit branch for the bounds)
     int S_ = 0, min_exp_ = 0;
     int64_t lo_f_ = 0, w_ = 0;
     uint64_t rinv_ = 0;
     unsigned norm_ = 0;
     uint64_t margin_ = 0;
+    bool coarse_ = false;
+    double inv_unit_ = 0;  // 2^-S
+    uint64_t r31_ = 0;     // min(floor(2^63 / W32), 2^32 − 1)
 
     static int64_t floor_fixed(const DyadicDouble& d, int S) {  // floor(d / 2^S), |d| < 2^(S + 61)
         if (!d.mantissa) return 0;
@@ -187,8 +267,6 @@ private:
         const int E = std::ilogb(std::max(std::fabs(low), std::fabs(high))) + 1;  // max(|low|, |high|) < 2^E
         S_ = E - 61;
         min_exp_ = E - 94;
-        if (lo.mantissa && lo.exponent < min_exp_) return;  // map() is wide for every value
-        if (hi.mantissa && hi.exponent < min_exp_) return;
         lo_f_ = floor_fixed(lo, S_);
         const int64_t W = floor_fixed(hi, S_) - lo_f_;
         if (W < (int64_t{1} << 40)) return;  // width far below the magnitude: map() as it is
@@ -201,7 +279,17 @@ private:
         const u128 r = rest / Wn;
         rinv_ = r > UINT64_MAX ? UINT64_MAX : static_cast<uint64_t>(r);  // W' = 2^63: 2^64 − 1
         margin_ = static_cast<uint64_t>((static_cast<u128>(1) << 66) / static_cast<u128>(W)) + 8;
-        fast_ = true;
+        fixed_ = true;  // the enclosure holds for any bounds of this width (the direct decisions)
+        // map_fast also needs map()'s 128-bit branch for the bounds (else map() is wide for every value)
+        fast_ = !(lo.mantissa && lo.exponent < min_exp_) && !(hi.mantissa && hi.exponent < min_exp_);
+        // coarse_u32's conversion: 2^-S a normal double, and a subnormal v (or one flushed to 0)
+        // below 2^(-1022 - S) <= 1, so that it truncates to 0 as it should
+        if (E >= -961 && E <= 1024) {
+            const uint64_t W32 = Wn >> 32;  // in [2^31, 2^32)
+            r31_ = std::min<uint64_t>((uint64_t{1} << 63) / W32, 0xffffffffu);
+            inv_unit_ = std::ldexp(1.0, -S_);
+            coarse_ = true;
+        }
     }
 
     // q = floor(u 2^K), r and W with u 2^K = q + r/W, A and W below 2^95 (false: map_wide's case).
@@ -228,9 +316,7 @@ public:
     template <class Bits>
     [[gnu::noinline]] int64_t map_after_digit(Bits& bits, double v, uint64_t r1) const {
         const DyadicDouble x = split_double(v);
-        int s = x.mantissa ? x.exponent : INT32_MAX;
-        if (lo.mantissa && lo.exponent < s) s = lo.exponent;
-        if (hi.mantissa && hi.exponent < s) s = hi.exponent;
+        const int s = lowest_exponent(x);
         u128 q, a, W;
         if (!exact_qr(v, x, s, q, a, W)) throw std::logic_error("map_after_digit: outside the 128-bit branch");
         bool up;
@@ -244,6 +330,14 @@ public:
     }
 
 private:
+    // the unit of the exact arithmetic: the lowest set bit among x, low and high (zeros aside)
+    int lowest_exponent(const DyadicDouble& x) const {
+        int s = x.mantissa ? x.exponent : INT32_MAX;
+        if (lo.mantissa && lo.exponent < s) s = lo.exponent;
+        if (hi.mantissa && hi.exponent < s) s = hi.exponent;
+        return s;
+    }
+
     // |x| / 2^s as a signed 128-bit integer when below 2^kFastBits.
     static bool fits(const DyadicDouble& d, int s, i128& out) {
         if (!d.mantissa) {

@@ -25,14 +25,11 @@
 #include <stdexcept>
 #include <vector>
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <immintrin.h>
-#endif
-
 #include "dpnoise/exact/randomized_response.hpp"
 #include "dpnoise/ldp/public_matrix.hpp"
 #include "dpnoise/parallel.hpp"
 #include "dpnoise/random/stream_fill.hpp"
+#include "dpnoise/simd.hpp"  // DPNOISE_X86_SIMD: the popcnt and AVX-512 sweeps
 
 namespace dpnoise::ldp {
 
@@ -210,8 +207,7 @@ struct SweepBlock {
                                                                                   blk.w0, blk.w1, seeds[r]));
 }
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define DPNOISE_ZMATRIX_POPCNT_PATH 1
+#ifdef DPNOISE_X86_SIMD
 __attribute__((target("popcnt"))) inline void zmatrix_sweep_rows_popcnt(
     const uint64_t* seeds, size_t nrows, const uint64_t* sign, const uint64_t* magnitude, size_t nwords,
     const std::vector<SweepBlock>& blocks, int64_t* sums) {
@@ -300,12 +296,12 @@ inline bool cpu_has_avx512_bw_dq() {
                             __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("popcnt");
     return has;
 }
-#endif
+#endif  // DPNOISE_X86_SIMD
 
 inline void zmatrix_sweep_rows_dispatch(const uint64_t* seeds, size_t nrows, const uint64_t* sign,
                                         const uint64_t* magnitude, size_t nwords,
                                         const std::vector<SweepBlock>& blocks, int64_t* sums, bool allow_simd) {
-#ifdef DPNOISE_ZMATRIX_POPCNT_PATH
+#ifdef DPNOISE_X86_SIMD
     if (allow_simd && cpu_has_avx512_bw_dq())
         return zmatrix_sweep_rows_avx512(seeds, nrows, sign, magnitude, nwords, blocks, sums);
     if (cpu_has_popcnt()) return zmatrix_sweep_rows_popcnt(seeds, nrows, sign, magnitude, nwords, blocks, sums);

@@ -1,7 +1,8 @@
 // dpnoise/random/chacha20.hpp -- the ChaCha20 block function (RFC 8439 §2.3) and a
 // multi-block keystream generator: a portable path, 8-block AVX2 / AVX-512VL kernels on
 // 256-bit vectors and a 16-block AVX-512F kernel on 512-bit vectors, chosen at run time (each
-// SIMD kernel is compiled with its own target attribute; no global -m flags).
+// SIMD kernel is compiled with its own target attribute; no global -m flags). The SIMD kernels
+// exist on x86-64 only (DPNOISE_X86_SIMD, dpnoise/simd.hpp); other CPUs use the portable path.
 //
 // State layout (RFC 8439 §2.3): words 0-3 constants, 4-11 key, 12-15 counter/nonce.
 // The RFC variant uses word 12 as a 32-bit block counter and words 13-15 as the nonce;
@@ -14,10 +15,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
-#define DPNOISE_HAVE_AVX2_PATH 1
-#include <immintrin.h>
-#endif
+#include "dpnoise/simd.hpp"  // DPNOISE_X86_SIMD: the SIMD kernels below (x86-64 only)
 
 namespace dpnoise::random {
 
@@ -78,7 +76,7 @@ inline void blocks_portable(const uint32_t key[8], uint64_t stream, uint64_t cou
     }
 }
 
-#ifdef DPNOISE_HAVE_AVX2_PATH
+#ifdef DPNOISE_X86_SIMD
 __attribute__((target("avx2"))) inline __m256i rotl_avx2(__m256i x, int n) {
     return _mm256_or_si256(_mm256_slli_epi32(x, n), _mm256_srli_epi32(x, 32 - n));
 }
@@ -147,7 +145,7 @@ inline bool cpu_has_avx2() {
     static const bool has = __builtin_cpu_supports("avx2");
     return has;
 }
-#endif  // DPNOISE_HAVE_AVX2_PATH
+#endif  // DPNOISE_X86_SIMD
 
 }  // namespace detail
 
@@ -169,7 +167,7 @@ inline const char* chacha20_kernel_name(ChaCha20Kernel k) {
 inline bool chacha20_kernel_supported(ChaCha20Kernel k) {
     switch (k) {
         case ChaCha20Kernel::kPortable: return true;
-#ifdef DPNOISE_HAVE_AVX2_PATH
+#ifdef DPNOISE_X86_SIMD
         case ChaCha20Kernel::kAvx2: return detail::cpu_has_avx2();
         case ChaCha20Kernel::kAvx512vl: return detail::cpu_has_avx512vl();
         case ChaCha20Kernel::kAvx512f: return detail::cpu_has_avx512f();
@@ -242,7 +240,7 @@ inline void blocks_in_groups(Groups groups, const uint32_t key[8], uint64_t stre
 // checked that the counter does not wrap).
 inline void chacha20_stream_blocks_with(ChaCha20Kernel k, const uint32_t key[8], uint64_t stream, uint64_t counter,
                                         size_t nblocks, uint32_t* out) {
-#ifdef DPNOISE_HAVE_AVX2_PATH
+#ifdef DPNOISE_X86_SIMD
     using detail::blocks_in_groups;
     switch (k) {
         case ChaCha20Kernel::kAvx512f:

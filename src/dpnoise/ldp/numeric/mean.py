@@ -3,7 +3,8 @@
 Each user holds a number (or a vector of ``dimensions`` numbers, of which one uniformly chosen
 coordinate is reported, as in Wang et al., ICDE 2019, §IV). The value is clipped to the bounds,
 mapped exactly to t in [-1, 1] on a 2^-32 grid (randomized rounding, unbiased) and randomized
-by one of:
+by one of the methods below (fresh Duchi-type bits skip the rounding and decide on the value's
+exact position, with the same law: docs/ldp_numeric.md, "Duchi's bit, direct"):
 
 - ``"duchi"``: Duchi, Jordan & Wainwright (JASA 2018), one bit: ±C, C = (e^ε + 1)/(e^ε − 1);
 - ``"bitmean"``: 1BitMean (Ding, Kulkarni & Yekhanin, NeurIPS 2017), the same bit read as
@@ -164,6 +165,14 @@ def _any_bounds(config: MeanConfiguration) -> None:
     """The exact row takes any checked bounds."""
 
 
+# How the exact client reads its stream (mean_mechanisms.hpp, MeanLayout; docs/reproducibility.md):
+# fresh reports draw Duchi's bit directly from the value (2, from 0.11.0); memoised answers keep
+# the grid-first layout (1) of 0.3-0.10 forever, so that an upgraded device sends the permanent
+# answers it sent before (a new draw would be a second sample of the same value). Same law.
+FRESH_LAYOUT = 2
+MEMO_LAYOUT = 1
+
+
 def check_values(values: Any, dimensions: int) -> np.ndarray:
     """Float64, C-contiguous, shape (n,) (one dimension) or (n, dimensions). TypeError for
     non-numeric input; ValueError for NaN and ±inf (here, before any budget is charged; the
@@ -256,8 +265,8 @@ class MeanConfiguration(Configuration, family="mean"):
     # every method: the exact kernel (narrow bounds scaled by 2^kernel_scale) and the constant-time
     # one (its fixed-point grid takes the bounds as they are: no scale), one decision a report
     kernel_table = KernelTable(
-        variable_time=Kernels(client=_core.ldp.mean_privatize, scale=kernel_scale, check=_any_bounds),
-        constant_time=Kernels(client=_core.ldp.mean_privatize_constant_time, scale=lambda low, high: 0,
+        variable_time=Kernels(mechanism=_core.ldp.MeanMechanismCore, scale=kernel_scale, check=_any_bounds),
+        constant_time=Kernels(mechanism=_core.ldp.MeanMechanismConstantTimeCore, scale=lambda low, high: 0,
                               check=_fresh_only))
 
     def __init__(self, epsilon: float, bounds: tuple[float, float] = (0.0, 1.0), *, dimensions: int = 1,
@@ -276,8 +285,7 @@ class MeanConfiguration(Configuration, family="mean"):
         self.kernels.check(self)
         self.mixes = self.kernel == F.HYBRID and F.hybrid_mixes(float(self.gamma))
         self._scale = self.kernels.scale(self.low, self.high)
-        self.grid_z, self.grid_bits, _, _ = _core.ldp.mean_grid(
-            self.kernel, *self._kernel_bounds(), self.gamma.numerator, self.gamma.denominator, self.mixes)
+        self.grid_z, self.grid_bits = self._mechanism.grid_z, self._mechanism.grid_bits
         coords = (ReportField("coordinates", PER_USER, np.int64, bound=lambda c: c.dimensions),) if k > 1 else ()
         self.report_fields = self.method_fields + coords
 
@@ -449,12 +457,32 @@ class MeanConfiguration(Configuration, family="mean"):
         return math.ldexp(self.low, self._scale), math.ldexp(self.high, self._scale)
 
     def _privatize(self, rng: Generator, values: np.ndarray, threads: int) -> dict[str, np.ndarray]:
-        kernel = self.kernels.client
+        return self._randomize(rng, values, threads, FRESH_LAYOUT)
+
+    def _privatize_permanent(self, rng: Generator, values: np.ndarray, threads: int) -> dict[str, np.ndarray]:
+        """Memoised answers: the grid-first layout of every version since 0.3 (``MEMO_LAYOUT``)."""
+        return self._randomize(rng, values, threads, MEMO_LAYOUT)
+
+    @property
+    def _mechanism(self) -> Any:
+        """The selected kernel row's C++ mechanism (certified enclosures, output and input grids;
+        exact or constant-time): built once, kept (not pickled: rebuilt where the configuration is
+        used)."""
+        mech = self.__dict__.get("_mechanism_core")
+        if mech is None:
+            mech = self.__dict__["_mechanism_core"] = self.kernels.mechanism(
+                self.kernel, *self._kernel_bounds(), self.gamma.numerator, self.gamma.denominator, self.mixes)
+        return mech
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state.pop("_mechanism_core", None)
+        return state
+
+    def _randomize(self, rng: Generator, values: np.ndarray, threads: int, layout: int) -> dict[str, np.ndarray]:
         if self._scale:  # narrow bounds: clip, then scale exactly (values in the bounds stay normal or exact)
             values = np.ldexp(np.clip(values, self.low, self.high), self._scale)
-        coords, bits, ints = kernel(
-            native(rng), values, self.dimensions, self.kernel, *self._kernel_bounds(), self.gamma.numerator,
-            self.gamma.denominator, self.mixes, threads)
+        coords, bits, ints = self._mechanism.privatize(native(rng), values, self.dimensions, threads, layout)
         data = {"bits": bits, "values": ints, "kinds": bits, "coordinates": coords}
         return {f.name: data[f.name] for f in self.report_fields}
 

@@ -1,8 +1,17 @@
+"""The blobs 0.4.0 wrote (run with that version's src on PYTHONPATH, into a new directory: the
+blobs beside this script are pinned, and it refuses to overwrite them)."""
 import json
+import pathlib
+import sys
+
 import numpy as np
+
 import dpnoise
 from dpnoise import ldp
-out = "tests/ldp/data/v0_4_0"
+
+if len(sys.argv) != 2 or pathlib.Path(sys.argv[1]).resolve() == pathlib.Path(__file__).resolve().parent:
+    raise SystemExit("usage: make_fixtures.py OUTPUT_DIR (not this script's directory: its blobs are pinned)")
+out = sys.argv[1]
 rng = dpnoise.default_rng(2024)
 manifest = {}
 hhopts = {"pem": {"k_prime": 256}, "treehist": {"k_prime": 256}, "bitstogram": {"k_prime": 64, "k_prime_bits": 64, "buckets": 16}}

@@ -29,11 +29,7 @@
 #include "dpnoise/exact/constant_time/certified_thresholds.hpp"
 #include "dpnoise/exact/constant_time/ct_ops.hpp"
 #include "dpnoise/random/chacha20.hpp"  // cpu_has_avx2
-
-#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
-#define DPNOISE_CT_HAVE_AVX2 1
-#include <immintrin.h>
-#endif
+#include "dpnoise/simd.hpp"             // DPNOISE_X86_SIMD: the AVX2 scan
 
 namespace dpnoise::exact::ct {
 
@@ -125,7 +121,7 @@ inline uint64_t count_below_portable(uint64_t uh, uint64_t ul, const GaussianLea
     return count;
 }
 
-#ifdef DPNOISE_CT_HAVE_AVX2
+#ifdef DPNOISE_X86_SIMD
 __attribute__((target("avx2"))) inline uint64_t count_below_avx2(uint64_t uh, uint64_t ul, const GaussianLeaf& leaf) {
     constexpr uint64_t kBias = uint64_t{1} << 63;
     const __m256i UH = _mm256_set1_epi64x(static_cast<long long>(uh ^ kBias));
@@ -147,7 +143,7 @@ __attribute__((target("avx2"))) inline uint64_t count_below_avx2(uint64_t uh, ui
 #endif
 
 inline uint64_t count_below(uint64_t uh, uint64_t ul, const GaussianLeaf& leaf) {
-#ifdef DPNOISE_CT_HAVE_AVX2
+#ifdef DPNOISE_X86_SIMD
     if (random::detail::cpu_has_avx2()) return count_below_avx2(uh, ul, leaf);
 #endif
     return count_below_portable(uh, ul, leaf);

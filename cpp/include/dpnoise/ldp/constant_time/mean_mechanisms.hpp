@@ -28,15 +28,13 @@
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
-#if defined(__SSE2__) && defined(__x86_64__)
-#include <immintrin.h>
-#endif
 
 #include "dpnoise/exact/constant_time/certified_thresholds.hpp"
 #include "dpnoise/exact/constant_time/ct_ops.hpp"
 #include "dpnoise/exact/constant_time/randomized_response.hpp"
 #include "dpnoise/ldp/mean_mechanisms.hpp"
 #include "dpnoise/random/stream_fill.hpp"
+#include "dpnoise/simd.hpp"  // DPNOISE_X86_SIMD: minsd/maxsd (SSE2, baseline x86-64)
 
 namespace dpnoise::exact::ct {
 
@@ -70,12 +68,26 @@ inline u128 mul_high128(u128 U, u128 W) {
 
 // min/max of doubles by minsd/maxsd (no branch; NaN is excluded by the caller's check).
 inline double clamp_double_ct(double v, double low, double high) {
-#if defined(__SSE2__) && defined(__x86_64__)
+#ifdef DPNOISE_X86_SIMD
     __m128d s = _mm_max_sd(_mm_set_sd(v), _mm_set_sd(low));
     s = _mm_min_sd(s, _mm_set_sd(high));
     return _mm_cvtsd_f64(s);
 #else
-    return std::fmin(std::fmax(v, low), high);  // no constant-time claim off x86-64 (docs/security.md)
+    // maxsd/minsd's own rule (the second operand unless the first is greater / less), so that the
+    // result is the same bits on every CPU (std::fmin/fmax give -0.0 for (-0.0, +0.0) on aarch64,
+    // fminnm, where minsd gives +0.0): the compare as a 0/1 word through the value barrier, then
+    // a select by masks, so no branch. No constant-time claim off x86-64 (docs/security.md).
+    const auto select = [](uint64_t bit, double a, double b) {  // bit ? a : b
+        uint64_t x, y;
+        std::memcpy(&x, &a, sizeof x);
+        std::memcpy(&y, &b, sizeof y);
+        const uint64_t m = mask_of(value_barrier(bit)), r = (x & m) | (y & ~m);
+        double out;
+        std::memcpy(&out, &r, sizeof out);
+        return out;
+    };
+    const double s = select(static_cast<uint64_t>(v > low), v, low);
+    return select(static_cast<uint64_t>(s < high), s, high);
 #endif
 }
 

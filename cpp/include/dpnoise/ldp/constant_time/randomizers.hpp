@@ -36,6 +36,7 @@
 #include "dpnoise/exact/constant_time/randomized_response.hpp"
 #include "dpnoise/random/keystream.hpp"
 #include "dpnoise/random/stream_fill.hpp"
+#include "dpnoise/simd.hpp"  // DPNOISE_X86_SIMD: the AVX2 decisions
 
 namespace dpnoise::exact::ct {
 
@@ -79,7 +80,7 @@ inline Threshold64 round64(const Threshold128& T) {
 }
 
 // DPNOISE_CT_PORTABLE_ONLY (a compile-time switch for the checks) leaves the AVX2 path out.
-#if defined(DPNOISE_HAVE_AVX2_PATH) && !defined(DPNOISE_CT_PORTABLE_ONLY)
+#if defined(DPNOISE_X86_SIMD) && !defined(DPNOISE_CT_PORTABLE_ONLY)
 #define DPNOISE_CT_AVX2_DECIDE 1
 // The 64 decisions of a block, 4 lanes at a time: lane b is "true" iff k[b] == x (vpcmpeqq),
 // its threshold and flip selected by the mask, bit = ([u[b] < t] | all) ^ flip by a signed
