@@ -12,12 +12,8 @@
 #include <cstdint>
 #include <cstring>
 
-#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
-#define DPNOISE_MEAN_LANES_X86 1
-#include <immintrin.h>
-#endif
-
 #include "dpnoise/exact/wide_uint.hpp"
+#include "dpnoise/simd.hpp"  // DPNOISE_X86_SIMD: the AVX2, AVX-512 and AVX-512 IFMA kernels
 
 namespace dpnoise::ldp {
 
@@ -132,7 +128,7 @@ inline void count_users(const uint8_t* kinds, size_t n, MeanScratch& s) {
     return bad == 0;
 }
 
-#ifdef DPNOISE_MEAN_LANES_X86
+#ifdef DPNOISE_X86_SIMD
 // AVX-512: eight lanes, the hybrid's kinds byte used directly as the lane mask, and 32 x 32 ->
 // 64-bit products (vpmuludq; the compiler's vectorisation of lane_sums picks the slower vpmullq).
 #define DPNOISE_MEAN_AVX512 "avx512f,avx512vl,avx512dq,avx512bw"
@@ -292,7 +288,7 @@ __attribute__((target(DPNOISE_MEAN_IFMA))) inline bool lane_batch_ifma(const int
     if (Z == 0) return lane_batch_avx512(v, kinds, n, Z, s);
     return kinds ? lane_batch_ifma_t<true>(v, kinds, n, Z, s) : lane_batch_ifma_t<false>(v, kinds, n, Z, s);
 }
-#endif  // DPNOISE_MEAN_LANES_X86
+#endif  // DPNOISE_X86_SIMD
 
 inline bool lane_batch_portable(const int64_t* v, const uint8_t* kinds, size_t n, uint64_t Z, MeanScratch& s) {
     return lane_batch(v, kinds, n, Z, s);
@@ -303,7 +299,7 @@ enum class LaneKernel : int { kPortable, kAvx2, kAvx512, kAvx512Ifma, kCount };
 inline const char* const kLaneKernelNames[] = {"portable", "avx2", "avx512", "avx512ifma"};
 
 inline bool lane_kernel_supported(LaneKernel k) {
-#ifndef DPNOISE_MEAN_LANES_X86
+#ifndef DPNOISE_X86_SIMD
     return k == LaneKernel::kPortable;
 #else
     static const bool avx2 = __builtin_cpu_supports("avx2");
@@ -323,7 +319,7 @@ inline bool lane_kernel_supported(LaneKernel k) {
 // Precondition: lane_kernel_supported(k).
 inline bool lane_batch_with(LaneKernel k, const int64_t* v, const uint8_t* kinds, size_t n, uint64_t Z,
                             MeanScratch& s) {
-#ifdef DPNOISE_MEAN_LANES_X86
+#ifdef DPNOISE_X86_SIMD
     switch (k) {
         case LaneKernel::kAvx2: return lane_batch_avx2(v, kinds, n, Z, s);
         case LaneKernel::kAvx512: return lane_batch_avx512(v, kinds, n, Z, s);
