@@ -295,6 +295,45 @@ static void register_ldp_numeric(py::module_& m) {
         py::arg("users"), py::arg("duchi_users"), py::arg("duchi_ones"), py::arg("pm_sum"), py::arg("pm_sum_squares"),
         py::arg("method"), py::arg("Z"), py::arg("coordinates"), py::arg("bits"), py::arg("values"), py::arg("n"),
         "Adds a checked batch of mean reports to the state arrays in place (nothing changes if the batch is bad).");
+
+    m.def(
+        "_mean_lane_sums_for_testing",
+        [](const std::string& kernel, const py::array& values, py::object kinds, int64_t Z) -> py::object {
+            const auto count = static_cast<int>(ldp::LaneKernel::kCount);
+            int which = -1;
+            for (int i = 0; i < count; ++i)
+                if (kernel == ldp::kLaneKernelNames[i]) which = i;
+            if (kernel != "best" && which < 0) throw std::invalid_argument("kernel: unknown lane kernel name");
+            const auto k = which < 0 ? ldp::lane_kernel_best() : static_cast<ldp::LaneKernel>(which);
+            if (!ldp::lane_kernel_supported(k)) return py::none();
+            if (Z < 0 || static_cast<uint64_t>(Z) > ldp::kLaneMaxZ) throw std::invalid_argument("Z must be in [0, 2^48)");
+            const i64_array v = exact_array<int64_t>(values, 1, "values");
+            const size_t n = static_cast<size_t>(v.size());
+            u8_array b;
+            if (!kinds.is_none()) {
+                b = kinds.cast<u8_array>();
+                if (b.ndim() != 1 || static_cast<size_t>(b.size()) != (n + 7) / 8)
+                    throw std::invalid_argument("kinds must be ceil(n/8) packed bytes");
+            }
+            const uint8_t* bp = kinds.is_none() ? nullptr : b.data();
+            ldp::MeanScratch s;
+            bool ok;
+            {
+                py::gil_scoped_release release;
+                ok = ldp::lane_batch_with(k, v.data(), bp, n, static_cast<uint64_t>(Z), s);
+            }
+            const bool negative = static_cast<ldp::i128>(s.sum) < 0;
+            py::object sum = big_to_py(exact::BigUint(negative ? exact::u128{0} - s.sum : s.sum));
+            if (negative) sum = sum.attr("__neg__")();
+            exact::BigUint sq;
+            sq.limb = {static_cast<uint64_t>(s.sq_lo), static_cast<uint64_t>(s.sq_lo >> 64), s.sq_hi};
+            sq.trim();
+            return py::make_tuple(ok, sum, big_to_py(sq), s.duchi_ones, s.duchi_users, s.users);
+        },
+        py::arg("kernel"), py::arg("values"), py::arg("kinds"), py::arg("Z"),
+        "One coordinate's exact lane sums (tests, benchmarks): (ok, sum z, sum z^2 of the non-Duchi reports, Duchi\n"
+        "ones, Duchi users, users) from the named kernel (\"best\": the one mean_accumulate uses), or None when\n"
+        "this CPU lacks it.");
 }
 
 DPNOISE_LDP_AREA(numeric, register_ldp_numeric);

@@ -675,6 +675,12 @@ void mean_privatize(Family& family, const MeanMechanism& mm, const double* value
 }
 
 // ---------------------------------------------------------------- the server
+// A batch's exact sums (MeanScratch) and the kernels that add them in 64-bit lanes live in
+// mean_server_lanes.hpp, included here at namespace scope (it includes only what it needs).
+}  // namespace dpnoise::ldp
+#include "dpnoise/ldp/mean_server_lanes.hpp"
+namespace dpnoise::ldp {
+
 // Per coordinate: users, duchi_users, duchi_ones (int64), pm_sum (128-bit two's complement, 2
 // uint64 limbs little-endian), pm_sum_squares (192-bit, 3 limbs). A batch is checked whole and
 // summed into scratch first; the state changes only when the batch is valid.
@@ -685,20 +691,6 @@ struct MeanState {
     uint64_t* pm_sum;          // k x 2
     uint64_t* pm_sum_squares;  // k x 3
     uint64_t k;
-};
-
-struct MeanScratch {
-    int64_t users = 0, duchi_users = 0, duchi_ones = 0;
-    u128 sum = 0;           // two's complement
-    u128 sq_lo = 0;
-    uint64_t sq_hi = 0;
-    void add_z(int64_t z) {
-        sum += static_cast<u128>(static_cast<i128>(z));
-        const uint64_t a = static_cast<uint64_t>(z < 0 ? -z : z);
-        const u128 s = static_cast<u128>(a) * a;
-        sq_lo += s;
-        sq_hi += sq_lo < s ? 1 : 0;
-    }
 };
 
 inline void add_limbs(uint64_t* dst, const uint64_t* src, int limbs) {
@@ -718,198 +710,6 @@ inline void commit(const MeanState& st, uint64_t j, const MeanScratch& s) {
     add_limbs(st.pm_sum + 2 * j, sum, 2);
     const uint64_t sq[3] = {static_cast<uint64_t>(s.sq_lo), static_cast<uint64_t>(s.sq_lo >> 64), s.sq_hi};
     add_limbs(st.pm_sum_squares + 3 * j, sq, 3);
-}
-
-// ---------------------------------------------------------------- exact sums in 64-bit lanes
-// One coordinate, Piecewise or hybrid, Z < 2^48 (every ε >= 2^-30 or so; the mechanism's Z is at
-// most 2^40 unless C~ > 2^32): the z of a block of kLaneBlock reports are summed in plain
-// uint64 lanes, which the compiler vectorises (AVX-512 or AVX2 where the CPU has them, chosen
-// at run time, SSE2 otherwise), and carried into the 128/192-bit totals once per block. With
-// a = |z| = h 2^24 + l (h, l < 2^24): z^2 = h^2 2^48 + 2 h l 2^24 + l^2, and each of the
-// lanes sum(z), sum(h^2), sum(h l), sum(l^2) stays below 2^63 over 2^15 reports (each term
-// < 2^48). Unsigned arithmetic throughout: a report out of range (|z| > Z, or a hybrid Duchi
-// value other than 0 or 1) sets `bad`, and the batch is refused before the sums are used.
-struct LaneSums {
-    uint64_t sum = 0, hh = 0, hl = 0, ll = 0, ones = 0, bad = 0;
-};
-
-inline constexpr size_t kLaneBlock = size_t{1} << 15;  // reports per carry
-inline constexpr size_t kMaskBlock = 1024;             // hybrid: kinds unpacked this many at a time
-inline constexpr uint64_t kLaneMaxZ = (uint64_t{1} << 48) - 1;
-
-// mask[i] = all ones when report i is a Duchi report (hybrid kinds), else 0; mask null: Piecewise.
-[[gnu::always_inline]] inline void lane_sums(const int64_t* v, const uint64_t* mask, size_t n, uint64_t Z,
-                                             LaneSums& out) {
-    uint64_t sum = 0, hh = 0, hl = 0, ll = 0, ones = 0, bad = 0;
-    for (size_t i = 0; i < n; ++i) {
-        const uint64_t z = static_cast<uint64_t>(v[i]);
-        const uint64_t duchi = mask ? mask[i] : 0;
-        const uint64_t a = v[i] < 0 ? uint64_t{0} - z : z;
-        bad |= (~duchi & (a > Z ? ~uint64_t{0} : 0)) | (duchi & (z & ~uint64_t{1}));
-        ones += duchi & z;
-        const uint64_t ak = a & ~duchi;
-        sum += z & ~duchi;
-        const uint32_t h = static_cast<uint32_t>(ak >> 24), l = static_cast<uint32_t>(ak & 0xffffff);
-        hh += static_cast<uint64_t>(h) * h;
-        hl += static_cast<uint64_t>(h) * l;
-        ll += static_cast<uint64_t>(l) * l;
-    }
-    out.sum += sum;
-    out.hh += hh;
-    out.hl += hl;
-    out.ll += ll;
-    out.ones += ones;
-    out.bad |= bad;
-}
-
-// carry: a block's lanes into the exact totals (two's complement sum, 192-bit squares)
-inline void carry_lanes(const LaneSums& lanes, MeanScratch& s) {
-    s.sum += static_cast<u128>(static_cast<i128>(static_cast<int64_t>(lanes.sum)));
-    const u128 sq = (static_cast<u128>(lanes.hh) << 48) + (static_cast<u128>(lanes.hl) << 25) + lanes.ll;
-    const u128 before = s.sq_lo;
-    s.sq_lo += sq;
-    s.sq_hi += s.sq_lo < before ? 1 : 0;
-    s.duchi_ones += static_cast<int64_t>(lanes.ones);
-}
-
-inline void count_users(const uint8_t* kinds, size_t n, MeanScratch& s) {
-    s.users += static_cast<int64_t>(n);
-    if (!kinds) return;
-    int64_t duchi = 0;
-    size_t i = 0;
-    for (; i + 8 <= n / 8; i += 8) {
-        uint64_t w;
-        std::memcpy(&w, kinds + i, 8);
-        duchi += __builtin_popcountll(w);
-    }
-    for (; i < n / 8; ++i) duchi += __builtin_popcount(kinds[i]);
-    if (n % 8) duchi += __builtin_popcount(kinds[n / 8] & ((1u << (n % 8)) - 1));
-    s.duchi_users += duchi;
-}
-
-// The whole batch, block by block, into s (users, duchi_users, duchi_ones, sum, squares); false
-// when a report is out of range.
-[[gnu::always_inline]] inline bool lane_batch(const int64_t* v, const uint8_t* kinds, size_t n, uint64_t Z,
-                                              MeanScratch& s) {
-    alignas(64) uint64_t mask[kMaskBlock];
-    uint64_t bad = 0;
-    for (size_t b = 0; b < n; b += kLaneBlock) {
-        const size_t m = std::min(kLaneBlock, n - b);
-        LaneSums lanes;
-        if (!kinds) {
-            lane_sums(v + b, nullptr, m, Z, lanes);
-        } else {
-            for (size_t c = 0; c < m; c += kMaskBlock) {  // b and c are multiples of 8
-                const size_t w = std::min(kMaskBlock, m - c);
-                const uint8_t* k8 = kinds + (b + c) / 8;
-                for (size_t i = 0; i < w; ++i) mask[i] = uint64_t{0} - ((k8[i / 8] >> (i % 8)) & 1u);
-                lane_sums(v + b + c, mask, w, Z, lanes);
-            }
-        }
-        bad |= lanes.bad;
-        carry_lanes(lanes, s);
-    }
-    count_users(kinds, n, s);
-    return bad == 0;
-}
-
-#ifdef DPNOISE_MEAN_X86
-// AVX-512: eight lanes, the hybrid's kinds byte used directly as the lane mask, and 32 x 32 ->
-// 64-bit products (vpmuludq; the compiler's vectorisation of lane_sums picks the slower vpmullq).
-#define DPNOISE_MEAN_AVX512 "avx512f,avx512vl,avx512dq,avx512bw"
-template <bool Hybrid>
-__attribute__((target(DPNOISE_MEAN_AVX512))) inline void lane_sums_avx512(const int64_t* v, const uint8_t* kinds,
-                                                                          size_t n, uint64_t Z, LaneSums& out) {
-    const __m512i zmax = _mm512_set1_epi64(static_cast<long long>(Z));
-    const __m512i low24 = _mm512_set1_epi64(0xffffff);
-    const __m512i not_one = _mm512_set1_epi64(~1LL);
-    __m512i sum = _mm512_setzero_si512(), hh = sum, hl = sum, ll = sum, ones = sum;
-    __mmask8 bad = 0;
-    // the maskz forms with every lane selected: the plain intrinsics pass GCC 12 an undefined
-    // vector that -Wmaybe-uninitialized reports (the same instructions)
-    const __mmask8 all = 0xff;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        // 64 lines ahead: the hardware prefetcher alone left this loop at ~0.7 of NumPy's sum
-        // (perf: the loads' stalls); with it, 0.98 -> ~0.4 ns a report (a hint: never faults)
-        // (the addresses as integers: near the end they lie past the arrays, where a pointer
-        // would be undefined)
-        _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(v + i) + 4096), _MM_HINT_T0);
-        if (Hybrid)
-            _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(kinds + i / 8) + 512), _MM_HINT_T0);
-        const __m512i z = _mm512_loadu_si512(v + i);
-        const __m512i a = _mm512_maskz_abs_epi64(all, z);  // INT64_MIN stays 2^63 (unsigned): > Z
-        const __mmask8 duchi = Hybrid ? static_cast<__mmask8>(kinds[i / 8]) : static_cast<__mmask8>(0);
-        const __mmask8 pm = static_cast<__mmask8>(~duchi);
-        bad = static_cast<__mmask8>(bad | _mm512_mask_cmpgt_epu64_mask(pm, a, zmax) |
-                                    _mm512_mask_test_epi64_mask(duchi, z, not_one));
-        ones = _mm512_mask_add_epi64(ones, duchi, ones, z);
-        sum = _mm512_mask_add_epi64(sum, pm, sum, z);
-        const __m512i ak = _mm512_maskz_mov_epi64(pm, a);
-        const __m512i h = _mm512_maskz_srli_epi64(all, ak, 24), l = _mm512_and_si512(ak, low24);
-        hh = _mm512_add_epi64(hh, _mm512_maskz_mul_epu32(all, h, h));
-        hl = _mm512_add_epi64(hl, _mm512_maskz_mul_epu32(all, h, l));
-        ll = _mm512_add_epi64(ll, _mm512_maskz_mul_epu32(all, l, l));
-    }
-    alignas(64) uint64_t lane[5][8];
-    _mm512_store_si512(lane[0], sum);
-    _mm512_store_si512(lane[1], hh);
-    _mm512_store_si512(lane[2], hl);
-    _mm512_store_si512(lane[3], ll);
-    _mm512_store_si512(lane[4], ones);
-    for (int j = 0; j < 8; ++j) {
-        out.sum += lane[0][j];
-        out.hh += lane[1][j];
-        out.hl += lane[2][j];
-        out.ll += lane[3][j];
-        out.ones += lane[4][j];
-    }
-    out.bad |= bad ? 1 : 0;
-    if (i < n) {  // the last n % 8 reports (only in the batch's last block)
-        alignas(64) uint64_t mask[8];
-        for (size_t j = i; j < n; ++j) mask[j - i] = kinds ? uint64_t{0} - ((kinds[i / 8] >> (j - i)) & 1u) : 0;
-        lane_sums(v + i, mask, n - i, Z, out);
-    }
-}
-
-__attribute__((target(DPNOISE_MEAN_AVX512))) inline bool lane_batch_avx512(const int64_t* v, const uint8_t* kinds,
-                                                                           size_t n, uint64_t Z, MeanScratch& s) {
-    uint64_t bad = 0;
-    for (size_t b = 0; b < n; b += kLaneBlock) {
-        LaneSums lanes;
-        const size_t m = std::min(kLaneBlock, n - b);
-        if (kinds)
-            lane_sums_avx512<true>(v + b, kinds + b / 8, m, Z, lanes);
-        else
-            lane_sums_avx512<false>(v + b, nullptr, m, Z, lanes);
-        bad |= lanes.bad;
-        carry_lanes(lanes, s);
-    }
-    count_users(kinds, n, s);
-    return bad == 0;
-}
-__attribute__((target("avx2"))) inline bool lane_batch_avx2(const int64_t* v, const uint8_t* kinds, size_t n,
-                                                             uint64_t Z, MeanScratch& s) {
-    return lane_batch(v, kinds, n, Z, s);
-}
-#endif  // DPNOISE_MEAN_X86
-
-inline bool lane_batch_portable(const int64_t* v, const uint8_t* kinds, size_t n, uint64_t Z, MeanScratch& s) {
-    return lane_batch(v, kinds, n, Z, s);
-}
-
-inline bool lane_batch_dispatch(const int64_t* v, const uint8_t* kinds, size_t n, uint64_t Z, MeanScratch& s) {
-#ifndef DPNOISE_MEAN_X86
-    return lane_batch_portable(v, kinds, n, Z, s);  // the portable loop (auto-vectorised where possible)
-#else
-    static const int level = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-                                     __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw")
-                                 ? 2
-                                 : (__builtin_cpu_supports("avx2") ? 1 : 0);
-    if (level == 2) return lane_batch_avx512(v, kinds, n, Z, s);
-    if (level == 1) return lane_batch_avx2(v, kinds, n, Z, s);
-    return lane_batch_portable(v, kinds, n, Z, s);
-#endif
 }
 
 // One pass over a batch into per-coordinate scratch sums, specialised by method and by whether
