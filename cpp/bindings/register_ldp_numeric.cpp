@@ -135,7 +135,7 @@ static void register_ldp_numeric(py::module_& m) {
             // 0: the portable coarse loop, 1: AVX-512 (refused where the CPU lacks it); returns the old level
             if (level != 0 && level != 1) throw std::invalid_argument("level must be 0 (portable) or 1 (AVX-512)");
             std::atomic<int>& current = ldp::duchi_coarse_level();
-#ifdef DPNOISE_MEAN_X86
+#ifdef DPNOISE_X86_SIMD
             const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
                                 __builtin_cpu_supports("avx512vl");
 #else

@@ -37,10 +37,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "dpnoise/simd.hpp"
-#ifdef DPNOISE_X86_SIMD  // the project's one x86 switch (DPNOISE_NO_SIMD builds the portable paths only)
-#define DPNOISE_MEAN_X86 1
-#endif
+#include "dpnoise/simd.hpp"  // DPNOISE_X86_SIMD: the project's one x86 switch
 
 #include "dpnoise/exact/certified_exp.hpp"
 #include "dpnoise/exact/lazy_comparison.hpp"
@@ -479,7 +476,7 @@ inline size_t duchi_coarse_portable(const MeanMechanism& mm, const double* x, co
     return np;
 }
 
-#ifdef DPNOISE_MEAN_X86
+#ifdef DPNOISE_X86_SIMD
 #define DPNOISE_MEAN_AVX512_DIRECT "avx512f,avx512dq,avx512vl"
 __attribute__((target(DPNOISE_MEAN_AVX512_DIRECT))) inline size_t duchi_coarse_avx512(
     const MeanMechanism& mm, const double* x, const uint64_t* words, size_t n, uint8_t* out, uint32_t* pending) {
@@ -526,12 +523,12 @@ __attribute__((target(DPNOISE_MEAN_AVX512_DIRECT))) inline size_t duchi_coarse_a
     }
     return np;
 }
-#endif  // DPNOISE_MEAN_X86
+#endif  // DPNOISE_X86_SIMD
 
 // 1: the AVX-512 coarse kernel, 0: the portable loop (chosen once; a test hook may switch it
 // while other threads read it, hence atomic).
 inline std::atomic<int>& duchi_coarse_level() {
-#ifdef DPNOISE_MEAN_X86
+#ifdef DPNOISE_X86_SIMD
     static std::atomic<int> level{__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
                                           __builtin_cpu_supports("avx512vl")
                                       ? 1
@@ -544,7 +541,7 @@ inline std::atomic<int>& duchi_coarse_level() {
 
 inline size_t duchi_coarse(const MeanMechanism& mm, const double* x, const uint64_t* words, size_t n, uint8_t* out,
                            uint32_t* pending) {
-#ifdef DPNOISE_MEAN_X86
+#ifdef DPNOISE_X86_SIMD
     if (duchi_coarse_level().load(std::memory_order_relaxed) == 1)
         return duchi_coarse_avx512(mm, x, words, n, out, pending);
 #endif
