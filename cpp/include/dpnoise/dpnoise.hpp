@@ -11,6 +11,7 @@
 #pragma once
 
 #include "dpnoise/errors.hpp"
+#include "dpnoise/simd.hpp"
 #include "dpnoise/mechanism_kernels.hpp"
 #include "dpnoise/parallel.hpp"
 #include "dpnoise/parameters.hpp"
@@ -75,4 +76,5 @@
 #include "dpnoise/ldp/zmatrix_oracle.hpp"
 #include "dpnoise/ldp/numeric_grid.hpp"
 #include "dpnoise/ldp/mean_mechanisms.hpp"
+#include "dpnoise/ldp/mean_server_lanes.hpp"
 #include "dpnoise/ldp/string_pem.hpp"
