@@ -492,10 +492,10 @@ __attribute__((target(DPNOISE_MEAN_AVX512_DIRECT))) inline size_t duchi_coarse_a
     const __mmask8 all = 0xff;
     size_t np = 0, i = 0;
     for (; i + 8 <= n; i += 8) {
-        // the maskz forms with every lane selected: the plain intrinsics pass GCC 12 an undefined
-        // vector that -Wmaybe-uninitialized reports (the same instructions)
         // 64 lines ahead (an address as an integer: near the end it lies past the array)
         _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(x + i) + 4096), _MM_HINT_T0);
+        // the maskz forms with every lane selected: the plain intrinsics pass GCC 12 an undefined
+        // vector that -Wmaybe-uninitialized reports (the same instructions)
         __m512d v = _mm512_loadu_pd(x + i);
         v = _mm512_maskz_min_pd(all, _mm512_maskz_max_pd(all, v, low), high);  // clip (finite: no NaN)
         const __m512i xc = _mm512_maskz_cvttpd_epi64(all, _mm512_mul_pd(v, scale));
