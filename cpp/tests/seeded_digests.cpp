@@ -25,6 +25,7 @@
 #include "dpnoise/random/chacha20.hpp"
 #include "dpnoise/random/generator.hpp"
 #include "dpnoise/simd.hpp"
+#include "dpnoise/random/public_splitmix.hpp"
 
 using namespace dpnoise;
 
@@ -47,12 +48,7 @@ void print(const char* name, const std::vector<T>& v) {
 // the inputs' own randomness (SplitMix64, fixed seed; not the code under test)
 struct SplitMix {
     uint64_t s;
-    uint64_t next() {
-        uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-        return z ^ (z >> 31);
-    }
+    uint64_t next() { return dpnoise::random::PublicSplitMix::mix(s += dpnoise::random::PublicSplitMix::kGamma); }
     uint64_t below(uint64_t n) { return next() % n; }
 };
 

@@ -18,6 +18,7 @@
 #include "dpnoise/mechanism_kernels.hpp"
 #include "dpnoise/mechanism_kernels_constant_time.hpp"
 #include "dpnoise/simd.hpp"
+#include "dpnoise/random/public_splitmix.hpp"
 
 #include "check.hpp"
 
@@ -27,12 +28,7 @@ namespace {
 
 struct Words {  // the inputs' own randomness (SplitMix64; not the code under test)
     uint64_t s;
-    uint64_t next() {
-        uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-        return z ^ (z >> 31);
-    }
+    uint64_t next() { return dpnoise::random::PublicSplitMix::mix(s += dpnoise::random::PublicSplitMix::kGamma); }
 };
 
 uint64_t bits_of(double x) {

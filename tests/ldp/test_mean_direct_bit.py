@@ -9,6 +9,7 @@ first word leaves open; the reports' law; independence from ``threads``; and mem
 unchanged (layout 1).
 """
 import math
+import pickle
 from fractions import Fraction
 
 import mpmath
@@ -195,14 +196,17 @@ def test_memoised_answers_keep_the_grid_first_layout():
 def test_layout_is_checked():
     oracle = ldp.MeanOracle("duchi", 1.0)
     for layout in (0, 3):
-        with pytest.raises(ValueError, match="layout"):
+        with pytest.raises(ValueError, match="layout must be .* got 3|layout must be .* got 0"):
             oracle._mechanism.privatize(dpnoise.default_rng(1)._core, np.zeros(3), 1, 1, layout)
+    # the constant-time kernel draws fresh reports only: no memoised (grid-first) layout
+    ct = ldp.MeanOracle("duchi", 1.0, constant_time=True)
+    with pytest.raises(ValueError, match="fresh reports only, got 1"):
+        ct._mechanism.privatize(dpnoise.default_rng(1)._core, np.zeros(3), 1, 1, 1)
 
 
 def test_the_mechanism_is_kept_and_not_pickled():
     """One C++ mechanism per configuration (built once: a 100-value call does not rebuild its
     certified enclosures); a pickled configuration leaves it behind and rebuilds the same one."""
-    import pickle
     oracle = ldp.MeanOracle("hybrid", 1.0, bounds=(0.0, 5.0))
     assert oracle._mechanism is oracle._mechanism
     again = pickle.loads(pickle.dumps(oracle))

@@ -220,18 +220,26 @@ struct MeanMechanism {
         return refine(bits, w);
     }
 
+    // grid point m: u = A/W with A = 2^K + m, W = 2^(K+1)
     template <class Bits>
     [[gnu::noinline]] bool duchi_refine(Bits& bits, uint64_t w, int64_t m) const {
+        return duchi_exact(bits, w, exact::BigUint(static_cast<u128>(InputGrid::kOne + m)),
+                           exact::BigUint(static_cast<u128>(2 * InputGrid::kOne)));
+    }
+
+    // "R < c" exactly, c = (A + e (W − A)) / (W (1 + e)) = 1/2 + κ(u − 1/2) at u = A/W, e = e^{−γ},
+    // R's first 64-bit word w (the lazy comparison draws the rest): both layouts' last step
+    template <class Bits>
+    bool duchi_exact(Bits& bits, uint64_t w, const exact::BigUint& A, const exact::BigUint& W) const {
+        const exact::BigUint rest = exact::sub(W, A);
         std::vector<uint64_t> words{w};
-        const exact::BigUint plus(static_cast<u128>(InputGrid::kOne + m)), minus(static_cast<u128>(InputGrid::kOne - m));
-        const exact::BigUint two_one(static_cast<u128>(2 * InputGrid::kOne));
         return exact::lazy_less_ratio(bits, words, [&](int L) {
             const exact::BigUint S = exact::scale_one(L);
             const exact::Enclosure e = exp_minus(gamma_num, gamma_den, L);
-            const exact::BigUint base = exact::mul(S, plus);
+            const exact::BigUint base = exact::mul(A, S);
             return exact::RatioEnclosure{
-                exact::Enclosure{exact::add(base, exact::mul(e.lo, minus)), exact::add(base, exact::mul(e.hi, minus))},
-                exact::Enclosure{exact::mul(two_one, exact::add(S, e.lo)), exact::mul(two_one, exact::add(S, e.hi))}};
+                exact::Enclosure{exact::add(base, exact::mul(e.lo, rest)), exact::add(base, exact::mul(e.hi, rest))},
+                exact::Enclosure{exact::mul(W, exact::add(S, e.lo)), exact::mul(W, exact::add(S, e.hi))}};
         });
     }
 
@@ -314,16 +322,7 @@ struct MeanMechanism {
         }
         exact::BigUint A, W;
         grid.exact_fraction(v, A, W);
-        const exact::BigUint rest = exact::sub(W, A);
-        std::vector<uint64_t> words{w};
-        return exact::lazy_less_ratio(bits, words, [&](int L) {
-            const exact::BigUint S = exact::scale_one(L);
-            const exact::Enclosure e = exp_minus(gamma_num, gamma_den, L);
-            const exact::BigUint base = exact::mul(A, S);
-            return exact::RatioEnclosure{
-                exact::Enclosure{exact::add(base, exact::mul(e.lo, rest)), exact::add(base, exact::mul(e.hi, rest))},
-                exact::Enclosure{exact::mul(W, exact::add(S, e.lo)), exact::mul(W, exact::add(S, e.hi))}};
-        });
+        return duchi_exact(bits, w, A, W);
     }
 
     // ---------------------------------------------------------------- hybrid's choice

@@ -119,12 +119,9 @@ struct InputGrid {
     // wide branch, an enclosure that does not fix them, or d1 = 0). No random bits.
     bool first_digit(double v, int64_t& q, uint64_t& d1) const {
         if (!fast_) return false;
-        uint64_t b;
-        std::memcpy(&b, &v, sizeof b);
-        const unsigned e = static_cast<unsigned>((b >> 52) & 0x7ff);
-        const uint64_t f = b & ((uint64_t{1} << 52) - 1);
-        const uint64_t m = e ? (f | (uint64_t{1} << 52)) : f;
-        const int ev = e ? static_cast<int>(e) - 1075 : -1074;
+        uint64_t b, m;
+        int ev;
+        decode(v, b, m, ev);
         // map()'s 128-bit branch needs v's lowest set bit at 2^(E − 94) or above
         if (__builtin_expect(m != 0 && ev + __builtin_ctzll(m) < min_exp_, 0)) return false;
         const uint64_t U = fixed_u64(v);
@@ -140,12 +137,9 @@ struct InputGrid {
     // u = (v − low)/(high − low) (the enclosure proved at prepare_fast). No random bits, no branch
     // on v but the exponent's shift direction.
     uint64_t fixed_u64(double v) const {
-        uint64_t b;
-        std::memcpy(&b, &v, sizeof b);
-        const unsigned e = static_cast<unsigned>((b >> 52) & 0x7ff);
-        const uint64_t f = b & ((uint64_t{1} << 52) - 1);
-        const uint64_t m = e ? (f | (uint64_t{1} << 52)) : f;
-        const int ev = e ? static_cast<int>(e) - 1075 : -1074;
+        uint64_t b, m;
+        int ev;
+        decode(v, b, m, ev);
         const int t = ev - S_;  // v / 2^S = m 2^t, |v| < 2^E: t <= 8
         const uint64_t xm = t >= 0 ? (m << t) : (t > -64 ? m >> -t : 0);
         const uint64_t sign = uint64_t{0} - (b >> 63);  // branch-free: signs may be coin flips
@@ -159,6 +153,15 @@ struct InputGrid {
         uint64_t U;
         const bool over = __builtin_add_overflow(an, hi_part, &U);
         return over ? UINT64_MAX : U;
+    }
+
+    // v's bits b, and |v| = m 2^ev (m the significand with its hidden bit, not reduced)
+    static void decode(double v, uint64_t& b, uint64_t& m, int& ev) {
+        std::memcpy(&b, &v, sizeof b);
+        const unsigned e = static_cast<unsigned>((b >> 52) & 0x7ff);
+        const uint64_t f = b & ((uint64_t{1} << 52) - 1);
+        m = e ? (f | (uint64_t{1} << 52)) : f;
+        ev = e ? static_cast<int>(e) - 1075 : -1074;
     }
 
     bool fast_enabled() const { return fast_; }
