@@ -133,7 +133,7 @@ def test_constant_time_ratios(request):
 
 # ---------------------------------------------------------------- against the NumPy formulas
 # Issue #35 item 5: per method, the client (privatize) and the server (aggregator add) at 10^7
-# values and per call at 100 values, against the same formula written in NumPy with NumPy's
+# values and per call at 100 values and at one value, against the same formula written in NumPy with NumPy's
 # default generator (PCG64, not secure; floats), one thread each, interleaved, best of rounds.
 # Targets: duchi/bitmean clients >= 1x the NumPy formula; piecewise/hybrid server adds >= 1x a
 # NumPy float sum of the reports (dpnoise sums exactly, in integers). The other rows are shown.
@@ -239,6 +239,11 @@ def test_mean_against_numpy(request, method):
              "numpy client": _per_call(lambda: NP_CLIENT[method](gen, small, EPS)),
              "dpnoise server": _per_call(lambda: oracle.aggregator().add(small_r)),
              "numpy server": _per_call(lambda: small_np.sum())}
+    one, one_r, one_np = VALUES_NP[:1], client.privatize(VALUES_NP[:1], threads=1), np_reports[:1]
+    scalar = {"dpnoise client": _per_call(lambda: client.privatize(one, threads=1)),
+              "numpy client": _per_call(lambda: NP_CLIENT[method](gen, one, EPS)),
+              "dpnoise server": _per_call(lambda: oracle.aggregator().add(one_r)),
+              "numpy server": _per_call(lambda: one_np.sum())}
     lines, misses = [f"\nmean {method}, eps={EPS}, one thread (load {load:.2f} before, {os.getloadavg()[0]:.2f} after)"], []
     for side in ("client", "server"):
         ratio = best[f"numpy {side}"] / best[f"dpnoise {side}"]
@@ -247,7 +252,9 @@ def test_mean_against_numpy(request, method):
         lines.append(f"  {side}: 10^7 dpnoise {best[f'dpnoise {side}'] * 1e3:8.1f} ms, NumPy "
                      f"{best[f'numpy {side}'] * 1e3:8.1f} ms, ratio {ratio:5.2f}{' (target >= 1)' if target else ''}; "
                      f"100 per call dpnoise {calls[f'dpnoise {side}'] * 1e6:6.1f} us, NumPy "
-                     f"{calls[f'numpy {side}'] * 1e6:6.1f} us, ratio {per_call:5.2f}")
+                     f"{calls[f'numpy {side}'] * 1e6:6.1f} us, ratio {per_call:5.2f}; one value per call dpnoise "
+                     f"{scalar[f'dpnoise {side}'] * 1e6:6.1f} us, NumPy {scalar[f'numpy {side}'] * 1e6:6.1f} us, ratio "
+                     f"{scalar[f'numpy {side}'] / scalar[f'dpnoise {side}']:5.2f}")
         if target and ratio < 1.0:
             misses.append(f"{method} {side} {ratio:.2f}x < 1x")
     agg = oracle.aggregator().add(reports)
